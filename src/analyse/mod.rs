@@ -1,0 +1,184 @@
+//! Analysis: pure functions from an [`Archive`] to an [`Analysis`].
+//!
+//! Per endpoint, runs are walked in time order. Each run's figure is the
+//! median of its rounds' p99; its baseline is the median of the figures of
+//! the last `baseline_window` accepted runs before it; its verdict comes
+//! from [`verdict::decide`], the only place verdicts are made.
+
+pub mod verdict;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::config::Settings;
+use crate::error::Diagnostic;
+use crate::model::{Archive, Round, RunMeta};
+use crate::stats::median;
+pub use verdict::Verdict;
+
+/// Everything the renderers need; no file system access after this.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub settings: Settings,
+    /// Runs in time order.
+    pub runs: Vec<RunInfo>,
+    /// Endpoints sorted by id.
+    pub endpoints: Vec<EndpointAnalysis>,
+    /// Files skipped while reading, for the site and the exit code.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A run as the site lists it.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    pub id: String,
+    pub started_at: DateTime<Utc>,
+    pub meta: RunMeta,
+    /// Problems met while reading this run; non-empty means incomplete.
+    pub problems: Vec<String>,
+}
+
+/// One endpoint's history.
+#[derive(Debug, Clone)]
+pub struct EndpointAnalysis {
+    /// The folder name in each run.
+    pub id: String,
+    /// Display name (`perfdash.toml` `[endpoints.<id>] name`, else the id).
+    pub name: String,
+    pub threshold_ratio: f64,
+    /// One point per run that has this endpoint, in time order.
+    pub points: Vec<RunPoint>,
+}
+
+impl EndpointAnalysis {
+    pub fn latest(&self) -> Option<&RunPoint> {
+        self.points.last()
+    }
+}
+
+/// One endpoint in one run, judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunPoint {
+    /// Index into [`Analysis::runs`].
+    #[serde(skip)]
+    pub run_index: usize,
+    pub run: String,
+    pub started_at: DateTime<Utc>,
+    pub rounds: Vec<Round>,
+    pub round_p99_ms: Vec<f64>,
+    pub median_p99_ms: f64,
+    pub baseline_p99_ms: Option<f64>,
+    /// median ÷ baseline.
+    pub ratio: Option<f64>,
+    pub verdict: Verdict,
+    /// The runs whose medians formed the baseline, oldest first.
+    pub baseline_runs: Vec<String>,
+}
+
+impl RunPoint {
+    /// The regression line: baseline × threshold ratio.
+    pub fn threshold_p99_ms(&self, ratio: f64) -> Option<f64> {
+        self.baseline_p99_ms.map(|b| b * ratio)
+    }
+}
+
+/// Analyses an archive. Deterministic: the same archive gives the same
+/// analysis.
+pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
+    let settings = &archive.settings;
+    let runs: Vec<RunInfo> = archive
+        .runs
+        .iter()
+        .map(|r| RunInfo {
+            id: r.id.clone(),
+            started_at: r.started_at,
+            meta: r.meta.clone(),
+            problems: r.problems.clone(),
+        })
+        .collect();
+
+    let endpoints = archive
+        .endpoint_ids()
+        .into_iter()
+        .map(|id| {
+            let threshold_ratio = settings.threshold_ratio(&id);
+            let series: Vec<(usize, &[Round])> = archive
+                .runs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, e.rounds.as_slice())))
+                .collect();
+            let points = judge_series(&series, archive, settings, threshold_ratio);
+            EndpointAnalysis {
+                name: settings.endpoint_name(&id),
+                id,
+                threshold_ratio,
+                points,
+            }
+        })
+        .collect();
+
+    Analysis {
+        settings: settings.clone(),
+        runs,
+        endpoints,
+        diagnostics,
+    }
+}
+
+/// Walks one endpoint's runs in time order, forming rolling baselines.
+fn judge_series(
+    series: &[(usize, &[Round])],
+    archive: &Archive,
+    settings: &Settings,
+    threshold_ratio: f64,
+) -> Vec<RunPoint> {
+    let a = &settings.analysis;
+    // (run id, median) of accepted runs, oldest first.
+    let mut accepted: Vec<(String, f64)> = Vec::new();
+    let mut points = Vec::with_capacity(series.len());
+    for &(run_index, rounds) in series {
+        let run = &archive.runs[run_index];
+        let round_p99_ms: Vec<f64> = rounds.iter().map(|r| r.stats.p99_ms).collect();
+        let Some(median_p99_ms) = median(&round_p99_ms) else {
+            continue; // ingest never keeps an endpoint without rounds
+        };
+        let window = &accepted[accepted.len().saturating_sub(a.baseline_window)..];
+        let baseline_p99_ms = if window.len() >= a.min_baseline_runs {
+            median(&window.iter().map(|(_, m)| *m).collect::<Vec<_>>())
+        } else {
+            None
+        };
+        let verdict = verdict::decide(&verdict::Evidence {
+            rounds: rounds.len(),
+            expected_rounds: a.expected_rounds,
+            median_p99_ms,
+            baseline_p99_ms,
+            threshold_ratio,
+        });
+        let baseline_runs = if baseline_p99_ms.is_some() {
+            window.iter().map(|(id, _)| id.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        if verdict.feeds_baseline() {
+            accepted.push((run.id.clone(), median_p99_ms));
+        }
+        points.push(RunPoint {
+            run_index,
+            run: run.id.clone(),
+            started_at: run.started_at,
+            rounds: rounds.to_vec(),
+            round_p99_ms,
+            median_p99_ms,
+            baseline_p99_ms,
+            ratio: baseline_p99_ms.map(|b| median_p99_ms / b),
+            verdict,
+            baseline_runs,
+        });
+    }
+    points
+}
+
+#[cfg(test)]
+mod tests;

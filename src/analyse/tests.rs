@@ -1,0 +1,153 @@
+//! Unit and property tests of the baseline and verdict logic.
+
+use std::collections::BTreeMap;
+
+use chrono::{Duration, TimeZone, Utc};
+use proptest::prelude::*;
+
+use super::*;
+use crate::model::{EndpointRun, Round, RoundStats, Run, SourceFormat};
+
+fn round(number: u32, p99: f64) -> Round {
+    Round {
+        number,
+        label: None,
+        source: format!("round-{number}.json"),
+        format: SourceFormat::K6HandleSummary,
+        stats: RoundStats {
+            p99_ms: p99,
+            ..Default::default()
+        },
+    }
+}
+
+/// An archive with one endpoint `e` whose runs have the given round p99s.
+fn archive(runs: &[Vec<f64>]) -> Archive {
+    let t0 = Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap();
+    Archive {
+        root: "archive".into(),
+        settings: Settings::default(),
+        runs: runs
+            .iter()
+            .enumerate()
+            .map(|(i, p99s)| Run {
+                id: format!("run-{i:03}"),
+                started_at: t0 + Duration::hours(56 * i as i64),
+                meta: Default::default(),
+                endpoints: BTreeMap::from([(
+                    "e".to_string(),
+                    EndpointRun {
+                        rounds: p99s.iter().enumerate().map(|(n, p)| round(n as u32 + 1, *p)).collect(),
+                    },
+                )]),
+                problems: vec![],
+            })
+            .collect(),
+    }
+}
+
+fn verdicts(runs: &[Vec<f64>]) -> Vec<Verdict> {
+    let a = analyse(&archive(runs), vec![]);
+    a.endpoints[0].points.iter().map(|p| p.verdict).collect()
+}
+
+fn steady(n: usize, level: f64) -> Vec<Vec<f64>> {
+    (0..n).map(|_| vec![level; 5]).collect()
+}
+
+#[test]
+fn first_runs_have_no_baseline_then_ok() {
+    let v = verdicts(&steady(5, 100.0));
+    assert_eq!(v[..3], [Verdict::NoBaseline; 3]);
+    assert_eq!(v[3..], [Verdict::Ok; 2]);
+}
+
+#[test]
+fn step_regression_persists_and_stays_out_of_the_baseline() {
+    let mut runs = steady(12, 100.0);
+    runs.extend(steady(4, 130.0));
+    let a = analyse(&archive(&runs), vec![]);
+    let pts = &a.endpoints[0].points;
+    for p in &pts[12..] {
+        assert_eq!(p.verdict, Verdict::Regression);
+        assert_eq!(p.baseline_p99_ms, Some(100.0), "regressed runs never join the baseline");
+        assert!((p.ratio.unwrap() - 1.3).abs() < 1e-12);
+    }
+    assert_eq!(pts[12].baseline_runs.len(), 10);
+}
+
+#[test]
+fn insufficient_runs_are_shown_but_not_judged() {
+    let mut runs = steady(6, 100.0);
+    runs.push(vec![300.0, 300.0]);
+    runs.push(vec![100.0; 5]);
+    let a = analyse(&archive(&runs), vec![]);
+    let pts = &a.endpoints[0].points;
+    assert_eq!(pts[6].verdict, Verdict::Insufficient);
+    assert_eq!(pts[6].median_p99_ms, 300.0);
+    assert_eq!(pts[7].verdict, Verdict::Ok);
+    assert_eq!(pts[7].baseline_p99_ms, Some(100.0));
+}
+
+#[test]
+fn one_gc_round_does_not_flip_a_verdict() {
+    let mut runs = steady(10, 100.0);
+    runs.push(vec![100.0, 101.0, 99.0, 200.0, 100.0]);
+    assert_eq!(*verdicts(&runs).last().unwrap(), Verdict::Ok);
+}
+
+#[test]
+fn improvement_lowers_the_baseline() {
+    let mut runs = steady(10, 100.0);
+    runs.extend(steady(10, 50.0));
+    let v = verdicts(&runs);
+    assert_eq!(v[10], Verdict::Improvement);
+    assert_eq!(*v.last().unwrap(), Verdict::Ok);
+}
+
+fn levels() -> impl Strategy<Value = Vec<Vec<f64>>> {
+    proptest::collection::vec(proptest::collection::vec(10.0f64..1000.0, 5), 1..30)
+}
+
+proptest! {
+    #[test]
+    fn round_order_does_not_matter(runs in levels()) {
+        let reversed: Vec<Vec<f64>> = runs.iter().map(|r| r.iter().rev().cloned().collect()).collect();
+        let a = analyse(&archive(&runs), vec![]);
+        let b = analyse(&archive(&reversed), vec![]);
+        for (p, q) in a.endpoints[0].points.iter().zip(&b.endpoints[0].points) {
+            prop_assert_eq!(p.median_p99_ms, q.median_p99_ms);
+            prop_assert_eq!(p.baseline_p99_ms, q.baseline_p99_ms);
+            prop_assert_eq!(p.verdict, q.verdict);
+        }
+    }
+
+    #[test]
+    fn scaling_every_value_scales_medians_and_baselines(runs in levels(), k in prop_oneof![Just(2.0f64), Just(0.5), Just(4.0), Just(0.25)]) {
+        // Powers of two keep the arithmetic exact, so verdicts must agree exactly.
+        let scaled: Vec<Vec<f64>> = runs.iter().map(|r| r.iter().map(|x| x * k).collect()).collect();
+        let a = analyse(&archive(&runs), vec![]);
+        let b = analyse(&archive(&scaled), vec![]);
+        for (p, q) in a.endpoints[0].points.iter().zip(&b.endpoints[0].points) {
+            prop_assert_eq!(p.median_p99_ms * k, q.median_p99_ms);
+            prop_assert_eq!(p.baseline_p99_ms.map(|b| b * k), q.baseline_p99_ms);
+            prop_assert_eq!(p.verdict, q.verdict);
+        }
+    }
+
+    #[test]
+    fn a_single_gc_round_never_flips_a_verdict(runs in levels(), which in 0usize..5, factor in 1.5f64..3.0) {
+        // Doubling (or worse) one round of the last run moves the median by
+        // at most one order statistic; with four steady rounds it cannot
+        // move it at all.
+        let mut base = runs.clone();
+        let last = base.last_mut().unwrap();
+        let steady_level = last[0];
+        for x in last.iter_mut() { *x = steady_level; }
+        let mut with_gc = base.clone();
+        with_gc.last_mut().unwrap()[which] = steady_level * factor;
+        let a = verdicts(&base);
+        let b = verdicts(&with_gc);
+        prop_assert_eq!(a.last(), b.last());
+    }
+}

@@ -1,0 +1,129 @@
+//! `run.toml` and run ids.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+
+use crate::error::Error;
+use crate::model::RunMeta;
+
+/// Parses `run.toml`. Returns the metadata and `started_at` when given.
+/// Every key is optional; keys perfdash does not know are kept in
+/// `RunMeta::extra` and shown on the run page.
+pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTime<Utc>>), Error> {
+    let table: toml::Table = toml::from_str(text)
+        .map_err(|e| Error::at(path, crate::config::toml_line(text, &e), e.message().to_string()))?;
+    let mut meta = RunMeta::default();
+    let mut started_at = None;
+    let mut extra = BTreeMap::new();
+    for (key, value) in table {
+        let text_value = || -> Result<String, Error> {
+            match &value {
+                toml::Value::String(s) => Ok(s.clone()),
+                other => Err(Error::at(
+                    path,
+                    None,
+                    format!("{key} should be a string, found {}", other.type_str()),
+                )),
+            }
+        };
+        match key.as_str() {
+            "started_at" => {
+                let raw = match &value {
+                    toml::Value::Datetime(d) => d.to_string(),
+                    toml::Value::String(s) => s.clone(),
+                    other => {
+                        return Err(Error::at(
+                            path,
+                            None,
+                            format!("started_at should be an RFC 3339 date-time, found {}", other.type_str()),
+                        ));
+                    }
+                };
+                let t = DateTime::parse_from_rfc3339(&raw).map_err(|e| {
+                    Error::at(
+                        path,
+                        None,
+                        format!("started_at '{raw}' is not an RFC 3339 date-time with an offset ({e}), e.g. 2026-05-04T03:00:00Z"),
+                    )
+                })?;
+                started_at = Some(t.with_timezone(&Utc));
+            }
+            "commit" => meta.commit = Some(text_value()?),
+            "branch" => meta.branch = Some(text_value()?),
+            "notes" => meta.notes = Some(text_value()?),
+            "release" => meta.release = Some(text_value()?),
+            _ => {
+                let shown = match &value {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                extra.insert(key.clone(), shown);
+            }
+        }
+    }
+    meta.extra = extra;
+    Ok((meta, started_at))
+}
+
+/// Reads a UTC time from the start of a run id: `2026-05-04`,
+/// `2026-05-04T0300Z`, `2026-05-04T03:00:00Z`, `20260504-030000`,
+/// `2026-05-04_03-00-nightly`, … The leading run of digits and
+/// separators is read as YYYY MM DD [HH [MM [SS]]].
+pub fn run_time_from_id(id: &str) -> Option<DateTime<Utc>> {
+    let digits: String = id
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '-' | '_' | 'T' | ':' | '.'))
+        .filter(char::is_ascii_digit)
+        .collect();
+    if digits.len() < 8 {
+        return None;
+    }
+    let n = |range: std::ops::Range<usize>| digits.get(range).and_then(|s| s.parse::<u32>().ok());
+    let date = NaiveDate::from_ymd_opt(n(0..4)? as i32, n(4..6)?, n(6..8)?)?;
+    let time = NaiveTime::from_hms_opt(n(8..10).unwrap_or(0), n(10..12).unwrap_or(0), n(12..14).unwrap_or(0))?;
+    Some(NaiveDateTime::new(date, time).and_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_from_ids() {
+        let t = |s| run_time_from_id(s).map(|t| t.to_rfc3339());
+        assert_eq!(t("2026-05-04"), Some("2026-05-04T00:00:00+00:00".into()));
+        assert_eq!(t("2026-05-04T0300Z"), Some("2026-05-04T03:00:00+00:00".into()));
+        assert_eq!(t("2026-05-04T03:00:07Z"), Some("2026-05-04T03:00:07+00:00".into()));
+        assert_eq!(t("20260504-0315-nightly"), Some("2026-05-04T03:15:00+00:00".into()));
+        assert_eq!(t("2026-13-04"), None);
+        assert_eq!(t("nightly-42"), None);
+        assert_eq!(t("1234"), None);
+    }
+
+    #[test]
+    fn run_toml() {
+        let (meta, t) = parse_run_meta(
+            "started_at = 2026-05-04T03:00:00+02:00\ncommit = \"abc\"\nrelease = \"1.4.0\"\nci_job = 17\n",
+            Path::new("run.toml"),
+        )
+        .unwrap();
+        assert_eq!(t.unwrap().to_rfc3339(), "2026-05-04T01:00:00+00:00");
+        assert_eq!(meta.commit.as_deref(), Some("abc"));
+        assert_eq!(meta.release.as_deref(), Some("1.4.0"));
+        assert_eq!(meta.extra.get("ci_job").map(String::as_str), Some("17"));
+        let (_, t) = parse_run_meta("started_at = \"2026-05-04T03:00:00Z\"", Path::new("run.toml")).unwrap();
+        assert!(t.is_some());
+    }
+
+    #[test]
+    fn bad_run_toml_names_file_and_line() {
+        let err = parse_run_meta("commit = \"a\"\nstarted_at = 2026-05-04\n", Path::new("runs/x/run.toml")).unwrap_err();
+        assert!(err.to_string().starts_with("runs/x/run.toml"), "{err}");
+        let err = parse_run_meta("commit = 1\n", Path::new("r.toml")).unwrap_err();
+        assert!(err.to_string().contains("commit should be a string"), "{err}");
+        let err = parse_run_meta("commit = \n", Path::new("r.toml")).unwrap_err();
+        assert!(err.to_string().starts_with("r.toml:1:"), "{err}");
+    }
+}

@@ -1,0 +1,15 @@
+//! perfdash: turns an archive of load-test runs into a static site for the
+//! weekly performance review, and gates CI on the same verdicts.
+//!
+//! The pipeline is ingest → model → analyse → render → write; each stage is
+//! one module, and [`build`] runs them in order.
+
+pub mod analyse;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod ingest;
+pub mod model;
+pub mod render;
+pub mod stats;
+pub mod write;

@@ -1,0 +1,126 @@
+//! Plain data loaded from an archive: no I/O, no formatting.
+//!
+//! `ingest` builds an [`Archive`]; `analyse` reads it; `render` never sees files.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::config::Settings;
+
+/// Everything read from one archive folder.
+#[derive(Debug, Clone)]
+pub struct Archive {
+    /// The archive root as given on the command line.
+    pub root: PathBuf,
+    /// `perfdash.toml`, or the documented defaults.
+    pub settings: Settings,
+    /// Runs sorted by `started_at`, then by id.
+    pub runs: Vec<Run>,
+}
+
+impl Archive {
+    /// All endpoint ids that occur in any run, sorted.
+    pub fn endpoint_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .runs
+            .iter()
+            .flat_map(|r| r.endpoints.keys().cloned())
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+}
+
+/// One load-test run: a folder `runs/<run-id>/`.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// The folder name; ids sort by time.
+    pub id: String,
+    /// From `run.toml` `started_at`, else parsed from the id.
+    pub started_at: DateTime<Utc>,
+    /// Optional metadata from `run.toml`.
+    pub meta: RunMeta,
+    /// Endpoint id (folder name) → what that endpoint's folder held.
+    pub endpoints: BTreeMap<String, EndpointRun>,
+    /// Problems found while reading this run (skipped files and the like).
+    /// A run with problems is shown as incomplete.
+    pub problems: Vec<String>,
+}
+
+/// `run.toml`: everything optional.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunMeta {
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    pub notes: Option<String>,
+    /// A release name such as `1.4.0`, for release comparisons.
+    pub release: Option<String>,
+    /// Any other keys, shown as they are on the run page.
+    pub extra: BTreeMap<String, String>,
+}
+
+/// One endpoint within one run.
+#[derive(Debug, Clone, Default)]
+pub struct EndpointRun {
+    /// Rounds sorted by number (warm-up rounds are never archived as rounds).
+    pub rounds: Vec<Round>,
+}
+
+/// The statistics of one measured round of one endpoint.
+#[derive(Debug, Clone, Serialize)]
+pub struct Round {
+    /// `n` in `round-<n>`.
+    pub number: u32,
+    /// The optional label in `round-<n>.<label>.json`.
+    pub label: Option<String>,
+    /// The file it came from, relative to the archive root (with `/`).
+    pub source: String,
+    /// Which format the file was recognised as.
+    pub format: SourceFormat,
+    pub stats: RoundStats,
+}
+
+/// Which tool wrote a round file, as told by its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceFormat {
+    /// k6 `handleSummary(data)` object (v0.30+).
+    K6HandleSummary,
+    /// k6 `--summary-export` legacy flat format.
+    K6SummaryExport,
+    /// k6 v1.5+ `--new-machine-readable-summary`.
+    K6MachineReadable,
+}
+
+impl SourceFormat {
+    pub fn describe(self) -> &'static str {
+        match self {
+            SourceFormat::K6HandleSummary => "k6 handleSummary() data",
+            SourceFormat::K6SummaryExport => "k6 --summary-export (legacy)",
+            SourceFormat::K6MachineReadable => "k6 machine-readable summary",
+        }
+    }
+}
+
+/// Per-round figures. Latencies are milliseconds. Only `p99_ms` is required;
+/// the rest are kept when the input has them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RoundStats {
+    pub count: Option<u64>,
+    /// Requests per second over the measured window.
+    pub throughput_rps: Option<f64>,
+    pub mean_ms: Option<f64>,
+    pub stddev_ms: Option<f64>,
+    pub min_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: f64,
+    pub max_ms: Option<f64>,
+    /// Failed requests / all requests, 0..=1.
+    pub error_rate: Option<f64>,
+}

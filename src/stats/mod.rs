@@ -1,0 +1,55 @@
+//! Pure statistics over slices of `f64`: no I/O, no formatting.
+
+/// The median of `values`: the middle value, or the mean of the two
+/// middle values for an even count. `None` when empty. NaN is never
+/// passed in (ingest rejects it).
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    Some(if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn small_cases() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0]), Some(3.0));
+        assert_eq!(median(&[3.0, 1.0]), Some(2.0));
+        assert_eq!(median(&[98.0, 101.0, 99.0, 102.0, 180.0]), Some(101.0));
+    }
+
+    proptest! {
+        #[test]
+        fn median_ignores_order(mut v in proptest::collection::vec(0.0f64..1e6, 1..20), seed in any::<u64>()) {
+            let m = median(&v);
+            // A deterministic shuffle driven by the seed.
+            let n = v.len();
+            let mut s = seed;
+            for i in (1..n).rev() {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                v.swap(i, (s >> 33) as usize % (i + 1));
+            }
+            prop_assert_eq!(median(&v), m);
+        }
+
+        #[test]
+        fn median_lies_between_min_and_max(v in proptest::collection::vec(0.0f64..1e6, 1..20)) {
+            let m = median(&v).unwrap();
+            let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            prop_assert!(lo <= m && m <= hi);
+        }
+    }
+}
