@@ -64,9 +64,12 @@ pub fn decide(e: &Evidence) -> Verdict {
         return Verdict::NoBaseline;
     };
     let ratio = e.median_p99_ms / baseline;
-    if ratio > e.threshold_ratio {
+    // "Exceeds" is strict. A ratio that equals the threshold up to float
+    // rounding (115 ms against 100 ms at 1.15) is at the line, not over it.
+    const ULP_SLACK: f64 = 1e-12;
+    if ratio > e.threshold_ratio * (1.0 + ULP_SLACK) {
         Verdict::Regression
-    } else if ratio < 1.0 / e.threshold_ratio {
+    } else if ratio < (1.0 / e.threshold_ratio) * (1.0 - ULP_SLACK) {
         Verdict::Improvement
     } else {
         Verdict::Ok
