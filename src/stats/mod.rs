@@ -1,5 +1,9 @@
 //! Pure statistics over slices of `f64`: no I/O, no formatting.
 
+pub mod percentile;
+
+pub use percentile::{Moments, PercentileMethod, moments, percentiles};
+
 /// The median of `values`: the middle value, or the mean of the two
 /// middle values for an even count. `None` when empty. NaN is never
 /// passed in (ingest rejects it).
