@@ -166,7 +166,11 @@ mod tests {
     fn linear_matches_numpy_examples() {
         // numpy.percentile([1,2,3,4], [0,25,50,90,100]) = 1, 1.75, 2.5, 3.7, 4
         let mut v = vec![4.0, 1.0, 3.0, 2.0];
-        let got = percentiles(&mut v, &[0.0, 25.0, 50.0, 90.0, 100.0], PercentileMethod::Linear);
+        let got = percentiles(
+            &mut v,
+            &[0.0, 25.0, 50.0, 90.0, 100.0],
+            PercentileMethod::Linear,
+        );
         let want = [1.0, 1.75, 2.5, 3.7, 4.0];
         for (g, w) in got.iter().zip(want) {
             assert!((g - w).abs() < 1e-12, "{got:?}");
@@ -177,22 +181,35 @@ mod tests {
     fn jmeter_legacy_clamps_and_interpolates() {
         // commons-math LEGACY on [100,170,329]: pos(50)=2 → 170; pos(90)=3.6 ≥ n → max.
         let mut v = vec![329.0, 100.0, 170.0];
-        let got = percentiles(&mut v, &[50.0, 90.0, 10.0], PercentileMethod::JmeterDashboard);
+        let got = percentiles(
+            &mut v,
+            &[50.0, 90.0, 10.0],
+            PercentileMethod::JmeterDashboard,
+        );
         assert_eq!(got, vec![170.0, 329.0, 100.0]);
         // pos(95) on 1..=10 = 10.45 ≥ 10 → 10; pos(50) = 5.5 → 5.5
         let mut w: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert_eq!(percentiles(&mut w, &[95.0, 50.0], PercentileMethod::JmeterDashboard), vec![10.0, 5.5]);
+        assert_eq!(
+            percentiles(&mut w, &[95.0, 50.0], PercentileMethod::JmeterDashboard),
+            vec![10.0, 5.5]
+        );
     }
 
     #[test]
     fn single_value_and_empty() {
         assert!(percentiles(&mut [], &[99.0], PercentileMethod::Linear).is_empty());
         for m in [PercentileMethod::Linear, PercentileMethod::JmeterDashboard] {
-            assert_eq!(percentiles(&mut [7.5], &[0.0, 50.0, 99.0, 100.0], m), vec![7.5; 4]);
+            assert_eq!(
+                percentiles(&mut [7.5], &[0.0, 50.0, 99.0, 100.0], m),
+                vec![7.5; 4]
+            );
         }
         assert_eq!(moments(&[]), None);
         let m = moments(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
-        assert_eq!((m.mean, m.stddev, m.min, m.max, m.count), (5.0, 2.0, 2.0, 9.0, 8));
+        assert_eq!(
+            (m.mean, m.stddev, m.min, m.max, m.count),
+            (5.0, 2.0, 2.0, 9.0, 8)
+        );
     }
 
     proptest! {
