@@ -82,6 +82,31 @@ pub struct Round {
     /// Which format the file was recognised as.
     pub format: SourceFormat,
     pub stats: RoundStats,
+    /// Seconds of warm-up trimmed before computing `stats`; `None` when the
+    /// input was a summary (nothing could be trimmed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup_s: Option<f64>,
+    /// When the round also had a summary file (the raw file wins), how the
+    /// two compare.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_check: Option<CrossCheck>,
+}
+
+/// A summary of the same round as a raw file, kept as a cross-check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossCheck {
+    /// The summary file, relative to the archive root.
+    pub source: String,
+    pub format: SourceFormat,
+    /// The summary's p99 (whole test, warm-up included).
+    pub summary_p99_ms: f64,
+    /// The raw file's p99 over the whole test (no warm-up trimmed): what
+    /// the summary should say if both come from the same test.
+    pub raw_untrimmed_p99_ms: f64,
+    /// `false` when the two whole-test p99s differ by more than
+    /// `raw.summary_tolerance`: the difference is not explained by
+    /// trimming, so the files probably come from different tests.
+    pub agrees: bool,
 }
 
 /// Which tool wrote a round file, as told by its content.

@@ -10,6 +10,7 @@
 
 mod build;
 mod demo;
+mod inspect;
 
 use std::process::ExitCode;
 
@@ -36,6 +37,8 @@ pub enum Command {
     Build(build::BuildArgs),
     /// Write a generated sample archive (the bundled `archive/`).
     Demo(demo::DemoArgs),
+    /// Per-endpoint statistics of result files given by hand (any supported format).
+    Inspect(inspect::InspectArgs),
 }
 
 /// Parses the command line, runs the command and maps the outcome to an
@@ -54,6 +57,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Build(args) => build::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Inspect(args) => inspect::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
