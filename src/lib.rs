@@ -11,5 +11,6 @@ pub mod error;
 pub mod ingest;
 pub mod model;
 pub mod render;
+pub mod report;
 pub mod stats;
 pub mod write;

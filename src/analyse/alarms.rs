@@ -323,6 +323,9 @@ pub struct AlarmReport {
     pub regressions: Vec<Regression>,
     /// Weeks spanned by the history (at least 1), for per-week rates.
     pub weeks: f64,
+    /// The human labels read from `triage/*.toml`, sorted by run, endpoint.
+    #[serde(skip)]
+    pub labels: Vec<TriageLabel>,
 }
 
 impl AlarmReport {
@@ -346,6 +349,7 @@ pub fn report(
     let weeks = history_weeks(endpoints);
     let mut report = AlarmReport {
         weeks,
+        labels: triage.to_vec(),
         ..Default::default()
     };
     for endpoint in endpoints {

@@ -7,6 +7,7 @@
 
 pub mod alarms;
 pub mod comparability;
+pub mod gate;
 pub mod policy;
 pub mod verdict;
 
