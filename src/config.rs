@@ -106,8 +106,11 @@ impl Settings {
 
     /// Parses and validates settings text; `path` is used in messages.
     pub fn parse(text: &str, path: &Path) -> Result<Settings, Error> {
-        let settings: Settings = toml::from_str(text).map_err(|e| Error::at(path, toml_line(text, &e), e.message()))?;
-        settings.validate().map_err(|msg| Error::at(path, None, msg))?;
+        let settings: Settings =
+            toml::from_str(text).map_err(|e| Error::at(path, toml_line(text, &e), e.message()))?;
+        settings
+            .validate()
+            .map_err(|msg| Error::at(path, None, msg))?;
         Ok(settings)
     }
 
@@ -134,10 +137,16 @@ impl Settings {
             ));
         }
         if !(al.robust_k.is_finite() && al.robust_k > 0.0) {
-            return Err(format!("alarms.robust_k must be a positive number (got {})", al.robust_k));
+            return Err(format!(
+                "alarms.robust_k must be a positive number (got {})",
+                al.robust_k
+            ));
         }
         if !(al.min_effect.is_finite() && al.min_effect >= 0.0) {
-            return Err(format!("alarms.min_effect must be a fraction ≥ 0, e.g. 0.05 (got {})", al.min_effect));
+            return Err(format!(
+                "alarms.min_effect must be a fraction ≥ 0, e.g. 0.05 (got {})",
+                al.min_effect
+            ));
         }
         for (id, e) in &self.endpoints {
             if let Some(r) = e.threshold_ratio {
@@ -173,8 +182,13 @@ fn check_ratio(key: &str, r: f64) -> Result<(), String> {
 
 /// The 1-based line a TOML error points at, if it has a span.
 pub(crate) fn toml_line(text: &str, err: &toml::de::Error) -> Option<u64> {
-    err.span()
-        .map(|span| text[..span.start.min(text.len())].bytes().filter(|&b| b == b'\n').count() as u64 + 1)
+    err.span().map(|span| {
+        text[..span.start.min(text.len())]
+            .bytes()
+            .filter(|&b| b == b'\n')
+            .count() as u64
+            + 1
+    })
 }
 
 #[cfg(test)]
@@ -191,7 +205,11 @@ mod tests {
 
     #[test]
     fn unknown_key_names_file_and_line() {
-        let err = Settings::parse("[analysis]\nexpected_round = 4\n", Path::new("a/perfdash.toml")).unwrap_err();
+        let err = Settings::parse(
+            "[analysis]\nexpected_round = 4\n",
+            Path::new("a/perfdash.toml"),
+        )
+        .unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("a/perfdash.toml:2:"), "{msg}");
         assert!(msg.contains("expected_round"), "{msg}");
@@ -202,13 +220,15 @@ mod tests {
         let s = Settings::parse("[alarms]\nrobust_k = 3.0\n", Path::new("p.toml")).unwrap();
         assert_eq!(s.alarms.robust_k, 3.0);
         assert_eq!(s.alarms.confirm_window, 3);
-        let err = Settings::parse("[alarms]\nconfirm_needed = 4\n", Path::new("p.toml")).unwrap_err();
+        let err =
+            Settings::parse("[alarms]\nconfirm_needed = 4\n", Path::new("p.toml")).unwrap_err();
         assert!(err.to_string().contains("confirm_needed"), "{err}");
     }
 
     #[test]
     fn ratio_must_exceed_one() {
-        let err = Settings::parse("[analysis]\nthreshold_ratio = 0.9\n", Path::new("p.toml")).unwrap_err();
+        let err = Settings::parse("[analysis]\nthreshold_ratio = 0.9\n", Path::new("p.toml"))
+            .unwrap_err();
         assert!(err.to_string().contains("greater than 1"));
     }
 

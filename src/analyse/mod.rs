@@ -185,7 +185,11 @@ fn judge_series(
         } else {
             None
         };
-        let not_comparable = match recent.iter().rev().find(|r| !comparability::same_load(r.load, &run.meta.load)) {
+        let not_comparable = match recent
+            .iter()
+            .rev()
+            .find(|r| !comparability::same_load(r.load, &run.meta.load))
+        {
             Some(other) if baseline_p99_ms.is_none() => Some(format!(
                 "load profile differs from run {}'s: {}",
                 other.id,

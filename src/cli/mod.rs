@@ -2,12 +2,15 @@
 //! in its own file with its arguments and a `run` function; the work is
 //! done by the library.
 //!
-//! Exit codes:
-//! * 0: success (for `check`: nothing regressed);
-//! * 1: `check` found a regression;
-//! * 2: bad input or usage.
+//! Exit codes (documented in README.md):
+//! * 0: success (for `check`/`compare`: nothing regressed);
+//! * 1: `build` succeeded but skipped some inputs (warnings), or
+//!   `check`/`compare` found a regression;
+//! * 2: bad input or usage; nothing was written.
 
+mod build;
 mod check;
+mod demo;
 mod triage;
 
 use std::process::ExitCode;
@@ -31,6 +34,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Build the static site from an archive.
+    Build(build::BuildArgs),
+    /// Write a generated sample archive (the bundled `archive/`).
+    Demo(demo::DemoArgs),
     /// Gate CI on one run: exit 0 when nothing regressed, 1 on a regression, 2 on bad input.
     Check(check::CheckArgs),
     /// List alarms that need a human label, or print ready-to-fill triage entries.
@@ -43,12 +50,16 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
+            // clap prints help/version to stdout with exit 0, usage errors
+            // to stderr; usage errors use our "bad input or usage" code.
             let code = if e.use_stderr() { EXIT_ERROR } else { EXIT_OK };
             let _ = e.print();
             return ExitCode::from(code);
         }
     };
     let result = match cli.command {
+        Command::Build(args) => build::run(args),
+        Command::Demo(args) => demo::run(args),
         Command::Check(args) => check::run(args),
         Command::Triage(args) => triage::run(args),
     };

@@ -43,7 +43,11 @@ pub struct Loaded {
 pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
     let meta = std::fs::metadata(root).map_err(|e| Error::io(root, e))?;
     if !meta.is_dir() {
-        return Err(Error::at(root, None, "not a folder: the archive must be a folder with a runs/ folder inside"));
+        return Err(Error::at(
+            root,
+            None,
+            "not a folder: the archive must be a folder with a runs/ folder inside",
+        ));
     }
     let settings = Settings::load(root)?;
     let runs_dir = root.join(RUNS_DIR);
@@ -75,19 +79,28 @@ pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
         diagnostics.extend(diags);
         runs.extend(run);
     }
-    runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then_with(|| a.id.cmp(&b.id)));
+    runs.sort_by(|a, b| {
+        a.started_at
+            .cmp(&b.started_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
     let (mut labels, triage_diagnostics) = triage::load_triage(root);
     diagnostics.extend(triage_diagnostics);
     // A label on a run or endpoint that is not in the archive is most
     // likely a typo; say so rather than silently ignoring it.
     labels.retain(|label| {
-        let known = runs.iter().any(|r| r.id == label.run && r.endpoints.contains_key(&label.endpoint));
+        let known = runs
+            .iter()
+            .any(|r| r.id == label.run && r.endpoints.contains_key(&label.endpoint));
         if !known {
             let (path, line) = triage::split_source(&label.source);
             diagnostics.push(Diagnostic {
                 path,
                 line,
-                message: format!("ignored: no run {} with endpoint {} in the archive", label.run, label.endpoint),
+                message: format!(
+                    "ignored: no run {} with endpoint {} in the archive",
+                    label.run, label.endpoint
+                ),
             });
         }
         known
@@ -107,7 +120,12 @@ pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
 
 /// Reads one run folder. Returns `None` when the run cannot be placed in
 /// time or holds no rounds at all.
-fn read_run(root: &Path, id: &str, dir: &Path, settings: &Settings) -> (Option<Run>, Vec<Diagnostic>) {
+fn read_run(
+    root: &Path,
+    id: &str,
+    dir: &Path,
+    settings: &Settings,
+) -> (Option<Run>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let rel = |p: &Path| relative(root, p);
 
@@ -122,7 +140,10 @@ fn read_run(root: &Path, id: &str, dir: &Path, settings: &Settings) -> (Option<R
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
-            diags.push(Diagnostic::from_error(&Error::io(Path::new(&rel(&meta_path)), e)));
+            diags.push(Diagnostic::from_error(&Error::io(
+                Path::new(&rel(&meta_path)),
+                e,
+            )));
             None
         }
     };
@@ -135,9 +156,10 @@ fn read_run(root: &Path, id: &str, dir: &Path, settings: &Settings) -> (Option<R
         diags.push(Diagnostic {
             path: rel(dir),
             line: None,
-            message: "run skipped: no started_at in run.toml and the run id does not start with a date \
+            message:
+                "run skipped: no started_at in run.toml and the run id does not start with a date \
                       (e.g. 2026-05-04T0300Z)"
-                .into(),
+                    .into(),
         });
         return (None, diags);
     };
@@ -175,7 +197,8 @@ fn read_run(root: &Path, id: &str, dir: &Path, settings: &Settings) -> (Option<R
             layout::Entry::File { path, .. } => diags.push(Diagnostic {
                 path: rel(&path),
                 line: None,
-                message: "ignored: files directly in a run folder other than run.toml are not read".into(),
+                message: "ignored: files directly in a run folder other than run.toml are not read"
+                    .into(),
             }),
             layout::Entry::Skipped(d) => diags.push(d.relative_to(root)),
         }
@@ -198,7 +221,10 @@ fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, 
     let entries = match layout::list_dir(dir) {
         Ok(e) => e,
         Err(e) => {
-            diags.push(Diagnostic::from_error(&Error::io(Path::new(&relative(root, dir)), e)));
+            diags.push(Diagnostic::from_error(&Error::io(
+                Path::new(&relative(root, dir)),
+                e,
+            )));
             return (EndpointRun::default(), diags);
         }
     };
@@ -232,14 +258,19 @@ fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, 
         }
         let read = std::fs::read(&path)
             .map_err(|e| Error::io(Path::new(&rel_path), e))
-            .and_then(|bytes| k6_summary::parse(&bytes, Path::new(&rel_path), &settings.analysis.metric));
+            .and_then(|bytes| {
+                k6_summary::parse(&bytes, Path::new(&rel_path), &settings.analysis.metric)
+            });
         match read {
             Ok(summary) => {
                 if let Some(prev) = rounds.iter().find(|r| r.number == file_name.number) {
                     diags.push(Diagnostic {
                         path: rel_path,
                         line: None,
-                        message: format!("skipped: round {} is already read from {}", file_name.number, prev.source),
+                        message: format!(
+                            "skipped: round {} is already read from {}",
+                            file_name.number, prev.source
+                        ),
                     });
                     continue;
                 }
@@ -264,7 +295,10 @@ fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, 
 /// `path` relative to the archive root, with `/` separators, for messages
 /// and for the site (so both are stable wherever the archive lives).
 pub fn relative(root: &Path, path: &Path) -> String {
-    let rel: PathBuf = path.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf());
+    let rel: PathBuf = path
+        .strip_prefix(root)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.to_path_buf());
     rel.components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
