@@ -329,3 +329,80 @@ fn triage_template_round_trip() {
     );
     assert!(stdout(&a.cmd(&["triage", "--template"]).code(0)).contains("No untriaged alarms"));
 }
+
+#[test]
+fn analysis_json_carries_alarms_and_policy_accounting() {
+    let a = quiet();
+    // A one-run spike on `orders` (labelled noise) and a step on ODD
+    // (labelled real, caught at once, confirmed two runs later).
+    a.run(12, &[("orders", 140.0), (ODD, 80.0)]);
+    a.runs(13, 16, &[("orders", 100.0), (ODD, 80.0)]);
+    a.label(
+        "a.toml",
+        &format!(
+            "[[label]]\nrun = \"{r}\"\nendpoint = \"orders\"\nlabel = \"noise\"\nauthor = \"a\"\ndate = 2026-02-03\n\
+             [[label]]\nrun = \"{r}\"\nendpoint = \"{ODD}\"\nlabel = \"real\"\nauthor = \"a\"\ndate = 2026-02-03\n",
+            r = TestArchive::run_id(12)
+        ),
+    );
+    let out = tempfile::tempdir().unwrap();
+    let site = out.path().join("site");
+    Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["build", "--archive"])
+        .arg(a.root())
+        .arg("--out")
+        .arg(&site)
+        .assert()
+        .code(0);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(site.join("data/analysis.json")).unwrap()).unwrap();
+    let alarms = json["alarms"].as_array().unwrap();
+    let find = |endpoint: &str, policy: &str| {
+        alarms
+            .iter()
+            .find(|x| x["endpoint"] == endpoint && x["policy"] == policy)
+            .unwrap_or_else(|| panic!("no {policy} alarm on {endpoint}"))
+    };
+    let spike = find("orders", "median");
+    assert_eq!(spike["run"], TestArchive::run_id(12));
+    assert_eq!(spike["state"], "reverted");
+    assert_eq!(spike["label"], "noise");
+    assert_eq!(spike["inferred_label"], "noise");
+    let step = find(ODD, "persistent");
+    assert_eq!(step["state"], "confirmed");
+    assert_eq!(step["label"], "real");
+    assert_eq!(step["inferred_label"], "real");
+    assert!(
+        alarms
+            .iter()
+            .all(|x| x["endpoint"] != "orders" || x["policy"] != "persistent"),
+        "a one-run spike never reaches persistent"
+    );
+
+    let endpoints = json["endpoints"].as_array().unwrap();
+    let orders = endpoints.iter().find(|e| e["id"] == "orders").unwrap();
+    let median = &orders["policies"]["median"];
+    assert_eq!(
+        (
+            median["alarms"].as_u64(),
+            median["noise"].as_u64(),
+            median["real"].as_u64()
+        ),
+        (Some(1), Some(1), Some(0))
+    );
+    assert_eq!(median["unknown"], 0);
+    assert_eq!(median["fp_rate"], 1.0);
+    assert!(
+        median["median_delay_days"].is_null(),
+        "no real regression on orders"
+    );
+    let odd = endpoints.iter().find(|e| e["id"] == ODD).unwrap();
+    assert_eq!(odd["policies"]["median"]["fp_rate"], 0.0);
+    assert_eq!(odd["policies"]["median"]["median_delay_days"], 0.0);
+    // Persistent waits for two more runs: onset Monday, confirmed Friday.
+    assert_eq!(odd["policies"]["persistent"]["median_delay_days"], 4.0);
+    for name in ["naive", "median", "persistent", "robust"] {
+        assert!(orders["policies"][name].is_object(), "{name}");
+    }
+}
