@@ -17,6 +17,8 @@ pub const SETTINGS_FILE: &str = "perfdash.toml";
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     pub analysis: AnalysisSettings,
+    /// How alarms are confirmed and how the `robust` policy decides.
+    pub alarms: AlarmSettings,
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
     /// How rounds are recomputed from raw outputs (`[raw]`).
@@ -93,6 +95,35 @@ impl Default for AnalysisSettings {
     }
 }
 
+/// Alarm states and the `robust` policy (docs/alarms.md).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct AlarmSettings {
+    /// A candidate alarm is decided over this many judged runs after it.
+    pub confirm_window: usize,
+    /// It is `confirmed` when at least this many of them are over too, and
+    /// `reverted` as soon as that can no longer happen.
+    pub confirm_needed: usize,
+    /// `robust` policy: robust z-score (MADs above the baseline window's
+    /// median) a run must exceed. 3.5 is Iglewicz & Hoaglin's cut-off for
+    /// outliers by the modified z-score.
+    pub robust_k: f64,
+    /// `robust` policy: minimum effect, as a fraction of the baseline (0.05
+    /// = 5%), so that very quiet endpoints do not alarm on trivial shifts.
+    pub min_effect: f64,
+}
+
+impl Default for AlarmSettings {
+    fn default() -> Self {
+        AlarmSettings {
+            confirm_window: 3,
+            confirm_needed: 2,
+            robust_k: 3.5,
+            min_effect: 0.05,
+        }
+    }
+}
+
 /// Settings for one endpoint.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -141,6 +172,25 @@ impl Settings {
             return Err(format!(
                 "analysis.min_baseline_runs must be between 1 and baseline_window ({})",
                 a.baseline_window
+            ));
+        }
+        let al = &self.alarms;
+        if al.confirm_needed == 0 || al.confirm_needed > al.confirm_window {
+            return Err(format!(
+                "alarms.confirm_needed must be between 1 and alarms.confirm_window ({})",
+                al.confirm_window
+            ));
+        }
+        if !(al.robust_k.is_finite() && al.robust_k > 0.0) {
+            return Err(format!(
+                "alarms.robust_k must be a positive number (got {})",
+                al.robust_k
+            ));
+        }
+        if !(al.min_effect.is_finite() && al.min_effect >= 0.0) {
+            return Err(format!(
+                "alarms.min_effect must be a fraction ≥ 0, e.g. 0.05 (got {})",
+                al.min_effect
             ));
         }
         for (id, e) in &self.endpoints {
@@ -233,6 +283,16 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.starts_with("a/perfdash.toml:2:"), "{msg}");
         assert!(msg.contains("expected_round"), "{msg}");
+    }
+
+    #[test]
+    fn alarm_settings() {
+        let s = Settings::parse("[alarms]\nrobust_k = 3.0\n", Path::new("p.toml")).unwrap();
+        assert_eq!(s.alarms.robust_k, 3.0);
+        assert_eq!(s.alarms.confirm_window, 3);
+        let err =
+            Settings::parse("[alarms]\nconfirm_needed = 4\n", Path::new("p.toml")).unwrap_err();
+        assert!(err.to_string().contains("confirm_needed"), "{err}");
     }
 
     #[test]

@@ -49,6 +49,7 @@ fn archive(runs: &[Vec<f64>]) -> Archive {
                 problems: vec![],
             })
             .collect(),
+        triage: vec![],
     }
 }
 

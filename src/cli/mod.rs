@@ -9,8 +9,10 @@
 //! * 2: bad input or usage; nothing was written.
 
 mod build;
+mod check;
 mod demo;
 mod inspect;
+mod triage;
 
 use std::process::ExitCode;
 
@@ -39,6 +41,10 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Per-endpoint statistics of result files given by hand (any supported format).
     Inspect(inspect::InspectArgs),
+    /// Gate CI on one run: exit 0 when nothing regressed, 1 on a regression, 2 on bad input.
+    Check(check::CheckArgs),
+    /// List alarms that need a human label, or print ready-to-fill triage entries.
+    Triage(triage::TriageArgs),
 }
 
 /// Parses the command line, runs the command and maps the outcome to an
@@ -58,6 +64,8 @@ pub fn main() -> ExitCode {
         Command::Build(args) => build::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Triage(args) => triage::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -23,6 +23,7 @@ pub mod k6_summary;
 mod layout;
 pub mod raw;
 mod run_meta;
+pub mod triage;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -131,6 +132,27 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
             .cmp(&b.started_at)
             .then_with(|| a.id.cmp(&b.id))
     });
+    let (mut labels, triage_diagnostics) = triage::load_triage(root);
+    diagnostics.extend(triage_diagnostics);
+    // A label on a run or endpoint that is not in the archive is most
+    // likely a typo; say so rather than silently ignoring it.
+    labels.retain(|label| {
+        let known = runs
+            .iter()
+            .any(|r| r.id == label.run && r.endpoints.contains_key(&label.endpoint));
+        if !known {
+            let (path, line) = triage::split_source(&label.source);
+            diagnostics.push(Diagnostic {
+                path,
+                line,
+                message: format!(
+                    "ignored: no run {} with endpoint {} in the archive",
+                    label.run, label.endpoint
+                ),
+            });
+        }
+        known
+    });
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
 
     Ok(Loaded {
@@ -138,6 +160,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
             root: root.to_path_buf(),
             settings,
             runs,
+            triage: labels,
         },
         diagnostics,
         counts,
