@@ -1,5 +1,7 @@
 //! Pure statistics over slices of `f64`: no I/O, no formatting.
 
+pub mod student_t;
+
 /// The median of `values`: the middle value, or the mean of the two
 /// middle values for an even count. `None` when empty. NaN is never
 /// passed in (ingest rejects it).
