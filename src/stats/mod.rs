@@ -1,5 +1,6 @@
 //! Pure statistics over slices of `f64`: no I/O, no formatting.
 
+pub mod evidence;
 pub mod student_t;
 
 /// The median of `values`: the middle value, or the mean of the two
