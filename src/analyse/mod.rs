@@ -5,6 +5,7 @@
 //! the last `baseline_window` accepted runs before it; its verdict comes
 //! from [`verdict::decide`], the only place verdicts are made.
 
+pub mod compare;
 pub mod verdict;
 
 use chrono::{DateTime, Utc};
@@ -26,6 +27,10 @@ pub struct Analysis {
     pub endpoints: Vec<EndpointAnalysis>,
     /// Files skipped while reading, for the site and the exit code.
     pub diagnostics: Vec<Diagnostic>,
+    /// The run comparisons `[compare]` asks for, for the comparison pages.
+    pub comparisons: Vec<compare::SiteComparison>,
+    /// One row per release, for the release history page.
+    pub releases: compare::ReleaseHistory,
 }
 
 /// A run as the site lists it.
@@ -118,11 +123,16 @@ pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
         })
         .collect();
 
+    let (comparisons, compare_diagnostics) = compare::site_comparisons(archive);
+    let mut diagnostics = diagnostics;
+    diagnostics.extend(compare_diagnostics);
     Analysis {
         settings: settings.clone(),
         runs,
         endpoints,
         diagnostics,
+        comparisons,
+        releases: compare::release_history(archive),
     }
 }
 
