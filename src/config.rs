@@ -102,8 +102,11 @@ impl Settings {
 
     /// Parses and validates settings text; `path` is used in messages.
     pub fn parse(text: &str, path: &Path) -> Result<Settings, Error> {
-        let settings: Settings = toml::from_str(text).map_err(|e| Error::at(path, toml_line(text, &e), e.message()))?;
-        settings.validate().map_err(|msg| Error::at(path, None, msg))?;
+        let settings: Settings =
+            toml::from_str(text).map_err(|e| Error::at(path, toml_line(text, &e), e.message()))?;
+        settings
+            .validate()
+            .map_err(|msg| Error::at(path, None, msg))?;
         Ok(settings)
     }
 
@@ -161,8 +164,13 @@ fn check_ratio(key: &str, r: f64) -> Result<(), String> {
 
 /// The 1-based line a TOML error points at, if it has a span.
 pub(crate) fn toml_line(text: &str, err: &toml::de::Error) -> Option<u64> {
-    err.span()
-        .map(|span| text[..span.start.min(text.len())].bytes().filter(|&b| b == b'\n').count() as u64 + 1)
+    err.span().map(|span| {
+        text[..span.start.min(text.len())]
+            .bytes()
+            .filter(|&b| b == b'\n')
+            .count() as u64
+            + 1
+    })
 }
 
 #[cfg(test)]
@@ -179,7 +187,11 @@ mod tests {
 
     #[test]
     fn unknown_key_names_file_and_line() {
-        let err = Settings::parse("[analysis]\nexpected_round = 4\n", Path::new("a/perfdash.toml")).unwrap_err();
+        let err = Settings::parse(
+            "[analysis]\nexpected_round = 4\n",
+            Path::new("a/perfdash.toml"),
+        )
+        .unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("a/perfdash.toml:2:"), "{msg}");
         assert!(msg.contains("expected_round"), "{msg}");
@@ -187,7 +199,8 @@ mod tests {
 
     #[test]
     fn ratio_must_exceed_one() {
-        let err = Settings::parse("[analysis]\nthreshold_ratio = 0.9\n", Path::new("p.toml")).unwrap_err();
+        let err = Settings::parse("[analysis]\nthreshold_ratio = 0.9\n", Path::new("p.toml"))
+            .unwrap_err();
         assert!(err.to_string().contains("greater than 1"));
     }
 

@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod ingest;
 pub mod model;
+pub mod pipeline;
 pub mod render;
 pub mod stats;
 pub mod write;
