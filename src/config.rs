@@ -127,7 +127,8 @@ impl Settings {
         }
         for pair in &self.compare.pairs {
             for spec in pair {
-                crate::analyse::compare::RunSpec::parse(spec).map_err(|e| format!("compare.pairs: {e}"))?;
+                crate::analyse::compare::RunSpec::parse(spec)
+                    .map_err(|e| format!("compare.pairs: {e}"))?;
             }
         }
         for (id, e) in &self.endpoints {
@@ -214,10 +215,18 @@ mod tests {
         )
         .unwrap();
         assert!(!s.compare.releases);
-        assert_eq!(s.compare.pairs, vec![["release:1.3.0".to_string(), "latest".to_string()]]);
-        let err = Settings::parse("[compare]\npairs = [[\"latest~x\", \"latest\"]]\n", Path::new("p.toml")).unwrap_err();
+        assert_eq!(
+            s.compare.pairs,
+            vec![["release:1.3.0".to_string(), "latest".to_string()]]
+        );
+        let err = Settings::parse(
+            "[compare]\npairs = [[\"latest~x\", \"latest\"]]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("latest~N"), "{err}");
-        let err = Settings::parse("[compare]\npairs = [[\"a\"]]\n", Path::new("p.toml")).unwrap_err();
+        let err =
+            Settings::parse("[compare]\npairs = [[\"a\"]]\n", Path::new("p.toml")).unwrap_err();
         assert!(err.to_string().starts_with("p.toml:2:"), "{err}");
     }
 

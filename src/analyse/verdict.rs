@@ -179,7 +179,10 @@ pub fn decide_comparison(e: &ComparisonEvidence) -> ComparisonVerdict {
     match band(ratio, e.threshold_ratio) {
         Band::Above if low > 1.0 => ComparisonVerdict::Regression,
         Band::Below if high < 1.0 => ComparisonVerdict::Improvement,
-        Band::Within if band(low, e.threshold_ratio) == Band::Within && band(high, e.threshold_ratio) == Band::Within => {
+        Band::Within
+            if band(low, e.threshold_ratio) == Band::Within
+                && band(high, e.threshold_ratio) == Band::Within =>
+        {
             ComparisonVerdict::Same
         }
         _ => ComparisonVerdict::Inconclusive,
@@ -238,14 +241,30 @@ mod tests {
     fn comparison_rule() {
         use ComparisonVerdict::*;
         assert_eq!(cmp(1.30, (1.20, 1.40)), Regression);
-        assert_eq!(cmp(1.30, (1.01, 1.40)), Regression, "separated rounds, effect past the gate");
+        assert_eq!(
+            cmp(1.30, (1.01, 1.40)),
+            Regression,
+            "separated rounds, effect past the gate"
+        );
         assert_eq!(cmp(1.30, (0.95, 1.60)), Inconclusive, "rounds overlap");
-        assert_eq!(cmp(1.15, (1.10, 1.20)), Inconclusive, "at the gate line, and 1.20 cannot be ruled out");
+        assert_eq!(
+            cmp(1.15, (1.10, 1.20)),
+            Inconclusive,
+            "at the gate line, and 1.20 cannot be ruled out"
+        );
         assert_eq!(cmp(0.70, (0.60, 0.80)), Improvement);
         assert_eq!(cmp(0.70, (0.60, 1.05)), Inconclusive);
         assert_eq!(cmp(1.00, (0.97, 1.03)), Same);
-        assert_eq!(cmp(1.00, (0.90, 1.15)), Same, "the band edges are inside, as in the gate");
-        assert_eq!(cmp(1.00, (0.80, 1.30)), Inconclusive, "wide interval: cannot say same");
+        assert_eq!(
+            cmp(1.00, (0.90, 1.15)),
+            Same,
+            "the band edges are inside, as in the gate"
+        );
+        assert_eq!(
+            cmp(1.00, (0.80, 1.30)),
+            Inconclusive,
+            "wide interval: cannot say same"
+        );
         let mut e = ComparisonEvidence {
             rounds_a: 4,
             rounds_b: 5,
@@ -254,7 +273,11 @@ mod tests {
             interval: Some((1.9, 2.1)),
             threshold_ratio: 1.15,
         };
-        assert_eq!(decide_comparison(&e), Inconclusive, "too few rounds never alarm");
+        assert_eq!(
+            decide_comparison(&e),
+            Inconclusive,
+            "too few rounds never alarm"
+        );
         e.rounds_a = 5;
         assert_eq!(decide_comparison(&e), Regression);
         e.interval = None;
@@ -265,11 +288,32 @@ mod tests {
     #[test]
     fn gate_and_comparison_share_the_band() {
         // With a tight interval, comparison fires exactly where the gate does.
-        for ratio in [0.5, 1.0 / 1.15, 0.8695, 0.87, 1.0, 1.15, 1.1500001, 1.16, 2.0] {
+        for ratio in [
+            0.5,
+            1.0 / 1.15,
+            0.8695,
+            0.87,
+            1.0,
+            1.15,
+            1.1500001,
+            1.16,
+            2.0,
+        ] {
             let gate = decide(&ev(100.0 * ratio, Some(100.0), 5));
-            let tight = cmp(ratio, (1.0 + (ratio - 1.0) * 0.9, 1.0 + (ratio - 1.0) * 1.1));
-            assert_eq!(gate == Verdict::Regression, tight == ComparisonVerdict::Regression, "ratio {ratio}");
-            assert_eq!(gate == Verdict::Improvement, tight == ComparisonVerdict::Improvement, "ratio {ratio}");
+            let tight = cmp(
+                ratio,
+                (1.0 + (ratio - 1.0) * 0.9, 1.0 + (ratio - 1.0) * 1.1),
+            );
+            assert_eq!(
+                gate == Verdict::Regression,
+                tight == ComparisonVerdict::Regression,
+                "ratio {ratio}"
+            );
+            assert_eq!(
+                gate == Verdict::Improvement,
+                tight == ComparisonVerdict::Improvement,
+                "ratio {ratio}"
+            );
         }
     }
 }

@@ -52,7 +52,11 @@ pub fn mann_whitney_cdf(n: usize, m: usize, u: usize) -> f64 {
                 // Otherwise it is a y above all i x's: it adds i to U.
                 for (v, slot) in p.iter_mut().enumerate() {
                     let from_x = table[i - 1][j].get(v).copied().unwrap_or(0.0);
-                    let from_y = if v >= i { table[i][j - 1].get(v - i).copied().unwrap_or(0.0) } else { 0.0 };
+                    let from_y = if v >= i {
+                        table[i][j - 1].get(v - i).copied().unwrap_or(0.0)
+                    } else {
+                        0.0
+                    };
                     *slot = wi * from_x + wj * from_y;
                 }
             }
@@ -72,13 +76,16 @@ fn standard_normal_cdf(z: f64) -> f64 {
 fn erfc(x: f64) -> f64 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t * (-z * z - 1.26551223
-        + t * (1.00002368
-            + t * (0.37409196
-                + t * (0.09678418
-                    + t * (-0.18628806
-                        + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
-        .exp();
+    let r = t
+        * (-z * z - 1.26551223
+            + t * (1.00002368
+                + t * (0.37409196
+                    + t * (0.09678418
+                        + t * (-0.18628806
+                            + t * (0.27886807
+                                + t * (-1.13520398
+                                    + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+            .exp();
     if x >= 0.0 { r } else { 2.0 - r }
 }
 
@@ -107,7 +114,10 @@ pub fn hodges_lehmann_shift(x: &[f64], y: &[f64], one_sided_alpha: f64) -> Optio
     if x.is_empty() || y.is_empty() {
         return None;
     }
-    let mut diffs: Vec<f64> = y.iter().flat_map(|yj| x.iter().map(move |xi| yj - xi)).collect();
+    let mut diffs: Vec<f64> = y
+        .iter()
+        .flat_map(|yj| x.iter().map(move |xi| yj - xi))
+        .collect();
     diffs.sort_by(f64::total_cmp);
     let estimate = median(&diffs)?;
     let (n, m) = (x.len(), y.len());
@@ -146,7 +156,15 @@ mod tests {
     #[test]
     fn mann_whitney_five_by_five_matches_the_table() {
         // Counts of the 252 orderings with U <= u: 1, 2, 4, 7, 12, 19, 28.
-        for (u, count) in [(0, 1.0), (1, 2.0), (2, 4.0), (3, 7.0), (4, 12.0), (5, 19.0), (6, 28.0)] {
+        for (u, count) in [
+            (0, 1.0),
+            (1, 2.0),
+            (2, 4.0),
+            (3, 7.0),
+            (4, 12.0),
+            (5, 19.0),
+            (6, 28.0),
+        ] {
             let p = mann_whitney_cdf(5, 5, u);
             assert!((p - count / 252.0).abs() < 1e-12, "u={u}: {p}");
         }
@@ -176,7 +194,10 @@ mod tests {
         assert_eq!(s.estimate, 30.0);
         // k = 6: the 6th smallest and 6th largest of 25 differences.
         let (lo, hi) = s.interval.unwrap();
-        assert!(lo > 26.0 && lo < 30.0 && hi > 30.0 && hi < 34.0, "{lo} {hi}");
+        assert!(
+            lo > 26.0 && lo < 30.0 && hi > 30.0 && hi < 34.0,
+            "{lo} {hi}"
+        );
         assert!((s.confidence - (1.0 - 2.0 * 19.0 / 252.0)).abs() < 1e-12);
         // 2 vs 2 has only 6 orderings: no interval at one-sided 10%.
         let tiny = hodges_lehmann_shift(&[1.0, 2.0], &[3.0, 4.0], 0.10).unwrap();
