@@ -9,6 +9,7 @@
 //! * 2: bad input or usage; nothing was written.
 
 mod build;
+mod compare;
 mod demo;
 
 use std::process::ExitCode;
@@ -36,6 +37,8 @@ pub enum Command {
     Build(build::BuildArgs),
     /// Write a generated sample archive (the bundled `archive/`).
     Demo(demo::DemoArgs),
+    /// Compare two runs endpoint by endpoint (the release check).
+    Compare(compare::CompareArgs),
 }
 
 /// Parses the command line, runs the command and maps the outcome to an
@@ -54,6 +57,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Build(args) => build::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Compare(args) => compare::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
