@@ -172,3 +172,89 @@ fn unreadable_files_of_the_compared_runs_are_warned_about() {
             .is_some_and(|p| !p.is_empty())
     );
 }
+
+#[test]
+fn the_site_has_comparison_pages_and_the_release_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    release_archive(&archive);
+    std::fs::write(
+        archive.join("perfdash.toml"),
+        "[endpoints.orders]\nname = \"GET /orders?<all>\"\n\n[compare]\npairs = [[\"2026-03-03\", \"latest\"]]\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("site");
+    perfdash()
+        .args(["build", "--archive"])
+        .arg(&archive)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(0);
+
+    let releases = std::fs::read_to_string(out.join("releases.html")).unwrap();
+    // One row per release, orders' median and its change.
+    assert!(
+        releases.contains(r#"<th scope="row">1.3.0</th>"#),
+        "{releases}"
+    );
+    assert!(
+        releases.contains(r#"<td class="num">130 <small>+30.0%</small></td>"#),
+        "{releases}"
+    );
+    assert!(releases.contains(r#"id="release-chart""#));
+    // Each release vs the previous, the latest vs the last release, the listed pair.
+    // (search is only in the latest run.)
+    for (page, endpoints) in [
+        ("compare/2026-03-02t0300z_vs_2026-03-04t0300z.html", 2),
+        ("compare/2026-03-04t0300z_vs_2026-03-05t0300z.html", 3),
+        ("compare/2026-03-03t0300z_vs_2026-03-05t0300z.html", 3),
+    ] {
+        assert!(
+            releases.contains(&format!(r#"href="{page}""#)),
+            "{page} listed"
+        );
+        let html = std::fs::read_to_string(out.join(page)).unwrap();
+        assert_eq!(
+            html.matches(r#"class="chart dotplot""#).count(),
+            endpoints,
+            "{page}: a dot plot per endpoint"
+        );
+        assert!(
+            html.contains("GET /orders?&lt;all&gt;") && !html.contains("<all>"),
+            "{page}: names escaped"
+        );
+    }
+    let release_pair =
+        std::fs::read_to_string(out.join("compare/2026-03-02t0300z_vs_2026-03-04t0300z.html"))
+            .unwrap();
+    assert!(
+        release_pair.contains(r#"<span class="verdict v-regression">1 regressed</span>"#),
+        "{release_pair}"
+    );
+    assert!(release_pair.contains(r#"href="../runs/2026-03-04t0300z.html""#));
+}
+
+#[test]
+fn a_compare_pair_that_names_no_run_is_a_build_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    release_archive(&archive);
+    std::fs::write(
+        archive.join("perfdash.toml"),
+        "[compare]\npairs = [[\"release:0.1\", \"latest\"]]\n",
+    )
+    .unwrap();
+    let out = perfdash()
+        .args(["build", "--archive"])
+        .arg(&archive)
+        .arg("--out")
+        .arg(tmp.path().join("site"))
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(
+        stderr.contains("perfdash.toml: [compare] pair [\"release:0.1\", \"latest\"] skipped"),
+        "{stderr}"
+    );
+}
