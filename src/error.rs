@@ -49,7 +49,7 @@ impl Error {
 
 /// A problem that does not stop the build: the file is skipped and the
 /// build goes on, but the exit code says that warnings occurred.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostic {
     /// The file, relative to the archive root where possible.
     pub path: String,
@@ -62,7 +62,11 @@ pub struct Diagnostic {
 impl Diagnostic {
     pub fn from_error(err: &Error) -> Diagnostic {
         match err {
-            Error::Input { path, line, message } => Diagnostic {
+            Error::Input {
+                path,
+                line,
+                message,
+            } => Diagnostic {
                 path: path.display().to_string(),
                 line: *line,
                 message: message.clone(),

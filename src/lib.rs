@@ -11,6 +11,8 @@ pub mod demo;
 pub mod error;
 pub mod ingest;
 pub mod model;
+pub mod pipeline;
 pub mod render;
+pub mod report;
 pub mod stats;
 pub mod write;

@@ -34,7 +34,33 @@ impl Verdict {
     /// Whether a run with this verdict may join later runs' baselines.
     /// A regression must not: it would drag the baseline up and hide itself.
     pub fn feeds_baseline(self) -> bool {
-        matches!(self, Verdict::Ok | Verdict::Improvement | Verdict::NoBaseline)
+        matches!(
+            self,
+            Verdict::Ok | Verdict::Improvement | Verdict::NoBaseline
+        )
+    }
+}
+
+/// What a judged run does to the baseline of the runs after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineEffect {
+    /// It joins the rolling window of accepted runs.
+    Join,
+    /// It stays out (a regression, or too few rounds).
+    Skip,
+    /// It becomes the only run of a fresh window: a regression a human
+    /// labelled `accepted` (an intended change), so its level is the new
+    /// normal and the old level must not keep flagging it.
+    Restart,
+}
+
+/// Decides what a run does to later baselines, from its verdict and
+/// whether its regression was triaged as `accepted`.
+pub fn baseline_effect(verdict: Verdict, accepted_by_triage: bool) -> BaselineEffect {
+    match verdict {
+        Verdict::Regression if accepted_by_triage => BaselineEffect::Restart,
+        v if v.feeds_baseline() => BaselineEffect::Join,
+        _ => BaselineEffect::Skip,
     }
 }
 
@@ -92,7 +118,11 @@ mod tests {
 
     #[test]
     fn band_edges() {
-        assert_eq!(decide(&ev(115.0, Some(100.0), 5)), Verdict::Ok, "exactly ×1.15 is not over");
+        assert_eq!(
+            decide(&ev(115.0, Some(100.0), 5)),
+            Verdict::Ok,
+            "exactly ×1.15 is not over"
+        );
         assert_eq!(decide(&ev(115.1, Some(100.0), 5)), Verdict::Regression);
         assert_eq!(decide(&ev(100.0 / 1.15, Some(100.0), 5)), Verdict::Ok);
         assert_eq!(decide(&ev(86.0, Some(100.0), 5)), Verdict::Improvement);
@@ -102,8 +132,28 @@ mod tests {
     }
 
     #[test]
+    fn accepted_regressions_restart_the_baseline() {
+        assert_eq!(
+            baseline_effect(Verdict::Regression, true),
+            BaselineEffect::Restart
+        );
+        assert_eq!(
+            baseline_effect(Verdict::Regression, false),
+            BaselineEffect::Skip
+        );
+        assert_eq!(baseline_effect(Verdict::Ok, true), BaselineEffect::Join);
+        assert_eq!(
+            baseline_effect(Verdict::Insufficient, true),
+            BaselineEffect::Skip
+        );
+    }
+
+    #[test]
     fn contract_strings() {
-        assert_eq!(serde_json::to_string(&Verdict::NoBaseline).unwrap(), "\"no-baseline\"");
+        assert_eq!(
+            serde_json::to_string(&Verdict::NoBaseline).unwrap(),
+            "\"no-baseline\""
+        );
         assert_eq!(Verdict::Insufficient.to_string(), "insufficient");
     }
 }

@@ -12,8 +12,13 @@ use crate::model::RunMeta;
 /// Every key is optional; keys perfdash does not know are kept in
 /// `RunMeta::extra` and shown on the run page.
 pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTime<Utc>>), Error> {
-    let table: toml::Table = toml::from_str(text)
-        .map_err(|e| Error::at(path, crate::config::toml_line(text, &e), e.message().to_string()))?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        Error::at(
+            path,
+            crate::config::toml_line(text, &e),
+            e.message().to_string(),
+        )
+    })?;
     let mut meta = RunMeta::default();
     let mut started_at = None;
     let mut extra = BTreeMap::new();
@@ -37,7 +42,10 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
                         return Err(Error::at(
                             path,
                             None,
-                            format!("started_at should be an RFC 3339 date-time, found {}", other.type_str()),
+                            format!(
+                                "started_at should be an RFC 3339 date-time, found {}",
+                                other.type_str()
+                            ),
                         ));
                     }
                 };
@@ -54,17 +62,43 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
             "branch" => meta.branch = Some(text_value()?),
             "notes" => meta.notes = Some(text_value()?),
             "release" => meta.release = Some(text_value()?),
-            _ => {
-                let shown = match &value {
-                    toml::Value::String(s) => s.clone(),
-                    other => other.to_string(),
+            "load" | "environment" => {
+                let toml::Value::Table(table) = &value else {
+                    return Err(Error::at(
+                        path,
+                        None,
+                        format!(
+                            "{key} should be a table ([{key}] with one key per setting), found {}",
+                            value.type_str()
+                        ),
+                    ));
                 };
-                extra.insert(key.clone(), shown);
+                let flat = table
+                    .iter()
+                    .map(|(k, v)| (k.clone(), value_text(v)))
+                    .collect();
+                if key == "load" {
+                    meta.load = flat;
+                } else {
+                    meta.environment = flat;
+                }
+            }
+            _ => {
+                extra.insert(key.clone(), value_text(&value));
             }
         }
     }
     meta.extra = extra;
     Ok((meta, started_at))
+}
+
+/// A value as shown and compared: strings as they are, anything else
+/// (numbers, arrays of stages, …) in its TOML spelling.
+fn value_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// Reads a UTC time from the start of a run id: `2026-05-04`,
@@ -82,7 +116,11 @@ pub fn run_time_from_id(id: &str) -> Option<DateTime<Utc>> {
     }
     let n = |range: std::ops::Range<usize>| digits.get(range).and_then(|s| s.parse::<u32>().ok());
     let date = NaiveDate::from_ymd_opt(n(0..4)? as i32, n(4..6)?, n(6..8)?)?;
-    let time = NaiveTime::from_hms_opt(n(8..10).unwrap_or(0), n(10..12).unwrap_or(0), n(12..14).unwrap_or(0))?;
+    let time = NaiveTime::from_hms_opt(
+        n(8..10).unwrap_or(0),
+        n(10..12).unwrap_or(0),
+        n(12..14).unwrap_or(0),
+    )?;
     Some(NaiveDateTime::new(date, time).and_utc())
 }
 
@@ -94,9 +132,18 @@ mod tests {
     fn times_from_ids() {
         let t = |s| run_time_from_id(s).map(|t| t.to_rfc3339());
         assert_eq!(t("2026-05-04"), Some("2026-05-04T00:00:00+00:00".into()));
-        assert_eq!(t("2026-05-04T0300Z"), Some("2026-05-04T03:00:00+00:00".into()));
-        assert_eq!(t("2026-05-04T03:00:07Z"), Some("2026-05-04T03:00:07+00:00".into()));
-        assert_eq!(t("20260504-0315-nightly"), Some("2026-05-04T03:15:00+00:00".into()));
+        assert_eq!(
+            t("2026-05-04T0300Z"),
+            Some("2026-05-04T03:00:00+00:00".into())
+        );
+        assert_eq!(
+            t("2026-05-04T03:00:07Z"),
+            Some("2026-05-04T03:00:07+00:00".into())
+        );
+        assert_eq!(
+            t("20260504-0315-nightly"),
+            Some("2026-05-04T03:15:00+00:00".into())
+        );
         assert_eq!(t("2026-13-04"), None);
         assert_eq!(t("nightly-42"), None);
         assert_eq!(t("1234"), None);
@@ -113,16 +160,53 @@ mod tests {
         assert_eq!(meta.commit.as_deref(), Some("abc"));
         assert_eq!(meta.release.as_deref(), Some("1.4.0"));
         assert_eq!(meta.extra.get("ci_job").map(String::as_str), Some("17"));
-        let (_, t) = parse_run_meta("started_at = \"2026-05-04T03:00:00Z\"", Path::new("run.toml")).unwrap();
+        let (_, t) = parse_run_meta(
+            "started_at = \"2026-05-04T03:00:00Z\"",
+            Path::new("run.toml"),
+        )
+        .unwrap();
         assert!(t.is_some());
     }
 
     #[test]
+    fn load_profile_and_environment_tables() {
+        let (meta, _) = parse_run_meta(
+            "[load]\nscript_hash = \"sha256:ab\"\nvus = 50\nstages = [\"30s:10\", \"5m:50\"]\n\
+             [environment]\nhost = \"perf-3\"\njvm_flags = \"-Xmx2g\"\n",
+            Path::new("run.toml"),
+        )
+        .unwrap();
+        assert_eq!(meta.load.get("vus").map(String::as_str), Some("50"));
+        assert_eq!(
+            meta.load.get("script_hash").map(String::as_str),
+            Some("sha256:ab")
+        );
+        assert_eq!(
+            meta.load.get("stages").map(String::as_str),
+            Some(r#"["30s:10", "5m:50"]"#)
+        );
+        assert_eq!(
+            meta.environment.get("host").map(String::as_str),
+            Some("perf-3")
+        );
+        assert!(meta.extra.is_empty());
+        let err = parse_run_meta("load = 5\n", Path::new("r.toml")).unwrap_err();
+        assert!(err.to_string().contains("load should be a table"), "{err}");
+    }
+
+    #[test]
     fn bad_run_toml_names_file_and_line() {
-        let err = parse_run_meta("commit = \"a\"\nstarted_at = 2026-05-04\n", Path::new("runs/x/run.toml")).unwrap_err();
+        let err = parse_run_meta(
+            "commit = \"a\"\nstarted_at = 2026-05-04\n",
+            Path::new("runs/x/run.toml"),
+        )
+        .unwrap_err();
         assert!(err.to_string().starts_with("runs/x/run.toml"), "{err}");
         let err = parse_run_meta("commit = 1\n", Path::new("r.toml")).unwrap_err();
-        assert!(err.to_string().contains("commit should be a string"), "{err}");
+        assert!(
+            err.to_string().contains("commit should be a string"),
+            "{err}"
+        );
         let err = parse_run_meta("commit = \n", Path::new("r.toml")).unwrap_err();
         assert!(err.to_string().starts_with("r.toml:1:"), "{err}");
     }
