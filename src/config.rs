@@ -19,6 +19,66 @@ pub struct Settings {
     pub analysis: AnalysisSettings,
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
+    /// How flame-graph profiles are classified and attributed.
+    pub profiles: ProfileSettings,
+}
+
+/// `[profiles]`: classification of flame-graph stacks (see `docs/profiles.md`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileSettings {
+    /// A stack is application (business) code when a frame starts with one of
+    /// these, e.g. `com/acme/` (`.` and `/` are interchangeable). For py-spy
+    /// frames `func (path/module.py:line)` the frame also answers to
+    /// `module.func`. Empty: every stack not claimed by another category
+    /// counts as application.
+    pub application_prefixes: Vec<String>,
+    /// Regular expressions (matched anywhere in a frame) that also mark
+    /// application code.
+    pub application_patterns: Vec<String>,
+    /// Whether the built-in JVM/native/Python rules apply; `false` keeps only `rules`.
+    pub default_rules: bool,
+    /// Extra rules, added to the built-in ones.
+    pub rules: ProfileRules,
+    /// A category must move by at least this many percentage points against
+    /// the baseline profile to explain a regression.
+    pub min_shift_pts: f64,
+    /// Frames narrower than this percentage of the total are left out of
+    /// rendered flame graphs (keeps pages light).
+    pub min_width_pct: f64,
+}
+
+impl Default for ProfileSettings {
+    fn default() -> Self {
+        ProfileSettings {
+            application_prefixes: Vec::new(),
+            application_patterns: Vec::new(),
+            default_rules: true,
+            rules: ProfileRules::default(),
+            min_shift_pts: 5.0,
+            min_width_pct: 0.1,
+        }
+    }
+}
+
+/// Extra classification rules: regular expressions per category, matched
+/// against whole frame names (annotation suffixes like `_[j]` removed).
+/// `jit`, `gc` and `vm` are thread anchors (anywhere in the stack); the
+/// others are matched nearest the leaf.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileRules {
+    pub jit: Vec<String>,
+    pub gc: Vec<String>,
+    pub vm: Vec<String>,
+    pub safepoint: Vec<String>,
+    pub lock: Vec<String>,
+    /// Frames that turn a lock wait into an idle wait (a pool thread waiting for work).
+    pub idle_wait: Vec<String>,
+    pub io: Vec<String>,
+    /// GC work done inside application threads (slow-path allocation, barriers);
+    /// reported as a separate share.
+    pub gc_in_mutator: Vec<String>,
 }
 
 /// How runs are judged.
@@ -75,8 +135,11 @@ impl Settings {
 
     /// Parses and validates settings text; `path` is used in messages.
     pub fn parse(text: &str, path: &Path) -> Result<Settings, Error> {
-        let settings: Settings = toml::from_str(text).map_err(|e| Error::at(path, toml_line(text, &e), e.message()))?;
-        settings.validate().map_err(|msg| Error::at(path, None, msg))?;
+        let settings: Settings =
+            toml::from_str(text).map_err(|e| Error::at(path, toml_line(text, &e), e.message()))?;
+        settings
+            .validate()
+            .map_err(|msg| Error::at(path, None, msg))?;
         Ok(settings)
     }
 
@@ -93,6 +156,20 @@ impl Settings {
             return Err(format!(
                 "analysis.min_baseline_runs must be between 1 and baseline_window ({})",
                 a.baseline_window
+            ));
+        }
+        crate::profile::Classifier::new(&self.profiles).map_err(|e| format!("profiles: {e}"))?;
+        let p = &self.profiles;
+        if !(p.min_shift_pts.is_finite() && p.min_shift_pts > 0.0 && p.min_shift_pts < 100.0) {
+            return Err(format!(
+                "profiles.min_shift_pts must be between 0 and 100 (got {})",
+                p.min_shift_pts
+            ));
+        }
+        if !(p.min_width_pct.is_finite() && (0.0..=5.0).contains(&p.min_width_pct)) {
+            return Err(format!(
+                "profiles.min_width_pct must be between 0 and 5 (got {})",
+                p.min_width_pct
             ));
         }
         for (id, e) in &self.endpoints {
@@ -129,8 +206,13 @@ fn check_ratio(key: &str, r: f64) -> Result<(), String> {
 
 /// The 1-based line a TOML error points at, if it has a span.
 pub(crate) fn toml_line(text: &str, err: &toml::de::Error) -> Option<u64> {
-    err.span()
-        .map(|span| text[..span.start.min(text.len())].bytes().filter(|&b| b == b'\n').count() as u64 + 1)
+    err.span().map(|span| {
+        text[..span.start.min(text.len())]
+            .bytes()
+            .filter(|&b| b == b'\n')
+            .count() as u64
+            + 1
+    })
 }
 
 #[cfg(test)]
@@ -147,7 +229,11 @@ mod tests {
 
     #[test]
     fn unknown_key_names_file_and_line() {
-        let err = Settings::parse("[analysis]\nexpected_round = 4\n", Path::new("a/perfdash.toml")).unwrap_err();
+        let err = Settings::parse(
+            "[analysis]\nexpected_round = 4\n",
+            Path::new("a/perfdash.toml"),
+        )
+        .unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("a/perfdash.toml:2:"), "{msg}");
         assert!(msg.contains("expected_round"), "{msg}");
@@ -155,7 +241,8 @@ mod tests {
 
     #[test]
     fn ratio_must_exceed_one() {
-        let err = Settings::parse("[analysis]\nthreshold_ratio = 0.9\n", Path::new("p.toml")).unwrap_err();
+        let err = Settings::parse("[analysis]\nthreshold_ratio = 0.9\n", Path::new("p.toml"))
+            .unwrap_err();
         assert!(err.to_string().contains("greater than 1"));
     }
 

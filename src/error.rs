@@ -62,7 +62,11 @@ pub struct Diagnostic {
 impl Diagnostic {
     pub fn from_error(err: &Error) -> Diagnostic {
         match err {
-            Error::Input { path, line, message } => Diagnostic {
+            Error::Input {
+                path,
+                line,
+                message,
+            } => Diagnostic {
                 path: path.display().to_string(),
                 line: *line,
                 message: message.clone(),

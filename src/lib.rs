@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod ingest;
 pub mod model;
+pub mod profile;
 pub mod render;
 pub mod stats;
 pub mod write;

@@ -37,7 +37,11 @@ fn archive(runs: &[Vec<f64>]) -> Archive {
                 endpoints: BTreeMap::from([(
                     "e".to_string(),
                     EndpointRun {
-                        rounds: p99s.iter().enumerate().map(|(n, p)| round(n as u32 + 1, *p)).collect(),
+                        rounds: p99s
+                            .iter()
+                            .enumerate()
+                            .map(|(n, p)| round(n as u32 + 1, *p))
+                            .collect(),
                     },
                 )]),
                 problems: vec![],
@@ -70,7 +74,11 @@ fn step_regression_persists_and_stays_out_of_the_baseline() {
     let pts = &a.endpoints[0].points;
     for p in &pts[12..] {
         assert_eq!(p.verdict, Verdict::Regression);
-        assert_eq!(p.baseline_p99_ms, Some(100.0), "regressed runs never join the baseline");
+        assert_eq!(
+            p.baseline_p99_ms,
+            Some(100.0),
+            "regressed runs never join the baseline"
+        );
         assert!((p.ratio.unwrap() - 1.3).abs() < 1e-12);
     }
     assert_eq!(pts[12].baseline_runs.len(), 10);

@@ -34,7 +34,10 @@ impl Verdict {
     /// Whether a run with this verdict may join later runs' baselines.
     /// A regression must not: it would drag the baseline up and hide itself.
     pub fn feeds_baseline(self) -> bool {
-        matches!(self, Verdict::Ok | Verdict::Improvement | Verdict::NoBaseline)
+        matches!(
+            self,
+            Verdict::Ok | Verdict::Improvement | Verdict::NoBaseline
+        )
     }
 }
 
@@ -92,7 +95,11 @@ mod tests {
 
     #[test]
     fn band_edges() {
-        assert_eq!(decide(&ev(115.0, Some(100.0), 5)), Verdict::Ok, "exactly ×1.15 is not over");
+        assert_eq!(
+            decide(&ev(115.0, Some(100.0), 5)),
+            Verdict::Ok,
+            "exactly ×1.15 is not over"
+        );
         assert_eq!(decide(&ev(115.1, Some(100.0), 5)), Verdict::Regression);
         assert_eq!(decide(&ev(100.0 / 1.15, Some(100.0), 5)), Verdict::Ok);
         assert_eq!(decide(&ev(86.0, Some(100.0), 5)), Verdict::Improvement);
@@ -103,7 +110,10 @@ mod tests {
 
     #[test]
     fn contract_strings() {
-        assert_eq!(serde_json::to_string(&Verdict::NoBaseline).unwrap(), "\"no-baseline\"");
+        assert_eq!(
+            serde_json::to_string(&Verdict::NoBaseline).unwrap(),
+            "\"no-baseline\""
+        );
         assert_eq!(Verdict::Insufficient.to_string(), "insufficient");
     }
 }

@@ -85,13 +85,20 @@ pub fn parse(bytes: &[u8], path: &Path, metric: &str) -> Result<SummaryRound, Er
                 if v.is_finite() && v >= 0.0 {
                     Ok(Some(v))
                 } else {
-                    Err(Error::at(path, None, format!("{metric_key}.{key} is {v}: not a non-negative number")))
+                    Err(Error::at(
+                        path,
+                        None,
+                        format!("{metric_key}.{key} is {v}: not a non-negative number"),
+                    ))
                 }
             }
             Some(other) => Err(Error::at(
                 path,
                 None,
-                format!("{metric_key}.{key} should be a number, found {}", type_name(other)),
+                format!(
+                    "{metric_key}.{key} should be a number, found {}",
+                    type_name(other)
+                ),
             )),
         }
     };
@@ -194,7 +201,11 @@ fn metric_values(doc: &Value, format: SourceFormat) -> Vec<(String, &Map<String,
             .unwrap_or_default(),
         SourceFormat::K6SummaryExport => doc["metrics"]
             .as_object()
-            .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_object()?))).collect())
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_object()?)))
+                    .collect()
+            })
             .unwrap_or_default(),
     }
 }
@@ -216,7 +227,11 @@ mod tests {
     use serde_json::json;
 
     fn p(v: Value) -> Result<SummaryRound, Error> {
-        parse(v.to_string().as_bytes(), Path::new("r/round-1.json"), "http_req_duration")
+        parse(
+            v.to_string().as_bytes(),
+            Path::new("r/round-1.json"),
+            "http_req_duration",
+        )
     }
 
     #[test]
@@ -266,7 +281,10 @@ mod tests {
 
     #[test]
     fn missing_p99_says_how_to_fix_it() {
-        let err = p(json!({"root_group": {}, "metrics": {"http_req_duration": {"avg": 1.0, "p(95)": 2.0}}})).unwrap_err();
+        let err = p(
+            json!({"root_group": {}, "metrics": {"http_req_duration": {"avg": 1.0, "p(95)": 2.0}}}),
+        )
+        .unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("r/round-1.json: "), "{msg}");
         assert!(msg.contains("summaryTrendStats"), "{msg}");
@@ -275,16 +293,30 @@ mod tests {
 
     #[test]
     fn negative_and_wrong_types_are_errors() {
-        let err = p(json!({"metrics": {"http_req_duration": {"values": {"p(99)": -1.0}}}})).unwrap_err();
+        let err =
+            p(json!({"metrics": {"http_req_duration": {"values": {"p(99)": -1.0}}}})).unwrap_err();
         assert!(err.to_string().contains("non-negative"), "{err}");
-        let err = p(json!({"metrics": {"http_req_duration": {"values": {"p(99)": "12"}}}})).unwrap_err();
-        assert!(err.to_string().contains("should be a number, found a string"), "{err}");
+        let err =
+            p(json!({"metrics": {"http_req_duration": {"values": {"p(99)": "12"}}}})).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("should be a number, found a string"),
+            "{err}"
+        );
     }
 
     #[test]
     fn broken_json_names_the_line() {
-        let err = parse(b"{\n\"metrics\": {\n", Path::new("x.json"), "http_req_duration").unwrap_err();
-        assert!(err.to_string().starts_with("x.json:3: not valid JSON"), "{err}");
+        let err = parse(
+            b"{\n\"metrics\": {\n",
+            Path::new("x.json"),
+            "http_req_duration",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("x.json:3: not valid JSON"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -7,8 +7,14 @@ use crate::error::Diagnostic;
 /// One entry of an archive folder, in name order.
 #[derive(Debug)]
 pub(crate) enum Entry {
-    Dir { name: String, path: PathBuf },
-    File { name: String, path: PathBuf },
+    Dir {
+        name: String,
+        path: PathBuf,
+    },
+    File {
+        name: String,
+        path: PathBuf,
+    },
     /// Not read, with the reason (symbolic links, non-UTF-8 names, …).
     Skipped(Skipped),
 }
@@ -95,7 +101,9 @@ impl RoundFileName {
 /// pattern. Only `.json` is a summary today.
 pub fn parse_round_file_name(name: &str) -> Option<RoundFileName> {
     let rest = name.strip_prefix("round-")?;
-    let digits_end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let digits_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
     if digits_end == 0 {
         return None;
     }
@@ -132,7 +140,11 @@ mod tests {
         let labelled = parse_round_file_name("round-12.host-a.json").unwrap();
         assert_eq!(labelled.number, 12);
         assert_eq!(labelled.label.as_deref(), Some("host-a"));
-        assert!(parse_round_file_name("round-0.warmup.json").unwrap().is_warmup());
+        assert!(
+            parse_round_file_name("round-0.warmup.json")
+                .unwrap()
+                .is_warmup()
+        );
         assert_eq!(parse_round_file_name("round-.json"), None);
         assert_eq!(parse_round_file_name("round-1.txt"), None);
         assert_eq!(parse_round_file_name("round-1..json"), None);

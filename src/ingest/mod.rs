@@ -42,7 +42,11 @@ pub struct Loaded {
 pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
     let meta = std::fs::metadata(root).map_err(|e| Error::io(root, e))?;
     if !meta.is_dir() {
-        return Err(Error::at(root, None, "not a folder: the archive must be a folder with a runs/ folder inside"));
+        return Err(Error::at(
+            root,
+            None,
+            "not a folder: the archive must be a folder with a runs/ folder inside",
+        ));
     }
     let settings = Settings::load(root)?;
     let runs_dir = root.join(RUNS_DIR);
@@ -74,7 +78,11 @@ pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
         diagnostics.extend(diags);
         runs.extend(run);
     }
-    runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then_with(|| a.id.cmp(&b.id)));
+    runs.sort_by(|a, b| {
+        a.started_at
+            .cmp(&b.started_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
 
     Ok(Loaded {
@@ -89,7 +97,12 @@ pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
 
 /// Reads one run folder. Returns `None` when the run cannot be placed in
 /// time or holds no rounds at all.
-fn read_run(root: &Path, id: &str, dir: &Path, settings: &Settings) -> (Option<Run>, Vec<Diagnostic>) {
+fn read_run(
+    root: &Path,
+    id: &str,
+    dir: &Path,
+    settings: &Settings,
+) -> (Option<Run>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let rel = |p: &Path| relative(root, p);
 
@@ -104,7 +117,10 @@ fn read_run(root: &Path, id: &str, dir: &Path, settings: &Settings) -> (Option<R
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
-            diags.push(Diagnostic::from_error(&Error::io(Path::new(&rel(&meta_path)), e)));
+            diags.push(Diagnostic::from_error(&Error::io(
+                Path::new(&rel(&meta_path)),
+                e,
+            )));
             None
         }
     };
@@ -117,9 +133,10 @@ fn read_run(root: &Path, id: &str, dir: &Path, settings: &Settings) -> (Option<R
         diags.push(Diagnostic {
             path: rel(dir),
             line: None,
-            message: "run skipped: no started_at in run.toml and the run id does not start with a date \
+            message:
+                "run skipped: no started_at in run.toml and the run id does not start with a date \
                       (e.g. 2026-05-04T0300Z)"
-                .into(),
+                    .into(),
         });
         return (None, diags);
     };
@@ -157,7 +174,8 @@ fn read_run(root: &Path, id: &str, dir: &Path, settings: &Settings) -> (Option<R
             layout::Entry::File { path, .. } => diags.push(Diagnostic {
                 path: rel(&path),
                 line: None,
-                message: "ignored: files directly in a run folder other than run.toml are not read".into(),
+                message: "ignored: files directly in a run folder other than run.toml are not read"
+                    .into(),
             }),
             layout::Entry::Skipped(d) => diags.push(d.relative_to(root)),
         }
@@ -180,7 +198,10 @@ fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, 
     let entries = match layout::list_dir(dir) {
         Ok(e) => e,
         Err(e) => {
-            diags.push(Diagnostic::from_error(&Error::io(Path::new(&relative(root, dir)), e)));
+            diags.push(Diagnostic::from_error(&Error::io(
+                Path::new(&relative(root, dir)),
+                e,
+            )));
             return (EndpointRun::default(), diags);
         }
     };
@@ -214,14 +235,19 @@ fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, 
         }
         let read = std::fs::read(&path)
             .map_err(|e| Error::io(Path::new(&rel_path), e))
-            .and_then(|bytes| k6_summary::parse(&bytes, Path::new(&rel_path), &settings.analysis.metric));
+            .and_then(|bytes| {
+                k6_summary::parse(&bytes, Path::new(&rel_path), &settings.analysis.metric)
+            });
         match read {
             Ok(summary) => {
                 if let Some(prev) = rounds.iter().find(|r| r.number == file_name.number) {
                     diags.push(Diagnostic {
                         path: rel_path,
                         line: None,
-                        message: format!("skipped: round {} is already read from {}", file_name.number, prev.source),
+                        message: format!(
+                            "skipped: round {} is already read from {}",
+                            file_name.number, prev.source
+                        ),
                     });
                     continue;
                 }
@@ -246,7 +272,10 @@ fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, 
 /// `path` relative to the archive root, with `/` separators, for messages
 /// and for the site (so both are stable wherever the archive lives).
 pub fn relative(root: &Path, path: &Path) -> String {
-    let rel: PathBuf = path.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf());
+    let rel: PathBuf = path
+        .strip_prefix(root)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.to_path_buf());
     rel.components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()

@@ -12,8 +12,13 @@ use crate::model::RunMeta;
 /// Every key is optional; keys perfdash does not know are kept in
 /// `RunMeta::extra` and shown on the run page.
 pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTime<Utc>>), Error> {
-    let table: toml::Table = toml::from_str(text)
-        .map_err(|e| Error::at(path, crate::config::toml_line(text, &e), e.message().to_string()))?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        Error::at(
+            path,
+            crate::config::toml_line(text, &e),
+            e.message().to_string(),
+        )
+    })?;
     let mut meta = RunMeta::default();
     let mut started_at = None;
     let mut extra = BTreeMap::new();
@@ -37,7 +42,10 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
                         return Err(Error::at(
                             path,
                             None,
-                            format!("started_at should be an RFC 3339 date-time, found {}", other.type_str()),
+                            format!(
+                                "started_at should be an RFC 3339 date-time, found {}",
+                                other.type_str()
+                            ),
                         ));
                     }
                 };
@@ -82,7 +90,11 @@ pub fn run_time_from_id(id: &str) -> Option<DateTime<Utc>> {
     }
     let n = |range: std::ops::Range<usize>| digits.get(range).and_then(|s| s.parse::<u32>().ok());
     let date = NaiveDate::from_ymd_opt(n(0..4)? as i32, n(4..6)?, n(6..8)?)?;
-    let time = NaiveTime::from_hms_opt(n(8..10).unwrap_or(0), n(10..12).unwrap_or(0), n(12..14).unwrap_or(0))?;
+    let time = NaiveTime::from_hms_opt(
+        n(8..10).unwrap_or(0),
+        n(10..12).unwrap_or(0),
+        n(12..14).unwrap_or(0),
+    )?;
     Some(NaiveDateTime::new(date, time).and_utc())
 }
 
@@ -94,9 +106,18 @@ mod tests {
     fn times_from_ids() {
         let t = |s| run_time_from_id(s).map(|t| t.to_rfc3339());
         assert_eq!(t("2026-05-04"), Some("2026-05-04T00:00:00+00:00".into()));
-        assert_eq!(t("2026-05-04T0300Z"), Some("2026-05-04T03:00:00+00:00".into()));
-        assert_eq!(t("2026-05-04T03:00:07Z"), Some("2026-05-04T03:00:07+00:00".into()));
-        assert_eq!(t("20260504-0315-nightly"), Some("2026-05-04T03:15:00+00:00".into()));
+        assert_eq!(
+            t("2026-05-04T0300Z"),
+            Some("2026-05-04T03:00:00+00:00".into())
+        );
+        assert_eq!(
+            t("2026-05-04T03:00:07Z"),
+            Some("2026-05-04T03:00:07+00:00".into())
+        );
+        assert_eq!(
+            t("20260504-0315-nightly"),
+            Some("2026-05-04T03:15:00+00:00".into())
+        );
         assert_eq!(t("2026-13-04"), None);
         assert_eq!(t("nightly-42"), None);
         assert_eq!(t("1234"), None);
@@ -113,16 +134,27 @@ mod tests {
         assert_eq!(meta.commit.as_deref(), Some("abc"));
         assert_eq!(meta.release.as_deref(), Some("1.4.0"));
         assert_eq!(meta.extra.get("ci_job").map(String::as_str), Some("17"));
-        let (_, t) = parse_run_meta("started_at = \"2026-05-04T03:00:00Z\"", Path::new("run.toml")).unwrap();
+        let (_, t) = parse_run_meta(
+            "started_at = \"2026-05-04T03:00:00Z\"",
+            Path::new("run.toml"),
+        )
+        .unwrap();
         assert!(t.is_some());
     }
 
     #[test]
     fn bad_run_toml_names_file_and_line() {
-        let err = parse_run_meta("commit = \"a\"\nstarted_at = 2026-05-04\n", Path::new("runs/x/run.toml")).unwrap_err();
+        let err = parse_run_meta(
+            "commit = \"a\"\nstarted_at = 2026-05-04\n",
+            Path::new("runs/x/run.toml"),
+        )
+        .unwrap_err();
         assert!(err.to_string().starts_with("runs/x/run.toml"), "{err}");
         let err = parse_run_meta("commit = 1\n", Path::new("r.toml")).unwrap_err();
-        assert!(err.to_string().contains("commit should be a string"), "{err}");
+        assert!(
+            err.to_string().contains("commit should be a string"),
+            "{err}"
+        );
         let err = parse_run_meta("commit = \n", Path::new("r.toml")).unwrap_err();
         assert!(err.to_string().starts_with("r.toml:1:"), "{err}");
     }
