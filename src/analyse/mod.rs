@@ -5,6 +5,7 @@
 //! the last `baseline_window` accepted runs before it; its verdict comes
 //! from [`verdict::decide`], the only place verdicts are made.
 
+pub mod attribution;
 pub mod verdict;
 
 use chrono::{DateTime, Utc};

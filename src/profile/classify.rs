@@ -137,13 +137,13 @@ const LOCK: &[&str] = &[
     r"^java[/.]lang[/.]Object\.wait0?$",
     r"^(pthread_mutex_lock|__lll_lock_wait|pthread_rwlock_(rd|wr)lock|futex_wait\w*|__futex_abstimed_wait\w*|do_futex|__(x64|arm64)_sys_futex)$",
     // CPython (py-spy frames `func (file:line)`): threading waits.
-    r"^(wait|acquire|_wait_for_tstate_lock) \((?:[^()]*/)?threading\.py(?::\d+)?\)$",
+    r"^(?:\w+\.)?(wait|acquire|_wait_for_tstate_lock) \((?:[^()]*/)?threading\.py(?::\d+)?\)$",
 ];
 
 /// A lock wait inside these is a pool thread waiting for work (→ `idle-wait`).
 const IDLE_WAIT: &[&str] = &[
     r"^java[/.]util[/.]concurrent[/.](ThreadPoolExecutor\.getTask|LinkedBlockingQueue\.(take|poll)|SynchronousQueue\.(take|poll)|ScheduledThreadPoolExecutor\$DelayedWorkQueue\.take|ForkJoinPool\.awaitWork)$",
-    r"^(get) \((?:[^()]*/)?queue\.py(?::\d+)?\)$",
+    r"^(?:\w+\.)?get \((?:[^()]*/)?queue\.py(?::\d+)?\)$",
     r"^_worker \((?:[^()]*/)?concurrent/futures/thread\.py(?::\d+)?\)$",
 ];
 
@@ -158,8 +158,8 @@ const IO: &[&str] = &[
     r"^java[/.]net[/.](SocketInputStream\.socketRead0|SocketOutputStream\.socketWrite0|PlainSocketImpl\.socketAccept)$",
     r"^java[/.]io[/.](FileInputStream\.readBytes|FileOutputStream\.writeBytes|RandomAccessFile\.(read|write)Bytes)$",
     r"^Java_(sun_nio_ch|java_net|java_io)_\w+$",
-    // CPython (py-spy): blocking socket/selector calls of the stdlib.
-    r"^(select|poll|recv_into|recv|recvfrom|send|sendall|sendto|accept|readinto|readline|flush|connect) \((?:[^()]*/)?(socket|selectors|ssl|_pyio)\.py(?::\d+)?\)$",
+    // CPython (py-spy, `Class.func (file:line)`): socket/selector calls of the stdlib.
+    r"^(?:\w+\.)?(select|poll|recv_into|recv|recvfrom|send|sendall|sendto|accept|readinto|readline|write|flush|connect) \((?:[^()]*/)?(socket|socketserver|selectors|ssl|_pyio)\.py(?::\d+)?\)$",
 ];
 
 /// GC work inside application threads, reported as a separate share.
@@ -515,6 +515,16 @@ mod tests {
         assert_eq!(
             c.classify_stack("serve_forever (socketserver.py:235);select (selectors.py:415)"),
             Category::Io
+        );
+        assert_eq!(
+            c.classify_stack(
+                "Handler.do_GET (orders_service.py:58);_SocketWriter.write (socketserver.py:834)"
+            ),
+            Category::Io
+        );
+        assert_eq!(
+            c.classify_stack("Thread.start (threading.py:964);Condition.wait (threading.py:327)"),
+            Category::Lock
         );
         assert_eq!(
             c.classify_stack("serve_forever (socketserver.py:235)"),

@@ -29,6 +29,13 @@ pub fn parse_folded(text: &str, path: &Path, kind: &str) -> Result<Profile, Erro
             continue;
         }
         let line_no = index as u64 + 1;
+        if is_count(line) {
+            // A count with an empty stack (py-spy writes these for samples
+            // without Python frames): weight of the root itself.
+            valid += 1;
+            profile.add("", line.parse().unwrap_or(0.0));
+            continue;
+        }
         match parse_line(line) {
             Some(parsed) => {
                 valid += 1;
