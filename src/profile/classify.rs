@@ -270,10 +270,12 @@ impl Classifier {
     }
 
     fn is_application(&self, name: &str) -> bool {
-        if let Some(re) = &self.app_patterns {
-            if re.is_match(name) {
-                return true;
-            }
+        if self
+            .app_patterns
+            .as_ref()
+            .is_some_and(|re| re.is_match(name))
+        {
+            return true;
         }
         if self.app_prefixes.is_empty() {
             return false;

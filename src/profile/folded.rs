@@ -92,14 +92,14 @@ pub(super) struct Line<'a> {
 /// Splits `stack count` (or `stack before after`) at the last whitespace.
 pub(super) fn parse_line(line: &str) -> Option<Line<'_>> {
     let (rest, count) = split_count(line)?;
-    if let Some((stack, before)) = split_count(rest) {
-        if !stack.is_empty() {
-            return Some(Line {
-                stack,
-                count,
-                before: Some(before),
-            });
-        }
+    if let Some((stack, before)) = split_count(rest)
+        && !stack.is_empty()
+    {
+        return Some(Line {
+            stack,
+            count,
+            before: Some(before),
+        });
     }
     if rest.is_empty() {
         return None;

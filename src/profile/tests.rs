@@ -507,7 +507,8 @@ fn perf_collapse_agrees_with_flamegraph_expected_outputs() {
     // written by an older stackcollapse-perf.pl (no Java name tidying: `Lio/netty/…`,
     // `java-?`), so their options do not match any current collapse and they are left out.
     let vdso = |s: &str| s.contains("[[vdso]]");
-    let cases: Vec<(&str, &str, PerfOptions, fn(&str) -> bool)> = vec![
+    type KnownDifference = fn(&str) -> bool;
+    let cases: Vec<(&str, &str, PerfOptions, KnownDifference)> = vec![
         // One `ab` sample ends in `[unknown] ([vdso])` then a 13-digit address:
         // the Perl script drops it, inferno keeps it.
         (

@@ -1,1 +1,3 @@
 //! Rendering (in progress).
+
+pub mod flame;
