@@ -85,7 +85,6 @@ pub struct ProfileRules {
     pub gc_in_mutator: Vec<String>,
 }
 
-
 /// `[raw]`: recomputing rounds from per-request outputs (k6 NDJSON/CSV,
 /// JMeter JTL, Gatling log). Documented in `docs/raw-results.md`.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
