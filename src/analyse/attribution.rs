@@ -20,9 +20,20 @@
 //! given when code and environment both moved: then neither explains the
 //! regression alone, and saying so is more useful than a coin toss.
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
 use serde::Serialize;
 
-use crate::profile::{Category, CategoryShares};
+use super::RunPoint;
+use super::verdict::{self, BaselineEffect, Verdict};
+use crate::model::{Archive, Label};
+use crate::profile::{
+    Category, CategoryShares, Classifier, FrameGrowth, Profile, ProfileFormat, grown_frames,
+};
+
+/// How many grown frames are kept per profile (the table on the flame page).
+pub const GROWN_FRAMES: usize = 15;
 
 /// Below this many samples (or units) in either profile the shares are too
 /// noisy to attribute anything: one sample is then 1 point or more.
@@ -168,6 +179,125 @@ pub fn attribute(
         application_delta_pts: app,
         environment_delta_pts: env,
         changes,
+    }
+}
+
+/// One profile of one endpoint in one run, classified, and compared with
+/// the baseline's profile of the same kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileAnalysis {
+    pub kind: String,
+    /// The file, relative to the archive root.
+    pub source: String,
+    pub format: ProfileFormat,
+    /// What the weights count (`samples`, `bytes`, `ns`, …).
+    pub units: String,
+    /// All weight in the profile, including the root's own.
+    pub total: f64,
+    /// Category → percent of `total`; every category is present.
+    pub shares: BTreeMap<Category, f64>,
+    /// Percent of `total` spent on GC work inside application threads
+    /// (overlaps the categories).
+    pub gc_in_mutator_pct: f64,
+    /// The most recent accepted earlier run with a profile of this kind.
+    pub baseline: Option<ProfileBaseline>,
+    /// On a regressed run with a baseline profile: code or GC/lock.
+    pub attribution: Option<Attribution>,
+    /// Frames whose share grew most against the baseline profile.
+    pub grown_frames: Vec<FrameGrowth>,
+    /// The stacks themselves, for the renderers.
+    #[serde(skip)]
+    pub profile: Arc<Profile>,
+}
+
+/// The baseline profile a profile is compared with.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileBaseline {
+    pub run: String,
+    pub source: String,
+    pub total: f64,
+    /// Per category: share now, share in the baseline, change in points.
+    pub changes: Vec<CategoryChange>,
+    #[serde(skip)]
+    pub profile: Arc<Profile>,
+}
+
+/// Classifies and compares the profiles of one endpoint's runs, in time
+/// order, and attributes each regressed run that has a baseline profile.
+/// The baseline of a kind is the most recent earlier run of this endpoint
+/// that has a profile of that kind and may serve as a baseline (the same
+/// rule as for p99 baselines: [`verdict::baseline_effect`]).
+pub fn attach_profiles(
+    endpoint: &str,
+    points: &mut [RunPoint],
+    archive: &Archive,
+    classifier: &Classifier,
+    min_shift_pts: f64,
+) {
+    struct Base {
+        run: String,
+        source: String,
+        profile: Arc<Profile>,
+        shares: CategoryShares,
+    }
+    let mut bases: HashMap<String, Base> = HashMap::new();
+    for point in points.iter_mut() {
+        let run = &archive.runs[point.run_index];
+        let Some(files) = run.endpoints.get(endpoint).map(|e| &e.profiles) else {
+            continue;
+        };
+        let mut analysed = Vec::with_capacity(files.len());
+        let mut new_bases = Vec::new();
+        for file in files {
+            let shares = classifier.shares(&file.profile);
+            let base = bases.get(&file.kind);
+            let baseline = base.map(|b| ProfileBaseline {
+                run: b.run.clone(),
+                source: b.source.clone(),
+                total: b.profile.total,
+                changes: changes(&shares, &b.shares),
+                profile: b.profile.clone(),
+            });
+            let attribution = match base {
+                Some(b) if point.verdict == Verdict::Regression => {
+                    Some(attribute(&shares, &b.shares, min_shift_pts))
+                }
+                _ => None,
+            };
+            let grown = base
+                .map(|b| grown_frames(&b.profile, &file.profile, GROWN_FRAMES))
+                .unwrap_or_default();
+            analysed.push(ProfileAnalysis {
+                kind: file.kind.clone(),
+                source: file.source.clone(),
+                format: file.profile.format,
+                units: file.profile.units.clone(),
+                total: file.profile.total,
+                shares: shares.shares.iter().copied().collect(),
+                gc_in_mutator_pct: shares.gc_in_mutator_pct,
+                baseline,
+                attribution,
+                grown_frames: grown,
+                profile: file.profile.clone(),
+            });
+            new_bases.push((
+                file.kind.clone(),
+                Base {
+                    run: run.id.clone(),
+                    source: file.source.clone(),
+                    profile: file.profile.clone(),
+                    shares,
+                },
+            ));
+        }
+        point.profiles = analysed;
+        let accepted_by_triage = archive
+            .triage
+            .iter()
+            .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
+        if verdict::baseline_effect(point.verdict, accepted_by_triage) != BaselineEffect::Skip {
+            bases.extend(new_bases);
+        }
     }
 }
 

@@ -154,10 +154,14 @@ const FORMAT_WORDS: &[&str] = &[
     "gz",
 ];
 
-/// The kind named by a profile file name `flame[.<kind>].<ext>`: `flame.alloc.html`
-/// → `alloc`, `flame.html` → `cpu`. `None` when the name is not a profile name.
+/// The kind named by a profile file name `flame[.<kind>].<ext>` (or
+/// `flamegraph[.<kind>].<ext>`): `flame.alloc.html` → `alloc`, `flame.html` →
+/// `cpu`. `None` when the name is not a profile name.
 pub fn kind_from_file_name(name: &str) -> Option<String> {
-    let rest = name.strip_prefix("flame")?;
+    // `flamegraph.html` is async-profiler's own default output name.
+    let rest = name
+        .strip_prefix("flamegraph")
+        .or_else(|| name.strip_prefix("flame"))?;
     if rest.is_empty() {
         return Some(DEFAULT_KIND.to_string());
     }

@@ -715,7 +715,15 @@ fn kinds_come_from_file_names() {
         kind_from_file_name("flame.lock.collapsed.gz").as_deref(),
         Some("lock")
     );
-    assert_eq!(kind_from_file_name("flamegraph.html"), None);
+    assert_eq!(
+        kind_from_file_name("flamegraph.html").as_deref(),
+        Some("cpu")
+    );
+    assert_eq!(
+        kind_from_file_name("flamegraph.lock.html").as_deref(),
+        Some("lock")
+    );
+    assert_eq!(kind_from_file_name("flames.txt"), None);
     assert_eq!(kind_from_file_name("round-1.json"), None);
     assert_eq!(kind_from_file_name("flame.Bad Kind.txt"), None);
 }

@@ -10,6 +10,7 @@
 //! runs/<run-slug>.html            one page per run
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
 //! data/endpoints/<slug>.csv       each endpoint's history as CSV
+//! flame/<endpoint-slug>/<run-slug>.<kind>.{html,svg,diff.svg}  flame graphs (flame_pages)
 //! static/…                        CSS, JS, favicon (embedded in the binary)
 //! ```
 
@@ -17,6 +18,7 @@ mod assets;
 pub mod charts;
 pub mod data;
 pub mod flame;
+pub mod flame_pages;
 pub mod format;
 mod pages;
 pub mod slug;
@@ -84,6 +86,7 @@ pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
         site.insert(path, bytes.to_vec());
     }
     pages::render_pages(analysis, &slugs, &mut site)?;
+    flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
     site.insert("data/analysis.json", data::analysis_json(analysis, &slugs)?);
     for endpoint in &analysis.endpoints {
         site.insert(
