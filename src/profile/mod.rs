@@ -291,3 +291,103 @@ fn detect(text: &str) -> Detected {
 
 #[cfg(test)]
 mod tests;
+
+/// What `perfdash inspect` shows for a profile file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileSummary {
+    /// The path as given.
+    pub path: String,
+    pub kind: String,
+    pub format: ProfileFormat,
+    pub units: String,
+    /// All weight, including the root's own (the page's own total for HTML).
+    pub total: f64,
+    pub root_self: f64,
+    /// Distinct stacks.
+    pub stacks: usize,
+    /// Invalid lines or records skipped.
+    pub skipped: usize,
+    pub warnings: Vec<String>,
+    /// Category → percent of `total`.
+    pub shares: BTreeMap<Category, f64>,
+    pub gc_in_mutator_pct: f64,
+    /// The frames with the largest self share: (frame, percent of `total`).
+    pub top_frames: Vec<(String, f64)>,
+}
+
+/// How many frames [`ProfileSummary::top_frames`] lists.
+pub const TOP_FRAMES: usize = 10;
+
+/// Reads and classifies one profile for `perfdash inspect`: total samples
+/// and category shares (with the archive's `[profiles]` settings, or the
+/// defaults).
+pub fn inspect_profile(
+    bytes: &[u8],
+    path: &Path,
+    settings: &crate::config::ProfileSettings,
+) -> Result<ProfileSummary, Error> {
+    let profile = parse(bytes, path)?;
+    let classifier = Classifier::new(settings).map_err(|e| Error::Usage(format!("profiles: {e}")))?;
+    let shares = classifier.shares(&profile);
+    let mut leaves: BTreeMap<&str, f64> = BTreeMap::new();
+    for (stack, w) in &profile.stacks {
+        let leaf = stack.rsplit(';').next().unwrap_or(stack);
+        *leaves.entry(classify::strip_annotation(leaf)).or_insert(0.0) += w;
+    }
+    let mut top: Vec<(String, f64)> = leaves
+        .into_iter()
+        .map(|(f, w)| (f.to_string(), if profile.total > 0.0 { 100.0 * w / profile.total } else { 0.0 }))
+        .collect();
+    top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(TOP_FRAMES);
+    Ok(ProfileSummary {
+        path: path.display().to_string(),
+        kind: profile.kind.clone(),
+        format: profile.format,
+        units: profile.units.clone(),
+        total: profile.total,
+        root_self: profile.root_self,
+        stacks: profile.stacks.len(),
+        skipped: profile.skipped,
+        warnings: profile.warnings.clone(),
+        shares: shares.shares.iter().copied().collect(),
+        gc_in_mutator_pct: shares.gc_in_mutator_pct,
+        top_frames: top,
+    })
+}
+
+impl ProfileSummary {
+    /// A plain-text report for the terminal.
+    pub fn to_table(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(out, "{}  ({} profile, {})", self.path, self.kind, self.format.describe());
+        let _ = writeln!(
+            out,
+            "  total {} {} in {} stacks{}",
+            self.total,
+            self.units,
+            self.stacks,
+            if self.root_self > 0.0 { format!(" ({} with an empty stack)", self.root_self) } else { String::new() }
+        );
+        for (category, pct) in &self.shares {
+            let _ = writeln!(out, "  {:<14} {:>6.1}%", category.label(), pct);
+        }
+        if self.gc_in_mutator_pct > 0.0 {
+            let _ = writeln!(out, "  (GC work inside application threads: {:.1}%)", self.gc_in_mutator_pct);
+        }
+        if !self.top_frames.is_empty() {
+            let _ = writeln!(out, "  hottest frames (self):");
+            for (frame, pct) in &self.top_frames {
+                let _ = writeln!(out, "    {pct:>6.1}%  {frame}");
+            }
+        }
+        if self.skipped > 0 {
+            let _ = writeln!(out, "  {} invalid lines skipped", self.skipped);
+        }
+        for w in &self.warnings {
+            let _ = writeln!(out, "  warning: {w}");
+        }
+        out
+    }
+}

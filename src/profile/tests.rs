@@ -804,3 +804,19 @@ fn pyspy_without_application_prefixes_everything_unclaimed_is_application() {
     assert!(configured.pct(Category::Application) < s.pct(Category::Application));
     assert!(configured.pct(Category::Other) > 0.0);
 }
+
+#[test]
+fn inspect_profile_reports_total_and_shares() {
+    let Some(dir) = fixtures() else { return };
+    let rel = "async-profiler@v3.0/demo/flamegraph.html";
+    let s = inspect_profile(&read(&dir, rel), Path::new(rel), &ProfileSettings::default()).unwrap();
+    assert_eq!(s.total, 584.0);
+    assert_eq!(s.root_self, 1.0);
+    assert!((s.shares[&Category::Gc] - 18.5).abs() < 0.5);
+    let table = s.to_table();
+    assert!(table.contains("total 584 samples"), "{table}");
+    assert!(table.contains("GC"), "{table}");
+    assert_eq!(s.top_frames.len(), TOP_FRAMES);
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["shares"]["gc"], s.shares[&Category::Gc]);
+}
