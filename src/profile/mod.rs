@@ -327,16 +327,28 @@ pub fn inspect_profile(
     settings: &crate::config::ProfileSettings,
 ) -> Result<ProfileSummary, Error> {
     let profile = parse(bytes, path)?;
-    let classifier = Classifier::new(settings).map_err(|e| Error::Usage(format!("profiles: {e}")))?;
+    let classifier =
+        Classifier::new(settings).map_err(|e| Error::Usage(format!("profiles: {e}")))?;
     let shares = classifier.shares(&profile);
     let mut leaves: BTreeMap<&str, f64> = BTreeMap::new();
     for (stack, w) in &profile.stacks {
         let leaf = stack.rsplit(';').next().unwrap_or(stack);
-        *leaves.entry(classify::strip_annotation(leaf)).or_insert(0.0) += w;
+        *leaves
+            .entry(classify::strip_annotation(leaf))
+            .or_insert(0.0) += w;
     }
     let mut top: Vec<(String, f64)> = leaves
         .into_iter()
-        .map(|(f, w)| (f.to_string(), if profile.total > 0.0 { 100.0 * w / profile.total } else { 0.0 }))
+        .map(|(f, w)| {
+            (
+                f.to_string(),
+                if profile.total > 0.0 {
+                    100.0 * w / profile.total
+                } else {
+                    0.0
+                },
+            )
+        })
         .collect();
     top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top.truncate(TOP_FRAMES);
@@ -361,20 +373,34 @@ impl ProfileSummary {
     pub fn to_table(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();
-        let _ = writeln!(out, "{}  ({} profile, {})", self.path, self.kind, self.format.describe());
+        let _ = writeln!(
+            out,
+            "{}  ({} profile, {})",
+            self.path,
+            self.kind,
+            self.format.describe()
+        );
         let _ = writeln!(
             out,
             "  total {} {} in {} stacks{}",
             self.total,
             self.units,
             self.stacks,
-            if self.root_self > 0.0 { format!(" ({} with an empty stack)", self.root_self) } else { String::new() }
+            if self.root_self > 0.0 {
+                format!(" ({} with an empty stack)", self.root_self)
+            } else {
+                String::new()
+            }
         );
         for (category, pct) in &self.shares {
             let _ = writeln!(out, "  {:<14} {:>6.1}%", category.label(), pct);
         }
         if self.gc_in_mutator_pct > 0.0 {
-            let _ = writeln!(out, "  (GC work inside application threads: {:.1}%)", self.gc_in_mutator_pct);
+            let _ = writeln!(
+                out,
+                "  (GC work inside application threads: {:.1}%)",
+                self.gc_in_mutator_pct
+            );
         }
         if !self.top_frames.is_empty() {
             let _ = writeln!(out, "  hottest frames (self):");

@@ -809,7 +809,12 @@ fn pyspy_without_application_prefixes_everything_unclaimed_is_application() {
 fn inspect_profile_reports_total_and_shares() {
     let Some(dir) = fixtures() else { return };
     let rel = "async-profiler@v3.0/demo/flamegraph.html";
-    let s = inspect_profile(&read(&dir, rel), Path::new(rel), &ProfileSettings::default()).unwrap();
+    let s = inspect_profile(
+        &read(&dir, rel),
+        Path::new(rel),
+        &ProfileSettings::default(),
+    )
+    .unwrap();
     assert_eq!(s.total, 584.0);
     assert_eq!(s.root_self, 1.0);
     assert!((s.shares[&Category::Gc] - 18.5).abs() < 0.5);

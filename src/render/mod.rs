@@ -8,6 +8,8 @@
 //! endpoints/<endpoint-slug>.html  one page per endpoint
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
+//! releases.html                   release history and the list of comparisons
+//! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
 //! data/endpoints/<slug>.csv       each endpoint's history as CSV
 //! flame/<endpoint-slug>/<run-slug>.<kind>.{html,svg,diff.svg}  flame graphs (flame_pages)
@@ -16,6 +18,7 @@
 
 mod assets;
 pub mod charts;
+pub mod compare;
 pub mod data;
 pub mod flame;
 pub mod flame_pages;
@@ -87,6 +90,9 @@ pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
     }
     pages::render_pages(analysis, &slugs, &mut site)?;
     flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
+    for (path, bytes) in compare::compare_pages(analysis, &slugs)? {
+        site.insert(&path, bytes);
+    }
     site.insert("data/analysis.json", data::analysis_json(analysis, &slugs)?);
     for endpoint in &analysis.endpoints {
         site.insert(
