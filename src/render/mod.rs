@@ -12,6 +12,7 @@
 //! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
 //! data/endpoints/<slug>.csv       each endpoint's history as CSV
+//! flame/<endpoint-slug>/<run-slug>.<kind>.{html,svg,diff.svg}  flame graphs (flame_pages)
 //! static/…                        CSS, JS, favicon (embedded in the binary)
 //! ```
 
@@ -19,6 +20,8 @@ mod assets;
 pub mod charts;
 pub mod compare;
 pub mod data;
+pub mod flame;
+pub mod flame_pages;
 pub mod format;
 mod pages;
 pub mod slug;
@@ -86,6 +89,7 @@ pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
         site.insert(path, bytes.to_vec());
     }
     pages::render_pages(analysis, &slugs, &mut site)?;
+    flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
     for (path, bytes) in compare::compare_pages(analysis, &slugs)? {
         site.insert(&path, bytes);
     }
