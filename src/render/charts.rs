@@ -126,6 +126,7 @@ pub fn trend_chart(
 
     let mut svg = String::new();
     let mut overlay = String::new();
+    let mut marks = String::new();
     let legend;
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
@@ -164,50 +165,93 @@ pub fn trend_chart(
             .draw()
             .map_err(e)?;
 
-        chart
-            .draw_series(
-                pts.iter()
-                    .flat_map(|p| p.round_p99_ms.iter().map(move |r| (day(p), *r)))
-                    .map(|(x, y)| Circle::new((x, y), 2, ROUND.filled())),
-            )
-            .map_err(e)?;
+        // The baseline is a plain polyline; plotters draws it compactly.
         for segment in contiguous(pts.iter().map(|p| p.baseline_p99_ms.map(|b| (day(p), b)))) {
             chart
                 .draw_series(LineSeries::new(segment, BASELINE.stroke_width(2)))
                 .map_err(e)?;
         }
+        // The rest is written by hand: plotters writes one ~95-byte
+        // <circle> per dot, and three years of five rounds a run would
+        // weigh hundreds of kilobytes. A dot here is a zero-length path
+        // segment with a round cap (~12 bytes), in the same order plotters
+        // would draw: rounds, regression line, run medians, verdict marks.
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
+        let dots = |coords: &mut dyn Iterator<Item = (i32, i32)>| {
+            let mut d = String::new();
+            for (x, y) in coords {
+                let _ = write!(d, "M{x} {y}h0");
+            }
+            d
+        };
+        let polyline = |points: &[(f64, f64)]| {
+            points
+                .iter()
+                .map(|(x, y)| {
+                    let (x, y) = px(*x, *y);
+                    format!("{x},{y}")
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let rounds = dots(
+            &mut pts
+                .iter()
+                .flat_map(|p| p.round_p99_ms.iter().map(move |r| px(day(p), *r))),
+        );
+        let _ = write!(
+            marks,
+            r#"<path d="{rounds}" stroke="{}" stroke-width="4" stroke-linecap="round" fill="none"/>"#,
+            hex(ROUND)
+        );
         let ratio = endpoint.threshold_ratio;
         for segment in contiguous(
             pts.iter()
                 .map(|p| p.threshold_p99_ms(ratio).map(|t| (day(p), t))),
         ) {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    segment,
-                    6,
-                    4,
-                    THRESHOLD.stroke_width(2),
-                ))
-                .map_err(e)?;
+            let _ = write!(
+                marks,
+                r#"<polyline points="{}" stroke="{}" stroke-width="2" stroke-dasharray="6 4" fill="none"/>"#,
+                polyline(&segment),
+                hex(THRESHOLD)
+            );
         }
-        chart
-            .draw_series(LineSeries::new(
-                pts.iter().map(|p| (day(p), p.median_p99_ms)),
-                MEDIAN.stroke_width(2),
-            ))
-            .map_err(e)?;
-        chart
-            .draw_series(pts.iter().map(|p| {
-                let (style, r) = match p.verdict {
-                    Verdict::Regression => (REGRESSION.filled(), 5),
-                    Verdict::Improvement => (IMPROVEMENT.filled(), 4),
-                    // Hollow: too few rounds to judge.
-                    Verdict::Insufficient => (MEDIAN.stroke_width(2), 4),
-                    _ => (MEDIAN.filled(), 3),
-                };
-                Circle::new((day(p), p.median_p99_ms), r, style)
-            }))
-            .map_err(e)?;
+        let medians: Vec<(f64, f64)> = pts.iter().map(|p| (day(p), p.median_p99_ms)).collect();
+        let _ = write!(
+            marks,
+            r#"<polyline points="{}" stroke="{}" stroke-width="2" fill="none"/>"#,
+            polyline(&medians),
+            hex(MEDIAN)
+        );
+        for (verdicts, colour, radius) in [
+            (&[Verdict::Ok, Verdict::NoBaseline][..], MEDIAN, 3),
+            (&[Verdict::Improvement][..], IMPROVEMENT, 4),
+            (&[Verdict::Regression][..], REGRESSION, 5),
+        ] {
+            let d = dots(
+                &mut pts
+                    .iter()
+                    .filter(|p| verdicts.contains(&p.verdict))
+                    .map(|p| px(day(p), p.median_p99_ms)),
+            );
+            if !d.is_empty() {
+                let _ = write!(
+                    marks,
+                    r#"<path d="{d}" stroke="{}" stroke-width="{}" stroke-linecap="round" fill="none"/>"#,
+                    hex(colour),
+                    radius * 2
+                );
+            }
+        }
+        // Hollow: too few rounds to judge.
+        for p in pts.iter().filter(|p| p.verdict == Verdict::Insufficient) {
+            let (x, y) = px(day(p), p.median_p99_ms);
+            let _ = write!(
+                marks,
+                r##"<circle cx="{x}" cy="{y}" r="4" fill="#fff" stroke="{}" stroke-width="2"/>"##,
+                hex(MEDIAN)
+            );
+        }
         legend = trend_legend(&endpoint.name, ratio, W);
         for (p, info) in pts.iter().zip(points) {
             let (cx, cy) = chart.backend_coord(&(day(p), p.median_p99_ms));
@@ -236,7 +280,7 @@ pub fn trend_chart(
         id,
         &title,
         &desc,
-        &format!(r#"{legend}<g class="pd-overlay">{overlay}</g>"#),
+        &format!(r#"{marks}{legend}<g class="pd-overlay">{overlay}</g>"#),
     ))
 }
 

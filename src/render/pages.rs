@@ -330,7 +330,7 @@ pub(super) fn render_pages(
                 // One fact a line: the native tooltip shows the lines,
                 // app.js turns them into a small table.
                 title: format!(
-                    "Run {} · {}\nRounds: {} (p99 {} ms)\nMedian p99: {} ms\nBaseline: {} ms\nRatio: {} ({})\nVerdict: {}",
+                    "Run {} · {}\nRounds: {} (p99 {} ms)\nMedian p99: {} ms\nBaseline: {}\nRatio: {}\nVerdict: {}",
                     p.run,
                     f::date(p.started_at),
                     p.rounds.len(),
@@ -340,9 +340,13 @@ pub(super) fn render_pages(
                         .collect::<Vec<_>>()
                         .join(" · "),
                     f::ms(p.median_p99_ms),
-                    f::opt_ms(p.baseline_p99_ms),
-                    f::ratio(p.ratio),
-                    f::change(p.ratio),
+                    p.baseline_p99_ms
+                        .map_or("none yet".to_string(), |b| format!("{} ms", f::ms(b))),
+                    p.ratio.map_or("–".to_string(), |r| format!(
+                        "{} ({})",
+                        f::ratio(Some(r)),
+                        f::change(Some(r))
+                    )),
                     p.verdict.as_str()
                 ),
             })

@@ -298,6 +298,14 @@ async function exerciseScripts(page) {
         for (const word of ["rounds", "median", "baseline", "ratio"]) {
           if (!text.toLowerCase().includes(word)) problem(where, `the tooltip does not say ${word}: ${text}`);
         }
+        if (shotDir) {
+          const box = await hit.boundingBox();
+          fs.mkdirSync(shotDir, { recursive: true });
+          await page.screenshot({
+            path: path.join(shotDir, "tooltip.png"),
+            clip: { x: Math.max(0, box.x - 300), y: Math.max(0, box.y - 200), width: 600, height: 280 },
+          });
+        }
       }
       // The same from the keyboard: focus the link around the point.
       await page.mouse.move(0, 0);
