@@ -10,6 +10,7 @@ pub mod comparability;
 pub mod gate;
 pub mod policy;
 pub mod verdict;
+pub mod weekly;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
