@@ -452,3 +452,54 @@ fn weekly_review_of_the_last_seven_days() {
     .unwrap();
     assert!(empty.runs.is_empty() && empty.new_alarms.is_empty() && empty.untriaged.is_empty());
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn judgement() -> impl Strategy<Value = Judgement> {
+        prop_oneof![Just(Judgement::Over), Just(Judgement::Within), Just(Judgement::NotJudged)]
+    }
+
+    proptest! {
+        #[test]
+        fn episodes_follow_the_rules(js in proptest::collection::vec(judgement(), 0..60)) {
+            let s = AlarmSettings::default();
+            let eps = episodes(&js, &s);
+            let mut previous_end: Option<usize> = None;
+            for ep in &eps {
+                prop_assert_eq!(js[ep.candidate], Judgement::Over);
+                prop_assert_eq!(js[ep.last_over], Judgement::Over);
+                if let Some(end) = previous_end {
+                    prop_assert!(ep.candidate > end, "episodes never overlap");
+                }
+                // The judged runs after the candidate, up to the decision.
+                let after: Vec<Judgement> = js[ep.candidate + 1..]
+                    .iter()
+                    .copied()
+                    .filter(|j| *j != Judgement::NotJudged)
+                    .take(s.confirm_window)
+                    .collect();
+                let overs = after.iter().filter(|j| **j == Judgement::Over).count();
+                match ep.state {
+                    AlarmState::Confirmed => prop_assert!(overs >= s.confirm_needed),
+                    AlarmState::Reverted => {
+                        prop_assert!(overs < s.confirm_needed);
+                        prop_assert_eq!(ep.closed, ep.decided);
+                        prop_assert_eq!(js[ep.decided.unwrap()], Judgement::Within);
+                    }
+                    AlarmState::Candidate => {
+                        prop_assert!(ep.closed.is_none() && after.len() < s.confirm_window, "undecided only at the end");
+                    }
+                }
+                previous_end = ep.closed.or(Some(js.len()));
+            }
+            // Every over run belongs to an episode.
+            for (i, j) in js.iter().enumerate() {
+                if *j == Judgement::Over {
+                    prop_assert!(eps.iter().any(|e| e.candidate <= i && i <= e.end(js.len())), "run {} is in no episode", i);
+                }
+            }
+        }
+    }
+}
