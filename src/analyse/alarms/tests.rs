@@ -458,7 +458,11 @@ mod properties {
     use proptest::prelude::*;
 
     fn judgement() -> impl Strategy<Value = Judgement> {
-        prop_oneof![Just(Judgement::Over), Just(Judgement::Within), Just(Judgement::NotJudged)]
+        prop_oneof![
+            Just(Judgement::Over),
+            Just(Judgement::Within),
+            Just(Judgement::NotJudged)
+        ]
     }
 
     proptest! {
