@@ -66,6 +66,8 @@ fn series(rng: &mut Rng, noise: &Noise, runs: usize, step_at: Option<(usize, f64
                             p99_ms: p99,
                             ..Default::default()
                         },
+                        warmup_s: None,
+                        cross_check: None,
                     }
                 })
                 .collect();

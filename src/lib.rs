@@ -7,6 +7,7 @@
 pub mod analyse;
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod error;
 pub mod ingest;
 pub mod model;

@@ -9,6 +9,8 @@
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
 //! weekly.html                     the weekly review (alarms, triage, policies)
+//! releases.html                   release history and the list of comparisons
+//! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
 //! data/endpoints/<slug>.csv       each endpoint's history as CSV
 //! static/…                        CSS, JS, favicon (embedded in the binary)
@@ -16,6 +18,7 @@
 
 mod assets;
 pub mod charts;
+pub mod compare;
 pub mod data;
 pub mod format;
 mod pages;
@@ -97,6 +100,9 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
         site.insert(path, bytes.to_vec());
     }
     pages::render_pages(analysis, &slugs, &mut site)?;
+    for (path, bytes) in compare::compare_pages(analysis, &slugs)? {
+        site.insert(&path, bytes);
+    }
     if let Some(page) = weekly::weekly_page(analysis, &slugs, options.week)? {
         site.insert("weekly.html", page);
     }
