@@ -2,7 +2,7 @@
 
 pub mod percentile;
 
-pub use percentile::{Moments, PercentileMethod, moments, percentiles};
+pub use percentile::{Moments, PercentileMethod, moments, moments_by, percentiles, percentiles_by};
 
 /// The median of `values`: the middle value, or the mean of the two
 /// middle values for an even count. `None` when empty. NaN is never
