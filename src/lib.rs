@@ -12,5 +12,6 @@ pub mod ingest;
 pub mod model;
 pub mod pipeline;
 pub mod render;
+pub mod report;
 pub mod stats;
 pub mod write;

@@ -41,6 +41,29 @@ impl Verdict {
     }
 }
 
+/// What a judged run does to the baseline of the runs after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineEffect {
+    /// It joins the rolling window of accepted runs.
+    Join,
+    /// It stays out (a regression, or too few rounds).
+    Skip,
+    /// It becomes the only run of a fresh window: a regression a human
+    /// labelled `accepted` (an intended change), so its level is the new
+    /// normal and the old level must not keep flagging it.
+    Restart,
+}
+
+/// Decides what a run does to later baselines, from its verdict and
+/// whether its regression was triaged as `accepted`.
+pub fn baseline_effect(verdict: Verdict, accepted_by_triage: bool) -> BaselineEffect {
+    match verdict {
+        Verdict::Regression if accepted_by_triage => BaselineEffect::Restart,
+        v if v.feeds_baseline() => BaselineEffect::Join,
+        _ => BaselineEffect::Skip,
+    }
+}
+
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -216,6 +239,23 @@ mod tests {
         assert_eq!(decide(&ev(300.0, None, 5)), Verdict::NoBaseline);
         assert_eq!(decide(&ev(300.0, Some(100.0), 4)), Verdict::Insufficient);
         assert_eq!(decide(&ev(300.0, Some(100.0), 6)), Verdict::Regression);
+    }
+
+    #[test]
+    fn accepted_regressions_restart_the_baseline() {
+        assert_eq!(
+            baseline_effect(Verdict::Regression, true),
+            BaselineEffect::Restart
+        );
+        assert_eq!(
+            baseline_effect(Verdict::Regression, false),
+            BaselineEffect::Skip
+        );
+        assert_eq!(baseline_effect(Verdict::Ok, true), BaselineEffect::Join);
+        assert_eq!(
+            baseline_effect(Verdict::Insufficient, true),
+            BaselineEffect::Skip
+        );
     }
 
     #[test]

@@ -1,5 +1,14 @@
 //! Pure statistics over slices of `f64`: no I/O, no formatting.
 
+pub mod percentile;
+
+pub use percentile::{Moments, PercentileMethod, moments, percentiles};
+mod proportion;
+mod robust;
+
+pub use proportion::{Interval, WILSON_Z95, wilson_interval};
+pub use robust::{MAD_TO_SIGMA, MIN_SCALE_FRACTION, mad, robust_scale, robust_z};
+
 /// The median of `values`: the middle value, or the mean of the two
 /// middle values for an even count. `None` when empty. NaN is never
 /// passed in (ingest rejects it).

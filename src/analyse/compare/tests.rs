@@ -22,6 +22,8 @@ fn round(number: u32, p99: f64) -> Round {
             error_rate: Some(0.001 * number as f64),
             ..Default::default()
         },
+        warmup_s: None,
+        cross_check: None,
     }
 }
 
@@ -54,6 +56,7 @@ fn archive(runs: Vec<Run>) -> Archive {
         root: "archive".into(),
         settings: Settings::default(),
         runs,
+        triage: vec![],
     }
 }
 
