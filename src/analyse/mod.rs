@@ -6,6 +6,7 @@
 //! from [`verdict::decide`], the only place verdicts are made.
 
 pub mod alarms;
+pub mod changepoint;
 pub mod comparability;
 pub mod compare;
 pub mod gate;

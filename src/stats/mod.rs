@@ -1,6 +1,8 @@
 //! Pure statistics over slices of `f64`: no I/O, no formatting.
 
+pub mod evidence;
 pub mod percentile;
+pub mod student_t;
 
 pub use percentile::{Moments, PercentileMethod, moments, percentiles};
 mod proportion;

@@ -41,6 +41,8 @@ fn round(number: u32, p99: f64) -> Round {
             p99_ms: p99,
             ..Default::default()
         },
+        warmup_s: None,
+        cross_check: None,
     }
 }
 
