@@ -1,1 +1,3 @@
 //! Command line.
+
+pub mod eval;

@@ -8,6 +8,7 @@ pub mod analyse;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod eval;
 pub mod ingest;
 pub mod model;
 pub mod render;
