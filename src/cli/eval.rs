@@ -1,7 +1,6 @@
 //! `perfdash eval`: the policy evaluation on generated histories.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Args;
 
@@ -32,13 +31,14 @@ pub struct EvalArgs {
     pub json: bool,
 }
 
-pub fn run(args: EvalArgs) -> Result<ExitCode, Error> {
+pub fn run(args: EvalArgs) -> anyhow::Result<u8> {
     let defaults = EvalConfig::default();
     if args.runs < 2 * defaults.horizon + 12 || args.series == 0 {
         return Err(Error::Usage(format!(
             "--runs must be at least {} and --series at least 1",
             2 * defaults.horizon + 12
-        )));
+        ))
+        .into());
     }
     let config = EvalConfig {
         seed: args.seed,
@@ -51,7 +51,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, Error> {
         let text =
             serde_json::to_string_pretty(&report).map_err(|e| Error::Internal(e.to_string()))?;
         println!("{text}");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(super::EXIT_OK);
     }
     let tables = report.to_markdown();
     match args.write {
@@ -60,7 +60,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, Error> {
             let old = match std::fs::read_to_string(&path) {
                 Ok(text) => text,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-                Err(source) => return Err(Error::Io { path, source }),
+                Err(source) => return Err(Error::Io { path, source }.into()),
             };
             let new = eval::splice(&old, &tables);
             std::fs::write(&path, new).map_err(|source| Error::Io {
@@ -70,5 +70,5 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, Error> {
             eprintln!("wrote the evaluation into {}", path.display());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(super::EXIT_OK)
 }

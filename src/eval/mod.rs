@@ -393,9 +393,17 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
                                 p99_ms: p99,
                                 ..Default::default()
                             },
+                            warmup_s: None,
+                            cross_check: None,
                         })
                         .collect();
-                    (format!("{k:03}"), EndpointRun { rounds })
+                    (
+                        format!("{k:03}"),
+                        EndpointRun {
+                            rounds,
+                            profiles: Vec::new(),
+                        },
+                    )
                 })
                 .collect(),
             problems: Vec::new(),
@@ -405,6 +413,7 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
         root: "generated".into(),
         settings: settings.clone(),
         runs: archive_runs,
+        triage: Vec::new(),
     }
 }
 

@@ -7,9 +7,9 @@ pub mod student_t;
 mod proportion;
 mod robust;
 
+pub use percentile::{Moments, PercentileMethod, moments, moments_by, percentiles, percentiles_by};
 pub use proportion::{Interval, WILSON_Z95, wilson_interval};
 pub use robust::{MAD_TO_SIGMA, MIN_SCALE_FRACTION, mad, robust_scale, robust_z};
-pub use percentile::{Moments, PercentileMethod, moments, moments_by, percentiles, percentiles_by};
 
 /// The median of `values`: the middle value, or the mean of the two
 /// middle values for an even count. `None` when empty. NaN is never
