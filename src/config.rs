@@ -19,6 +19,8 @@ pub struct Settings {
     pub analysis: AnalysisSettings,
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
+    /// Caps on what one input file may cost (gzip bombs, endless lines).
+    pub limits: crate::ingest::limits::Limits,
 }
 
 /// How runs are judged.
@@ -65,9 +67,13 @@ impl Settings {
     /// when there is none.
     pub fn load(archive_root: &Path) -> Result<Settings, Error> {
         let path = archive_root.join(SETTINGS_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+        // Read like every archive file: no symbolic links, no FIFOs, capped.
+        let text = match crate::ingest::limits::read_text_file(
+            &path,
+            &crate::ingest::limits::Limits::default(),
+        ) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(Settings::default()),
             Err(source) => return Err(Error::Io { path, source }),
         };
         Settings::parse(&text, &path)
@@ -98,6 +104,7 @@ impl Settings {
                 a.baseline_window
             ));
         }
+        self.limits.validate()?;
         for (id, e) in &self.endpoints {
             if let Some(r) = e.threshold_ratio {
                 check_ratio(&format!("endpoints.{id}.threshold_ratio"), r)?;

@@ -13,6 +13,7 @@
 
 pub mod k6_summary;
 mod layout;
+pub mod limits;
 mod run_meta;
 
 use std::path::{Path, PathBuf};
@@ -83,6 +84,23 @@ pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
             .cmp(&b.started_at)
             .then_with(|| a.id.cmp(&b.id))
     });
+    // Two folders for one moment (a re-uploaded run, `2026-05-04T0300Z`
+    // beside `2026-05-04t0300z`) would count twice towards the baseline:
+    // both are kept, in id order, but the user is told.
+    for pair in runs.windows(2) {
+        if pair[0].started_at == pair[1].started_at {
+            diagnostics.push(Diagnostic {
+                path: format!("{RUNS_DIR}/{}", pair[1].id),
+                line: None,
+                message: format!(
+                    "starts at the same time as {RUNS_DIR}/{} ({}): both are kept, ordered by id; \
+                     remove one if it is a copy",
+                    pair[0].id,
+                    pair[0].started_at.to_rfc3339()
+                ),
+            });
+        }
+    }
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
 
     Ok(Loaded {
@@ -107,15 +125,15 @@ fn read_run(
     let rel = |p: &Path| relative(root, p);
 
     let meta_path = dir.join("run.toml");
-    let parsed_meta = match std::fs::read_to_string(&meta_path) {
-        Ok(text) => match parse_run_meta(&text, Path::new(&rel(&meta_path))) {
+    let parsed_meta = match limits::read_text_file(&meta_path, &settings.limits) {
+        Ok(Some(text)) => match parse_run_meta(&text, Path::new(&rel(&meta_path))) {
             Ok(m) => Some(m),
             Err(e) => {
                 diags.push(Diagnostic::from_error(&e));
                 None
             }
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Ok(None) => None,
         Err(e) => {
             diags.push(Diagnostic::from_error(&Error::io(
                 Path::new(&rel(&meta_path)),
@@ -195,6 +213,8 @@ fn read_run(
 fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut rounds: Vec<Round> = Vec::new();
+    // Round numbers that have a file, read or not: a gap is a lost file.
+    let mut numbers_seen = std::collections::BTreeSet::new();
     let entries = match layout::list_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -233,7 +253,8 @@ fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, 
         if file_name.is_warmup() {
             continue;
         }
-        let read = std::fs::read(&path)
+        numbers_seen.insert(file_name.number);
+        let read = limits::read_document(&path, &settings.limits)
             .map_err(|e| Error::io(Path::new(&rel_path), e))
             .and_then(|bytes| {
                 k6_summary::parse(&bytes, Path::new(&rel_path), &settings.analysis.metric)
@@ -266,6 +287,22 @@ fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, 
         }
     }
     rounds.sort_by_key(|r| r.number);
+    if let Some(&last) = numbers_seen.last() {
+        let missing: Vec<String> = (1..last)
+            .filter(|n| !numbers_seen.contains(n))
+            .map(|n| n.to_string())
+            .collect();
+        if !missing.is_empty() {
+            diags.push(Diagnostic {
+                path: relative(root, dir),
+                line: None,
+                message: format!(
+                    "round(s) {} missing: there are files up to round-{last} but none for these numbers",
+                    missing.join(", ")
+                ),
+            });
+        }
+    }
     (EndpointRun { rounds }, diags)
 }
 
