@@ -30,7 +30,7 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
 pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 256 << 20;
 
 /// `[limits]` in perfdash.toml.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
     /// A compressed file may not inflate to more than this many bytes.
