@@ -12,6 +12,7 @@ pub mod error;
 pub mod ingest;
 pub mod model;
 pub mod pipeline;
+pub mod profile;
 pub mod render;
 pub mod report;
 pub mod stats;

@@ -34,7 +34,9 @@ use rayon::prelude::*;
 
 use crate::config::Settings;
 use crate::error::{Diagnostic, Error};
-use crate::model::{Archive, CrossCheck, EndpointRun, Round, Run, RunMeta, SourceFormat};
+use crate::model::{
+    Archive, CrossCheck, EndpointRun, ProfileFile, Round, Run, RunMeta, SourceFormat,
+};
 
 pub use cache::{ReadCounts, RoundCache};
 use raw::{FileResult, FileSettings, GroupResult, ReadOptions, StatsOptions};
@@ -375,11 +377,12 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
         }
     };
     let mut jobs = Vec::new();
+    let mut profile_jobs = Vec::new();
     let mut endpoint_dirs = Vec::new();
     for entry in entries {
         match entry {
             layout::Entry::Dir { name, path } => {
-                list_endpoint(root, &name, &path, &mut jobs, &mut diags);
+                list_endpoint(root, &name, &path, &mut jobs, &mut profile_jobs, &mut diags);
                 endpoint_dirs.push((name, path));
             }
             layout::Entry::File { name, .. } if name == "run.toml" => {}
@@ -464,7 +467,18 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     for (endpoint, rounds) in
         choose_rounds(offers, reader.settings.raw.summary_tolerance, &mut diags)
     {
-        run.endpoints.insert(endpoint, EndpointRun { rounds });
+        run.endpoints.insert(
+            endpoint,
+            EndpointRun {
+                rounds,
+                profiles: Vec::new(),
+            },
+        );
+    }
+    for (endpoint, profile) in read_profiles(profile_jobs, &reader.settings.limits, &mut diags) {
+        if let Some(e) = run.endpoints.get_mut(&endpoint) {
+            e.profiles.push(profile);
+        }
     }
     for (name, path) in endpoint_dirs {
         if !run.endpoints.contains_key(&name) {
@@ -520,12 +534,84 @@ fn missing_rounds(
     }
 }
 
-/// Lists the round files of one endpoint folder.
+/// A profile file to read: `<endpoint>/flame[.<kind>].<ext>`.
+struct ProfileJob {
+    endpoint: String,
+    kind: String,
+    path: PathBuf,
+    rel: String,
+}
+
+/// Reads profile files in parallel; one per (endpoint, kind), the first by
+/// file name wins. Problems become diagnostics naming the file.
+fn read_profiles(
+    mut jobs: Vec<ProfileJob>,
+    limits: &limits::Limits,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(String, ProfileFile)> {
+    jobs.sort_by(|a, b| (&a.endpoint, &a.kind, &a.rel).cmp(&(&b.endpoint, &b.kind, &b.rel)));
+    let mut kept: Vec<ProfileJob> = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        match kept.last() {
+            Some(prev) if prev.endpoint == job.endpoint && prev.kind == job.kind => {
+                diags.push(Diagnostic {
+                    path: job.rel.clone(),
+                    line: None,
+                    message: format!(
+                        "skipped: the {} profile of {} is already read from {}",
+                        job.kind, job.endpoint, prev.rel
+                    ),
+                });
+            }
+            _ => kept.push(job),
+        }
+    }
+    let results: Vec<(ProfileJob, Result<crate::profile::Profile, Error>)> = kept
+        .into_par_iter()
+        .map(|job| {
+            let rel = Path::new(&job.rel);
+            let read = limits::read_document(&job.path, limits)
+                .map_err(|e| Error::io(rel, e))
+                .and_then(|bytes| crate::profile::parse(&bytes, rel));
+            (job, read)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (job, result) in results {
+        match result {
+            Ok(profile) => {
+                for w in &profile.warnings {
+                    diags.push(Diagnostic {
+                        path: job.rel.clone(),
+                        line: None,
+                        message: format!("profile: {w}"),
+                    });
+                }
+                out.push((
+                    job.endpoint,
+                    ProfileFile {
+                        kind: job.kind,
+                        source: job.rel,
+                        profile: std::sync::Arc::new(profile),
+                    },
+                ));
+            }
+            Err(e) => diags.push(Diagnostic {
+                message: format!("skipped profile: {}", Diagnostic::from_error(&e).message),
+                ..Diagnostic::from_error(&e)
+            }),
+        }
+    }
+    out
+}
+
+/// Lists the round files and profiles of one endpoint folder.
 fn list_endpoint(
     root: &Path,
     endpoint: &str,
     dir: &Path,
     jobs: &mut Vec<Job>,
+    profiles: &mut Vec<ProfileJob>,
     diags: &mut Vec<Diagnostic>,
 ) {
     let entries = match layout::list_dir(dir) {
@@ -539,6 +625,17 @@ fn list_endpoint(
         }
     };
     for entry in entries {
+        if let layout::Entry::File { name, path } = &entry
+            && let Some(kind) = crate::profile::kind_from_file_name(name)
+        {
+            profiles.push(ProfileJob {
+                endpoint: endpoint.to_string(),
+                kind,
+                path: path.clone(),
+                rel: relative(root, path),
+            });
+            continue;
+        }
         match entry {
             layout::Entry::File { name, path } => match parse_round_file_name(&name) {
                 Some(n) if n.is_warmup() => {}
@@ -552,7 +649,8 @@ fn list_endpoint(
                     path: relative(root, &path),
                     line: None,
                     message: "ignored: not a round file (expected round-<n>[.<label>].<ext> with ext one of \
-                              json, ndjson, csv, jtl, log, xml, optionally .gz, or round-<n>_stats.csv)"
+                              json, ndjson, csv, jtl, log, xml, optionally .gz, or round-<n>_stats.csv) \
+                              nor a profile (flame[.<kind>].<ext>)"
                         .into(),
                 }),
             },

@@ -238,7 +238,7 @@ pub(crate) fn truncation_warnings(
         warnings.push(warning(
             shown,
             super::io::line_of_offset(path, offset),
-            "the last line is incomplete (no newline at the end: was k6 stopped mid-write?); \
+            "the last line is incomplete (no newline at the end: was the load tool stopped mid-write?); \
              it was ignored and the complete lines before it were used",
         ));
     }
