@@ -23,6 +23,8 @@ pub struct Settings {
     pub endpoints: BTreeMap<String, EndpointSettings>,
     /// How rounds are recomputed from raw outputs (`[raw]`).
     pub raw: RawSettings,
+    /// Which run comparisons the site shows.
+    pub compare: CompareSettings,
 }
 
 /// `[raw]`: recomputing rounds from per-request outputs (k6 NDJSON/CSV,
@@ -62,6 +64,31 @@ impl Default for RawSettings {
             split_tag: "name".into(),
             tags: BTreeMap::new(),
             summary_tolerance: 0.01,
+        }
+    }
+}
+
+/// `[compare]`: the comparison pages of the site (`perfdash compare` on
+/// the command line takes any two runs and ignores this).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct CompareSettings {
+    /// Each release against the previous release (releases are runs whose
+    /// run.toml has `release = "…"`, ordered by time).
+    pub releases: bool,
+    /// The latest run against the last release before it.
+    pub latest_vs_release: bool,
+    /// More pairs `[A, B]`, each a run id or unique prefix, `latest`,
+    /// `latest~N` or `release:<name>`; B is compared against A.
+    pub pairs: Vec<[String; 2]>,
+}
+
+impl Default for CompareSettings {
+    fn default() -> Self {
+        CompareSettings {
+            releases: true,
+            latest_vs_release: true,
+            pairs: Vec::new(),
         }
     }
 }
@@ -193,6 +220,12 @@ impl Settings {
                 al.min_effect
             ));
         }
+        for pair in &self.compare.pairs {
+            for spec in pair {
+                crate::analyse::compare::RunSpec::parse(spec)
+                    .map_err(|e| format!("compare.pairs: {e}"))?;
+            }
+        }
         for (id, e) in &self.endpoints {
             if let Some(r) = e.threshold_ratio {
                 check_ratio(&format!("endpoints.{id}.threshold_ratio"), r)?;
@@ -300,6 +333,31 @@ mod tests {
         let err = Settings::parse("[analysis]\nthreshold_ratio = 0.9\n", Path::new("p.toml"))
             .unwrap_err();
         assert!(err.to_string().contains("greater than 1"));
+    }
+
+    #[test]
+    fn compare_section() {
+        let s = Settings::parse("", Path::new("p.toml")).unwrap();
+        assert!(s.compare.releases && s.compare.latest_vs_release && s.compare.pairs.is_empty());
+        let s = Settings::parse(
+            "[compare]\nreleases = false\npairs = [[\"release:1.3.0\", \"latest\"]]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap();
+        assert!(!s.compare.releases);
+        assert_eq!(
+            s.compare.pairs,
+            vec![["release:1.3.0".to_string(), "latest".to_string()]]
+        );
+        let err = Settings::parse(
+            "[compare]\npairs = [[\"latest~x\", \"latest\"]]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("latest~N"), "{err}");
+        let err =
+            Settings::parse("[compare]\npairs = [[\"a\"]]\n", Path::new("p.toml")).unwrap_err();
+        assert!(err.to_string().starts_with("p.toml:2:"), "{err}");
     }
 
     #[test]

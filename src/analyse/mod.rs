@@ -6,7 +6,9 @@
 //! from [`verdict::decide`], the only place verdicts are made.
 
 pub mod alarms;
+pub mod changepoint;
 pub mod comparability;
+pub mod compare;
 pub mod gate;
 pub mod policy;
 pub mod verdict;
@@ -38,6 +40,10 @@ pub struct Analysis {
     pub alarms: AlarmReport,
     /// Runs whose `[environment]` differs from the run before: chart markers.
     pub environment_changes: Vec<EnvironmentChange>,
+    /// The run comparisons `[compare]` asks for, for the comparison pages.
+    pub comparisons: Vec<compare::SiteComparison>,
+    /// One row per release, for the release history page.
+    pub releases: compare::ReleaseHistory,
 }
 
 /// A run as the site lists it.
@@ -135,6 +141,9 @@ pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
 
     let alarms = alarms::report(&endpoints, &archive.triage, settings);
     let environment_changes = comparability::environment_changes(&archive.runs);
+    let (comparisons, compare_diagnostics) = compare::site_comparisons(archive);
+    let mut diagnostics = diagnostics;
+    diagnostics.extend(compare_diagnostics);
     Analysis {
         settings: settings.clone(),
         runs,
@@ -142,6 +151,8 @@ pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
         diagnostics,
         alarms,
         environment_changes,
+        comparisons,
+        releases: compare::release_history(archive),
     }
 }
 

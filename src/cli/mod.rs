@@ -10,6 +10,7 @@
 
 mod build;
 mod check;
+mod compare;
 mod demo;
 mod inspect;
 mod triage;
@@ -45,6 +46,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// List alarms that need a human label, or print ready-to-fill triage entries.
     Triage(triage::TriageArgs),
+    /// Compare two runs endpoint by endpoint (the release check).
+    Compare(compare::CompareArgs),
 }
 
 /// Parses the command line, runs the command and maps the outcome to an
@@ -66,6 +69,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Check(args) => check::run(args),
         Command::Triage(args) => triage::run(args),
+        Command::Compare(args) => compare::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
