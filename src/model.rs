@@ -19,6 +19,8 @@ pub struct Archive {
     pub settings: Settings,
     /// Runs sorted by `started_at`, then by id.
     pub runs: Vec<Run>,
+    /// Human triage labels from `triage/*.toml`, sorted by run, endpoint.
+    pub triage: Vec<TriageLabel>,
 }
 
 impl Archive {
@@ -59,8 +61,72 @@ pub struct RunMeta {
     pub notes: Option<String>,
     /// A release name such as `1.4.0`, for release comparisons.
     pub release: Option<String>,
+    /// `[load]`: the load profile (script hash, stages, arrival rate, VUs,
+    /// …). Runs whose profiles differ are not compared with each other.
+    pub load: BTreeMap<String, String>,
+    /// `[environment]`: JVM flags, host, … A change is shown as a marker on
+    /// the charts but does not stop the comparison.
+    pub environment: BTreeMap<String, String>,
     /// Any other keys, shown as they are on the run page.
     pub extra: BTreeMap<String, String>,
+}
+
+/// A human verdict on one alarm: one entry of a `triage/*.toml` file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TriageLabel {
+    /// The run id the alarm was raised on.
+    pub run: String,
+    /// The endpoint id.
+    pub endpoint: String,
+    pub label: Label,
+    pub note: Option<String>,
+    pub author: String,
+    /// The day it was triaged (`YYYY-MM-DD`).
+    pub date: chrono::NaiveDate,
+    /// Where it was read, `triage/<file>.toml:<line>`, for messages.
+    pub source: String,
+}
+
+/// What a human decided an alarm was.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Label {
+    /// A true regression.
+    Real,
+    /// A false positive.
+    Noise,
+    /// An intended change: the new level becomes the baseline.
+    Accepted,
+}
+
+impl Label {
+    pub const ALL: [Label; 3] = [Label::Real, Label::Noise, Label::Accepted];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Label::Real => "real",
+            Label::Noise => "noise",
+            Label::Accepted => "accepted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Label> {
+        Label::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+
+    /// Whether the alarm was right that performance changed (Mozilla's
+    /// mapping: fixed, backed out and accepted alarms are all true).
+    pub fn is_true_alarm(self) -> bool {
+        matches!(self, Label::Real | Label::Accepted)
+    }
+}
+
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One endpoint within one run.
@@ -68,6 +134,19 @@ pub struct RunMeta {
 pub struct EndpointRun {
     /// Rounds sorted by number (warm-up rounds are never archived as rounds).
     pub rounds: Vec<Round>,
+    /// Flame-graph profiles (`flame[.<kind>].<ext>`), one per kind, sorted by kind.
+    pub profiles: Vec<ProfileFile>,
+}
+
+/// One profile file of an endpoint in a run.
+#[derive(Debug, Clone)]
+pub struct ProfileFile {
+    /// `cpu`, `alloc`, `lock`, `wall`, … (from the file name; default `cpu`).
+    pub kind: String,
+    /// The file, relative to the archive root (with `/`).
+    pub source: String,
+    /// Shared: the analysis and the renderers read the same stacks.
+    pub profile: std::sync::Arc<crate::profile::Profile>,
 }
 
 /// The statistics of one measured round of one endpoint.

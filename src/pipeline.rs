@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::analyse::{Verdict, analyse};
 use crate::error::{Diagnostic, Error};
 use crate::ingest::load_archive;
-use crate::render::render_site;
+use crate::render::{RenderOptions, render_site_with};
 use crate::write::{WriteOptions, write_site};
 
 /// What `perfdash build` was asked to do.
@@ -17,6 +17,8 @@ pub struct BuildOptions {
     pub strict: bool,
     /// Replace a non-empty output folder that has no perfdash marker.
     pub force: bool,
+    /// What to render, e.g. which week `weekly.html` reviews.
+    pub render: RenderOptions,
 }
 
 /// What a build did.
@@ -65,7 +67,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         .map(|e| e.rounds.len())
         .sum();
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
-    let site = render_site(&analysis)?;
+    let site = render_site_with(&analysis, &opts.render)?;
     let written = write_site(
         &site,
         &WriteOptions {

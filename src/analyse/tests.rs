@@ -39,6 +39,7 @@ fn archive(runs: &[Vec<f64>]) -> Archive {
                 endpoints: BTreeMap::from([(
                     "e".to_string(),
                     EndpointRun {
+                        profiles: Vec::new(),
                         rounds: p99s
                             .iter()
                             .enumerate()
@@ -49,6 +50,7 @@ fn archive(runs: &[Vec<f64>]) -> Archive {
                 problems: vec![],
             })
             .collect(),
+        triage: vec![],
     }
 }
 

@@ -23,6 +23,7 @@ pub mod k6_summary;
 mod layout;
 pub mod raw;
 mod run_meta;
+pub mod triage;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,7 +33,9 @@ use rayon::prelude::*;
 
 use crate::config::Settings;
 use crate::error::{Diagnostic, Error};
-use crate::model::{Archive, CrossCheck, EndpointRun, Round, Run, RunMeta, SourceFormat};
+use crate::model::{
+    Archive, CrossCheck, EndpointRun, ProfileFile, Round, Run, RunMeta, SourceFormat,
+};
 
 pub use cache::{ReadCounts, RoundCache};
 use raw::{FileResult, FileSettings, GroupResult, ReadOptions, StatsOptions};
@@ -131,6 +134,27 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
             .cmp(&b.started_at)
             .then_with(|| a.id.cmp(&b.id))
     });
+    let (mut labels, triage_diagnostics) = triage::load_triage(root);
+    diagnostics.extend(triage_diagnostics);
+    // A label on a run or endpoint that is not in the archive is most
+    // likely a typo; say so rather than silently ignoring it.
+    labels.retain(|label| {
+        let known = runs
+            .iter()
+            .any(|r| r.id == label.run && r.endpoints.contains_key(&label.endpoint));
+        if !known {
+            let (path, line) = triage::split_source(&label.source);
+            diagnostics.push(Diagnostic {
+                path,
+                line,
+                message: format!(
+                    "ignored: no run {} with endpoint {} in the archive",
+                    label.run, label.endpoint
+                ),
+            });
+        }
+        known
+    });
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
 
     Ok(Loaded {
@@ -138,6 +162,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
             root: root.to_path_buf(),
             settings,
             runs,
+            triage: labels,
         },
         diagnostics,
         counts,
@@ -333,11 +358,12 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
         }
     };
     let mut jobs = Vec::new();
+    let mut profile_jobs = Vec::new();
     let mut endpoint_dirs = Vec::new();
     for entry in entries {
         match entry {
             layout::Entry::Dir { name, path } => {
-                list_endpoint(root, &name, &path, &mut jobs, &mut diags);
+                list_endpoint(root, &name, &path, &mut jobs, &mut profile_jobs, &mut diags);
                 endpoint_dirs.push((name, path));
             }
             layout::Entry::File { name, .. } if name == "run.toml" => {}
@@ -421,7 +447,18 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     for (endpoint, rounds) in
         choose_rounds(offers, reader.settings.raw.summary_tolerance, &mut diags)
     {
-        run.endpoints.insert(endpoint, EndpointRun { rounds });
+        run.endpoints.insert(
+            endpoint,
+            EndpointRun {
+                rounds,
+                profiles: Vec::new(),
+            },
+        );
+    }
+    for (endpoint, profile) in read_profiles(profile_jobs, &mut diags) {
+        if let Some(e) = run.endpoints.get_mut(&endpoint) {
+            e.profiles.push(profile);
+        }
     }
     for (name, path) in endpoint_dirs {
         if !run.endpoints.contains_key(&name) {
@@ -444,12 +481,83 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     (Some(run), diags)
 }
 
-/// Lists the round files of one endpoint folder.
+/// A profile file to read: `<endpoint>/flame[.<kind>].<ext>`.
+struct ProfileJob {
+    endpoint: String,
+    kind: String,
+    path: PathBuf,
+    rel: String,
+}
+
+/// Reads profile files in parallel; one per (endpoint, kind), the first by
+/// file name wins. Problems become diagnostics naming the file.
+fn read_profiles(
+    mut jobs: Vec<ProfileJob>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(String, ProfileFile)> {
+    jobs.sort_by(|a, b| (&a.endpoint, &a.kind, &a.rel).cmp(&(&b.endpoint, &b.kind, &b.rel)));
+    let mut kept: Vec<ProfileJob> = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        match kept.last() {
+            Some(prev) if prev.endpoint == job.endpoint && prev.kind == job.kind => {
+                diags.push(Diagnostic {
+                    path: job.rel.clone(),
+                    line: None,
+                    message: format!(
+                        "skipped: the {} profile of {} is already read from {}",
+                        job.kind, job.endpoint, prev.rel
+                    ),
+                });
+            }
+            _ => kept.push(job),
+        }
+    }
+    let results: Vec<(ProfileJob, Result<crate::profile::Profile, Error>)> = kept
+        .into_par_iter()
+        .map(|job| {
+            let rel = Path::new(&job.rel);
+            let read = std::fs::read(&job.path)
+                .map_err(|e| Error::io(rel, e))
+                .and_then(|bytes| crate::profile::parse(&bytes, rel));
+            (job, read)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (job, result) in results {
+        match result {
+            Ok(profile) => {
+                for w in &profile.warnings {
+                    diags.push(Diagnostic {
+                        path: job.rel.clone(),
+                        line: None,
+                        message: format!("profile: {w}"),
+                    });
+                }
+                out.push((
+                    job.endpoint,
+                    ProfileFile {
+                        kind: job.kind,
+                        source: job.rel,
+                        profile: std::sync::Arc::new(profile),
+                    },
+                ));
+            }
+            Err(e) => diags.push(Diagnostic {
+                message: format!("skipped profile: {}", Diagnostic::from_error(&e).message),
+                ..Diagnostic::from_error(&e)
+            }),
+        }
+    }
+    out
+}
+
+/// Lists the round files and profiles of one endpoint folder.
 fn list_endpoint(
     root: &Path,
     endpoint: &str,
     dir: &Path,
     jobs: &mut Vec<Job>,
+    profiles: &mut Vec<ProfileJob>,
     diags: &mut Vec<Diagnostic>,
 ) {
     let entries = match layout::list_dir(dir) {
@@ -463,6 +571,17 @@ fn list_endpoint(
         }
     };
     for entry in entries {
+        if let layout::Entry::File { name, path } = &entry
+            && let Some(kind) = crate::profile::kind_from_file_name(name)
+        {
+            profiles.push(ProfileJob {
+                endpoint: endpoint.to_string(),
+                kind,
+                path: path.clone(),
+                rel: relative(root, path),
+            });
+            continue;
+        }
         match entry {
             layout::Entry::File { name, path } => match parse_round_file_name(&name) {
                 Some(n) if n.is_warmup() => {}
@@ -476,7 +595,8 @@ fn list_endpoint(
                     path: relative(root, &path),
                     line: None,
                     message: "ignored: not a round file (expected round-<n>[.<label>].<ext> with ext one of \
-                              json, ndjson, csv, jtl, log, xml, optionally .gz, or round-<n>_stats.csv)"
+                              json, ndjson, csv, jtl, log, xml, optionally .gz, or round-<n>_stats.csv) \
+                              nor a profile (flame[.<kind>].<ext>)"
                         .into(),
                 }),
             },
