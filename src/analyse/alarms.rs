@@ -18,9 +18,11 @@
 //! alarm (confirmed → likely real, reverted → likely noise), reported apart
 //! from the human labels with their agreement.
 //!
-//! Regressions for detection delay are the runs humans labelled `real` or
-//! `accepted`; labels within one `median` episode are one regression, whose
-//! onset is the earliest labelled run.
+//! Regressions for detection delay are the runs humans labelled `real`;
+//! labels within one `median` episode are one regression, whose onset is
+//! the earliest labelled run. (`accepted` alarms count as true alarms in
+//! the false-positive rate, but an intended change is not something a
+//! gate has to catch, so it has no detection delay.)
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -248,7 +250,7 @@ pub struct Detection {
     pub runs_watched: usize,
 }
 
-/// A regression a human confirmed (labelled `real` or `accepted`).
+/// A regression a human confirmed (labelled `real`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Regression {
     pub endpoint: String,
@@ -471,7 +473,7 @@ fn regressions_of(
     // regression; a label outside every median episode stands alone.
     let mut onsets: Vec<(usize, &TriageLabel)> = Vec::new();
     let mut seen_episodes: Vec<usize> = Vec::new();
-    for &(i, label) in labels.iter().filter(|(_, l)| l.label.is_true_alarm()) {
+    for &(i, label) in labels.iter().filter(|(_, l)| l.label == Label::Real) {
         let episode = median_episodes
             .iter()
             .position(|ep| (ep.candidate..=ep.end(len)).contains(&i));
@@ -568,8 +570,8 @@ fn stats_of(
             Some(InferredLabel::Noise) => s.inferred_noise += 1,
             None => {}
         }
-        // An accepted alarm restarts the baseline at its own level, so the
-        // runs after it cannot show persistence: leave it out of agreement.
+        // An accepted alarm moves the baseline to its own level, so whether
+        // it "persisted" says nothing: leave it out of agreement.
         if let (Some(human), Some(inferred)) =
             (a.label.filter(|l| *l != Label::Accepted), a.inferred_label)
         {
