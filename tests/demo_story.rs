@@ -136,6 +136,10 @@ fn the_demo_archive_weekly_review_and_gate() {
         Policy::Median,
     )
     .unwrap();
+    // The story ends with an open regression on price-quote: the gate fails.
+    assert_eq!(gate.outcome, perfdash::analyse::gate::Outcome::Regression);
+    assert!(gate.endpoints.iter().any(|e| e.endpoint == "price-quote"
+        && e.status == perfdash::analyse::gate::CheckStatus::Regression));
     // The latest run's verdicts and the gate agree endpoint by endpoint.
     for e in &gate.endpoints {
         let point = a
