@@ -227,6 +227,12 @@ pub struct Alarm {
     pub median_p99_ms: f64,
     pub baseline_p99_ms: Option<f64>,
     pub ratio: Option<f64>,
+    /// The median ratio to baseline over every endpoint of the candidate
+    /// run. Well above 1 means the whole run was slow (a noisy neighbour,
+    /// a slow host), not this endpoint: a triage hint, never a verdict.
+    pub run_median_ratio: Option<f64>,
+    /// How many endpoints that median is over.
+    pub run_endpoints: usize,
     /// Positions in the endpoint's points (for pages, not the contract).
     #[serde(skip)]
     pub candidate_index: usize,
@@ -349,6 +355,15 @@ pub fn report(
     settings: &Settings,
 ) -> AlarmReport {
     let weeks = history_weeks(endpoints);
+    // Every endpoint's ratio to its baseline, by run.
+    let mut run_ratios: HashMap<&str, Vec<f64>> = HashMap::new();
+    for e in endpoints {
+        for p in &e.points {
+            if let Some(r) = p.ratio {
+                run_ratios.entry(p.run.as_str()).or_default().push(r);
+            }
+        }
+    }
     let mut report = AlarmReport {
         weeks,
         labels: triage.to_vec(),
@@ -385,7 +400,7 @@ pub fn report(
         for (policy, eps) in &episodes_by_policy {
             let alarms: Vec<Alarm> = eps
                 .iter()
-                .filter_map(|ep| make_alarm(endpoint, *policy, ep, &labels, len))
+                .filter_map(|ep| make_alarm(endpoint, *policy, ep, &labels, len, &run_ratios))
                 .collect();
             let stats = stats_of(*policy, &alarms, &regressions, endpoint_weeks(endpoint));
             policies.insert(*policy, stats);
@@ -417,6 +432,7 @@ fn make_alarm(
     ep: &Episode,
     labels: &[(usize, &TriageLabel)],
     len: usize,
+    run_ratios: &HashMap<&str, Vec<f64>>,
 ) -> Option<Alarm> {
     let raised = ep.raised(policy.raised_at())?;
     let points = &endpoint.points;
@@ -448,6 +464,10 @@ fn make_alarm(
         median_p99_ms: candidate.median_p99_ms,
         baseline_p99_ms: candidate.baseline_p99_ms,
         ratio: candidate.ratio,
+        run_median_ratio: run_ratios
+            .get(candidate.run.as_str())
+            .and_then(|r| median(r)),
+        run_endpoints: run_ratios.get(candidate.run.as_str()).map_or(0, Vec::len),
         candidate_index: ep.candidate,
         raised_index: raised,
     })

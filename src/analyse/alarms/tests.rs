@@ -247,6 +247,12 @@ fn a_noisy_neighbour_run_alarms_every_endpoint_once_and_persistence_silences_it(
         }
         assert_eq!(alarms_of(&a, e, Policy::Persistent), []);
     }
+    // The triage hint: the whole run was 30% slow, on all three endpoints.
+    let alarm = a.alarms.of(Policy::Median).next().unwrap();
+    assert_eq!(
+        (alarm.run_median_ratio, alarm.run_endpoints),
+        (Some(1.3), 3)
+    );
     let median = &a.alarms.totals[&Policy::Median];
     assert_eq!(
         (median.alarms, median.unknown, median.inferred_noise),
