@@ -97,7 +97,7 @@ impl InferredLabel {
 }
 
 /// One alarm episode as positions in an endpoint's points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Episode {
     /// The first run over the line.
     pub candidate: usize,
@@ -108,6 +108,8 @@ pub struct Episode {
     pub closed: Option<usize>,
     /// The last run of the episode that was over the line.
     pub last_over: usize,
+    /// Every run of the episode that was over the line, the candidate first.
+    pub over: Vec<usize>,
 }
 
 impl Episode {
@@ -150,6 +152,7 @@ pub fn episodes(judgements: &[Judgement], settings: &AlarmSettings) -> Vec<Episo
                         decided: None,
                         closed: None,
                         last_over: i,
+                        over: vec![i],
                     },
                     0,
                     0,
@@ -160,6 +163,7 @@ pub fn episodes(judgements: &[Judgement], settings: &AlarmSettings) -> Vec<Episo
         };
         if over {
             ep.last_over = i;
+            ep.over.push(i);
             streak = 0;
         } else {
             streak += 1;
@@ -442,7 +446,7 @@ fn make_alarm(
         .find(|(i, _)| (ep.candidate..=end).contains(i))
         .map(|(_, l)| *l);
     let candidate = &points[ep.candidate];
-    let over_runs = policy_over_runs(endpoint, ep);
+    let over_runs = ep.over.iter().map(|&i| points[i].run.clone()).collect();
     Some(Alarm {
         endpoint: endpoint.id.clone(),
         run: candidate.run.clone(),
@@ -471,15 +475,6 @@ fn make_alarm(
         candidate_index: ep.candidate,
         raised_index: raised,
     })
-}
-
-/// Runs between the candidate and the last over run, as ids. (Which of
-/// them were over is the policy's business; the span is what pages show.)
-fn policy_over_runs(endpoint: &EndpointAnalysis, ep: &Episode) -> Vec<String> {
-    endpoint.points[ep.candidate..=ep.last_over]
-        .iter()
-        .map(|p| p.run.clone())
-        .collect()
 }
 
 fn regressions_of(

@@ -117,6 +117,7 @@ fn state_machine_rules() {
         eps(&[W, O, O, W, O, W, W, W]),
         [(1, Confirmed, Some(4), Some(6))]
     );
+    assert_eq!(episodes(&[W, O, O, W, O, W, W, W], &s)[0].over, [1, 2, 4]);
     // Two within before a second over: reverted, and a later run starts afresh.
     assert_eq!(
         eps(&[O, W, O, W, O]),
@@ -494,6 +495,8 @@ mod properties {
             for ep in &eps {
                 prop_assert_eq!(js[ep.candidate], Judgement::Over);
                 prop_assert_eq!(js[ep.last_over], Judgement::Over);
+                prop_assert!(ep.over.iter().all(|&i| js[i] == Judgement::Over));
+                prop_assert_eq!(ep.over.first(), Some(&ep.candidate));
                 if let Some(end) = previous_end {
                     prop_assert!(ep.candidate > end, "episodes never overlap");
                 }
