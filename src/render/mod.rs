@@ -13,6 +13,7 @@
 //! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
 //! data/endpoints/<slug>.csv       each endpoint's history as CSV
+//! flame/<endpoint-slug>/<run-slug>.<kind>.{html,svg,diff.svg}  flame graphs (flame_pages)
 //! static/…                        CSS, JS, favicon (embedded in the binary)
 //! ```
 
@@ -20,6 +21,8 @@ mod assets;
 pub mod charts;
 pub mod compare;
 pub mod data;
+pub mod flame;
+pub mod flame_pages;
 pub mod format;
 mod pages;
 pub mod slug;
@@ -100,6 +103,7 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
         site.insert(path, bytes.to_vec());
     }
     pages::render_pages(analysis, &slugs, &mut site)?;
+    flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
     for (path, bytes) in compare::compare_pages(analysis, &slugs)? {
         site.insert(&path, bytes);
     }

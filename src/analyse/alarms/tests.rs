@@ -66,7 +66,13 @@ fn archive(endpoints: &[(&str, Vec<Vec<f64>>)], triage: &[(usize, &str, Label)])
                             .enumerate()
                             .map(|(k, p)| round(k as u32 + 1, *p))
                             .collect();
-                        (id.to_string(), EndpointRun { rounds })
+                        (
+                            id.to_string(),
+                            EndpointRun {
+                                rounds,
+                                profiles: Vec::new(),
+                            },
+                        )
                     })
                     .collect::<BTreeMap<_, _>>(),
                 problems: vec![],
