@@ -60,6 +60,7 @@ fn build(archive: &Path, out: &Path) {
         out: out.to_path_buf(),
         strict: false,
         force: false,
+        render: Default::default(),
     })
     .unwrap_or_else(|e| panic!("building {}: {e}", archive.display()));
 }

@@ -21,6 +21,7 @@ fn build(archive: &Path, out: &Path) {
         out: out.to_path_buf(),
         strict: false,
         force: false,
+        render: Default::default(),
     })
     .unwrap();
 }
