@@ -260,3 +260,74 @@ fn a_compare_pair_that_names_no_run_is_a_build_warning() {
         "{stderr}"
     );
 }
+
+/// The done-when of issue 10: on the bundled archive, comparing the oldest
+/// release with the latest run reports exactly the regressions the archive
+/// was generated with. The expectations come from the generator's own
+/// record of what it injected (same default seed as the bundled archive),
+/// not from a list typed into this test.
+#[test]
+fn the_bundled_archive_reports_its_injected_regressions() {
+    use std::collections::BTreeSet;
+
+    use perfdash::demo::{DemoOptions, EventKind, generate};
+
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
+    let loaded = perfdash::ingest::load_archive(&bundled).unwrap();
+    let releases = perfdash::analyse::compare::release_runs(&loaded.archive);
+    let (oldest, release_run) = releases
+        .first()
+        .expect("the bundled archive marks releases");
+    let threshold = loaded.archive.settings.analysis.threshold_ratio;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let report = generate(
+        &tmp.path().join("archive"),
+        &DemoOptions {
+            profiles: false,
+            ..DemoOptions::default()
+        },
+    )
+    .unwrap();
+    let latest = &loaded.archive.runs.last().unwrap().id;
+    let mut regressions = BTreeSet::new();
+    let mut improvements = BTreeSet::new();
+    for e in report
+        .events
+        .iter()
+        .filter(|e| e.open && !e.runs.contains(&release_run.id))
+    {
+        assert!(
+            e.runs.contains(latest),
+            "an open event reaches the latest run"
+        );
+        match e.kind {
+            EventKind::CodeRegression | EventKind::GcRegression | EventKind::AcceptedChange
+                if e.magnitude > threshold =>
+            {
+                regressions.extend(e.endpoints.iter().cloned())
+            }
+            EventKind::Improvement if e.magnitude < 1.0 / threshold => {
+                improvements.extend(e.endpoints.iter().cloned())
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        !regressions.is_empty(),
+        "the archive has open regressions to find"
+    );
+
+    let out = compare(&bundled, &format!("release:{oldest}"), "latest", "json").code(1);
+    let json = json_of(&out);
+    let with = |verdict: &str| -> BTreeSet<String> {
+        verdicts(&json)
+            .into_iter()
+            .filter(|(_, v)| v == verdict)
+            .map(|(id, _)| id)
+            .collect()
+    };
+    assert_eq!(with("regression"), regressions);
+    assert_eq!(with("improvement"), improvements);
+    assert_eq!(json["endpoints"].as_array().unwrap().len(), 12);
+}
