@@ -185,6 +185,14 @@ fn the_site_has_comparison_pages_and_the_release_history() {
         "[endpoints.orders]\nname = \"GET /orders?<all>\"\n\n[compare]\npairs = [[\"2026-03-03\", \"latest\"]]\n",
     )
     .unwrap();
+    // Both releases profiled orders: the 1.3.0 → 1.4.0 page links a diff.
+    for (run, pricing) in [("2026-03-02T0300Z", 5), ("2026-03-04T0300Z", 40)] {
+        std::fs::write(
+            archive.join("runs").join(run).join("orders/flame.cpu.collapsed"),
+            format!("java/lang/Thread.run;com/acme/Orders.list;com/acme/Db.query 100\njava/lang/Thread.run;com/acme/Orders.list;com/acme/Pricing.quote {pricing}\n"),
+        )
+        .unwrap();
+    }
     let out = tmp.path().join("site");
     perfdash()
         .args(["build", "--archive"])
@@ -235,6 +243,21 @@ fn the_site_has_comparison_pages_and_the_release_history() {
         "{release_pair}"
     );
     assert!(release_pair.contains(r#"href="../runs/2026-03-04t0300z.html""#));
+    let diff = "2026-03-02t0300z_vs_2026-03-04t0300z/orders.cpu.diff.svg";
+    assert!(
+        release_pair.contains(&format!(r#"href="{diff}""#)),
+        "{release_pair}"
+    );
+    let svg = std::fs::read_to_string(out.join("compare").join(diff)).unwrap();
+    assert!(
+        svg.contains("Pricing.quote") && svg.starts_with("<?xml"),
+        "a flame graph"
+    );
+    // The latest run has no profile: no diff link on its page.
+    let latest =
+        std::fs::read_to_string(out.join("compare/2026-03-04t0300z_vs_2026-03-05t0300z.html"))
+            .unwrap();
+    assert!(!latest.contains("Flame-graph diff"));
 }
 
 #[test]
