@@ -67,7 +67,7 @@ fn run(rng: &mut Rng, id: &str, noise: &Noise, level: f64) -> Run {
             "e".to_string(),
             EndpointRun {
                 rounds,
-                profiles: Vec::new(),
+                ..Default::default()
             },
         )]),
         problems: vec![],
