@@ -17,8 +17,80 @@ pub const SETTINGS_FILE: &str = "perfdash.toml";
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     pub analysis: AnalysisSettings,
+    /// How alarms are confirmed and how the `robust` policy decides.
+    pub alarms: AlarmSettings,
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
+    /// How rounds are recomputed from raw outputs (`[raw]`).
+    pub raw: RawSettings,
+    /// Which run comparisons the site shows.
+    pub compare: CompareSettings,
+}
+
+/// `[raw]`: recomputing rounds from per-request outputs (k6 NDJSON/CSV,
+/// JMeter JTL, Gatling log). Documented in `docs/raw-results.md`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawSettings {
+    /// Seconds dropped from the start of every round (from its first
+    /// sample). Overridden per endpoint (`[endpoints.<id>] warmup_seconds`),
+    /// per run (`warmup_seconds` in run.toml) and by `--warmup`.
+    pub warmup_seconds: f64,
+    /// `linear` (k6's own p(N), R-7) or `jmeter-dashboard` (JMeter's HTML
+    /// report estimator).
+    pub percentile: crate::stats::PercentileMethod,
+    /// Count failed requests in the latency figures too (they always count
+    /// in the error rate and the throughput).
+    pub failures_in_latency: bool,
+    /// The k6 tag that tells endpoints apart in a run-level raw file
+    /// (JMeter files are split by label, Gatling/Locust by request name).
+    pub split_tag: String,
+    /// Tag value (or JMeter label) → endpoint id, for run-level raw files.
+    /// Values not listed become a slug of the value (`GET /api/orders` →
+    /// `get-api-orders`).
+    pub tags: BTreeMap<String, String>,
+    /// When a round has a summary and a raw file, the relative difference
+    /// between the summary's p99 and the raw file's whole-test p99 above
+    /// which they are reported as disagreeing.
+    pub summary_tolerance: f64,
+}
+
+impl Default for RawSettings {
+    fn default() -> Self {
+        RawSettings {
+            warmup_seconds: 15.0,
+            percentile: Default::default(),
+            failures_in_latency: false,
+            split_tag: "name".into(),
+            tags: BTreeMap::new(),
+            summary_tolerance: 0.01,
+        }
+    }
+}
+
+/// `[compare]`: the comparison pages of the site (`perfdash compare` on
+/// the command line takes any two runs and ignores this).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct CompareSettings {
+    /// Each release against the previous release (releases are runs whose
+    /// run.toml has `release = "…"`, ordered by time).
+    pub releases: bool,
+    /// The latest run against the last release before it.
+    pub latest_vs_release: bool,
+    /// More pairs `[A, B]`, each a run id or unique prefix, `latest`,
+    /// `latest~N` or `release:<name>`; B is compared against A.
+    pub pairs: Vec<[String; 2]>,
+}
+
+impl Default for CompareSettings {
+    fn default() -> Self {
+        CompareSettings {
+            releases: true,
+            latest_vs_release: true,
+            pairs: Vec::new(),
+        }
+    }
 }
 
 /// How runs are judged.
@@ -50,6 +122,35 @@ impl Default for AnalysisSettings {
     }
 }
 
+/// Alarm states and the `robust` policy (docs/alarms.md).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct AlarmSettings {
+    /// A candidate alarm is decided over this many judged runs after it.
+    pub confirm_window: usize,
+    /// It is `confirmed` when at least this many of them are over too, and
+    /// `reverted` as soon as that can no longer happen.
+    pub confirm_needed: usize,
+    /// `robust` policy: robust z-score (MADs above the baseline window's
+    /// median) a run must exceed. 3.5 is Iglewicz & Hoaglin's cut-off for
+    /// outliers by the modified z-score.
+    pub robust_k: f64,
+    /// `robust` policy: minimum effect, as a fraction of the baseline (0.05
+    /// = 5%), so that very quiet endpoints do not alarm on trivial shifts.
+    pub min_effect: f64,
+}
+
+impl Default for AlarmSettings {
+    fn default() -> Self {
+        AlarmSettings {
+            confirm_window: 3,
+            confirm_needed: 2,
+            robust_k: 3.5,
+            min_effect: 0.05,
+        }
+    }
+}
+
 /// Settings for one endpoint.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -58,6 +159,8 @@ pub struct EndpointSettings {
     pub name: Option<String>,
     /// Overrides `analysis.threshold_ratio` for this endpoint.
     pub threshold_ratio: Option<f64>,
+    /// Overrides `raw.warmup_seconds` for this endpoint.
+    pub warmup_seconds: Option<f64>,
 }
 
 impl Settings {
@@ -98,9 +201,51 @@ impl Settings {
                 a.baseline_window
             ));
         }
+        let al = &self.alarms;
+        if al.confirm_needed == 0 || al.confirm_needed > al.confirm_window {
+            return Err(format!(
+                "alarms.confirm_needed must be between 1 and alarms.confirm_window ({})",
+                al.confirm_window
+            ));
+        }
+        if !(al.robust_k.is_finite() && al.robust_k > 0.0) {
+            return Err(format!(
+                "alarms.robust_k must be a positive number (got {})",
+                al.robust_k
+            ));
+        }
+        if !(al.min_effect.is_finite() && al.min_effect >= 0.0) {
+            return Err(format!(
+                "alarms.min_effect must be a fraction ≥ 0, e.g. 0.05 (got {})",
+                al.min_effect
+            ));
+        }
+        for pair in &self.compare.pairs {
+            for spec in pair {
+                crate::analyse::compare::RunSpec::parse(spec)
+                    .map_err(|e| format!("compare.pairs: {e}"))?;
+            }
+        }
         for (id, e) in &self.endpoints {
             if let Some(r) = e.threshold_ratio {
                 check_ratio(&format!("endpoints.{id}.threshold_ratio"), r)?;
+            }
+            if let Some(w) = e.warmup_seconds {
+                check_warmup(&format!("endpoints.{id}.warmup_seconds"), w)?;
+            }
+        }
+        check_warmup("raw.warmup_seconds", self.raw.warmup_seconds)?;
+        if !(self.raw.summary_tolerance.is_finite() && self.raw.summary_tolerance >= 0.0) {
+            return Err("raw.summary_tolerance must be a non-negative number".into());
+        }
+        if self.raw.split_tag.is_empty() {
+            return Err("raw.split_tag must not be empty".into());
+        }
+        for (value, id) in &self.raw.tags {
+            if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+                return Err(format!(
+                    "raw.tags.\"{value}\" = \"{id}\": an endpoint id must be a plain folder-like name"
+                ));
             }
         }
         Ok(())
@@ -121,6 +266,14 @@ impl Settings {
             .and_then(|e| e.name.clone())
             .unwrap_or_else(|| endpoint.to_string())
     }
+}
+
+/// A warm-up must be a finite number of seconds ≥ 0.
+pub fn check_warmup(key: &str, w: f64) -> Result<(), String> {
+    if !(w.is_finite() && w >= 0.0) {
+        return Err(format!("{key} must be a number of seconds ≥ 0 (got {w})"));
+    }
+    Ok(())
 }
 
 fn check_ratio(key: &str, r: f64) -> Result<(), String> {
@@ -166,10 +319,45 @@ mod tests {
     }
 
     #[test]
+    fn alarm_settings() {
+        let s = Settings::parse("[alarms]\nrobust_k = 3.0\n", Path::new("p.toml")).unwrap();
+        assert_eq!(s.alarms.robust_k, 3.0);
+        assert_eq!(s.alarms.confirm_window, 3);
+        let err =
+            Settings::parse("[alarms]\nconfirm_needed = 4\n", Path::new("p.toml")).unwrap_err();
+        assert!(err.to_string().contains("confirm_needed"), "{err}");
+    }
+
+    #[test]
     fn ratio_must_exceed_one() {
         let err = Settings::parse("[analysis]\nthreshold_ratio = 0.9\n", Path::new("p.toml"))
             .unwrap_err();
         assert!(err.to_string().contains("greater than 1"));
+    }
+
+    #[test]
+    fn compare_section() {
+        let s = Settings::parse("", Path::new("p.toml")).unwrap();
+        assert!(s.compare.releases && s.compare.latest_vs_release && s.compare.pairs.is_empty());
+        let s = Settings::parse(
+            "[compare]\nreleases = false\npairs = [[\"release:1.3.0\", \"latest\"]]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap();
+        assert!(!s.compare.releases);
+        assert_eq!(
+            s.compare.pairs,
+            vec![["release:1.3.0".to_string(), "latest".to_string()]]
+        );
+        let err = Settings::parse(
+            "[compare]\npairs = [[\"latest~x\", \"latest\"]]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("latest~N"), "{err}");
+        let err =
+            Settings::parse("[compare]\npairs = [[\"a\"]]\n", Path::new("p.toml")).unwrap_err();
+        assert!(err.to_string().starts_with("p.toml:2:"), "{err}");
     }
 
     #[test]

@@ -18,6 +18,8 @@ fn round(number: u32, p99: f64) -> Round {
             p99_ms: p99,
             ..Default::default()
         },
+        warmup_s: None,
+        cross_check: None,
     }
 }
 
@@ -47,6 +49,7 @@ fn archive(runs: &[Vec<f64>]) -> Archive {
                 problems: vec![],
             })
             .collect(),
+        triage: vec![],
     }
 }
 

@@ -9,7 +9,11 @@
 //! * 2: bad input or usage; nothing was written.
 
 mod build;
+mod check;
+mod compare;
 mod demo;
+mod inspect;
+mod triage;
 
 use std::process::ExitCode;
 
@@ -36,6 +40,14 @@ pub enum Command {
     Build(build::BuildArgs),
     /// Write a generated sample archive (the bundled `archive/`).
     Demo(demo::DemoArgs),
+    /// Per-endpoint statistics of result files given by hand (any supported format).
+    Inspect(inspect::InspectArgs),
+    /// Gate CI on one run: exit 0 when nothing regressed, 1 on a regression, 2 on bad input.
+    Check(check::CheckArgs),
+    /// List alarms that need a human label, or print ready-to-fill triage entries.
+    Triage(triage::TriageArgs),
+    /// Compare two runs endpoint by endpoint (the release check).
+    Compare(compare::CompareArgs),
 }
 
 /// Parses the command line, runs the command and maps the outcome to an
@@ -54,6 +66,10 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Build(args) => build::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Inspect(args) => inspect::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Triage(args) => triage::run(args),
+        Command::Compare(args) => compare::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -297,6 +297,8 @@ fn metric_values(doc: &Value, format: SourceFormat) -> Vec<(String, &Map<String,
                     .collect()
             })
             .unwrap_or_default(),
+        // `detect` only returns summary shapes.
+        _ => Vec::new(),
     }
 }
 

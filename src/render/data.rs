@@ -9,8 +9,11 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::Slugs;
-use crate::analyse::{Analysis, EndpointAnalysis, RunPoint};
-use crate::config::AnalysisSettings;
+use std::collections::BTreeMap;
+
+use crate::analyse::alarms::{Alarm, PolicyStats, Regression};
+use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, Policy, RunPoint};
+use crate::config::{AlarmSettings, AnalysisSettings};
 use crate::error::{Diagnostic, Error};
 use crate::model::Round;
 
@@ -25,6 +28,20 @@ struct AnalysisJson<'a> {
     runs: Vec<RunJson<'a>>,
     endpoints: Vec<EndpointJson<'a>>,
     diagnostics: &'a [Diagnostic],
+    /// Issue 5: every policy's alarms, side by side.
+    alarm_settings: &'a AlarmSettings,
+    policies: Vec<PolicyJson>,
+    alarms: &'a [Alarm],
+    alarm_totals: &'a BTreeMap<Policy, PolicyStats>,
+    regressions: &'a [Regression],
+    alarm_weeks: f64,
+    environment_changes: &'a [EnvironmentChange],
+}
+
+#[derive(Serialize)]
+struct PolicyJson {
+    name: &'static str,
+    summary: &'static str,
 }
 
 #[derive(Serialize)]
@@ -38,6 +55,8 @@ struct RunJson<'a> {
     notes: Option<&'a str>,
     incomplete: bool,
     problems: &'a [String],
+    load: &'a BTreeMap<String, String>,
+    environment: &'a BTreeMap<String, String>,
 }
 
 #[derive(Serialize)]
@@ -47,6 +66,7 @@ struct EndpointJson<'a> {
     slug: &'a str,
     threshold_ratio: f64,
     runs: Vec<PointJson<'a>>,
+    policies: Option<&'a BTreeMap<Policy, PolicyStats>>,
 }
 
 #[derive(Serialize)]
@@ -59,6 +79,7 @@ struct PointJson<'a> {
     ratio: Option<f64>,
     verdict: &'static str,
     baseline_runs: &'a [String],
+    not_comparable: Option<&'a str>,
     rounds: &'a [Round],
 }
 
@@ -76,6 +97,7 @@ fn point_json(p: &RunPoint) -> PointJson<'_> {
         ratio: p.ratio,
         verdict: p.verdict.as_str(),
         baseline_runs: &p.baseline_runs,
+        not_comparable: p.not_comparable.as_deref(),
         rounds: &p.rounds,
     }
 }
@@ -100,6 +122,8 @@ pub fn analysis_json(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Erro
                 notes: r.meta.notes.as_deref(),
                 incomplete: !r.problems.is_empty(),
                 problems: &r.problems,
+                load: &r.meta.load,
+                environment: &r.meta.environment,
             })
             .collect(),
         endpoints: analysis
@@ -111,9 +135,23 @@ pub fn analysis_json(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Erro
                 slug: slugs.endpoint(&e.id),
                 threshold_ratio: e.threshold_ratio,
                 runs: e.points.iter().map(point_json).collect(),
+                policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
             })
             .collect(),
         diagnostics: &analysis.diagnostics,
+        alarm_settings: &analysis.settings.alarms,
+        policies: Policy::ALL
+            .iter()
+            .map(|p| PolicyJson {
+                name: p.name(),
+                summary: p.summary(),
+            })
+            .collect(),
+        alarms: &analysis.alarms.alarms,
+        alarm_totals: &analysis.alarms.totals,
+        regressions: &analysis.alarms.regressions,
+        alarm_weeks: analysis.alarms.weeks,
+        environment_changes: &analysis.environment_changes,
     };
     let mut bytes = serde_json::to_vec_pretty(&doc)
         .map_err(|e| Error::Internal(format!("analysis.json: {e}")))?;

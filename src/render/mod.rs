@@ -8,6 +8,8 @@
 //! endpoints/<endpoint-slug>.html  one page per endpoint
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
+//! releases.html                   release history and the list of comparisons
+//! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
 //! data/endpoints/<slug>.csv       each endpoint's history as CSV
 //! static/…                        CSS, JS, favicon (embedded in the binary)
@@ -15,6 +17,7 @@
 
 mod assets;
 pub mod charts;
+pub mod compare;
 pub mod data;
 pub mod format;
 mod pages;
@@ -83,6 +86,9 @@ pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
         site.insert(path, bytes.to_vec());
     }
     pages::render_pages(analysis, &slugs, &mut site)?;
+    for (path, bytes) in compare::compare_pages(analysis, &slugs)? {
+        site.insert(&path, bytes);
+    }
     site.insert("data/analysis.json", data::analysis_json(analysis, &slugs)?);
     for endpoint in &analysis.endpoints {
         site.insert(
