@@ -328,15 +328,17 @@ async function exerciseScripts(page) {
     const where = `${p} (policy switch)`;
     await page.goto(pathToFileURL(path.join(siteDir, p)).href, { waitUntil: "load" });
     const select = page.locator("select[data-policy-switch]").first();
+    if (!(await select.isVisible())) problem(where, "the policy switch is not visible with JavaScript on");
     const values = await select.locator("option").evaluateAll((os) => os.map((o) => o.value));
     for (const v of values) {
       await select.selectOption(v);
       const state = await page.evaluate((v) => {
         const all = Array.from(document.querySelectorAll("[data-policy]"));
         const wrong = all.filter((e) => (e.getAttribute("data-policy") === v) === e.hidden);
-        return { all: all.length, wrong: wrong.length };
+        return { all: all.length, wrong: wrong.length, shown: all.filter((e) => !e.hidden).length };
       }, v);
       if (state.all === 0) problem(where, "a policy switch but no [data-policy] element");
+      if (state.shown === 0) problem(where, `choosing policy ${v} shows nothing`);
       if (state.wrong) problem(where, `choosing policy ${v} leaves ${state.wrong} elements in the wrong state`);
     }
     break; // one page shows the mechanism works; the rest use the same code
