@@ -290,6 +290,15 @@ async function exerciseScripts(page) {
     await filter.fill("");
     if ((await names()).length !== before.length) problem(at, "clearing the filter does not bring every row back");
   }
+  // Tooltip on a heatmap cell.
+  const cell = page.locator("svg.heatmap rect[data-tip]").last();
+  if ((await cell.count()) > 0) {
+    await cell.hover();
+    const text = (await page.locator(".pd-tooltip:not([hidden])").textContent()) ?? "";
+    if (!/Worst|No run/.test(text)) problem(at, `hovering a heatmap cell shows "${text}"`);
+  } else if ((await page.locator("svg.heatmap").count()) > 0) {
+    problem(at, "the heatmap cells have no tooltips");
+  }
   // Tooltip on a chart point of an endpoint page.
   const endpoint = pages.find((p) => p.startsWith("endpoints/"));
   if (endpoint) {
