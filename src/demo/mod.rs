@@ -472,6 +472,8 @@ fn plan(opts: &DemoOptions) -> Plan {
     let mut per_endpoint: Vec<Vec<EndpointPlan>> = Vec::new();
     for (ei, def) in ENDPOINTS.iter().enumerate() {
         let mut accepted: Vec<f64> = Vec::new();
+        // Inside a stretch of regressions a human accepted (verdict.rs).
+        let mut accepted_change = false;
         let mut plans = Vec::with_capacity(n);
         for (ri, run) in runs.iter().enumerate() {
             let active: Vec<&Placed> = placed.iter().filter(|p| p.hits(ri, def.id)).collect();
@@ -494,9 +496,12 @@ fn plan(opts: &DemoOptions) -> Plan {
             let accepted_onset = active
                 .iter()
                 .any(|p| p.start == ri && p.onset_label() == Some(Label::Accepted));
-            match verdict::baseline_effect(verdict, accepted_onset) {
-                verdict::BaselineEffect::Join => accepted.push(med),
-                verdict::BaselineEffect::Skip => {}
+            let accepted_by_triage = accepted_change || accepted_onset;
+            accepted_change = verdict::accepted_change_continues(verdict, accepted_by_triage);
+            if verdict::baseline_effect(verdict, accepted_by_triage)
+                == verdict::BaselineEffect::Join
+            {
+                accepted.push(med);
             }
             let wanted =
                 opts.profiles && wants_profile(&placed, ri, def.id, run.release.is_some(), n);
