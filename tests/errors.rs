@@ -177,10 +177,10 @@ fn empty_file() {
     let case = healthy();
     put(&case, ROUND, "");
     build(&case)
-        .warned(&format!("{ROUND}: skipped: empty file"))
+        .warned(&format!("{ROUND}: skipped: the file is empty"))
         .incomplete(RUN);
     put(&case, ROUND, "\n  \n");
-    build(&case).warned(&format!("{ROUND}: skipped: empty file"));
+    build(&case).warned(&format!("{ROUND}: skipped: the file is empty"));
 }
 
 #[test]
@@ -193,7 +193,7 @@ fn wrong_types() {
         ))
         .incomplete(RUN);
     put(&case, ROUND, "[1, 2, 3]");
-    build(&case).warned(&format!("{ROUND}: skipped: not a k6 summary"));
+    build(&case).warned(&format!("{ROUND}: skipped: unknown content"));
 }
 
 #[test]
@@ -273,10 +273,16 @@ fn unknown_json_shape() {
 #[test]
 fn unknown_file_format() {
     let case = healthy();
-    let rel = "runs/2026-03-05T0300Z/orders/round-3.xml";
+    let rel = "runs/2026-03-05T0300Z/orders/round-3.txt";
     std::fs::rename(case.archive.join(ROUND), case.archive.join(rel)).unwrap();
     build(&case)
         .warned(&format!("{rel}: ignored: not a round file"))
+        .incomplete(RUN);
+    // A known extension with content of no known format.
+    let csv = "runs/2026-03-05T0300Z/orders/round-3.csv";
+    put(&case, csv, "hello,world\n1,2\n");
+    build(&case)
+        .warned(&format!("{csv}: skipped: unknown content"))
         .incomplete(RUN);
 }
 
@@ -312,7 +318,7 @@ fn duplicate_round() {
     // Files are read in name order; the first file for a number wins
     // (`round-3.host-b.json` sorts before `round-3.json`).
     o.warned(&format!(
-        "{ROUND}: skipped: round 3 is already read from {dup}"
+        "{ROUND}: skipped: round 3 of orders is already read from {dup}"
     ))
     .incomplete(RUN);
     assert_eq!(o.round_count("orders", RUN), Some(5));
@@ -355,14 +361,29 @@ fn duplicate_run_ids() {
     let o = build(&case);
     o.warned(&format!("{copy}: starts at the same time as runs/{RUN}"));
     assert!(o.run(RUN).is_some() && o.run("2026-03-05t0300z").is_some());
-    // Distinct pages, deterministic: the smaller id keeps the plain slug.
-    assert!(o.out.join("runs/2026-03-05t0300z.html").is_file());
-    assert!(o.out.join("runs/2026-03-05t0300z-2.html").is_file());
-    let first = std::fs::read_to_string(o.out.join("runs/2026-03-05t0300z.html")).unwrap();
+    // Distinct pages, deterministic: the id that already is the slug
+    // keeps it, the other gets a suffix derived from its own id.
+    let pages: Vec<String> = common::tree(&o.out.join("runs"))
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.starts_with("2026-03-05t0300z"))
+        .collect();
+    assert_eq!(pages.len(), 2, "{pages:?}");
+    let plain = std::fs::read_to_string(o.out.join("runs/2026-03-05t0300z.html")).unwrap();
     assert!(
-        first.contains(RUN),
-        "{RUN} sorts first and keeps the plain slug"
+        plain.contains("Run 2026-03-05t0300z"),
+        "the lower-case id keeps the plain slug"
     );
+    let first = std::fs::read_to_string(
+        o.out.join("runs").join(
+            pages
+                .iter()
+                .find(|p| p.as_str() != "2026-03-05t0300z.html")
+                .unwrap(),
+        ),
+    )
+    .unwrap();
+    assert!(first.contains(RUN), "{RUN} has the suffixed page");
 }
 
 #[cfg(unix)]

@@ -192,10 +192,18 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
                                 max_ms: Some(p99 * 1.4),
                                 error_rate: Some(0.0),
                             },
+                            warmup_s: None,
+                            cross_check: None,
                         }
                     })
                     .collect();
-                eps.insert(endpoint.clone(), EndpointRun { rounds });
+                eps.insert(
+                    endpoint.clone(),
+                    EndpointRun {
+                        rounds,
+                        profiles: Vec::new(),
+                    },
+                );
             }
             runs.push(Run {
                 id,
@@ -214,5 +222,6 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
         root: "large-archive".into(),
         settings: Settings::default(),
         runs,
+        triage: Vec::new(),
     }
 }

@@ -150,7 +150,8 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     let first_line_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
     let first = trim_cr(&text[..first_line_end]);
     let trimmed = text.trim_ascii_start();
-    if text.is_empty() {
+    if trimmed.is_empty() {
+        // Whitespace only (a crashed writer's newline) is empty too.
         return Err("the file is empty".into());
     }
     if trimmed.starts_with(b"{") {
