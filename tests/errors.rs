@@ -172,6 +172,49 @@ fn truncated_json() {
     assert_eq!(o.round_count("orders", RUN), Some(4));
 }
 
+/// A k6 `--out json` file for one round: 60 points, one a second.
+fn ndjson_round() -> String {
+    let mut out = String::from(
+        "{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\",\"type\":\"trend\",\"contains\":\"time\"},\"metric\":\"http_req_duration\"}\n",
+    );
+    for s in 0..60 {
+        out.push_str(&format!(
+            "{{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{{\"time\":\"2026-03-05T03:00:{s:02}Z\",\"value\":{}.5,\"tags\":{{\"expected_response\":\"true\",\"status\":\"200\"}}}}}}\n",
+            90 + s % 20
+        ));
+    }
+    out
+}
+
+#[test]
+fn truncated_ndjson() {
+    let case = healthy();
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    let rel = "runs/2026-03-05T0300Z/orders/round-3.ndjson";
+    let whole = ndjson_round();
+    // Killed mid-write: the last line is cut in half.
+    put(&case, rel, &whole[..whole.len() - 40]);
+    let o = build(&case);
+    o.warned(&format!("{rel}:61: the last line is incomplete"))
+        .incomplete(RUN);
+    // The complete lines are used: the round is there.
+    assert_eq!(o.round_count("orders", RUN), Some(5));
+}
+
+#[test]
+fn absurdly_long_ndjson_line() {
+    let case = healthy();
+    put(&case, "perfdash.toml", "[limits]\nmax_line_bytes = 4096\n");
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    let rel = "runs/2026-03-05T0300Z/orders/round-3.ndjson";
+    let mut text = ndjson_round();
+    text.insert_str(text.len() / 2, &" ".repeat(3 << 20));
+    put(&case, rel, &text);
+    build(&case).warned(&format!("{rel}:")).incomplete(RUN);
+    let o = build(&case);
+    assert!(o.stderr.contains("longer than 4096 bytes"), "{}", o.stderr);
+}
+
 #[test]
 fn empty_file() {
     let case = healthy();
