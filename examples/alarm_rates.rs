@@ -75,7 +75,13 @@ fn series(rng: &mut Rng, noise: &Noise, runs: usize, step_at: Option<(usize, f64
                 id: format!("run-{i:03}"),
                 started_at: t0 + Duration::hours(56 * i as i64),
                 meta: Default::default(),
-                endpoints: BTreeMap::from([("e".to_string(), EndpointRun { rounds })]),
+                endpoints: BTreeMap::from([(
+                    "e".to_string(),
+                    EndpointRun {
+                        rounds,
+                        ..Default::default()
+                    },
+                )]),
                 problems: vec![],
             }
         })

@@ -63,7 +63,13 @@ fn run(rng: &mut Rng, id: &str, noise: &Noise, level: f64) -> Run {
         id: id.to_string(),
         started_at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
         meta: Default::default(),
-        endpoints: BTreeMap::from([("e".to_string(), EndpointRun { rounds })]),
+        endpoints: BTreeMap::from([(
+            "e".to_string(),
+            EndpointRun {
+                rounds,
+                ..Default::default()
+            },
+        )]),
         problems: vec![],
     }
 }

@@ -9,7 +9,7 @@ use crate::render::{RenderOptions, render_site_with};
 use crate::write::{WriteOptions, write_site};
 
 /// What `perfdash build` was asked to do.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     pub archive: PathBuf,
     pub out: PathBuf,

@@ -58,8 +58,7 @@ fn build(archive: &Path, out: &Path) {
     perfdash::pipeline::build(&perfdash::pipeline::BuildOptions {
         archive: archive.to_path_buf(),
         out: out.to_path_buf(),
-        strict: false,
-        force: false,
+        ..Default::default()
     })
     .unwrap_or_else(|e| panic!("building {}: {e}", archive.display()));
 }
@@ -125,9 +124,38 @@ fn pages_with_colliding_and_hostile_names_work_in_a_browser() {
     common::site_archives::showcase_archive(&archive);
     let site = tmp.path().join("site");
     build(&archive, &site);
+    add_policy_page(&site);
     let (ok, out) = check(&site, Some(&screenshot_dir("showcase")));
     println!("{out}");
     assert!(ok, "browser check failed:\n{out}");
+}
+
+/// Until a page of the site offers several alarm policies, a small page
+/// exercises the generic switch of static/app.js (`<select
+/// data-policy-switch>` showing `[data-policy]` elements): the browser
+/// check chooses every option and checks what is shown, and, with
+/// JavaScript off, that every policy's table is visible.
+fn add_policy_page(site: &Path) {
+    let section = |p: &str| {
+        format!(
+            r#"<section data-policy="{p}"><h2>Policy {p}</h2><table><thead><tr><th>Alarms</th></tr></thead><tbody><tr><td>{p}: 1</td></tr></tbody></table></section>"#
+        )
+    };
+    let page = format!(
+        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Policies</title>
+<link rel="stylesheet" href="static/style.css"></head><body><main id="main">
+<label data-needs-js hidden>Policy <select data-policy-switch><option value="median">median</option><option value="robust">robust</option></select></label>
+{}{}<p><a href="index.html">Overview</a></p></main><script src="static/app.js" defer></script></body></html>"#,
+        section("median"),
+        section("robust")
+    );
+    std::fs::write(site.join("policies.html"), page).unwrap();
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    std::fs::write(
+        site.join("index.html"),
+        index.replace("</main>", r#"<a href="policies.html">policies</a></main>"#),
+    )
+    .unwrap();
 }
 
 /// The check itself can fail: a site with a missing stylesheet, a dead

@@ -425,10 +425,10 @@ fn week_start(t: chrono::DateTime<chrono::Utc>) -> chrono::NaiveDate {
 pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usize) {
     use chrono::Datelike;
     use std::collections::BTreeMap;
-    const CELL: usize = 14;
+    const CELL: usize = 16;
     const GAP: usize = 2;
-    const LABEL_W: usize = 190;
-    const TOP: usize = 34;
+    const LABEL_W: usize = 240;
+    const TOP: usize = 36;
 
     let times = rows
         .iter()
@@ -494,8 +494,8 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
             xml_escape(&row.href),
             LABEL_W - 8,
             y + CELL - 3,
-            xml_escape(&ellipsis(&e.name, 26)),
-            if e.name.chars().count() > 26 {
+            xml_escape(&ellipsis(&e.name, 34)),
+            if e.name.chars().count() > 34 {
                 format!("<title>{}</title>", xml_escape(&e.name))
             } else {
                 String::new()
@@ -559,14 +559,14 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
         body,
         r#"<text x="{}" y="{}" class="hm-axis" text-anchor="end">worst verdict of the week:</text>"#,
         LABEL_W - 8,
-        legend_y + 11
+        legend_y + 12
     );
     for (key, words) in HEATMAP_LEGEND {
         let _ = write!(
             body,
             r#"<rect x="{x}" y="{legend_y}" width="{CELL}" height="{CELL}" class="h-{key}"/><text x="{}" y="{}" class="hm-legend">{words}</text>"#,
             x + CELL + 5,
-            legend_y + 11
+            legend_y + 12
         );
         x += CELL + 5 + words.len() * 7 + 16;
     }

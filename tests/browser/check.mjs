@@ -213,7 +213,11 @@ function showcase() {
   return {
     overview: "index.html",
     heatmap: "index.html",
-    endpoint: pick((p) => p.startsWith("endpoints/") && !p.endsWith("index.html")),
+    // The endpoint with the most regressions: the most to look at.
+    endpoint: pages
+      .filter((p) => p.startsWith("endpoints/") && !p.endsWith("index.html"))
+      .map((p) => [p, fs.readFileSync(path.join(siteDir, p), "utf8").split('data-verdict="regression"').length])
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0],
     run: pick((p) => p.startsWith("runs/") && !p.endsWith("index.html") && fs.readFileSync(path.join(siteDir, p), "utf8").includes("v-regression")) ??
       pick((p) => p.startsWith("runs/") && !p.endsWith("index.html")),
     runs: pick((p) => p === "runs/index.html"),
@@ -248,7 +252,11 @@ async function exerciseScripts(page) {
   await page.goto(pathToFileURL(path.join(siteDir, "index.html")).href, { waitUntil: "load" });
   const table = page.locator("table#endpoints");
   if ((await table.count()) === 0) return problem(at, "no table#endpoints on the overview");
-  const names = () => table.locator("tbody tr:not([hidden]) th[scope=row]").allTextContents();
+  // What the first column sorts by: its data-sort key, else its text.
+  const names = () =>
+    table
+      .locator("tbody tr:not([hidden]) th[scope=row]")
+      .evaluateAll((ths) => ths.map((th) => th.getAttribute("data-sort") ?? th.textContent.trim()));
   const before = await names();
   // Sort by the first column from the keyboard: Tab until a header has focus.
   let reached = false;
@@ -260,7 +268,7 @@ async function exerciseScripts(page) {
   await table.locator("thead th button").first().focus();
   await page.keyboard.press("Enter");
   const asc = await names();
-  const sorted = [...before].sort((a, b) => a.localeCompare(b));
+  const sorted = await page.evaluate((xs) => [...xs].sort((a, b) => a.localeCompare(b)), before);
   if (asc.join("|") !== sorted.join("|")) problem(at, `sorting by endpoint gave ${asc.join(", ")}`);
   await page.keyboard.press("Enter");
   const desc = await names();
@@ -270,7 +278,7 @@ async function exerciseScripts(page) {
   if ((await filter.count()) === 0) problem(at, "no filter box");
   else {
     const first = before[0];
-    await filter.fill(first);
+    await filter.fill(first.toUpperCase());
     const left = await names();
     if (!left.includes(first) || left.length > before.length) {
       problem(at, `filtering by "${first}" left ${left.join(", ")}`);
@@ -281,6 +289,15 @@ async function exerciseScripts(page) {
     if ((await empty.count()) === 0) problem(at, "a filter that matches nothing does not say so");
     await filter.fill("");
     if ((await names()).length !== before.length) problem(at, "clearing the filter does not bring every row back");
+  }
+  // Tooltip on a heatmap cell.
+  const cell = page.locator("svg.heatmap rect[data-tip]").last();
+  if ((await cell.count()) > 0) {
+    await cell.hover();
+    const text = (await page.locator(".pd-tooltip:not([hidden])").textContent()) ?? "";
+    if (!/Worst|No run/.test(text)) problem(at, `hovering a heatmap cell shows "${text}"`);
+  } else if ((await page.locator("svg.heatmap").count()) > 0) {
+    problem(at, "the heatmap cells have no tooltips");
   }
   // Tooltip on a chart point of an endpoint page.
   const endpoint = pages.find((p) => p.startsWith("endpoints/"));
@@ -320,15 +337,17 @@ async function exerciseScripts(page) {
     const where = `${p} (policy switch)`;
     await page.goto(pathToFileURL(path.join(siteDir, p)).href, { waitUntil: "load" });
     const select = page.locator("select[data-policy-switch]").first();
+    if (!(await select.isVisible())) problem(where, "the policy switch is not visible with JavaScript on");
     const values = await select.locator("option").evaluateAll((os) => os.map((o) => o.value));
     for (const v of values) {
       await select.selectOption(v);
       const state = await page.evaluate((v) => {
         const all = Array.from(document.querySelectorAll("[data-policy]"));
         const wrong = all.filter((e) => (e.getAttribute("data-policy") === v) === e.hidden);
-        return { all: all.length, wrong: wrong.length };
+        return { all: all.length, wrong: wrong.length, shown: all.filter((e) => !e.hidden).length };
       }, v);
       if (state.all === 0) problem(where, "a policy switch but no [data-policy] element");
+      if (state.shown === 0) problem(where, `choosing policy ${v} shows nothing`);
       if (state.wrong) problem(where, `choosing policy ${v} leaves ${state.wrong} elements in the wrong state`);
     }
     break; // one page shows the mechanism works; the rest use the same code
