@@ -172,15 +172,58 @@ fn truncated_json() {
     assert_eq!(o.round_count("orders", RUN), Some(4));
 }
 
+/// A k6 `--out json` file for one round: 60 points, one a second.
+fn ndjson_round() -> String {
+    let mut out = String::from(
+        "{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\",\"type\":\"trend\",\"contains\":\"time\"},\"metric\":\"http_req_duration\"}\n",
+    );
+    for s in 0..60 {
+        out.push_str(&format!(
+            "{{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{{\"time\":\"2026-03-05T03:00:{s:02}Z\",\"value\":{}.5,\"tags\":{{\"expected_response\":\"true\",\"status\":\"200\"}}}}}}\n",
+            90 + s % 20
+        ));
+    }
+    out
+}
+
+#[test]
+fn truncated_ndjson() {
+    let case = healthy();
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    let rel = "runs/2026-03-05T0300Z/orders/round-3.ndjson";
+    let whole = ndjson_round();
+    // Killed mid-write: the last line is cut in half.
+    put(&case, rel, &whole[..whole.len() - 40]);
+    let o = build(&case);
+    o.warned(&format!("{rel}:61: the last line is incomplete"))
+        .incomplete(RUN);
+    // The complete lines are used: the round is there.
+    assert_eq!(o.round_count("orders", RUN), Some(5));
+}
+
+#[test]
+fn absurdly_long_ndjson_line() {
+    let case = healthy();
+    put(&case, "perfdash.toml", "[limits]\nmax_line_bytes = 4096\n");
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    let rel = "runs/2026-03-05T0300Z/orders/round-3.ndjson";
+    let mut text = ndjson_round();
+    text.insert_str(text.len() / 2, &" ".repeat(3 << 20));
+    put(&case, rel, &text);
+    build(&case).warned(&format!("{rel}:")).incomplete(RUN);
+    let o = build(&case);
+    assert!(o.stderr.contains("longer than 4096 bytes"), "{}", o.stderr);
+}
+
 #[test]
 fn empty_file() {
     let case = healthy();
     put(&case, ROUND, "");
     build(&case)
-        .warned(&format!("{ROUND}: skipped: empty file"))
+        .warned(&format!("{ROUND}: skipped: the file is empty"))
         .incomplete(RUN);
     put(&case, ROUND, "\n  \n");
-    build(&case).warned(&format!("{ROUND}: skipped: empty file"));
+    build(&case).warned(&format!("{ROUND}: skipped: the file is empty"));
 }
 
 #[test]
@@ -193,7 +236,7 @@ fn wrong_types() {
         ))
         .incomplete(RUN);
     put(&case, ROUND, "[1, 2, 3]");
-    build(&case).warned(&format!("{ROUND}: skipped: not a k6 summary"));
+    build(&case).warned(&format!("{ROUND}: skipped: unknown content"));
 }
 
 #[test]
@@ -273,10 +316,16 @@ fn unknown_json_shape() {
 #[test]
 fn unknown_file_format() {
     let case = healthy();
-    let rel = "runs/2026-03-05T0300Z/orders/round-3.xml";
+    let rel = "runs/2026-03-05T0300Z/orders/round-3.txt";
     std::fs::rename(case.archive.join(ROUND), case.archive.join(rel)).unwrap();
     build(&case)
         .warned(&format!("{rel}: ignored: not a round file"))
+        .incomplete(RUN);
+    // A known extension with content of no known format.
+    let csv = "runs/2026-03-05T0300Z/orders/round-3.csv";
+    put(&case, csv, "hello,world\n1,2\n");
+    build(&case)
+        .warned(&format!("{csv}: skipped: unknown content"))
         .incomplete(RUN);
 }
 
@@ -312,7 +361,7 @@ fn duplicate_round() {
     // Files are read in name order; the first file for a number wins
     // (`round-3.host-b.json` sorts before `round-3.json`).
     o.warned(&format!(
-        "{ROUND}: skipped: round 3 is already read from {dup}"
+        "{ROUND}: skipped: round 3 of orders is already read from {dup}"
     ))
     .incomplete(RUN);
     assert_eq!(o.round_count("orders", RUN), Some(5));
@@ -355,14 +404,29 @@ fn duplicate_run_ids() {
     let o = build(&case);
     o.warned(&format!("{copy}: starts at the same time as runs/{RUN}"));
     assert!(o.run(RUN).is_some() && o.run("2026-03-05t0300z").is_some());
-    // Distinct pages, deterministic: the smaller id keeps the plain slug.
-    assert!(o.out.join("runs/2026-03-05t0300z.html").is_file());
-    assert!(o.out.join("runs/2026-03-05t0300z-2.html").is_file());
-    let first = std::fs::read_to_string(o.out.join("runs/2026-03-05t0300z.html")).unwrap();
+    // Distinct pages, deterministic: the id that already is the slug
+    // keeps it, the other gets a suffix derived from its own id.
+    let pages: Vec<String> = common::tree(&o.out.join("runs"))
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.starts_with("2026-03-05t0300z"))
+        .collect();
+    assert_eq!(pages.len(), 2, "{pages:?}");
+    let plain = std::fs::read_to_string(o.out.join("runs/2026-03-05t0300z.html")).unwrap();
     assert!(
-        first.contains(RUN),
-        "{RUN} sorts first and keeps the plain slug"
+        plain.contains("Run 2026-03-05t0300z"),
+        "the lower-case id keeps the plain slug"
     );
+    let first = std::fs::read_to_string(
+        o.out.join("runs").join(
+            pages
+                .iter()
+                .find(|p| p.as_str() != "2026-03-05t0300z.html")
+                .unwrap(),
+        ),
+    )
+    .unwrap();
+    assert!(first.contains(RUN), "{RUN} has the suffixed page");
 }
 
 #[cfg(unix)]

@@ -34,6 +34,9 @@ fn request<'a>(fields: &[&'a [u8]]) -> Result<(&'static str, &'a [u8], u64, u64,
     if end < start {
         return Err("request ends before it starts".into());
     }
+    if super::time::ms_to_us(end).is_none() {
+        return Err(format!("request time is out of range ({layout} layout)"));
+    }
     Ok((layout, name, start, end, status == b"OK"))
 }
 
@@ -75,6 +78,7 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
             grouper.push(
                 key,
                 Sample {
+                    // In range: checked by `request`.
                     t_us: t0 as i64 * 1000,
                     ms: (t1 - t0) as f64,
                 },

@@ -74,15 +74,32 @@ pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> 
 pub(crate) fn head(path: &Path, max: usize, limits: &Limits) -> io::Result<Vec<u8>> {
     let mut r = open_plain(path, limits)?;
     let mut buf = vec![0u8; max];
-    let n = match read_full(&mut r, &mut buf) {
-        Ok(n) => n,
-        // A truncated gzip still has a readable beginning; the parser
-        // reports the truncation.
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => 0,
-        // A bomb still has a readable beginning; the full read reports it.
-        Err(e) if is_limit_exceeded(&e) => max,
-        Err(e) => return Err(e),
-    };
+    let mut n = 0;
+    while n < max {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // A truncated gzip or a bomb still has a readable beginning;
+            // the parser reports the truncation, the full read the bomb.
+            // With nothing readable at all, say what is wrong rather than
+            // calling the file empty.
+            Err(e) if n == 0 && e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "corrupt gzip: the compressed stream ends before any content",
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof || is_limit_exceeded(&e) => break,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData && n == 0 => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("corrupt gzip: {e}"),
+                ));
+            }
+            Err(e) => return Err(e),
+        }
+    }
     buf.truncate(n);
     Ok(buf)
 }

@@ -181,7 +181,12 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
                     )));
                 };
                 let t_us = match parse_u64(t) {
-                    Some(ms) => ms as i64 * 1000,
+                    Some(ms) => super::time::ms_to_us(ms).ok_or_else(|| {
+                        fault(format!(
+                            "timeStamp '{}' is out of range",
+                            String::from_utf8_lossy(t)
+                        ))
+                    })?,
                     None => parse_date(&field_text(t))
                         .ok_or_else(|| fault(format!("timeStamp '{}' is not a time", String::from_utf8_lossy(t))))?,
                 };

@@ -106,7 +106,11 @@ fn sample(e: &BytesStart<'_>, split: bool, grouper: &mut Grouper) -> Result<(), 
                 )
             }
             "ts" => {
-                ts = Some(parse_u64(attr.value.as_bytes()).ok_or("ts is not epoch milliseconds")?)
+                ts = Some(
+                    parse_u64(attr.value.as_bytes())
+                        .and_then(super::time::ms_to_us)
+                        .ok_or("ts is not epoch milliseconds")?,
+                )
             }
             "s" => success = attr.value.as_ref() != "false",
             "lb" if split => {
@@ -124,13 +128,6 @@ fn sample(e: &BytesStart<'_>, split: bool, grouper: &mut Grouper) -> Result<(), 
             name.as_ref()
         ));
     };
-    grouper.push(
-        &label,
-        Sample {
-            t_us: ts as i64 * 1000,
-            ms,
-        },
-        success,
-    );
+    grouper.push(&label, Sample { t_us: ts, ms }, success);
     Ok(())
 }

@@ -150,7 +150,8 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     let first_line_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
     let first = trim_cr(&text[..first_line_end]);
     let trimmed = text.trim_ascii_start();
-    if text.is_empty() {
+    if trimmed.is_empty() {
+        // Whitespace only (a crashed writer's newline) is empty too.
         return Err("the file is empty".into());
     }
     if trimmed.starts_with(b"{") {
@@ -309,7 +310,7 @@ pub fn round_stats_in_place(
     let count = set.len();
     if count == 0 {
         let span = last
-            .map(|l| (l - test_start_us) as f64 / 1e6)
+            .map(|l| l.saturating_sub(test_start_us) as f64 / 1e6)
             .unwrap_or(0.0);
         return Err(format!(
             "the warm-up of {} s removes all {before} samples (the samples span {span:.1} s from the start); \
@@ -331,7 +332,8 @@ pub fn round_stats_in_place(
         .chain(&set.failed)
         .map(|s| {
             if time_is_start {
-                s.t_us + (s.ms * 1000.0).round() as i64
+                // Saturating: a corrupt elapsed time must not overflow.
+                s.t_us.saturating_add((s.ms * 1000.0).round() as i64)
             } else {
                 s.t_us
             }
@@ -349,7 +351,7 @@ pub fn round_stats_in_place(
              (set failures_in_latency = true in [raw] to measure them anyway)"
         ));
     }
-    let window_s = (window_end - window_start) as f64 / 1e6;
+    let window_s = window_end.saturating_sub(window_start) as f64 / 1e6;
     let m = moments_by(latencies, |s| s.ms).expect("not empty");
     let p = percentiles_by(latencies, &PERCENTS, opts.method, |s| s.ms);
     Ok(RoundStats {

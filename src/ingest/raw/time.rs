@@ -107,6 +107,13 @@ pub(crate) fn parse_f64(s: &[u8]) -> Option<f64> {
     (v.is_finite() && v >= 0.0).then_some(v)
 }
 
+/// Epoch milliseconds as epoch microseconds; `None` when the value does
+/// not fit (a corrupt time stamp must be an error, not an overflow:
+/// found by fuzzing the JMeter CSV reader).
+pub(crate) fn ms_to_us(ms: u64) -> Option<i64> {
+    i64::try_from(ms).ok()?.checked_mul(1000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
