@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use crate::analyse::{Verdict, analyse};
 use crate::error::{Diagnostic, Error};
-use crate::ingest::load_archive;
+use crate::ingest::cache::RoundCache;
+use crate::ingest::{LoadOptions, load_archive_with};
 use crate::render::{RenderOptions, render_site_with};
 use crate::write::{WriteOptions, write_site};
 
@@ -19,6 +20,13 @@ pub struct BuildOptions {
     pub force: bool,
     /// What to render, e.g. which week `weekly.html` reviews.
     pub render: RenderOptions,
+    /// `--warmup SECONDS`: overrides every warm-up setting for raw rounds.
+    pub warmup: Option<f64>,
+    /// Do not read or write the round cache (`.perfdash-cache/` beside
+    /// the output folder).
+    pub no_cache: bool,
+    /// Show a progress bar on stderr (pass `true` only for a terminal).
+    pub progress: bool,
 }
 
 /// What a build did.
@@ -34,12 +42,24 @@ pub struct BuildReport {
     pub latest_regressions: usize,
     /// Inputs skipped on the way (each names its file).
     pub diagnostics: Vec<Diagnostic>,
+    /// Round files parsed, and round results taken from the cache.
+    pub rounds_parsed: usize,
+    pub rounds_from_cache: usize,
 }
 
 /// Builds the site. On any error nothing is written and a previous site
 /// is left as it was.
 pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
-    let loaded = load_archive(&opts.archive)?;
+    if let Some(w) = opts.warmup {
+        crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
+    }
+    let load = LoadOptions {
+        warmup_override: opts.warmup,
+        cache: (!opts.no_cache).then(|| RoundCache::beside_output(&opts.out)),
+        progress: opts.progress,
+    };
+    let loaded = load_archive_with(&opts.archive, &load)?;
+    let counts = load.cache.as_ref().map(|c| c.counts());
     if opts.strict && !loaded.diagnostics.is_empty() {
         let list: Vec<String> = loaded
             .diagnostics
@@ -98,5 +118,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
             .filter(|e| e.latest().is_some_and(|p| p.verdict == Verdict::Regression))
             .count(),
         diagnostics: analysis.diagnostics,
+        rounds_parsed: counts.map_or(round_files, |c| c.read),
+        rounds_from_cache: counts.map_or(0, |c| c.cached),
     })
 }

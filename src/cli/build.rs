@@ -24,6 +24,13 @@ pub struct BuildArgs {
     /// The week `weekly.html` reviews, as an ISO week (2026-W47); default: the 7 days up to the latest run.
     #[arg(long, value_name = "YYYY-Www")]
     pub week: Option<crate::analyse::weekly::WeekSpec>,
+    /// Seconds of warm-up dropped from every raw round; overrides every
+    /// setting in perfdash.toml and run.toml.
+    #[arg(long, value_name = "SECONDS")]
+    pub warmup: Option<f64>,
+    /// Re-read every round file instead of using `.perfdash-cache/` beside OUT.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Print every skipped input and per-stage counts.
     #[arg(short, long)]
     pub verbose: bool,
@@ -41,6 +48,9 @@ pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
         render: crate::render::RenderOptions {
             week: args.week.unwrap_or_default(),
         },
+        warmup: args.warmup,
+        no_cache: args.no_cache,
+        progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     })?;
     let warnings = report.diagnostics.len();
     if !args.quiet {
@@ -73,8 +83,12 @@ pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
         );
         if args.verbose {
             eprintln!(
-                "read {} round files; wrote {} files, {} bytes",
-                report.round_files, report.files, report.bytes
+                "rounds: {} in the archive; {} round files read, {} results from the cache; wrote {} files, {} bytes",
+                report.round_files,
+                report.rounds_parsed,
+                report.rounds_from_cache,
+                report.files,
+                report.bytes
             );
         }
     }

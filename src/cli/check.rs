@@ -7,7 +7,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use crate::analyse::gate::{RunSelector, check};
 use crate::analyse::{Policy, analyse, policy::DEFAULT_POLICY};
-use crate::ingest::load_archive;
+use crate::ingest::{LoadOptions, load_archive_with};
 use crate::report::check::{CheckFormat, render};
 
 #[derive(Debug, Args)]
@@ -29,6 +29,10 @@ pub struct CheckArgs {
           value_parser = PossibleValuesParser::new(["text", "json", "markdown", "junit"])
               .map(|s| s.parse::<CheckFormat>().expect("listed formats parse")))]
     pub format: CheckFormat,
+    /// Seconds of warm-up dropped from every raw round; overrides every
+    /// setting in perfdash.toml and run.toml.
+    #[arg(long, value_name = "SECONDS")]
+    pub warmup: Option<f64>,
 }
 
 /// `--policy` accepts exactly the policy names, listed in `--help`.
@@ -38,7 +42,16 @@ pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
-    let loaded = load_archive(&args.archive)?;
+    if let Some(w) = args.warmup {
+        crate::config::check_warmup("--warmup", w).map_err(crate::error::Error::Usage)?;
+    }
+    let loaded = load_archive_with(
+        &args.archive,
+        &LoadOptions {
+            warmup_override: args.warmup,
+            ..Default::default()
+        },
+    )?;
     let elsewhere = loaded.diagnostics.len();
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
     let which = match args.run {
