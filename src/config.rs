@@ -21,10 +21,72 @@ pub struct Settings {
     pub alarms: AlarmSettings,
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
+    /// Caps on what one input file may cost (gzip bombs, endless lines).
+    pub limits: crate::ingest::limits::Limits,
     /// How rounds are recomputed from raw outputs (`[raw]`).
     pub raw: RawSettings,
+    /// How flame-graph profiles are classified and attributed (`[profiles]`).
+    pub profiles: ProfileSettings,
     /// Which run comparisons the site shows.
     pub compare: CompareSettings,
+}
+
+/// `[profiles]`: classification of flame-graph stacks (see `docs/profiles.md`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileSettings {
+    /// A stack is application (business) code when a frame starts with one of
+    /// these, e.g. `com/acme/` (`.` and `/` are interchangeable). For py-spy
+    /// frames `func (path/module.py:line)` the frame also answers to
+    /// `module.func`. Empty: every stack not claimed by another category
+    /// counts as application.
+    pub application_prefixes: Vec<String>,
+    /// Regular expressions (matched anywhere in a frame) that also mark
+    /// application code.
+    pub application_patterns: Vec<String>,
+    /// Whether the built-in JVM/native/Python rules apply; `false` keeps only `rules`.
+    pub default_rules: bool,
+    /// Extra rules, added to the built-in ones.
+    pub rules: ProfileRules,
+    /// A category must move by at least this many percentage points against
+    /// the baseline profile to explain a regression.
+    pub min_shift_pts: f64,
+    /// Frames narrower than this percentage of the total are left out of
+    /// rendered flame graphs (keeps pages light).
+    pub min_width_pct: f64,
+}
+
+impl Default for ProfileSettings {
+    fn default() -> Self {
+        ProfileSettings {
+            application_prefixes: Vec::new(),
+            application_patterns: Vec::new(),
+            default_rules: true,
+            rules: ProfileRules::default(),
+            min_shift_pts: 5.0,
+            min_width_pct: 0.1,
+        }
+    }
+}
+
+/// Extra classification rules: regular expressions per category, matched
+/// against whole frame names (annotation suffixes like `_[j]` removed).
+/// `jit`, `gc` and `vm` are thread anchors (anywhere in the stack); the
+/// others are matched nearest the leaf.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileRules {
+    pub jit: Vec<String>,
+    pub gc: Vec<String>,
+    pub vm: Vec<String>,
+    pub safepoint: Vec<String>,
+    pub lock: Vec<String>,
+    /// Frames that turn a lock wait into an idle wait (a pool thread waiting for work).
+    pub idle_wait: Vec<String>,
+    pub io: Vec<String>,
+    /// GC work done inside application threads (slow-path allocation, barriers);
+    /// reported as a separate share.
+    pub gc_in_mutator: Vec<String>,
 }
 
 /// `[raw]`: recomputing rounds from per-request outputs (k6 NDJSON/CSV,
@@ -168,9 +230,13 @@ impl Settings {
     /// when there is none.
     pub fn load(archive_root: &Path) -> Result<Settings, Error> {
         let path = archive_root.join(SETTINGS_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+        // Read like every archive file: no symbolic links, no FIFOs, capped.
+        let text = match crate::ingest::limits::read_text_file(
+            &path,
+            &crate::ingest::limits::Limits::default(),
+        ) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(Settings::default()),
             Err(source) => return Err(Error::Io { path, source }),
         };
         Settings::parse(&text, &path)
@@ -201,6 +267,7 @@ impl Settings {
                 a.baseline_window
             ));
         }
+        self.limits.validate()?;
         let al = &self.alarms;
         if al.confirm_needed == 0 || al.confirm_needed > al.confirm_window {
             return Err(format!(
@@ -218,6 +285,20 @@ impl Settings {
             return Err(format!(
                 "alarms.min_effect must be a fraction ≥ 0, e.g. 0.05 (got {})",
                 al.min_effect
+            ));
+        }
+        crate::profile::Classifier::new(&self.profiles).map_err(|e| format!("profiles: {e}"))?;
+        let p = &self.profiles;
+        if !(p.min_shift_pts.is_finite() && p.min_shift_pts > 0.0 && p.min_shift_pts < 100.0) {
+            return Err(format!(
+                "profiles.min_shift_pts must be between 0 and 100 (got {})",
+                p.min_shift_pts
+            ));
+        }
+        if !(p.min_width_pct.is_finite() && (0.0..=5.0).contains(&p.min_width_pct)) {
+            return Err(format!(
+                "profiles.min_width_pct must be between 0 and 5 (got {})",
+                p.min_width_pct
             ));
         }
         for pair in &self.compare.pairs {

@@ -134,6 +134,19 @@ impl std::fmt::Display for Label {
 pub struct EndpointRun {
     /// Rounds sorted by number (warm-up rounds are never archived as rounds).
     pub rounds: Vec<Round>,
+    /// Flame-graph profiles (`flame[.<kind>].<ext>`), one per kind, sorted by kind.
+    pub profiles: Vec<ProfileFile>,
+}
+
+/// One profile file of an endpoint in a run.
+#[derive(Debug, Clone)]
+pub struct ProfileFile {
+    /// `cpu`, `alloc`, `lock`, `wall`, … (from the file name; default `cpu`).
+    pub kind: String,
+    /// The file, relative to the archive root (with `/`).
+    pub source: String,
+    /// Shared: the analysis and the renderers read the same stacks.
+    pub profile: std::sync::Arc<crate::profile::Profile>,
 }
 
 /// The statistics of one measured round of one endpoint.

@@ -6,12 +6,14 @@
 //! from [`verdict::decide`], the only place verdicts are made.
 
 pub mod alarms;
+pub mod attribution;
 pub mod changepoint;
 pub mod comparability;
 pub mod compare;
 pub mod gate;
 pub mod policy;
 pub mod verdict;
+pub mod weekly;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -94,6 +96,9 @@ pub struct RunPoint {
     /// Why this run was not compared with its predecessors (its load
     /// profile differs from theirs); its verdict is then `no-baseline`.
     pub not_comparable: Option<String>,
+    /// Flame-graph profiles of this endpoint in this run, classified and
+    /// compared with the baseline's ([`attribution`]).
+    pub profiles: Vec<attribution::ProfileAnalysis>,
 }
 
 impl RunPoint {
@@ -105,8 +110,21 @@ impl RunPoint {
 
 /// Analyses an archive. Deterministic: the same archive gives the same
 /// analysis.
-pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
+pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis {
     let settings = &archive.settings;
+    // Settings::parse already compiled these rules, so this only fails for
+    // settings built in code.
+    let classifier = match crate::profile::Classifier::new(&settings.profiles) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            diagnostics.push(Diagnostic {
+                path: crate::config::SETTINGS_FILE.to_string(),
+                line: None,
+                message: format!("profiles: {e}; profiles are not classified"),
+            });
+            None
+        }
+    };
     let runs: Vec<RunInfo> = archive
         .runs
         .iter()
@@ -129,7 +147,16 @@ pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
                 .enumerate()
                 .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, e.rounds.as_slice())))
                 .collect();
-            let points = judge_series(&id, &series, archive, settings, threshold_ratio);
+            let mut points = judge_series(&id, &series, archive, settings, threshold_ratio);
+            if let Some(classifier) = &classifier {
+                attribution::attach_profiles(
+                    &id,
+                    &mut points,
+                    archive,
+                    classifier,
+                    settings.profiles.min_shift_pts,
+                );
+            }
             EndpointAnalysis {
                 name: settings.endpoint_name(&id),
                 id,
@@ -249,6 +276,7 @@ fn judge_series(
             verdict,
             baseline_runs,
             not_comparable,
+            profiles: Vec::new(),
         });
     }
     points

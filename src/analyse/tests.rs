@@ -39,6 +39,7 @@ fn archive(runs: &[Vec<f64>]) -> Archive {
                 endpoints: BTreeMap::from([(
                     "e".to_string(),
                     EndpointRun {
+                        profiles: Vec::new(),
                         rounds: p99s
                             .iter()
                             .enumerate()

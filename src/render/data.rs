@@ -12,6 +12,7 @@ use super::Slugs;
 use std::collections::BTreeMap;
 
 use crate::analyse::alarms::{Alarm, PolicyStats, Regression};
+use crate::analyse::attribution::ProfileAnalysis;
 use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, Policy, RunPoint};
 use crate::config::{AlarmSettings, AnalysisSettings};
 use crate::error::{Diagnostic, Error};
@@ -81,6 +82,9 @@ struct PointJson<'a> {
     baseline_runs: &'a [String],
     not_comparable: Option<&'a str>,
     rounds: &'a [Round],
+    /// Issue 4: flame-graph profiles, their category shares, the change
+    /// against the baseline's profile and, on regressions, the attribution.
+    profiles: &'a [ProfileAnalysis],
 }
 
 fn timestamp(t: DateTime<Utc>) -> String {
@@ -99,6 +103,7 @@ fn point_json(p: &RunPoint) -> PointJson<'_> {
         baseline_runs: &p.baseline_runs,
         not_comparable: p.not_comparable.as_deref(),
         rounds: &p.rounds,
+        profiles: &p.profiles,
     }
 }
 

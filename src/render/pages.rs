@@ -7,6 +7,7 @@
 use askama::Template;
 
 use super::charts::{HeatmapRow, PointInfo, heatmap, sparkline, trend_chart};
+use super::flame_pages::{FlameLink, flame_links};
 use super::{Site, Slugs, format as f};
 use crate::analyse::{Analysis, EndpointAnalysis, RunPoint, Verdict};
 use crate::error::Error;
@@ -92,6 +93,8 @@ pub struct PointRow {
     pub verdict: VerdictView,
     pub throughput: String,
     pub error_rate: String,
+    /// Flame-graph pages of this endpoint in this run.
+    pub flames: Vec<FlameLink>,
 }
 
 #[derive(Template)]
@@ -136,6 +139,8 @@ pub struct RunEndpointRow {
     pub change: String,
     pub verdict: VerdictView,
     pub rounds: Vec<RoundRow>,
+    /// Flame-graph pages of this endpoint in this run.
+    pub flames: Vec<FlameLink>,
 }
 
 #[derive(Template)]
@@ -224,6 +229,7 @@ fn point_row(p: &RunPoint, e: &EndpointAnalysis, slugs: &Slugs, root: &str) -> P
         verdict: p.verdict.into(),
         throughput: f::rate(tput),
         error_rate: f::percent(err),
+        flames: flame_links(p, e, slugs, root),
     }
 }
 
@@ -391,6 +397,7 @@ pub(super) fn render_pages(
                 change: f::change(p.ratio),
                 verdict: p.verdict.into(),
                 rounds: p.rounds.iter().map(round_row).collect(),
+                flames: flame_links(p, e, slugs, root),
             });
         }
         let regressions = rows

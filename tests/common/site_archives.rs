@@ -197,7 +197,13 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
                         }
                     })
                     .collect();
-                eps.insert(endpoint.clone(), EndpointRun { rounds });
+                eps.insert(
+                    endpoint.clone(),
+                    EndpointRun {
+                        rounds,
+                        ..EndpointRun::default()
+                    },
+                );
             }
             runs.push(Run {
                 id,

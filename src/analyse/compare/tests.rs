@@ -44,7 +44,13 @@ fn run(i: usize, id: &str, release: Option<&str>, endpoints: &[(&str, &[f64])]) 
                     .enumerate()
                     .map(|(n, p)| round(n as u32 + 1, *p))
                     .collect();
-                (name.to_string(), EndpointRun { rounds })
+                (
+                    name.to_string(),
+                    EndpointRun {
+                        rounds,
+                        profiles: Vec::new(),
+                    },
+                )
             })
             .collect::<BTreeMap<_, _>>(),
         problems: vec![],
