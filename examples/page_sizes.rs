@@ -45,8 +45,7 @@ fn main() -> anyhow::Result<()> {
     let report = build(&BuildOptions {
         archive,
         out: site.clone(),
-        strict: false,
-        force: false,
+        ..Default::default()
     })?;
     let size = |p: &str| {
         std::fs::metadata(site.join(p))

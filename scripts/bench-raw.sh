@@ -26,7 +26,7 @@ cat "$WORK/big.ndjson" "$WORK/big.jtl" > /dev/null
 # --split-tag names a tag the file does not have, so all samples form one
 # group, as in the jq program.
 JQ_P99='[inputs | select(.type == "Point" and .metric == "http_req_duration" and .data.tags.expected_response != "false") | .data.value]
-  | sort | (length - 1) * 0.99 as $h | ($h | floor) as $lo | ($h | ceil) as $hi
+  | sort | ((length - 1) * 0.99) as $h | ($h | floor) as $lo | ($h | ceil) as $hi
   | .[$lo] + (.[$hi] - .[$lo]) * ($h - $lo)'
 PD="$BIN inspect --warmup 0 --format json --split-tag no-such-tag"
 
@@ -34,11 +34,24 @@ echo "== p99 from both (must match) =="
 "$BIN" inspect --warmup 0 --format json --split-tag no-such-tag "$WORK/big.ndjson" | grep '"p99_ms"'
 jq -n "$JQ_P99" "$WORK/big.ndjson"
 
-echo "== NDJSON: perfdash vs jq (one core for perfdash: RAYON_NUM_THREADS=1) =="
-RAYON_NUM_THREADS=1 hyperfine --warmup 1 --runs 3 \
+echo "== NDJSON: perfdash (one core: RAYON_NUM_THREADS=1) vs jq =="
+RAYON_NUM_THREADS=1 hyperfine --warmup 1 --runs 5 \
   --command-name "perfdash inspect (NDJSON, ${MB} MB)" "$PD $WORK/big.ndjson" \
+  --export-json "$WORK/perfdash-ndjson.json"
+# jq takes minutes on this file: one run is enough to compare orders of magnitude.
+hyperfine --runs "${JQ_RUNS:-1}" \
   --command-name "jq p99 (NDJSON, ${MB} MB)" "jq -n '$JQ_P99' $WORK/big.ndjson" \
-  --export-markdown "$WORK/ndjson-vs-jq.md"
+  --export-json "$WORK/jq-ndjson.json"
+python3 - "$WORK" "$WORK/big.ndjson" <<'PY'
+import json, os, sys
+work, f = sys.argv[1], sys.argv[2]
+size = os.path.getsize(f)
+pd = json.load(open(f"{work}/perfdash-ndjson.json"))["results"][0]
+jq = json.load(open(f"{work}/jq-ndjson.json"))["results"][0]
+print(f"perfdash: median {pd['median']:.3f} s = {size / pd['median'] / 1e9:.2f} GB/s (user {pd['user']:.3f} s = {size / pd['user'] / 1e9:.2f} GB/s of CPU)")
+print(f"jq:       {jq['median']:.1f} s = {size / jq['median'] / 1e6:.1f} MB/s")
+print(f"speed-up: {jq['median'] / pd['median']:.0f}x (wall), {jq['user'] / max(pd['user'], 1e-3):.0f}x (user CPU)")
+PY
 
 echo "== NDJSON gzip, JMeter CSV =="
 RAYON_NUM_THREADS=1 hyperfine --warmup 1 --runs 3 \

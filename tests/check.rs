@@ -254,6 +254,16 @@ fn bad_input_and_usage_exit_2() {
         "{xml}"
     );
 
+    // A file perfdash does not read is no reason to distrust the run.
+    let a = quiet();
+    let dir = a.run(12, &[("orders", 100.0), (ODD, 50.0)]);
+    std::fs::write(dir.join("orders/notes.txt"), "rerun after deploy").unwrap();
+    let text = stdout(&a.cmd(&["check"]).code(0));
+    assert!(
+        text.contains("1 file(s) in this run are not read"),
+        "{text}"
+    );
+
     let err = stderr(&quiet().cmd(&["check", "--run", "2030-01-01"]).code(2));
     assert!(err.contains("no run '2030-01-01'"), "{err}");
     let err = stderr(&quiet().cmd(&["check", "--policy", "strict"]).code(2));

@@ -185,6 +185,14 @@ fn the_site_has_comparison_pages_and_the_release_history() {
         "[endpoints.orders]\nname = \"GET /orders?<all>\"\n\n[compare]\npairs = [[\"2026-03-03\", \"latest\"]]\n",
     )
     .unwrap();
+    // Both releases profiled orders: the 1.3.0 → 1.4.0 page links a diff.
+    for (run, pricing) in [("2026-03-02T0300Z", 5), ("2026-03-04T0300Z", 40)] {
+        std::fs::write(
+            archive.join("runs").join(run).join("orders/flame.cpu.collapsed"),
+            format!("java/lang/Thread.run;com/acme/Orders.list;com/acme/Db.query 100\njava/lang/Thread.run;com/acme/Orders.list;com/acme/Pricing.quote {pricing}\n"),
+        )
+        .unwrap();
+    }
     let out = tmp.path().join("site");
     perfdash()
         .args(["build", "--archive"])
@@ -235,6 +243,21 @@ fn the_site_has_comparison_pages_and_the_release_history() {
         "{release_pair}"
     );
     assert!(release_pair.contains(r#"href="../runs/2026-03-04t0300z.html""#));
+    let diff = "2026-03-02t0300z_vs_2026-03-04t0300z/orders.cpu.diff.svg";
+    assert!(
+        release_pair.contains(&format!(r#"href="{diff}""#)),
+        "{release_pair}"
+    );
+    let svg = std::fs::read_to_string(out.join("compare").join(diff)).unwrap();
+    assert!(
+        svg.contains("Pricing.quote") && svg.starts_with("<?xml"),
+        "a flame graph"
+    );
+    // The latest run has no profile: no diff link on its page.
+    let latest =
+        std::fs::read_to_string(out.join("compare/2026-03-04t0300z_vs_2026-03-05t0300z.html"))
+            .unwrap();
+    assert!(!latest.contains("Flame-graph diff"));
 }
 
 #[test]
@@ -259,4 +282,75 @@ fn a_compare_pair_that_names_no_run_is_a_build_warning() {
         stderr.contains("perfdash.toml: [compare] pair [\"release:0.1\", \"latest\"] skipped"),
         "{stderr}"
     );
+}
+
+/// The done-when of issue 10: on the bundled archive, comparing the oldest
+/// release with the latest run reports exactly the regressions the archive
+/// was generated with. The expectations come from the generator's own
+/// record of what it injected (same default seed as the bundled archive),
+/// not from a list typed into this test.
+#[test]
+fn the_bundled_archive_reports_its_injected_regressions() {
+    use std::collections::BTreeSet;
+
+    use perfdash::demo::{DemoOptions, EventKind, generate};
+
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
+    let loaded = perfdash::ingest::load_archive(&bundled).unwrap();
+    let releases = perfdash::analyse::compare::release_runs(&loaded.archive);
+    let (oldest, release_run) = releases
+        .first()
+        .expect("the bundled archive marks releases");
+    let threshold = loaded.archive.settings.analysis.threshold_ratio;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let report = generate(
+        &tmp.path().join("archive"),
+        &DemoOptions {
+            profiles: false,
+            ..DemoOptions::default()
+        },
+    )
+    .unwrap();
+    let latest = &loaded.archive.runs.last().unwrap().id;
+    let mut regressions = BTreeSet::new();
+    let mut improvements = BTreeSet::new();
+    for e in report
+        .events
+        .iter()
+        .filter(|e| e.open && !e.runs.contains(&release_run.id))
+    {
+        assert!(
+            e.runs.contains(latest),
+            "an open event reaches the latest run"
+        );
+        match e.kind {
+            EventKind::CodeRegression | EventKind::GcRegression | EventKind::AcceptedChange
+                if e.magnitude > threshold =>
+            {
+                regressions.extend(e.endpoints.iter().cloned())
+            }
+            EventKind::Improvement if e.magnitude < 1.0 / threshold => {
+                improvements.extend(e.endpoints.iter().cloned())
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        !regressions.is_empty(),
+        "the archive has open regressions to find"
+    );
+
+    let out = compare(&bundled, &format!("release:{oldest}"), "latest", "json").code(1);
+    let json = json_of(&out);
+    let with = |verdict: &str| -> BTreeSet<String> {
+        verdicts(&json)
+            .into_iter()
+            .filter(|(_, v)| v == verdict)
+            .map(|(id, _)| id)
+            .collect()
+    };
+    assert_eq!(with("regression"), regressions);
+    assert_eq!(with("improvement"), improvements);
+    assert_eq!(json["endpoints"].as_array().unwrap().len(), 12);
 }

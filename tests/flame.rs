@@ -155,6 +155,18 @@ fn profiles_become_flame_pages_with_attribution() {
         "run page links it"
     );
     assert!(run_page.contains("code regression (application +"));
+
+    // Deterministic: a second build gives byte-identical flame pages, SVGs and data.
+    let again = tmp.path().join("site2");
+    build(&archive, &again);
+    assert_eq!(
+        common::tree(&out.join("flame")),
+        common::tree(&again.join("flame"))
+    );
+    assert_eq!(
+        std::fs::read(out.join("data/analysis.json")).unwrap(),
+        std::fs::read(again.join("data/analysis.json")).unwrap()
+    );
 }
 
 #[test]

@@ -208,3 +208,44 @@ fn cache_rereads_only_what_changed() {
     assert_eq!(run_with(Some(5.0)).1, ReadCounts { read: 5, cached: 0 });
     assert_eq!(run_with(Some(5.0)).1, ReadCounts { read: 0, cached: 5 });
 }
+
+/// Issue 3 done-when: a rebuild of the bundled archive with nothing
+/// changed re-reads no round file.
+#[test]
+fn bundled_archive_rebuild_reads_nothing_again() {
+    let archive = Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
+    if !archive.join("runs").is_dir() {
+        println!("skipped: bundled archive not present");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let load = || {
+        let opts = LoadOptions {
+            cache: Some(RoundCache::beside_output(&dir.path().join("site"))),
+            ..Default::default()
+        };
+        let loaded = load_archive_with(&archive, &opts).unwrap();
+        let rounds: usize = loaded
+            .archive
+            .runs
+            .iter()
+            .flat_map(|r| r.endpoints.values())
+            .map(|e| e.rounds.len())
+            .sum();
+        (rounds, opts.cache.unwrap().counts())
+    };
+    let (rounds, first) = load();
+    assert!(rounds > 1000);
+    assert_eq!(first.cached, 0);
+    assert!(first.read >= rounds);
+    assert!(dir.path().join(".perfdash-cache").is_dir());
+    let (again, second) = load();
+    assert_eq!(again, rounds);
+    assert_eq!(
+        second,
+        ReadCounts {
+            read: 0,
+            cached: first.read
+        }
+    );
+}

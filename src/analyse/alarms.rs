@@ -18,9 +18,11 @@
 //! alarm (confirmed → likely real, reverted → likely noise), reported apart
 //! from the human labels with their agreement.
 //!
-//! Regressions for detection delay are the runs humans labelled `real` or
-//! `accepted`; labels within one `median` episode are one regression, whose
-//! onset is the earliest labelled run.
+//! Regressions for detection delay are the runs humans labelled `real`;
+//! labels within one `median` episode are one regression, whose onset is
+//! the earliest labelled run. (`accepted` alarms count as true alarms in
+//! the false-positive rate, but an intended change is not something a
+//! gate has to catch, so it has no detection delay.)
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -95,7 +97,7 @@ impl InferredLabel {
 }
 
 /// One alarm episode as positions in an endpoint's points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Episode {
     /// The first run over the line.
     pub candidate: usize,
@@ -106,6 +108,8 @@ pub struct Episode {
     pub closed: Option<usize>,
     /// The last run of the episode that was over the line.
     pub last_over: usize,
+    /// Every run of the episode that was over the line, the candidate first.
+    pub over: Vec<usize>,
 }
 
 impl Episode {
@@ -148,6 +152,7 @@ pub fn episodes(judgements: &[Judgement], settings: &AlarmSettings) -> Vec<Episo
                         decided: None,
                         closed: None,
                         last_over: i,
+                        over: vec![i],
                     },
                     0,
                     0,
@@ -158,6 +163,7 @@ pub fn episodes(judgements: &[Judgement], settings: &AlarmSettings) -> Vec<Episo
         };
         if over {
             ep.last_over = i;
+            ep.over.push(i);
             streak = 0;
         } else {
             streak += 1;
@@ -225,6 +231,12 @@ pub struct Alarm {
     pub median_p99_ms: f64,
     pub baseline_p99_ms: Option<f64>,
     pub ratio: Option<f64>,
+    /// The median ratio to baseline over every endpoint of the candidate
+    /// run. Well above 1 means the whole run was slow (a noisy neighbour,
+    /// a slow host), not this endpoint: a triage hint, never a verdict.
+    pub run_median_ratio: Option<f64>,
+    /// How many endpoints that median is over.
+    pub run_endpoints: usize,
     /// Positions in the endpoint's points (for pages, not the contract).
     #[serde(skip)]
     pub candidate_index: usize,
@@ -248,7 +260,7 @@ pub struct Detection {
     pub runs_watched: usize,
 }
 
-/// A regression a human confirmed (labelled `real` or `accepted`).
+/// A regression a human confirmed (labelled `real`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Regression {
     pub endpoint: String,
@@ -347,6 +359,15 @@ pub fn report(
     settings: &Settings,
 ) -> AlarmReport {
     let weeks = history_weeks(endpoints);
+    // Every endpoint's ratio to its baseline, by run.
+    let mut run_ratios: HashMap<&str, Vec<f64>> = HashMap::new();
+    for e in endpoints {
+        for p in &e.points {
+            if let Some(r) = p.ratio {
+                run_ratios.entry(p.run.as_str()).or_default().push(r);
+            }
+        }
+    }
     let mut report = AlarmReport {
         weeks,
         labels: triage.to_vec(),
@@ -383,7 +404,7 @@ pub fn report(
         for (policy, eps) in &episodes_by_policy {
             let alarms: Vec<Alarm> = eps
                 .iter()
-                .filter_map(|ep| make_alarm(endpoint, *policy, ep, &labels, len))
+                .filter_map(|ep| make_alarm(endpoint, *policy, ep, &labels, len, &run_ratios))
                 .collect();
             let stats = stats_of(*policy, &alarms, &regressions, endpoint_weeks(endpoint));
             policies.insert(*policy, stats);
@@ -415,6 +436,7 @@ fn make_alarm(
     ep: &Episode,
     labels: &[(usize, &TriageLabel)],
     len: usize,
+    run_ratios: &HashMap<&str, Vec<f64>>,
 ) -> Option<Alarm> {
     let raised = ep.raised(policy.raised_at())?;
     let points = &endpoint.points;
@@ -424,7 +446,7 @@ fn make_alarm(
         .find(|(i, _)| (ep.candidate..=end).contains(i))
         .map(|(_, l)| *l);
     let candidate = &points[ep.candidate];
-    let over_runs = policy_over_runs(endpoint, ep);
+    let over_runs = ep.over.iter().map(|&i| points[i].run.clone()).collect();
     Some(Alarm {
         endpoint: endpoint.id.clone(),
         run: candidate.run.clone(),
@@ -446,18 +468,13 @@ fn make_alarm(
         median_p99_ms: candidate.median_p99_ms,
         baseline_p99_ms: candidate.baseline_p99_ms,
         ratio: candidate.ratio,
+        run_median_ratio: run_ratios
+            .get(candidate.run.as_str())
+            .and_then(|r| median(r)),
+        run_endpoints: run_ratios.get(candidate.run.as_str()).map_or(0, Vec::len),
         candidate_index: ep.candidate,
         raised_index: raised,
     })
-}
-
-/// Runs between the candidate and the last over run, as ids. (Which of
-/// them were over is the policy's business; the span is what pages show.)
-fn policy_over_runs(endpoint: &EndpointAnalysis, ep: &Episode) -> Vec<String> {
-    endpoint.points[ep.candidate..=ep.last_over]
-        .iter()
-        .map(|p| p.run.clone())
-        .collect()
 }
 
 fn regressions_of(
@@ -471,7 +488,7 @@ fn regressions_of(
     // regression; a label outside every median episode stands alone.
     let mut onsets: Vec<(usize, &TriageLabel)> = Vec::new();
     let mut seen_episodes: Vec<usize> = Vec::new();
-    for &(i, label) in labels.iter().filter(|(_, l)| l.label.is_true_alarm()) {
+    for &(i, label) in labels.iter().filter(|(_, l)| l.label == Label::Real) {
         let episode = median_episodes
             .iter()
             .position(|ep| (ep.candidate..=ep.end(len)).contains(&i));
@@ -568,8 +585,8 @@ fn stats_of(
             Some(InferredLabel::Noise) => s.inferred_noise += 1,
             None => {}
         }
-        // An accepted alarm restarts the baseline at its own level, so the
-        // runs after it cannot show persistence: leave it out of agreement.
+        // An accepted alarm moves the baseline to its own level, so whether
+        // it "persisted" says nothing: leave it out of agreement.
         if let (Some(human), Some(inferred)) =
             (a.label.filter(|l| *l != Label::Accepted), a.inferred_label)
         {

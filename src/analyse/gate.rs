@@ -131,8 +131,12 @@ pub struct CheckReport {
     pub exit_code: u8,
     /// Sorted by endpoint id.
     pub endpoints: Vec<EndpointCheck>,
-    /// Inputs of this run that could not be read.
+    /// Inputs of this run that could not be read (they make the outcome
+    /// `bad-input`).
     pub problems: Vec<String>,
+    /// Files in this run that perfdash does not read (notes, profiles it
+    /// does not know): reported, harmless to the verdicts.
+    pub ignored: Vec<String>,
 }
 
 impl CheckReport {
@@ -277,7 +281,14 @@ pub fn check(
             ..base(status, reason)
         });
     }
-    let outcome = if !run.problems.is_empty() {
+    // Ingest words a file it read and rejected "skipped: …" and a file it
+    // does not read at all "ignored: …"; only the first can change a verdict.
+    let (ignored, problems): (Vec<String>, Vec<String>) = run
+        .problems
+        .iter()
+        .cloned()
+        .partition(|p| p.contains(": ignored: "));
+    let outcome = if !problems.is_empty() {
         Outcome::BadInput
     } else if endpoints
         .iter()
@@ -294,6 +305,7 @@ pub fn check(
         outcome,
         exit_code: outcome.exit_code(),
         endpoints,
-        problems: run.problems.clone(),
+        problems,
+        ignored,
     })
 }

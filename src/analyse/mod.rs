@@ -195,7 +195,8 @@ struct AcceptedRun<'a> {
 /// The window is the last `baseline_window` accepted runs, of which only
 /// those measured under the same load profile count: a run with a new
 /// profile is "not comparable" until enough runs with that profile exist.
-/// A regression triaged `accepted` restarts the window at its level.
+/// Regressions triaged `accepted` (and the regressions right after them)
+/// join the window, so the baseline moves to the accepted level.
 fn judge_series(
     endpoint: &str,
     series: &[(usize, &[Round])],
@@ -206,6 +207,8 @@ fn judge_series(
     let a = &settings.analysis;
     // Accepted runs, oldest first.
     let mut accepted: Vec<AcceptedRun> = Vec::new();
+    // Inside a stretch of regressions a human accepted (see verdict.rs).
+    let mut accepted_change = false;
     let mut points = Vec::with_capacity(series.len());
     for &(run_index, rounds) in series {
         let run = &archive.runs[run_index];
@@ -247,22 +250,18 @@ fn judge_series(
         } else {
             Vec::new()
         };
-        let accepted_by_triage = archive
-            .triage
-            .iter()
-            .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
-        let this = AcceptedRun {
-            id: &run.id,
-            median_p99_ms,
-            load: &run.meta.load,
-        };
-        match verdict::baseline_effect(verdict, accepted_by_triage) {
-            verdict::BaselineEffect::Join => accepted.push(this),
-            verdict::BaselineEffect::Restart => {
-                accepted.clear();
-                accepted.push(this);
-            }
-            verdict::BaselineEffect::Skip => {}
+        let accepted_by_triage = accepted_change
+            || archive
+                .triage
+                .iter()
+                .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
+        accepted_change = verdict::accepted_change_continues(verdict, accepted_by_triage);
+        if verdict::baseline_effect(verdict, accepted_by_triage) == verdict::BaselineEffect::Join {
+            accepted.push(AcceptedRun {
+                id: &run.id,
+                median_p99_ms,
+                load: &run.meta.load,
+            });
         }
         points.push(RunPoint {
             run_index,

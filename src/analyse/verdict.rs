@@ -48,20 +48,27 @@ pub enum BaselineEffect {
     Join,
     /// It stays out (a regression, or too few rounds).
     Skip,
-    /// It becomes the only run of a fresh window: a regression a human
-    /// labelled `accepted` (an intended change), so its level is the new
-    /// normal and the old level must not keep flagging it.
-    Restart,
 }
 
-/// Decides what a run does to later baselines, from its verdict and
-/// whether its regression was triaged as `accepted`.
-pub fn baseline_effect(verdict: Verdict, accepted_by_triage: bool) -> BaselineEffect {
+/// Decides what a run does to later baselines. `accepted` says the run is
+/// part of an accepted change: a human triaged its regression, or an
+/// earlier one in the same unbroken stretch of regressions, as `accepted`
+/// (an intended change). Such regressions join the baseline, so that
+/// after a few runs the baseline sits at the new level and stops flagging
+/// it, while unaccepted regressions never drag the baseline up.
+pub fn baseline_effect(verdict: Verdict, accepted: bool) -> BaselineEffect {
     match verdict {
-        Verdict::Regression if accepted_by_triage => BaselineEffect::Restart,
+        Verdict::Regression if accepted => BaselineEffect::Join,
         v if v.feeds_baseline() => BaselineEffect::Join,
         _ => BaselineEffect::Skip,
     }
+}
+
+/// Whether an accepted change is still in progress after a run: it lasts
+/// while the runs keep regressing (a run with too few rounds does not end
+/// it), so one label on the alarm's first run accepts the whole step.
+pub fn accepted_change_continues(verdict: Verdict, accepted: bool) -> bool {
+    accepted && matches!(verdict, Verdict::Regression | Verdict::Insufficient)
 }
 
 impl std::fmt::Display for Verdict {
@@ -242,11 +249,15 @@ mod tests {
     }
 
     #[test]
-    fn accepted_regressions_restart_the_baseline() {
+    fn accepted_regressions_join_the_baseline() {
         assert_eq!(
             baseline_effect(Verdict::Regression, true),
-            BaselineEffect::Restart
+            BaselineEffect::Join
         );
+        assert!(accepted_change_continues(Verdict::Regression, true));
+        assert!(accepted_change_continues(Verdict::Insufficient, true));
+        assert!(!accepted_change_continues(Verdict::Ok, true));
+        assert!(!accepted_change_continues(Verdict::Regression, false));
         assert_eq!(
             baseline_effect(Verdict::Regression, false),
             BaselineEffect::Skip

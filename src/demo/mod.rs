@@ -496,7 +496,6 @@ fn plan(opts: &DemoOptions) -> Plan {
                 .any(|p| p.start == ri && p.onset_label() == Some(Label::Accepted));
             match verdict::baseline_effect(verdict, accepted_onset) {
                 verdict::BaselineEffect::Join => accepted.push(med),
-                verdict::BaselineEffect::Restart => accepted = vec![med],
                 verdict::BaselineEffect::Skip => {}
             }
             let wanted =

@@ -266,7 +266,9 @@ fn detect(text: &str) -> Detected {
     if trimmed.is_empty() {
         return Detected::Empty;
     }
-    if trimmed.starts_with('{') {
+    // Folded frames may start with `{` (Rust `{{closure}}`) or `<` (py-spy's
+    // `<module>`, C++ `<lambda>`), so a first character alone decides nothing.
+    if trimmed.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
         return Detected::Json;
     }
     if trimmed.starts_with('<') {
@@ -275,10 +277,21 @@ fn detect(text: &str) -> Detected {
             .take(4096)
             .collect::<String>()
             .to_ascii_lowercase();
-        if head.contains("<svg") && !head.contains("<html") {
+        let first_line_folded = trimmed
+            .lines()
+            .next()
+            .and_then(folded::parse_line)
+            .is_some();
+        if head.contains("<svg") && !head.contains("<html") && !first_line_folded {
             return Detected::Svg;
         }
-        return Detected::Html;
+        if head.contains("<html")
+            || head.contains("<!doctype")
+            || head.contains("<script")
+            || !first_line_folded
+        {
+            return Detected::Html;
+        }
     }
     if perf::looks_like_perf_script(text) {
         return Detected::Perf;

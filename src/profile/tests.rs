@@ -108,6 +108,19 @@ fn html_self_weights_from_widths() {
 }
 
 #[test]
+fn folded_stacks_starting_like_markup_or_json_are_folded() {
+    // py-spy's root frame for a script is `<module>`; Rust closures are `{{closure}}`.
+    let pyspy = b"<module> (app.py:10);main (app.py:5);work (app.py:2) 7\n<module> (app.py:10) 1\n";
+    let p = parse(pyspy, Path::new("flame.txt")).unwrap();
+    assert_eq!(p.format, ProfileFormat::Folded);
+    assert_eq!(p.total, 8.0);
+    let rust = b"{{closure}};main 3\n";
+    let p = parse(rust, Path::new("flame.txt")).unwrap();
+    assert_eq!(p.format, ProfileFormat::Folded);
+    assert_eq!(p.stacks.get("{{closure}};main"), Some(&3.0));
+}
+
+#[test]
 fn html_without_flame_graph_is_an_error() {
     let err = parse(
         b"<html><body>hello</body></html>",
@@ -824,4 +837,65 @@ fn inspect_profile_reports_total_and_shares() {
     assert_eq!(s.top_frames.len(), TOP_FRAMES);
     let json = serde_json::to_value(&s).unwrap();
     assert_eq!(json["shares"]["gc"], s.shares[&Category::Gc]);
+}
+
+// ---------- properties ----------
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Frame names as profilers write them: spaces, generics, punctuation,
+    /// digits, but no `;` (the separator), not ending in whitespace, and not
+    /// starting with `/` or `#` (a stack starting `//` or `#` is a comment line).
+    fn frame() -> impl Strategy<Value = String> {
+        "[a-zA-Z_<>&'\"(),.:$0-9{][a-zA-Z_<>&'\"(),.:/$ 0-9{}]{0,20}[a-zA-Z_<>&'\"(),.:/$)}]"
+    }
+
+    fn stacks() -> impl Strategy<Value = BTreeMap<String, u32>> {
+        proptest::collection::btree_map(
+            proptest::collection::vec(frame(), 1..6).prop_map(|f| f.join(";")),
+            1u32..100_000,
+            1..30,
+        )
+    }
+
+    proptest! {
+        // Each case parses and classifies; 64 keep the suite quick on a shared machine.
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn folded_lines_round_trip(stacks in stacks(), crlf in any::<bool>()) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let text: String = stacks.iter().map(|(s, n)| format!("{s} {n}{eol}")).collect();
+            let p = parse(text.as_bytes(), Path::new("flame.txt")).unwrap();
+            prop_assert_eq!(p.skipped, 0);
+            let want: BTreeMap<String, f64> = stacks.iter().map(|(s, n)| (s.clone(), *n as f64)).collect();
+            prop_assert_eq!(&p.stacks, &want);
+            prop_assert_eq!(p.total, stacks.values().map(|n| *n as f64).sum::<f64>());
+        }
+
+        #[test]
+        fn shares_cover_the_whole_profile(stacks in stacks()) {
+            let text: String = stacks.iter().map(|(s, n)| format!("{s} {n}\n")).collect();
+            let p = parse_folded(&text, Path::new("f"), "cpu").unwrap();
+            let s = Classifier::new(&ProfileSettings::default()).unwrap().shares(&p);
+            let sum: f64 = s.shares.iter().map(|(_, v)| v).sum();
+            prop_assert!((sum - 100.0).abs() < 1e-6);
+        }
+
+        #[test]
+        fn attribution_ignores_sample_scale(stacks in stacks(), k in 2u32..10) {
+            use crate::analyse::attribution::attribute;
+            let text: String = stacks.iter().map(|(s, n)| format!("{s} {n}\n")).collect();
+            let scaled: String = stacks.iter().map(|(s, n)| format!("{s} {}\n", n * k)).collect();
+            let c = Classifier::new(&ProfileSettings::default()).unwrap();
+            let a = c.shares(&parse_folded(&text, Path::new("f"), "cpu").unwrap());
+            let b = c.shares(&parse_folded(&scaled, Path::new("f"), "cpu").unwrap());
+            // The same profile captured k times longer: nothing moved.
+            let verdict = attribute(&b, &a, 5.0);
+            prop_assert_eq!(verdict.kind, crate::analyse::attribution::AttributionKind::Inconclusive);
+            prop_assert!(verdict.application_delta_pts.abs() < 1e-6);
+        }
+    }
 }

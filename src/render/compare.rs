@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 
 use askama::Template;
 
+use super::flame::diff_svg;
 use super::{Slugs, format as f, xml_escape};
 use crate::analyse::Analysis;
+use crate::analyse::attribution::ProfileAnalysis;
 use crate::analyse::compare::{EndpointComparison, ReleaseHistory, RunRef, SiteComparison};
 use crate::analyse::verdict::ComparisonVerdict;
 use crate::error::Error;
@@ -72,9 +74,9 @@ pub struct ComparisonRow {
     pub verdict: ComparisonVerdictView,
     pub reason: String,
     pub dot_plot: String,
-    /// The flame-graph diff of this endpoint between the two runs, when
-    /// both have a profile (see [`flame_diff_href`]).
-    pub flame_diff_href: Option<String>,
+    /// `(profile kind, href)` of the differential flame graph of B against
+    /// A, one per profile kind both runs have for this endpoint.
+    pub flame_diffs: Vec<(String, String)>,
 }
 
 #[derive(Template)]
@@ -131,18 +133,56 @@ pub fn comparison_path(c: &SiteComparison, slugs: &Slugs) -> String {
     )
 }
 
-/// Hook for the flame-graph diff (issue 4): the link to the diff page of
-/// `endpoint` between runs `a` and `b`, relative to a page in `compare/`,
-/// when both runs have a profile for it. The archive model has no
-/// profiles yet, so there is never a diff to link; once profiles are read,
-/// return the diff page's path here and the comparison page shows the link.
-pub fn flame_diff_href(
-    _analysis: &Analysis,
-    _a: &RunRef,
-    _b: &RunRef,
-    _endpoint: &str,
-) -> Option<String> {
-    None
+/// The profiles of one endpoint in one run (empty when it has none).
+fn profiles_of<'a>(analysis: &'a Analysis, endpoint: &str, run: &str) -> &'a [ProfileAnalysis] {
+    analysis
+        .endpoints
+        .iter()
+        .find(|e| e.id == endpoint)
+        .and_then(|e| e.points.iter().find(|p| p.run == run))
+        .map(|p| p.profiles.as_slice())
+        .unwrap_or(&[])
+}
+
+/// Differential flame graphs of B against A for one endpoint, one per
+/// profile kind both runs have: `(kind, path relative to the site root,
+/// SVG bytes)`. Widths are B's profile, colour the change from A's.
+fn flame_diffs(
+    analysis: &Analysis,
+    cmp: &crate::analyse::compare::Comparison,
+    endpoint: &EndpointComparison,
+    dir: &str,
+    endpoint_slug: &str,
+) -> Result<Vec<(String, String, Vec<u8>)>, Error> {
+    let before = profiles_of(analysis, &endpoint.id, &cmp.a.run);
+    let after = profiles_of(analysis, &endpoint.id, &cmp.b.run);
+    let mut out = Vec::new();
+    for b in after {
+        let Some(a) = before.iter().find(|a| a.kind == b.kind) else {
+            continue;
+        };
+        let title = format!(
+            "{} · {} profile · {} against {}",
+            endpoint.name,
+            b.kind,
+            cmp.b.label(),
+            cmp.a.label()
+        );
+        let subtitle = "width: run B; red grew, blue shrank against run A";
+        let svg = diff_svg(
+            &a.profile,
+            &b.profile,
+            &title,
+            subtitle,
+            analysis.settings.profiles.min_width_pct,
+        )?;
+        let path = format!(
+            "{dir}/{endpoint_slug}.{}.diff.svg",
+            super::slug::slug(&b.kind)
+        );
+        out.push((b.kind.clone(), path, svg));
+    }
+    Ok(out)
 }
 
 /// Renders the comparison pages and the release history page:
@@ -152,7 +192,8 @@ pub fn compare_pages(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<(String, 
     let mut links = Vec::new();
     for c in &analysis.comparisons {
         let path = comparison_path(c, slugs);
-        let page = comparison_page(analysis, c, slugs);
+        let (page, diffs) = comparison_page(analysis, c, slugs)?;
+        pages.extend(diffs);
         links.push(ComparisonLink {
             title: format!("{} → {}", c.comparison.a.label(), c.comparison.b.label()),
             asked_as: format!("{} → {}", c.spec_a, c.spec_b),
@@ -183,14 +224,32 @@ fn run_link(r: &RunRef, slugs: &Slugs, root: &str) -> RunLink {
     }
 }
 
-fn comparison_page(analysis: &Analysis, c: &SiteComparison, slugs: &Slugs) -> ComparePage {
+/// The page and the differential flame graphs it links to.
+type PageAndFiles = (ComparePage, Vec<(String, Vec<u8>)>);
+
+fn comparison_page(
+    analysis: &Analysis,
+    c: &SiteComparison,
+    slugs: &Slugs,
+) -> Result<PageAndFiles, Error> {
     let root = "../";
     let cmp = &c.comparison;
-    let rows: Vec<ComparisonRow> = cmp
-        .endpoints
-        .iter()
-        .map(|e| comparison_row(analysis, cmp, e, slugs, root))
-        .collect();
+    // compare/<a>_vs_<b>.html keeps its diffs in compare/<a>_vs_<b>/.
+    let dir = comparison_path(c, slugs)
+        .trim_end_matches(".html")
+        .to_string();
+    let mut files = Vec::new();
+    let mut rows = Vec::with_capacity(cmp.endpoints.len());
+    for e in &cmp.endpoints {
+        let mut row = comparison_row(e, slugs, root);
+        for (kind, path, svg) in flame_diffs(analysis, cmp, e, &dir, &row.anchor)? {
+            // The page sits in compare/, the file in compare/<pair>/.
+            row.flame_diffs
+                .push((kind, path.trim_start_matches("compare/").to_string()));
+            files.push((path, svg));
+        }
+        rows.push(row);
+    }
     let counts = cmp.counts();
     let summary = counts
         .iter()
@@ -198,7 +257,7 @@ fn comparison_page(analysis: &Analysis, c: &SiteComparison, slugs: &Slugs) -> Co
         .collect::<Vec<_>>()
         .join(", ");
     let threshold = analysis.settings.analysis.threshold_ratio;
-    ComparePage {
+    let page = ComparePage {
         root,
         a: run_link(&cmp.a, slugs, root),
         b: run_link(&cmp.b, slugs, root),
@@ -217,16 +276,11 @@ fn comparison_page(analysis: &Analysis, c: &SiteComparison, slugs: &Slugs) -> Co
              inconclusive: anything else, or fewer rounds than expected. The rounds of one run are not \
              independent samples of another day's run, so treat the interval as the scatter of these two runs."
         ),
-    }
+    };
+    Ok((page, files))
 }
 
-fn comparison_row(
-    analysis: &Analysis,
-    cmp: &crate::analyse::compare::Comparison,
-    e: &EndpointComparison,
-    slugs: &Slugs,
-    root: &str,
-) -> ComparisonRow {
+fn comparison_row(e: &EndpointComparison, slugs: &Slugs, root: &str) -> ComparisonRow {
     let rounds = |s: Option<&crate::analyse::compare::Side>| {
         s.map(|s| {
             s.round_p99_ms
@@ -262,7 +316,7 @@ fn comparison_row(
         verdict: e.verdict.into(),
         reason: e.reason.clone(),
         dot_plot: dot_plot(e, &format!("dots-{anchor}")),
-        flame_diff_href: flame_diff_href(analysis, &cmp.a, &cmp.b, &e.id),
+        flame_diffs: Vec::new(),
         anchor,
     }
 }

@@ -25,6 +25,7 @@ pub struct AlarmRow {
     pub label: String,
     pub inferred: &'static str,
     pub also: String,
+    pub whole_run: String,
     pub note: String,
     pub confirmed: String,
     pub closed: String,
@@ -173,6 +174,16 @@ fn alarm_row(analysis: &Analysis, r: &ReviewAlarm, slugs: &Slugs) -> AlarmRow {
             .map(|l| l.to_string())
             .unwrap_or_else(|| "untriaged".into()),
         inferred: a.inferred_label.map(|l| l.as_str()).unwrap_or("–"),
+        whole_run: match a.run_median_ratio {
+            Some(ratio) if a.run_endpoints > 1 => {
+                format!(
+                    "{} over {} endpoints",
+                    f::ratio(Some(ratio)),
+                    a.run_endpoints
+                )
+            }
+            _ => "–".into(),
+        },
         also: r
             .also_raised_by
             .iter()

@@ -119,6 +119,14 @@ pub fn text(report: &CheckReport) -> String {
     for p in &report.problems {
         let _ = writeln!(out, "  problem: {p}");
     }
+    if !report.ignored.is_empty() {
+        let _ = writeln!(
+            out,
+            "  ({} file(s) in this run are not read, e.g. {})",
+            report.ignored.len(),
+            report.ignored[0]
+        );
+    }
     let _ = writeln!(
         out,
         "{} endpoints: {}",
