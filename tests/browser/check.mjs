@@ -294,7 +294,9 @@ async function exerciseScripts(page) {
   const cell = page.locator("svg.heatmap rect[data-tip]").last();
   if ((await cell.count()) > 0) {
     await cell.hover();
-    const text = (await page.locator(".pd-tooltip:not([hidden])").textContent()) ?? "";
+    const tipShown = page.locator(".pd-tooltip:not([hidden])");
+    await tipShown.waitFor({ timeout: 3000 }).catch(() => {});
+    const text = (await tipShown.count()) ? ((await tipShown.first().textContent()) ?? "") : "";
     if (!/Worst|No run/.test(text)) problem(at, `hovering a heatmap cell shows "${text}"`);
   } else if ((await page.locator("svg.heatmap").count()) > 0) {
     problem(at, "the heatmap cells have no tooltips");
