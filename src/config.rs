@@ -17,8 +17,142 @@ pub const SETTINGS_FILE: &str = "perfdash.toml";
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     pub analysis: AnalysisSettings,
+    /// How alarms are confirmed and how the `robust` policy decides.
+    pub alarms: AlarmSettings,
+    /// Change-point detection (`[changepoint]`, docs/detection.md).
+    pub changepoint: ChangePointSettings,
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
+    /// How rounds are recomputed from raw outputs (`[raw]`).
+    pub raw: RawSettings,
+    /// How flame-graph profiles are classified and attributed (`[profiles]`).
+    pub profiles: ProfileSettings,
+    /// Which run comparisons the site shows.
+    pub compare: CompareSettings,
+}
+
+/// `[profiles]`: classification of flame-graph stacks (see `docs/profiles.md`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileSettings {
+    /// A stack is application (business) code when a frame starts with one of
+    /// these, e.g. `com/acme/` (`.` and `/` are interchangeable). For py-spy
+    /// frames `func (path/module.py:line)` the frame also answers to
+    /// `module.func`. Empty: every stack not claimed by another category
+    /// counts as application.
+    pub application_prefixes: Vec<String>,
+    /// Regular expressions (matched anywhere in a frame) that also mark
+    /// application code.
+    pub application_patterns: Vec<String>,
+    /// Whether the built-in JVM/native/Python rules apply; `false` keeps only `rules`.
+    pub default_rules: bool,
+    /// Extra rules, added to the built-in ones.
+    pub rules: ProfileRules,
+    /// A category must move by at least this many percentage points against
+    /// the baseline profile to explain a regression.
+    pub min_shift_pts: f64,
+    /// Frames narrower than this percentage of the total are left out of
+    /// rendered flame graphs (keeps pages light).
+    pub min_width_pct: f64,
+}
+
+impl Default for ProfileSettings {
+    fn default() -> Self {
+        ProfileSettings {
+            application_prefixes: Vec::new(),
+            application_patterns: Vec::new(),
+            default_rules: true,
+            rules: ProfileRules::default(),
+            min_shift_pts: 5.0,
+            min_width_pct: 0.1,
+        }
+    }
+}
+
+/// Extra classification rules: regular expressions per category, matched
+/// against whole frame names (annotation suffixes like `_[j]` removed).
+/// `jit`, `gc` and `vm` are thread anchors (anywhere in the stack); the
+/// others are matched nearest the leaf.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileRules {
+    pub jit: Vec<String>,
+    pub gc: Vec<String>,
+    pub vm: Vec<String>,
+    pub safepoint: Vec<String>,
+    pub lock: Vec<String>,
+    /// Frames that turn a lock wait into an idle wait (a pool thread waiting for work).
+    pub idle_wait: Vec<String>,
+    pub io: Vec<String>,
+    /// GC work done inside application threads (slow-path allocation, barriers);
+    /// reported as a separate share.
+    pub gc_in_mutator: Vec<String>,
+}
+
+/// `[raw]`: recomputing rounds from per-request outputs (k6 NDJSON/CSV,
+/// JMeter JTL, Gatling log). Documented in `docs/raw-results.md`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawSettings {
+    /// Seconds dropped from the start of every round (from its first
+    /// sample). Overridden per endpoint (`[endpoints.<id>] warmup_seconds`),
+    /// per run (`warmup_seconds` in run.toml) and by `--warmup`.
+    pub warmup_seconds: f64,
+    /// `linear` (k6's own p(N), R-7) or `jmeter-dashboard` (JMeter's HTML
+    /// report estimator).
+    pub percentile: crate::stats::PercentileMethod,
+    /// Count failed requests in the latency figures too (they always count
+    /// in the error rate and the throughput).
+    pub failures_in_latency: bool,
+    /// The k6 tag that tells endpoints apart in a run-level raw file
+    /// (JMeter files are split by label, Gatling/Locust by request name).
+    pub split_tag: String,
+    /// Tag value (or JMeter label) → endpoint id, for run-level raw files.
+    /// Values not listed become a slug of the value (`GET /api/orders` →
+    /// `get-api-orders`).
+    pub tags: BTreeMap<String, String>,
+    /// When a round has a summary and a raw file, the relative difference
+    /// between the summary's p99 and the raw file's whole-test p99 above
+    /// which they are reported as disagreeing.
+    pub summary_tolerance: f64,
+}
+
+impl Default for RawSettings {
+    fn default() -> Self {
+        RawSettings {
+            warmup_seconds: 15.0,
+            percentile: Default::default(),
+            failures_in_latency: false,
+            split_tag: "name".into(),
+            tags: BTreeMap::new(),
+            summary_tolerance: 0.01,
+        }
+    }
+}
+
+/// `[compare]`: the comparison pages of the site (`perfdash compare` on
+/// the command line takes any two runs and ignores this).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct CompareSettings {
+    /// Each release against the previous release (releases are runs whose
+    /// run.toml has `release = "…"`, ordered by time).
+    pub releases: bool,
+    /// The latest run against the last release before it.
+    pub latest_vs_release: bool,
+    /// More pairs `[A, B]`, each a run id or unique prefix, `latest`,
+    /// `latest~N` or `release:<name>`; B is compared against A.
+    pub pairs: Vec<[String; 2]>,
+}
+
+impl Default for CompareSettings {
+    fn default() -> Self {
+        CompareSettings {
+            releases: true,
+            latest_vs_release: true,
+            pairs: Vec::new(),
+        }
+    }
 }
 
 /// How runs are judged.
@@ -50,6 +184,64 @@ impl Default for AnalysisSettings {
     }
 }
 
+/// Alarm states and the `robust` policy (docs/alarms.md).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct AlarmSettings {
+    /// A candidate alarm is decided over this many judged runs after it.
+    pub confirm_window: usize,
+    /// It is `confirmed` when at least this many of them are over too, and
+    /// `reverted` as soon as that can no longer happen.
+    pub confirm_needed: usize,
+    /// `robust` policy: robust z-score (MADs above the baseline window's
+    /// median) a run must exceed. 3.5 is Iglewicz & Hoaglin's cut-off for
+    /// outliers by the modified z-score.
+    pub robust_k: f64,
+    /// `robust` policy: minimum effect, as a fraction of the baseline (0.05
+    /// = 5%), so that very quiet endpoints do not alarm on trivial shifts.
+    pub min_effect: f64,
+}
+
+impl Default for AlarmSettings {
+    fn default() -> Self {
+        AlarmSettings {
+            confirm_window: 3,
+            confirm_needed: 2,
+            robust_k: 3.5,
+            min_effect: 0.05,
+        }
+    }
+}
+
+/// `[changepoint]`: Otava-style change-point detection on each endpoint's
+/// run medians, for the charts, the history page and the `changepoint`
+/// policy (docs/detection.md).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChangePointSettings {
+    /// Runs per sliding window (Otava's default 50).
+    pub window_len: usize,
+    /// A change point must have a t-test p-value below this.
+    pub max_pvalue: f64,
+    /// … and a relative change above this (0.05 = 5%; Otava's default is 0,
+    /// which finds 1–2% shifts on long quiet histories).
+    pub min_magnitude: f64,
+    /// `changepoint` policy: runs at the new level (the latest included)
+    /// before a change point is judged; 2 keeps one-run spikes from alarming.
+    pub min_runs_at_level: usize,
+}
+
+impl Default for ChangePointSettings {
+    fn default() -> Self {
+        ChangePointSettings {
+            window_len: 50,
+            max_pvalue: 0.001,
+            min_magnitude: 0.05,
+            min_runs_at_level: 2,
+        }
+    }
+}
+
 /// Settings for one endpoint.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -58,6 +250,8 @@ pub struct EndpointSettings {
     pub name: Option<String>,
     /// Overrides `analysis.threshold_ratio` for this endpoint.
     pub threshold_ratio: Option<f64>,
+    /// Overrides `raw.warmup_seconds` for this endpoint.
+    pub warmup_seconds: Option<f64>,
 }
 
 impl Settings {
@@ -98,9 +292,87 @@ impl Settings {
                 a.baseline_window
             ));
         }
+        let al = &self.alarms;
+        if al.confirm_needed == 0 || al.confirm_needed > al.confirm_window {
+            return Err(format!(
+                "alarms.confirm_needed must be between 1 and alarms.confirm_window ({})",
+                al.confirm_window
+            ));
+        }
+        if !(al.robust_k.is_finite() && al.robust_k > 0.0) {
+            return Err(format!(
+                "alarms.robust_k must be a positive number (got {})",
+                al.robust_k
+            ));
+        }
+        if !(al.min_effect.is_finite() && al.min_effect >= 0.0) {
+            return Err(format!(
+                "alarms.min_effect must be a fraction ≥ 0, e.g. 0.05 (got {})",
+                al.min_effect
+            ));
+        }
+        let cp = &self.changepoint;
+        if cp.window_len < 2 {
+            return Err(format!(
+                "changepoint.window_len must be at least 2 (got {})",
+                cp.window_len
+            ));
+        }
+        if !(cp.max_pvalue > 0.0 && cp.max_pvalue <= 1.0) {
+            return Err(format!(
+                "changepoint.max_pvalue must be in (0, 1] (got {})",
+                cp.max_pvalue
+            ));
+        }
+        if !(cp.min_magnitude.is_finite() && cp.min_magnitude >= 0.0) {
+            return Err(format!(
+                "changepoint.min_magnitude must be a fraction ≥ 0, e.g. 0.05 (got {})",
+                cp.min_magnitude
+            ));
+        }
+        if cp.min_runs_at_level == 0 {
+            return Err("changepoint.min_runs_at_level must be at least 1".into());
+        }
+        crate::profile::Classifier::new(&self.profiles).map_err(|e| format!("profiles: {e}"))?;
+        let p = &self.profiles;
+        if !(p.min_shift_pts.is_finite() && p.min_shift_pts > 0.0 && p.min_shift_pts < 100.0) {
+            return Err(format!(
+                "profiles.min_shift_pts must be between 0 and 100 (got {})",
+                p.min_shift_pts
+            ));
+        }
+        if !(p.min_width_pct.is_finite() && (0.0..=5.0).contains(&p.min_width_pct)) {
+            return Err(format!(
+                "profiles.min_width_pct must be between 0 and 5 (got {})",
+                p.min_width_pct
+            ));
+        }
+        for pair in &self.compare.pairs {
+            for spec in pair {
+                crate::analyse::compare::RunSpec::parse(spec)
+                    .map_err(|e| format!("compare.pairs: {e}"))?;
+            }
+        }
         for (id, e) in &self.endpoints {
             if let Some(r) = e.threshold_ratio {
                 check_ratio(&format!("endpoints.{id}.threshold_ratio"), r)?;
+            }
+            if let Some(w) = e.warmup_seconds {
+                check_warmup(&format!("endpoints.{id}.warmup_seconds"), w)?;
+            }
+        }
+        check_warmup("raw.warmup_seconds", self.raw.warmup_seconds)?;
+        if !(self.raw.summary_tolerance.is_finite() && self.raw.summary_tolerance >= 0.0) {
+            return Err("raw.summary_tolerance must be a non-negative number".into());
+        }
+        if self.raw.split_tag.is_empty() {
+            return Err("raw.split_tag must not be empty".into());
+        }
+        for (value, id) in &self.raw.tags {
+            if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+                return Err(format!(
+                    "raw.tags.\"{value}\" = \"{id}\": an endpoint id must be a plain folder-like name"
+                ));
             }
         }
         Ok(())
@@ -121,6 +393,14 @@ impl Settings {
             .and_then(|e| e.name.clone())
             .unwrap_or_else(|| endpoint.to_string())
     }
+}
+
+/// A warm-up must be a finite number of seconds ≥ 0.
+pub fn check_warmup(key: &str, w: f64) -> Result<(), String> {
+    if !(w.is_finite() && w >= 0.0) {
+        return Err(format!("{key} must be a number of seconds ≥ 0 (got {w})"));
+    }
+    Ok(())
 }
 
 fn check_ratio(key: &str, r: f64) -> Result<(), String> {
@@ -166,10 +446,45 @@ mod tests {
     }
 
     #[test]
+    fn alarm_settings() {
+        let s = Settings::parse("[alarms]\nrobust_k = 3.0\n", Path::new("p.toml")).unwrap();
+        assert_eq!(s.alarms.robust_k, 3.0);
+        assert_eq!(s.alarms.confirm_window, 3);
+        let err =
+            Settings::parse("[alarms]\nconfirm_needed = 4\n", Path::new("p.toml")).unwrap_err();
+        assert!(err.to_string().contains("confirm_needed"), "{err}");
+    }
+
+    #[test]
     fn ratio_must_exceed_one() {
         let err = Settings::parse("[analysis]\nthreshold_ratio = 0.9\n", Path::new("p.toml"))
             .unwrap_err();
         assert!(err.to_string().contains("greater than 1"));
+    }
+
+    #[test]
+    fn compare_section() {
+        let s = Settings::parse("", Path::new("p.toml")).unwrap();
+        assert!(s.compare.releases && s.compare.latest_vs_release && s.compare.pairs.is_empty());
+        let s = Settings::parse(
+            "[compare]\nreleases = false\npairs = [[\"release:1.3.0\", \"latest\"]]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap();
+        assert!(!s.compare.releases);
+        assert_eq!(
+            s.compare.pairs,
+            vec![["release:1.3.0".to_string(), "latest".to_string()]]
+        );
+        let err = Settings::parse(
+            "[compare]\npairs = [[\"latest~x\", \"latest\"]]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("latest~N"), "{err}");
+        let err =
+            Settings::parse("[compare]\npairs = [[\"a\"]]\n", Path::new("p.toml")).unwrap_err();
+        assert!(err.to_string().starts_with("p.toml:2:"), "{err}");
     }
 
     #[test]

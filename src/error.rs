@@ -49,7 +49,7 @@ impl Error {
 
 /// A problem that does not stop the build: the file is skipped and the
 /// build goes on, but the exit code says that warnings occurred.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostic {
     /// The file, relative to the archive root where possible.
     pub path: String,

@@ -7,10 +7,14 @@
 pub mod analyse;
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod error;
 pub mod eval;
 pub mod ingest;
 pub mod model;
+pub mod pipeline;
+pub mod profile;
 pub mod render;
+pub mod report;
 pub mod stats;
 pub mod write;

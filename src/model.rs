@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Settings;
 
@@ -19,6 +19,8 @@ pub struct Archive {
     pub settings: Settings,
     /// Runs sorted by `started_at`, then by id.
     pub runs: Vec<Run>,
+    /// Human triage labels from `triage/*.toml`, sorted by run, endpoint.
+    pub triage: Vec<TriageLabel>,
 }
 
 impl Archive {
@@ -59,8 +61,72 @@ pub struct RunMeta {
     pub notes: Option<String>,
     /// A release name such as `1.4.0`, for release comparisons.
     pub release: Option<String>,
+    /// `[load]`: the load profile (script hash, stages, arrival rate, VUs,
+    /// …). Runs whose profiles differ are not compared with each other.
+    pub load: BTreeMap<String, String>,
+    /// `[environment]`: JVM flags, host, … A change is shown as a marker on
+    /// the charts but does not stop the comparison.
+    pub environment: BTreeMap<String, String>,
     /// Any other keys, shown as they are on the run page.
     pub extra: BTreeMap<String, String>,
+}
+
+/// A human verdict on one alarm: one entry of a `triage/*.toml` file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TriageLabel {
+    /// The run id the alarm was raised on.
+    pub run: String,
+    /// The endpoint id.
+    pub endpoint: String,
+    pub label: Label,
+    pub note: Option<String>,
+    pub author: String,
+    /// The day it was triaged (`YYYY-MM-DD`).
+    pub date: chrono::NaiveDate,
+    /// Where it was read, `triage/<file>.toml:<line>`, for messages.
+    pub source: String,
+}
+
+/// What a human decided an alarm was.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Label {
+    /// A true regression.
+    Real,
+    /// A false positive.
+    Noise,
+    /// An intended change: the new level becomes the baseline.
+    Accepted,
+}
+
+impl Label {
+    pub const ALL: [Label; 3] = [Label::Real, Label::Noise, Label::Accepted];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Label::Real => "real",
+            Label::Noise => "noise",
+            Label::Accepted => "accepted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Label> {
+        Label::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+
+    /// Whether the alarm was right that performance changed (Mozilla's
+    /// mapping: fixed, backed out and accepted alarms are all true).
+    pub fn is_true_alarm(self) -> bool {
+        matches!(self, Label::Real | Label::Accepted)
+    }
+}
+
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One endpoint within one run.
@@ -68,6 +134,19 @@ pub struct RunMeta {
 pub struct EndpointRun {
     /// Rounds sorted by number (warm-up rounds are never archived as rounds).
     pub rounds: Vec<Round>,
+    /// Flame-graph profiles (`flame[.<kind>].<ext>`), one per kind, sorted by kind.
+    pub profiles: Vec<ProfileFile>,
+}
+
+/// One profile file of an endpoint in a run.
+#[derive(Debug, Clone)]
+pub struct ProfileFile {
+    /// `cpu`, `alloc`, `lock`, `wall`, … (from the file name; default `cpu`).
+    pub kind: String,
+    /// The file, relative to the archive root (with `/`).
+    pub source: String,
+    /// Shared: the analysis and the renderers read the same stacks.
+    pub profile: std::sync::Arc<crate::profile::Profile>,
 }
 
 /// The statistics of one measured round of one endpoint.
@@ -82,10 +161,35 @@ pub struct Round {
     /// Which format the file was recognised as.
     pub format: SourceFormat,
     pub stats: RoundStats,
+    /// Seconds of warm-up trimmed before computing `stats`; `None` when the
+    /// input was a summary (nothing could be trimmed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup_s: Option<f64>,
+    /// When the round also had a summary file (the raw file wins), how the
+    /// two compare.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_check: Option<CrossCheck>,
+}
+
+/// A summary of the same round as a raw file, kept as a cross-check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossCheck {
+    /// The summary file, relative to the archive root.
+    pub source: String,
+    pub format: SourceFormat,
+    /// The summary's p99 (whole test, warm-up included).
+    pub summary_p99_ms: f64,
+    /// The raw file's p99 over the whole test (no warm-up trimmed): what
+    /// the summary should say if both come from the same test.
+    pub raw_untrimmed_p99_ms: f64,
+    /// `false` when the two whole-test p99s differ by more than
+    /// `raw.summary_tolerance`: the difference is not explained by
+    /// trimming, so the files probably come from different tests.
+    pub agrees: bool,
 }
 
 /// Which tool wrote a round file, as told by its content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceFormat {
     /// k6 `handleSummary(data)` object (v0.30+).
@@ -94,6 +198,18 @@ pub enum SourceFormat {
     K6SummaryExport,
     /// k6 v1.5+ `--new-machine-readable-summary`.
     K6MachineReadable,
+    /// k6 `--out json` (NDJSON, plain or gzip): recomputed.
+    K6Ndjson,
+    /// k6 `--out csv`: recomputed.
+    K6Csv,
+    /// JMeter JTL CSV: recomputed.
+    JmeterCsv,
+    /// JMeter JTL XML: recomputed.
+    JmeterXml,
+    /// Gatling text simulation.log (3.0–3.12): recomputed.
+    GatlingLog,
+    /// Locust `_stats.csv`: summary figures only, no warm-up trimming.
+    LocustStats,
 }
 
 impl SourceFormat {
@@ -102,13 +218,31 @@ impl SourceFormat {
             SourceFormat::K6HandleSummary => "k6 handleSummary() data",
             SourceFormat::K6SummaryExport => "k6 --summary-export (legacy)",
             SourceFormat::K6MachineReadable => "k6 machine-readable summary",
+            SourceFormat::K6Ndjson => "k6 --out json (NDJSON)",
+            SourceFormat::K6Csv => "k6 --out csv",
+            SourceFormat::JmeterCsv => "JMeter JTL (CSV)",
+            SourceFormat::JmeterXml => "JMeter JTL (XML)",
+            SourceFormat::GatlingLog => "Gatling simulation.log (text)",
+            SourceFormat::LocustStats => "Locust _stats.csv (summary only)",
         }
+    }
+
+    /// Whether the figures were recomputed from per-request samples (and
+    /// so had the warm-up trimmed).
+    pub fn is_raw(self) -> bool {
+        !matches!(
+            self,
+            SourceFormat::K6HandleSummary
+                | SourceFormat::K6SummaryExport
+                | SourceFormat::K6MachineReadable
+                | SourceFormat::LocustStats
+        )
     }
 }
 
 /// Per-round figures. Latencies are milliseconds. Only `p99_ms` is required;
 /// the rest are kept when the input has them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoundStats {
     pub count: Option<u64>,
     /// Requests per second over the measured window.

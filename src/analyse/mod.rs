@@ -5,7 +5,13 @@
 //! the last `baseline_window` accepted runs before it; its verdict comes
 //! from [`verdict::decide`], the only place verdicts are made.
 
+pub mod alarms;
+pub mod attribution;
 pub mod changepoint;
+pub mod comparability;
+pub mod compare;
+pub mod gate;
+pub mod policy;
 pub mod verdict;
 
 use chrono::{DateTime, Utc};
@@ -13,8 +19,11 @@ use serde::Serialize;
 
 use crate::config::Settings;
 use crate::error::Diagnostic;
-use crate::model::{Archive, Round, RunMeta};
+use crate::model::{Archive, Label, Round, RunMeta};
 use crate::stats::median;
+pub use alarms::AlarmReport;
+pub use comparability::EnvironmentChange;
+pub use policy::Policy;
 pub use verdict::Verdict;
 
 /// Everything the renderers need; no file system access after this.
@@ -27,6 +36,15 @@ pub struct Analysis {
     pub endpoints: Vec<EndpointAnalysis>,
     /// Files skipped while reading, for the site and the exit code.
     pub diagnostics: Vec<Diagnostic>,
+    /// Every policy's alarms, their states and labels, and the per-endpoint
+    /// accounting (false-positive rates, detection delays).
+    pub alarms: AlarmReport,
+    /// Runs whose `[environment]` differs from the run before: chart markers.
+    pub environment_changes: Vec<EnvironmentChange>,
+    /// The run comparisons `[compare]` asks for, for the comparison pages.
+    pub comparisons: Vec<compare::SiteComparison>,
+    /// One row per release, for the release history page.
+    pub releases: compare::ReleaseHistory,
 }
 
 /// A run as the site lists it.
@@ -49,6 +67,9 @@ pub struct EndpointAnalysis {
     pub threshold_ratio: f64,
     /// One point per run that has this endpoint, in time order.
     pub points: Vec<RunPoint>,
+    /// Level shifts in the run medians (Otava change points,
+    /// `[changepoint]` settings), oldest first.
+    pub change_points: Vec<changepoint::LevelShift>,
 }
 
 impl EndpointAnalysis {
@@ -74,6 +95,12 @@ pub struct RunPoint {
     pub verdict: Verdict,
     /// The runs whose medians formed the baseline, oldest first.
     pub baseline_runs: Vec<String>,
+    /// Why this run was not compared with its predecessors (its load
+    /// profile differs from theirs); its verdict is then `no-baseline`.
+    pub not_comparable: Option<String>,
+    /// Flame-graph profiles of this endpoint in this run, classified and
+    /// compared with the baseline's ([`attribution`]).
+    pub profiles: Vec<attribution::ProfileAnalysis>,
 }
 
 impl RunPoint {
@@ -85,8 +112,21 @@ impl RunPoint {
 
 /// Analyses an archive. Deterministic: the same archive gives the same
 /// analysis.
-pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
+pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis {
     let settings = &archive.settings;
+    // Settings::parse already compiled these rules, so this only fails for
+    // settings built in code.
+    let classifier = match crate::profile::Classifier::new(&settings.profiles) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            diagnostics.push(Diagnostic {
+                path: crate::config::SETTINGS_FILE.to_string(),
+                line: None,
+                message: format!("profiles: {e}; profiles are not classified"),
+            });
+            None
+        }
+    };
     let runs: Vec<RunInfo> = archive
         .runs
         .iter()
@@ -98,7 +138,7 @@ pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
         })
         .collect();
 
-    let endpoints = archive
+    let endpoints: Vec<EndpointAnalysis> = archive
         .endpoint_ids()
         .into_iter()
         .map(|id| {
@@ -109,34 +149,67 @@ pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
                 .enumerate()
                 .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, e.rounds.as_slice())))
                 .collect();
-            let points = judge_series(&series, archive, settings, threshold_ratio);
+            let mut points = judge_series(&id, &series, archive, settings, threshold_ratio);
+            if let Some(classifier) = &classifier {
+                attribution::attach_profiles(
+                    &id,
+                    &mut points,
+                    archive,
+                    classifier,
+                    settings.profiles.min_shift_pts,
+                );
+            }
+            let change_points = changepoint::endpoint_change_points(&points, &settings.changepoint);
             EndpointAnalysis {
                 name: settings.endpoint_name(&id),
                 id,
                 threshold_ratio,
                 points,
+                change_points,
             }
         })
         .collect();
 
+    let alarms = alarms::report(&endpoints, &archive.triage, settings);
+    let environment_changes = comparability::environment_changes(&archive.runs);
+    let (comparisons, compare_diagnostics) = compare::site_comparisons(archive);
+    let mut diagnostics = diagnostics;
+    diagnostics.extend(compare_diagnostics);
     Analysis {
         settings: settings.clone(),
         runs,
         endpoints,
         diagnostics,
+        alarms,
+        environment_changes,
+        comparisons,
+        releases: compare::release_history(archive),
     }
 }
 
+/// A run that may serve in later baselines.
+struct AcceptedRun<'a> {
+    id: &'a str,
+    median_p99_ms: f64,
+    load: &'a std::collections::BTreeMap<String, String>,
+}
+
 /// Walks one endpoint's runs in time order, forming rolling baselines.
+///
+/// The window is the last `baseline_window` accepted runs, of which only
+/// those measured under the same load profile count: a run with a new
+/// profile is "not comparable" until enough runs with that profile exist.
+/// A regression triaged `accepted` restarts the window at its level.
 fn judge_series(
+    endpoint: &str,
     series: &[(usize, &[Round])],
     archive: &Archive,
     settings: &Settings,
     threshold_ratio: f64,
 ) -> Vec<RunPoint> {
     let a = &settings.analysis;
-    // (run id, median) of accepted runs, oldest first.
-    let mut accepted: Vec<(String, f64)> = Vec::new();
+    // Accepted runs, oldest first.
+    let mut accepted: Vec<AcceptedRun> = Vec::new();
     let mut points = Vec::with_capacity(series.len());
     for &(run_index, rounds) in series {
         let run = &archive.runs[run_index];
@@ -144,11 +217,27 @@ fn judge_series(
         let Some(median_p99_ms) = median(&round_p99_ms) else {
             continue; // ingest never keeps an endpoint without rounds
         };
-        let window = &accepted[accepted.len().saturating_sub(a.baseline_window)..];
+        let recent = &accepted[accepted.len().saturating_sub(a.baseline_window)..];
+        let window: Vec<&AcceptedRun> = recent
+            .iter()
+            .filter(|r| comparability::same_load(r.load, &run.meta.load))
+            .collect();
         let baseline_p99_ms = if window.len() >= a.min_baseline_runs {
-            median(&window.iter().map(|(_, m)| *m).collect::<Vec<_>>())
+            median(&window.iter().map(|r| r.median_p99_ms).collect::<Vec<_>>())
         } else {
             None
+        };
+        let not_comparable = match recent
+            .iter()
+            .rev()
+            .find(|r| !comparability::same_load(r.load, &run.meta.load))
+        {
+            Some(other) if baseline_p99_ms.is_none() => Some(format!(
+                "load profile differs from run {}'s: {}",
+                other.id,
+                comparability::describe_changes(other.load, &run.meta.load)
+            )),
+            _ => None,
         };
         let verdict = verdict::decide(&verdict::Evidence {
             rounds: rounds.len(),
@@ -158,12 +247,26 @@ fn judge_series(
             threshold_ratio,
         });
         let baseline_runs = if baseline_p99_ms.is_some() {
-            window.iter().map(|(id, _)| id.clone()).collect()
+            window.iter().map(|r| r.id.to_string()).collect()
         } else {
             Vec::new()
         };
-        if verdict.feeds_baseline() {
-            accepted.push((run.id.clone(), median_p99_ms));
+        let accepted_by_triage = archive
+            .triage
+            .iter()
+            .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
+        let this = AcceptedRun {
+            id: &run.id,
+            median_p99_ms,
+            load: &run.meta.load,
+        };
+        match verdict::baseline_effect(verdict, accepted_by_triage) {
+            verdict::BaselineEffect::Join => accepted.push(this),
+            verdict::BaselineEffect::Restart => {
+                accepted.clear();
+                accepted.push(this);
+            }
+            verdict::BaselineEffect::Skip => {}
         }
         points.push(RunPoint {
             run_index,
@@ -176,6 +279,8 @@ fn judge_series(
             ratio: baseline_p99_ms.map(|b| median_p99_ms / b),
             verdict,
             baseline_runs,
+            not_comparable,
+            profiles: Vec::new(),
         });
     }
     points

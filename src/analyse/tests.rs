@@ -18,6 +18,8 @@ fn round(number: u32, p99: f64) -> Round {
             p99_ms: p99,
             ..Default::default()
         },
+        warmup_s: None,
+        cross_check: None,
     }
 }
 
@@ -37,6 +39,7 @@ fn archive(runs: &[Vec<f64>]) -> Archive {
                 endpoints: BTreeMap::from([(
                     "e".to_string(),
                     EndpointRun {
+                        profiles: Vec::new(),
                         rounds: p99s
                             .iter()
                             .enumerate()
@@ -47,6 +50,7 @@ fn archive(runs: &[Vec<f64>]) -> Archive {
                 problems: vec![],
             })
             .collect(),
+        triage: vec![],
     }
 }
 

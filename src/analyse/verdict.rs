@@ -41,6 +41,29 @@ impl Verdict {
     }
 }
 
+/// What a judged run does to the baseline of the runs after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineEffect {
+    /// It joins the rolling window of accepted runs.
+    Join,
+    /// It stays out (a regression, or too few rounds).
+    Skip,
+    /// It becomes the only run of a fresh window: a regression a human
+    /// labelled `accepted` (an intended change), so its level is the new
+    /// normal and the old level must not keep flagging it.
+    Restart,
+}
+
+/// Decides what a run does to later baselines, from its verdict and
+/// whether its regression was triaged as `accepted`.
+pub fn baseline_effect(verdict: Verdict, accepted_by_triage: bool) -> BaselineEffect {
+    match verdict {
+        Verdict::Regression if accepted_by_triage => BaselineEffect::Restart,
+        v if v.feeds_baseline() => BaselineEffect::Join,
+        _ => BaselineEffect::Skip,
+    }
+}
+
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -66,16 +89,126 @@ pub fn decide(e: &Evidence) -> Verdict {
     let Some(baseline) = e.baseline_p99_ms.filter(|b| *b > 0.0) else {
         return Verdict::NoBaseline;
     };
-    let ratio = e.median_p99_ms / baseline;
+    match band(e.median_p99_ms / baseline, e.threshold_ratio) {
+        Band::Above => Verdict::Regression,
+        Band::Below => Verdict::Improvement,
+        Band::Within => Verdict::Ok,
+    }
+}
+
+/// Where a ratio (new ÷ reference) lies against the threshold band
+/// [1/threshold, threshold].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Band {
+    /// Slower than reference × threshold.
+    Above,
+    /// Faster than reference ÷ threshold.
+    Below,
+    /// Neither.
+    Within,
+}
+
+/// The threshold rule shared by the gate ([`decide`]) and run comparison
+/// ([`decide_comparison`]), so both mean the same by "×1.15".
+pub fn band(ratio: f64, threshold_ratio: f64) -> Band {
     // "Exceeds" is strict. A ratio that equals the threshold up to float
     // rounding (115 ms against 100 ms at 1.15) is at the line, not over it.
     const ULP_SLACK: f64 = 1e-12;
-    if ratio > e.threshold_ratio * (1.0 + ULP_SLACK) {
-        Verdict::Regression
-    } else if ratio < (1.0 / e.threshold_ratio) * (1.0 - ULP_SLACK) {
-        Verdict::Improvement
+    if ratio > threshold_ratio * (1.0 + ULP_SLACK) {
+        Band::Above
+    } else if ratio < (1.0 / threshold_ratio) * (1.0 - ULP_SLACK) {
+        Band::Below
     } else {
-        Verdict::Ok
+        Band::Within
+    }
+}
+
+/// The verdict of one endpoint when two runs are compared (`perfdash
+/// compare`, the comparison pages). The strings are part of the JSON data
+/// contract (`docs/data-contract.md`, compare section).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ComparisonVerdict {
+    /// B's median p99 is over A's × threshold and the rounds separate.
+    Regression,
+    /// B's median p99 is under A's ÷ threshold and the rounds separate.
+    Improvement,
+    /// Within the band, and the rounds rule out a change as large as it.
+    Same,
+    /// The rounds overlap too much to say, or a run has too few rounds.
+    Inconclusive,
+    /// Only run B has this endpoint.
+    Added,
+    /// Only run A has this endpoint.
+    Removed,
+}
+
+impl ComparisonVerdict {
+    /// The contract string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ComparisonVerdict::Regression => "regression",
+            ComparisonVerdict::Improvement => "improvement",
+            ComparisonVerdict::Same => "same",
+            ComparisonVerdict::Inconclusive => "inconclusive",
+            ComparisonVerdict::Added => "added",
+            ComparisonVerdict::Removed => "removed",
+        }
+    }
+}
+
+impl std::fmt::Display for ComparisonVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a comparison verdict is decided from (one endpoint present in both
+/// runs).
+#[derive(Debug, Clone, Copy)]
+pub struct ComparisonEvidence {
+    pub rounds_a: usize,
+    pub rounds_b: usize,
+    pub expected_rounds: u32,
+    /// median p99 of B ÷ median p99 of A: the gate's statistic, so the
+    /// threshold means what it means in `perfdash check`.
+    pub ratio: Option<f64>,
+    /// The interval for the B/A ratio from the rounds (see
+    /// `analyse::compare`); `None` when the rounds are too few for one.
+    pub interval: Option<(f64, f64)>,
+    pub threshold_ratio: f64,
+}
+
+/// Decides one endpoint's comparison verdict:
+///
+/// * fewer rounds than expected in either run, no ratio or no interval:
+///   `inconclusive` (the gate calls such a run `insufficient` and never
+///   alarms on it);
+/// * the ratio of medians is past the gate's threshold ([`band`]) and the
+///   interval excludes 1 (the rounds of B sit apart from those of A):
+///   `regression` / `improvement`; past the threshold but the interval
+///   contains 1: `inconclusive`;
+/// * the ratio is within the band and the whole interval lies within
+///   [1/threshold, threshold]: `same`; otherwise the rounds cannot rule out
+///   a change as large as the threshold: `inconclusive`.
+pub fn decide_comparison(e: &ComparisonEvidence) -> ComparisonVerdict {
+    let expected = e.expected_rounds as usize;
+    if e.rounds_a < expected || e.rounds_b < expected {
+        return ComparisonVerdict::Inconclusive;
+    }
+    let (Some(ratio), Some((low, high))) = (e.ratio, e.interval) else {
+        return ComparisonVerdict::Inconclusive;
+    };
+    match band(ratio, e.threshold_ratio) {
+        Band::Above if low > 1.0 => ComparisonVerdict::Regression,
+        Band::Below if high < 1.0 => ComparisonVerdict::Improvement,
+        Band::Within
+            if band(low, e.threshold_ratio) == Band::Within
+                && band(high, e.threshold_ratio) == Band::Within =>
+        {
+            ComparisonVerdict::Same
+        }
+        _ => ComparisonVerdict::Inconclusive,
     }
 }
 
@@ -109,11 +242,118 @@ mod tests {
     }
 
     #[test]
+    fn accepted_regressions_restart_the_baseline() {
+        assert_eq!(
+            baseline_effect(Verdict::Regression, true),
+            BaselineEffect::Restart
+        );
+        assert_eq!(
+            baseline_effect(Verdict::Regression, false),
+            BaselineEffect::Skip
+        );
+        assert_eq!(baseline_effect(Verdict::Ok, true), BaselineEffect::Join);
+        assert_eq!(
+            baseline_effect(Verdict::Insufficient, true),
+            BaselineEffect::Skip
+        );
+    }
+
+    #[test]
     fn contract_strings() {
         assert_eq!(
             serde_json::to_string(&Verdict::NoBaseline).unwrap(),
             "\"no-baseline\""
         );
         assert_eq!(Verdict::Insufficient.to_string(), "insufficient");
+    }
+    fn cmp(ratio: f64, interval: (f64, f64)) -> ComparisonVerdict {
+        decide_comparison(&ComparisonEvidence {
+            rounds_a: 5,
+            rounds_b: 5,
+            expected_rounds: 5,
+            ratio: Some(ratio),
+            interval: Some(interval),
+            threshold_ratio: 1.15,
+        })
+    }
+
+    #[test]
+    fn comparison_rule() {
+        use ComparisonVerdict::*;
+        assert_eq!(cmp(1.30, (1.20, 1.40)), Regression);
+        assert_eq!(
+            cmp(1.30, (1.01, 1.40)),
+            Regression,
+            "separated rounds, effect past the gate"
+        );
+        assert_eq!(cmp(1.30, (0.95, 1.60)), Inconclusive, "rounds overlap");
+        assert_eq!(
+            cmp(1.15, (1.10, 1.20)),
+            Inconclusive,
+            "at the gate line, and 1.20 cannot be ruled out"
+        );
+        assert_eq!(cmp(0.70, (0.60, 0.80)), Improvement);
+        assert_eq!(cmp(0.70, (0.60, 1.05)), Inconclusive);
+        assert_eq!(cmp(1.00, (0.97, 1.03)), Same);
+        assert_eq!(
+            cmp(1.00, (0.90, 1.15)),
+            Same,
+            "the band edges are inside, as in the gate"
+        );
+        assert_eq!(
+            cmp(1.00, (0.80, 1.30)),
+            Inconclusive,
+            "wide interval: cannot say same"
+        );
+        let mut e = ComparisonEvidence {
+            rounds_a: 4,
+            rounds_b: 5,
+            expected_rounds: 5,
+            ratio: Some(2.0),
+            interval: Some((1.9, 2.1)),
+            threshold_ratio: 1.15,
+        };
+        assert_eq!(
+            decide_comparison(&e),
+            Inconclusive,
+            "too few rounds never alarm"
+        );
+        e.rounds_a = 5;
+        assert_eq!(decide_comparison(&e), Regression);
+        e.interval = None;
+        assert_eq!(decide_comparison(&e), Inconclusive);
+        assert_eq!(serde_json::to_string(&Same).unwrap(), "\"same\"");
+    }
+
+    #[test]
+    fn gate_and_comparison_share_the_band() {
+        // With a tight interval, comparison fires exactly where the gate does.
+        for ratio in [
+            0.5,
+            1.0 / 1.15,
+            0.8695,
+            0.87,
+            1.0,
+            1.15,
+            1.1500001,
+            1.16,
+            2.0,
+        ] {
+            let gate = decide(&ev(100.0 * ratio, Some(100.0), 5));
+            let tight = cmp(
+                ratio,
+                (1.0 + (ratio - 1.0) * 0.9, 1.0 + (ratio - 1.0) * 1.1),
+            );
+            assert_eq!(
+                gate == Verdict::Regression,
+                tight == ComparisonVerdict::Regression,
+                "ratio {ratio}"
+            );
+            assert_eq!(
+                gate == Verdict::Improvement,
+                tight == ComparisonVerdict::Improvement,
+                "ratio {ratio}"
+            );
+        }
     }
 }

@@ -24,6 +24,8 @@ pub struct SummaryRound {
     pub stats: RoundStats,
     /// The metric key the latency figures came from.
     pub metric_key: String,
+    /// Every threshold in the summary, pass/fail normalised.
+    pub thresholds: Vec<Threshold>,
 }
 
 /// Recognises the summary shape of a parsed JSON document.
@@ -45,11 +47,82 @@ pub fn detect(doc: &Value) -> Option<SourceFormat> {
     }
 }
 
-/// Parses a k6 summary and extracts the figures of `metric`
-/// (normally `http_req_duration`). The `{expected_response:true}`
-/// sub-metric is preferred when present, so that latencies cover
-/// successful requests only, as in recomputed rounds.
-pub fn parse(bytes: &[u8], path: &Path, metric: &str) -> Result<SummaryRound, Error> {
+/// A k6 threshold and whether it passed, with k6's polarity undone:
+/// `handleSummary()` says `{"ok": true}` for a pass, while the legacy
+/// export says `true` for a *failure*.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Threshold {
+    pub metric: String,
+    pub expression: String,
+    pub passed: bool,
+}
+
+/// A parsed summary, before any figure is required of it.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub format: SourceFormat,
+    doc: Value,
+}
+
+impl Summary {
+    /// Every metric key and its values object.
+    pub fn metrics(&self) -> Vec<(String, &Map<String, Value>)> {
+        metric_values(&self.doc, self.format)
+    }
+
+    /// The thresholds k6 evaluated, pass/fail normalised.
+    pub fn thresholds(&self) -> Vec<Threshold> {
+        let mut out = Vec::new();
+        let raw: Vec<(String, &Map<String, Value>)> = match self.format {
+            SourceFormat::K6MachineReadable => self
+                .doc
+                .pointer("/results/metrics")
+                .and_then(Value::as_array)
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|m| {
+                            Some((
+                                m.get("name")?.as_str()?.to_string(),
+                                m.get("thresholds")?.as_object()?,
+                            ))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => self.doc["metrics"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.get("thresholds")?.as_object()?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        for (metric, thresholds) in raw {
+            for (expression, v) in thresholds {
+                let passed = match (self.format, v) {
+                    // Legacy export: `true` means the threshold FAILED.
+                    (SourceFormat::K6SummaryExport, Value::Bool(failed)) => !failed,
+                    (_, Value::Object(o)) => match o.get("ok").and_then(Value::as_bool) {
+                        Some(ok) => ok,
+                        None => continue,
+                    },
+                    _ => continue,
+                };
+                out.push(Threshold {
+                    metric: metric.clone(),
+                    expression: expression.clone(),
+                    passed,
+                });
+            }
+        }
+        out.sort_by(|a, b| (&a.metric, &a.expression).cmp(&(&b.metric, &b.expression)));
+        out
+    }
+}
+
+/// Parses a k6 summary of any of the three shapes.
+pub fn parse_summary(bytes: &[u8], path: &Path) -> Result<Summary, Error> {
     let doc: Value = serde_json::from_slice(bytes).map_err(|e| {
         let line = (e.line() > 0).then_some(e.line() as u64);
         Error::at(path, line, format!("not valid JSON: {e}"))
@@ -61,14 +134,30 @@ pub fn parse(bytes: &[u8], path: &Path, metric: &str) -> Result<SummaryRound, Er
             "not a k6 summary: expected handleSummary() data, a --summary-export file or a machine-readable summary",
         )
     })?;
-    let metrics = metric_values(&doc, format);
-    let find = |name: &str| metrics.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+    Ok(Summary { format, doc })
+}
+
+/// Parses a k6 summary and extracts the figures of `metric`
+/// (normally `http_req_duration`). The `{expected_response:true}`
+/// sub-metric is preferred when present, so that latencies cover
+/// successful requests only, as in recomputed rounds.
+pub fn parse(bytes: &[u8], path: &Path, metric: &str) -> Result<SummaryRound, Error> {
+    round_stats(&parse_summary(bytes, path)?, path, metric)
+}
+
+/// The round figures of `metric` in a parsed summary; an error naming the
+/// file when the metric or its p(99) is missing.
+pub fn round_stats(summary: &Summary, path: &Path, metric: &str) -> Result<SummaryRound, Error> {
+    let format = summary.format;
+    let doc = &summary.doc;
+    let metrics = summary.metrics();
+    let find = |name: &str| metrics.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
 
     let preferred = format!("{metric}{{expected_response:true}}");
-    let (metric_key, trend) = match find(&preferred).or_else(|| find(metric)) {
-        Some(values) if find(&preferred).is_some() => (preferred.clone(), values),
-        Some(values) => (metric.to_string(), values),
-        None => {
+    let (metric_key, trend) = match (find(&preferred), find(metric)) {
+        (Some(values), _) => (preferred.clone(), values),
+        (None, Some(values)) => (metric.to_string(), values),
+        (None, None) => {
             return Err(Error::at(
                 path,
                 None,
@@ -161,6 +250,7 @@ pub fn parse(bytes: &[u8], path: &Path, metric: &str) -> Result<SummaryRound, Er
         format,
         stats,
         metric_key,
+        thresholds: summary.thresholds(),
     })
 }
 
@@ -207,6 +297,8 @@ fn metric_values(doc: &Value, format: SourceFormat) -> Vec<(String, &Map<String,
                     .collect()
             })
             .unwrap_or_default(),
+        // `detect` only returns summary shapes.
+        _ => Vec::new(),
     }
 }
 
@@ -317,6 +409,40 @@ mod tests {
             err.to_string().starts_with("x.json:3: not valid JSON"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn threshold_polarity_is_normalised() {
+        let legacy = parse_summary(
+            json!({"root_group": {}, "metrics": {"http_req_duration": {"p(99)": 1.0, "thresholds": {"p(90) < 400": true, "p(95) < 1000": false}}}})
+                .to_string()
+                .as_bytes(),
+            Path::new("x"),
+        )
+        .unwrap();
+        let t = legacy.thresholds();
+        assert_eq!(
+            (t[0].expression.as_str(), t[0].passed),
+            ("p(90) < 400", false),
+            "legacy true = failed"
+        );
+        assert_eq!(
+            (t[1].expression.as_str(), t[1].passed),
+            ("p(95) < 1000", true)
+        );
+        let modern = parse_summary(
+            json!({"metrics": {"http_req_duration": {"values": {"p(99)": 1.0}, "thresholds": {"p(95)<1000": {"ok": true}, "p(99)<5": {"ok": false}}}}})
+                .to_string()
+                .as_bytes(),
+            Path::new("x"),
+        )
+        .unwrap();
+        let t = modern.thresholds();
+        assert_eq!(
+            (t[0].expression.as_str(), t[0].passed),
+            ("p(95)<1000", true)
+        );
+        assert_eq!((t[1].expression.as_str(), t[1].passed), ("p(99)<5", false));
     }
 
     #[test]

@@ -97,8 +97,30 @@ impl RoundFileName {
     }
 }
 
-/// Parses a round file name; `None` when the name does not follow the
-/// pattern. Only `.json` is a summary today.
+/// The extensions a round file may have, longest first so that
+/// `ndjson.gz` wins over `gz`. What the file holds is decided by its
+/// content; the extension only says it is worth reading.
+pub const ROUND_EXTENSIONS: [&str; 12] = [
+    "ndjson.gz",
+    "json.gz",
+    "csv.gz",
+    "jtl.gz",
+    "log.gz",
+    "xml.gz",
+    "ndjson",
+    "json",
+    "csv",
+    "jtl",
+    "log",
+    "xml",
+];
+
+/// The suffix of a Locust stats file (`round-3_stats.csv`).
+const LOCUST_SUFFIX: &str = "_stats.csv";
+
+/// Parses a round file name `round-<n>[.<label>].<ext>` (or Locust's
+/// `round-<n>[.<label>]_stats.csv`); `None` when the name does not follow
+/// the pattern. `<ext>` is one of [`ROUND_EXTENSIONS`].
 pub fn parse_round_file_name(name: &str) -> Option<RoundFileName> {
     let rest = name.strip_prefix("round-")?;
     let digits_end = rest
@@ -108,18 +130,28 @@ pub fn parse_round_file_name(name: &str) -> Option<RoundFileName> {
         return None;
     }
     let number: u32 = rest[..digits_end].parse().ok()?;
-    let tail = rest[digits_end..].strip_prefix('.')?;
-    let (label, extension) = match tail.rsplit_once('.') {
-        Some((label, ext)) => (Some(label.to_string()), ext.to_string()),
-        None => (None, tail.to_string()),
+    let tail = &rest[digits_end..];
+    let (body, extension) = match tail.strip_suffix(LOCUST_SUFFIX) {
+        Some(body) => (body, "stats.csv"),
+        None => ROUND_EXTENSIONS.iter().find_map(|ext| {
+            let body = tail.strip_suffix(ext)?.strip_suffix('.')?;
+            Some((body, *ext))
+        })?,
     };
-    if extension != "json" || label.as_deref() == Some("") {
-        return None;
-    }
+    let label = match body {
+        "" => None,
+        _ => {
+            let label = body.strip_prefix('.')?;
+            if label.is_empty() || label.ends_with('.') {
+                return None;
+            }
+            Some(label.to_string())
+        }
+    };
     Some(RoundFileName {
         number,
         label,
-        extension,
+        extension: extension.to_string(),
     })
 }
 
@@ -150,5 +182,29 @@ mod tests {
         assert_eq!(parse_round_file_name("round-1..json"), None);
         assert_eq!(parse_round_file_name("summary.json"), None);
         assert_eq!(parse_round_file_name("round-1json"), None);
+        let raw = parse_round_file_name("round-2.ndjson.gz").unwrap();
+        assert_eq!(
+            (raw.number, raw.label, raw.extension.as_str()),
+            (2, None, "ndjson.gz")
+        );
+        let labelled = parse_round_file_name("round-4.eu-west.jtl").unwrap();
+        assert_eq!(
+            (labelled.label.as_deref(), labelled.extension.as_str()),
+            (Some("eu-west"), "jtl")
+        );
+        let locust = parse_round_file_name("round-5_stats.csv").unwrap();
+        assert_eq!(
+            (locust.number, locust.label, locust.extension.as_str()),
+            (5, None, "stats.csv")
+        );
+        assert_eq!(
+            parse_round_file_name("round-5.a_stats.csv")
+                .unwrap()
+                .label
+                .as_deref(),
+            Some("a")
+        );
+        assert_eq!(parse_round_file_name("round-1.gz"), None);
+        assert_eq!(parse_round_file_name("round-1.csv.bz2"), None);
     }
 }

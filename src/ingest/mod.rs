@@ -5,23 +5,40 @@
 //! ```text
 //! <archive>/perfdash.toml                            optional settings
 //! <archive>/runs/<run-id>/run.toml                   optional run metadata
-//! <archive>/runs/<run-id>/<endpoint>/round-<n>[.<label>].json
+//! <archive>/runs/<run-id>/<endpoint>/round-<n>[.<label>].<ext>   summary or raw output
+//! <archive>/runs/<run-id>/round-<n>[.<label>].<ext>              raw output of all endpoints
 //! ```
+//!
+//! What a file holds is told by its content ([`raw::sniff`]). Raw outputs
+//! are recomputed after trimming the warm-up ([`raw`]); when a round has
+//! both a raw file and a summary, the raw file wins and the summary is a
+//! cross-check.
 //!
 //! One bad file never stops the build: it becomes a [`Diagnostic`], the
 //! run is marked incomplete, and the rest is read.
 
+pub mod cache;
+pub mod inspect;
 pub mod k6_summary;
 mod layout;
+pub mod raw;
 mod run_meta;
+pub mod triage;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::config::Settings;
 use crate::error::{Diagnostic, Error};
-use crate::model::{Archive, EndpointRun, Round, Run};
+use crate::model::{
+    Archive, CrossCheck, EndpointRun, ProfileFile, Round, Run, RunMeta, SourceFormat,
+};
+
+pub use cache::{ReadCounts, RoundCache};
+use raw::{FileResult, FileSettings, GroupResult, ReadOptions, StatsOptions};
 
 pub use layout::{RoundFileName, parse_round_file_name};
 pub use run_meta::{parse_run_meta, run_time_from_id};
@@ -34,12 +51,33 @@ pub const RUNS_DIR: &str = "runs";
 pub struct Loaded {
     pub archive: Archive,
     pub diagnostics: Vec<Diagnostic>,
+    /// Round files read, and how many of them came from the cache.
+    pub counts: ReadCounts,
+}
+
+/// How to load an archive beyond its own settings.
+#[derive(Debug, Default)]
+pub struct LoadOptions {
+    /// `--warmup SECONDS`: overrides every warm-up setting.
+    pub warmup_override: Option<f64>,
+    /// Per-round-file results cached between builds (see [`cache`]).
+    pub cache: Option<RoundCache>,
+    /// Show a progress bar on stderr (only pass `true` when stderr is a
+    /// terminal).
+    pub progress: bool,
+}
+
+/// Reads the whole archive with default options (no cache, the
+/// archive's own warm-up settings).
+pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
+    load_archive_with(root, &LoadOptions::default())
 }
 
 /// Reads the whole archive. Fails only when nothing useful can be read
 /// (no archive, no `runs/`, unreadable settings); anything smaller is a
-/// diagnostic.
-pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
+/// diagnostic. Runs, and the round files within a run, are read in
+/// parallel.
+pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Error> {
     let meta = std::fs::metadata(root).map_err(|e| Error::io(root, e))?;
     if !meta.is_dir() {
         return Err(Error::at(
@@ -47,6 +85,9 @@ pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
             None,
             "not a folder: the archive must be a folder with a runs/ folder inside",
         ));
+    }
+    if let Some(w) = opts.warmup_override {
+        crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
     }
     let settings = Settings::load(root)?;
     let runs_dir = root.join(RUNS_DIR);
@@ -69,10 +110,20 @@ pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
         }
     }
 
+    let uncached = RoundCache::new(PathBuf::new());
+    let reader = RoundReader {
+        root,
+        settings: &settings,
+        opts,
+        counter: opts.cache.as_ref().unwrap_or(&uncached),
+        progress: progress_bar(opts.progress),
+    };
     let results: Vec<(Option<Run>, Vec<Diagnostic>)> = candidates
         .par_iter()
-        .map(|(id, path)| read_run(root, id, path, &settings))
+        .map(|(id, path)| read_run(&reader, id, path))
         .collect();
+    reader.progress.finish_and_clear();
+    let counts = reader.counter.counts();
     let mut runs = Vec::new();
     for (run, diags) in results {
         diagnostics.extend(diags);
@@ -83,6 +134,27 @@ pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
             .cmp(&b.started_at)
             .then_with(|| a.id.cmp(&b.id))
     });
+    let (mut labels, triage_diagnostics) = triage::load_triage(root);
+    diagnostics.extend(triage_diagnostics);
+    // A label on a run or endpoint that is not in the archive is most
+    // likely a typo; say so rather than silently ignoring it.
+    labels.retain(|label| {
+        let known = runs
+            .iter()
+            .any(|r| r.id == label.run && r.endpoints.contains_key(&label.endpoint));
+        if !known {
+            let (path, line) = triage::split_source(&label.source);
+            diagnostics.push(Diagnostic {
+                path,
+                line,
+                message: format!(
+                    "ignored: no run {} with endpoint {} in the archive",
+                    label.run, label.endpoint
+                ),
+            });
+        }
+        known
+    });
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
 
     Ok(Loaded {
@@ -90,19 +162,148 @@ pub fn load_archive(root: &Path) -> Result<Loaded, Error> {
             root: root.to_path_buf(),
             settings,
             runs,
+            triage: labels,
         },
         diagnostics,
+        counts,
     })
+}
+
+fn progress_bar(show: bool) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner();
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} read {pos} round files ({per_sec}) {elapsed}")
+    {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
+/// What every run read shares.
+struct RoundReader<'a> {
+    root: &'a Path,
+    settings: &'a Settings,
+    opts: &'a LoadOptions,
+    /// The cache, or a cache-less counter.
+    counter: &'a RoundCache,
+    progress: ProgressBar,
+}
+
+/// One round file to read.
+struct Job {
+    /// `None`: a run-level file holding several endpoints.
+    endpoint: Option<String>,
+    name: RoundFileName,
+    path: PathBuf,
+    rel: String,
+}
+
+/// A round of one endpoint offered by one file.
+struct Offer {
+    endpoint: String,
+    number: u32,
+    label: Option<String>,
+    source: String,
+    format: SourceFormat,
+    /// 0 raw file in the endpoint folder, 1 run-level raw file, 2 summary.
+    rank: u8,
+    group: GroupResult,
+}
+
+impl RoundReader<'_> {
+    /// The warm-up for one endpoint of one run: `--warmup`, else run.toml,
+    /// else the endpoint's setting, else `[raw] warmup_seconds`.
+    fn warmup(&self, run_warmup: Option<f64>, endpoint: Option<&str>) -> f64 {
+        self.opts
+            .warmup_override
+            .or(run_warmup)
+            .or_else(|| {
+                endpoint
+                    .and_then(|e| self.settings.endpoints.get(e))
+                    .and_then(|e| e.warmup_seconds)
+            })
+            .unwrap_or(self.settings.raw.warmup_seconds)
+    }
+
+    fn file_settings(&self, run_warmup: Option<f64>, endpoint: Option<&str>) -> FileSettings {
+        let raw = &self.settings.raw;
+        let stats = StatsOptions {
+            warmup_s: self.warmup(run_warmup, endpoint),
+            method: raw.percentile,
+            failures_in_latency: raw.failures_in_latency,
+        };
+        let read = ReadOptions {
+            metric: self.settings.analysis.metric.clone(),
+            split_tag: endpoint.is_none().then(|| raw.split_tag.clone()),
+        };
+        let (tag_map, endpoint_warmups) = if endpoint.is_some() {
+            Default::default()
+        } else {
+            let warmups = if self.opts.warmup_override.is_some() || run_warmup.is_some() {
+                Default::default()
+            } else {
+                self.settings
+                    .endpoints
+                    .iter()
+                    .filter_map(|(id, e)| Some((id.clone(), e.warmup_seconds?)))
+                    .collect()
+            };
+            (raw.tags.clone(), warmups)
+        };
+        FileSettings {
+            read,
+            stats,
+            tag_map,
+            endpoint_warmups,
+        }
+    }
+
+    fn analyse(&self, job: &Job, settings: &FileSettings) -> Result<FileResult, Error> {
+        let shown = Path::new(&job.rel);
+        let result = if self.opts.cache.is_some() {
+            self.counter.get_or_compute(&job.path, settings, || {
+                raw::analyse_file(&job.path, shown, settings)
+            })
+        } else {
+            self.counter.count_uncached();
+            raw::analyse_file(&job.path, shown, settings)
+        };
+        self.progress.inc(1);
+        result
+    }
+}
+
+/// `warmup_seconds` from run.toml (kept by `parse_run_meta` among the
+/// extra keys).
+fn run_warmup(meta: &RunMeta, path: &str, diags: &mut Vec<Diagnostic>) -> Option<f64> {
+    let text = meta.extra.get("warmup_seconds")?;
+    match text
+        .parse::<f64>()
+        .map_err(|e| e.to_string())
+        .and_then(|w| {
+            crate::config::check_warmup("warmup_seconds", w)?;
+            Ok(w)
+        }) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            diags.push(Diagnostic {
+                path: path.to_string(),
+                line: None,
+                message: format!("warmup_seconds = {text} ignored: {e}"),
+            });
+            None
+        }
+    }
 }
 
 /// Reads one run folder. Returns `None` when the run cannot be placed in
 /// time or holds no rounds at all.
-fn read_run(
-    root: &Path,
-    id: &str,
-    dir: &Path,
-    settings: &Settings,
-) -> (Option<Run>, Vec<Diagnostic>) {
+fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec<Diagnostic>) {
+    let root = reader.root;
     let mut diags = Vec::new();
     let rel = |p: &Path| relative(root, p);
 
@@ -140,6 +341,7 @@ fn read_run(
         });
         return (None, diags);
     };
+    let run_warmup = run_warmup(&meta, &rel(&meta_path), &mut diags);
 
     let mut run = Run {
         id: id.to_string(),
@@ -155,29 +357,116 @@ fn read_run(
             return (None, diags);
         }
     };
+    let mut jobs = Vec::new();
+    let mut profile_jobs = Vec::new();
+    let mut endpoint_dirs = Vec::new();
     for entry in entries {
         match entry {
             layout::Entry::Dir { name, path } => {
-                let (endpoint, mut d) = read_endpoint(root, &path, settings);
-                if endpoint.rounds.is_empty() {
-                    d.push(Diagnostic {
-                        path: rel(&path),
-                        line: None,
-                        message: "no readable round files; endpoint left out of this run".into(),
-                    });
-                } else {
-                    run.endpoints.insert(name, endpoint);
-                }
-                diags.extend(d);
+                list_endpoint(root, &name, &path, &mut jobs, &mut profile_jobs, &mut diags);
+                endpoint_dirs.push((name, path));
             }
             layout::Entry::File { name, .. } if name == "run.toml" => {}
-            layout::Entry::File { path, .. } => diags.push(Diagnostic {
+            layout::Entry::File { name, path } => match parse_round_file_name(&name) {
+                Some(n) if n.is_warmup() => {}
+                Some(n) => jobs.push(Job {
+                    endpoint: None,
+                    name: n,
+                    rel: rel(&path),
+                    path,
+                }),
+                None => diags.push(Diagnostic {
+                    path: rel(&path),
+                    line: None,
+                    message:
+                        "ignored: files directly in a run folder other than run.toml and run-level \
+                              round files (round-<n>[.<label>].<ext>) are not read"
+                            .into(),
+                }),
+            },
+            layout::Entry::Skipped(d) => diags.push(d.relative_to(root)),
+        }
+    }
+
+    let results: Vec<(&Job, Result<FileResult, Error>)> = jobs
+        .par_iter()
+        .map(|job| {
+            let settings = reader.file_settings(run_warmup, job.endpoint.as_deref());
+            (job, reader.analyse(job, &settings))
+        })
+        .collect();
+    let mut offers = Vec::new();
+    for (job, result) in results {
+        let file = match result {
+            Ok(f) => f,
+            Err(e) => {
+                diags.push(Diagnostic {
+                    message: format!("skipped: {}", Diagnostic::from_error(&e).message),
+                    ..Diagnostic::from_error(&e)
+                });
+                continue;
+            }
+        };
+        diags.extend(file.warnings);
+        let is_summary = matches!(
+            file.format,
+            SourceFormat::K6HandleSummary
+                | SourceFormat::K6SummaryExport
+                | SourceFormat::K6MachineReadable
+        );
+        for (key, group) in file.groups {
+            let endpoint = job.endpoint.clone().unwrap_or(key);
+            match group {
+                Ok(group) => offers.push(Offer {
+                    endpoint,
+                    number: job.name.number,
+                    label: job.name.label.clone(),
+                    source: job.rel.clone(),
+                    format: file.format,
+                    rank: if is_summary {
+                        2
+                    } else if job.endpoint.is_some() {
+                        0
+                    } else {
+                        1
+                    },
+                    group,
+                }),
+                Err(message) => diags.push(Diagnostic {
+                    path: job.rel.clone(),
+                    line: None,
+                    message: if job.endpoint.is_some() {
+                        format!("skipped: {message}")
+                    } else {
+                        format!("skipped endpoint {endpoint}: {message}")
+                    },
+                }),
+            }
+        }
+    }
+    for (endpoint, rounds) in
+        choose_rounds(offers, reader.settings.raw.summary_tolerance, &mut diags)
+    {
+        run.endpoints.insert(
+            endpoint,
+            EndpointRun {
+                rounds,
+                profiles: Vec::new(),
+            },
+        );
+    }
+    for (endpoint, profile) in read_profiles(profile_jobs, &mut diags) {
+        if let Some(e) = run.endpoints.get_mut(&endpoint) {
+            e.profiles.push(profile);
+        }
+    }
+    for (name, path) in endpoint_dirs {
+        if !run.endpoints.contains_key(&name) {
+            diags.push(Diagnostic {
                 path: rel(&path),
                 line: None,
-                message: "ignored: files directly in a run folder other than run.toml are not read"
-                    .into(),
-            }),
-            layout::Entry::Skipped(d) => diags.push(d.relative_to(root)),
+                message: "no readable round files; endpoint left out of this run".into(),
+            });
         }
     }
     run.problems = diags.iter().map(|d| d.to_string()).collect();
@@ -192,9 +481,85 @@ fn read_run(
     (Some(run), diags)
 }
 
-fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, Vec<Diagnostic>) {
-    let mut diags = Vec::new();
-    let mut rounds: Vec<Round> = Vec::new();
+/// A profile file to read: `<endpoint>/flame[.<kind>].<ext>`.
+struct ProfileJob {
+    endpoint: String,
+    kind: String,
+    path: PathBuf,
+    rel: String,
+}
+
+/// Reads profile files in parallel; one per (endpoint, kind), the first by
+/// file name wins. Problems become diagnostics naming the file.
+fn read_profiles(
+    mut jobs: Vec<ProfileJob>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(String, ProfileFile)> {
+    jobs.sort_by(|a, b| (&a.endpoint, &a.kind, &a.rel).cmp(&(&b.endpoint, &b.kind, &b.rel)));
+    let mut kept: Vec<ProfileJob> = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        match kept.last() {
+            Some(prev) if prev.endpoint == job.endpoint && prev.kind == job.kind => {
+                diags.push(Diagnostic {
+                    path: job.rel.clone(),
+                    line: None,
+                    message: format!(
+                        "skipped: the {} profile of {} is already read from {}",
+                        job.kind, job.endpoint, prev.rel
+                    ),
+                });
+            }
+            _ => kept.push(job),
+        }
+    }
+    let results: Vec<(ProfileJob, Result<crate::profile::Profile, Error>)> = kept
+        .into_par_iter()
+        .map(|job| {
+            let rel = Path::new(&job.rel);
+            let read = std::fs::read(&job.path)
+                .map_err(|e| Error::io(rel, e))
+                .and_then(|bytes| crate::profile::parse(&bytes, rel));
+            (job, read)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (job, result) in results {
+        match result {
+            Ok(profile) => {
+                for w in &profile.warnings {
+                    diags.push(Diagnostic {
+                        path: job.rel.clone(),
+                        line: None,
+                        message: format!("profile: {w}"),
+                    });
+                }
+                out.push((
+                    job.endpoint,
+                    ProfileFile {
+                        kind: job.kind,
+                        source: job.rel,
+                        profile: std::sync::Arc::new(profile),
+                    },
+                ));
+            }
+            Err(e) => diags.push(Diagnostic {
+                message: format!("skipped profile: {}", Diagnostic::from_error(&e).message),
+                ..Diagnostic::from_error(&e)
+            }),
+        }
+    }
+    out
+}
+
+/// Lists the round files and profiles of one endpoint folder.
+fn list_endpoint(
+    root: &Path,
+    endpoint: &str,
+    dir: &Path,
+    jobs: &mut Vec<Job>,
+    profiles: &mut Vec<ProfileJob>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let entries = match layout::list_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -202,71 +567,118 @@ fn read_endpoint(root: &Path, dir: &Path, settings: &Settings) -> (EndpointRun, 
                 Path::new(&relative(root, dir)),
                 e,
             )));
-            return (EndpointRun::default(), diags);
+            return;
         }
     };
     for entry in entries {
-        let (name, path) = match entry {
-            layout::Entry::File { name, path } => (name, path),
-            layout::Entry::Dir { path, .. } => {
-                diags.push(Diagnostic {
+        if let layout::Entry::File { name, path } = &entry
+            && let Some(kind) = crate::profile::kind_from_file_name(name)
+        {
+            profiles.push(ProfileJob {
+                endpoint: endpoint.to_string(),
+                kind,
+                path: path.clone(),
+                rel: relative(root, path),
+            });
+            continue;
+        }
+        match entry {
+            layout::Entry::File { name, path } => match parse_round_file_name(&name) {
+                Some(n) if n.is_warmup() => {}
+                Some(n) => jobs.push(Job {
+                    endpoint: Some(endpoint.to_string()),
+                    name: n,
+                    rel: relative(root, &path),
+                    path,
+                }),
+                None => diags.push(Diagnostic {
                     path: relative(root, &path),
                     line: None,
-                    message: "ignored: folders inside an endpoint folder are not read".into(),
-                });
-                continue;
-            }
-            layout::Entry::Skipped(d) => {
-                diags.push(d.relative_to(root));
-                continue;
-            }
-        };
-        let rel_path = relative(root, &path);
-        let Some(file_name) = parse_round_file_name(&name) else {
-            diags.push(Diagnostic {
-                path: rel_path,
+                    message: "ignored: not a round file (expected round-<n>[.<label>].<ext> with ext one of \
+                              json, ndjson, csv, jtl, log, xml, optionally .gz, or round-<n>_stats.csv) \
+                              nor a profile (flame[.<kind>].<ext>)"
+                        .into(),
+                }),
+            },
+            layout::Entry::Dir { path, .. } => diags.push(Diagnostic {
+                path: relative(root, &path),
                 line: None,
-                message: "ignored: not a round file (expected round-<n>[.<label>].json)".into(),
-            });
-            continue;
-        };
-        if file_name.is_warmup() {
-            continue;
-        }
-        let read = std::fs::read(&path)
-            .map_err(|e| Error::io(Path::new(&rel_path), e))
-            .and_then(|bytes| {
-                k6_summary::parse(&bytes, Path::new(&rel_path), &settings.analysis.metric)
-            });
-        match read {
-            Ok(summary) => {
-                if let Some(prev) = rounds.iter().find(|r| r.number == file_name.number) {
-                    diags.push(Diagnostic {
-                        path: rel_path,
-                        line: None,
-                        message: format!(
-                            "skipped: round {} is already read from {}",
-                            file_name.number, prev.source
-                        ),
-                    });
-                    continue;
-                }
-                rounds.push(Round {
-                    number: file_name.number,
-                    label: file_name.label,
-                    source: rel_path,
-                    format: summary.format,
-                    stats: summary.stats,
-                });
-            }
-            Err(e) => diags.push(Diagnostic {
-                message: format!("skipped: {}", Diagnostic::from_error(&e).message),
-                ..Diagnostic::from_error(&e)
+                message: "ignored: folders inside an endpoint folder are not read".into(),
             }),
+            layout::Entry::Skipped(d) => diags.push(d.relative_to(root)),
         }
     }
-    rounds.sort_by_key(|r| r.number);
-    (EndpointRun { rounds }, diags)
+}
+
+/// Picks one file per (endpoint, round): a raw file in the endpoint folder,
+/// else a run-level raw file, else a summary. A summary of a round that
+/// also has a raw file becomes its cross-check; other duplicates are
+/// reported as skipped.
+fn choose_rounds(
+    mut offers: Vec<Offer>,
+    tolerance: f64,
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, Vec<Round>> {
+    offers.sort_by(|a, b| {
+        (&a.endpoint, a.number, a.rank, &a.source).cmp(&(&b.endpoint, b.number, b.rank, &b.source))
+    });
+    let mut out: BTreeMap<String, Vec<Round>> = BTreeMap::new();
+    let mut offers = offers.into_iter().peekable();
+    while let Some(first) = offers.next() {
+        let mut round = Round {
+            number: first.number,
+            label: first.label,
+            source: first.source,
+            format: first.format,
+            stats: first.group.stats,
+            warmup_s: first.group.trimmed.then_some(first.group.warmup_s),
+            cross_check: None,
+        };
+        while let Some(other) =
+            offers.next_if(|o| o.endpoint == first.endpoint && o.number == first.number)
+        {
+            match (
+                round.cross_check.is_none() && other.rank == 2,
+                first.group.untrimmed_p99_ms,
+            ) {
+                (true, Some(raw_p99)) => {
+                    let summary_p99 = other.group.stats.p99_ms;
+                    let agrees = (summary_p99 - raw_p99).abs()
+                        <= tolerance * summary_p99.abs().max(raw_p99.abs());
+                    if !agrees {
+                        diags.push(Diagnostic {
+                            path: other.source.clone(),
+                            line: None,
+                            message: format!(
+                                "round {} of {}: this summary's p99 ({summary_p99:.3} ms) and the whole-test p99 \
+                                 of {} ({raw_p99:.3} ms) differ by more than trimming explains (both cover the \
+                                 whole test); are they from the same test? The raw file is used ({:.3} ms after \
+                                 the warm-up).",
+                                round.number, first.endpoint, round.source, round.stats.p99_ms
+                            ),
+                        });
+                    }
+                    round.cross_check = Some(CrossCheck {
+                        source: other.source,
+                        format: other.format,
+                        summary_p99_ms: summary_p99,
+                        raw_untrimmed_p99_ms: raw_p99,
+                        agrees,
+                    });
+                }
+                _ => diags.push(Diagnostic {
+                    path: other.source,
+                    line: None,
+                    message: format!(
+                        "skipped: round {} of {} is already read from {}",
+                        round.number, first.endpoint, round.source
+                    ),
+                }),
+            }
+        }
+        out.entry(first.endpoint).or_default().push(round);
+    }
+    out
 }
 
 /// `path` relative to the archive root, with `/` separators, for messages

@@ -62,17 +62,43 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
             "branch" => meta.branch = Some(text_value()?),
             "notes" => meta.notes = Some(text_value()?),
             "release" => meta.release = Some(text_value()?),
-            _ => {
-                let shown = match &value {
-                    toml::Value::String(s) => s.clone(),
-                    other => other.to_string(),
+            "load" | "environment" => {
+                let toml::Value::Table(table) = &value else {
+                    return Err(Error::at(
+                        path,
+                        None,
+                        format!(
+                            "{key} should be a table ([{key}] with one key per setting), found {}",
+                            value.type_str()
+                        ),
+                    ));
                 };
-                extra.insert(key.clone(), shown);
+                let flat = table
+                    .iter()
+                    .map(|(k, v)| (k.clone(), value_text(v)))
+                    .collect();
+                if key == "load" {
+                    meta.load = flat;
+                } else {
+                    meta.environment = flat;
+                }
+            }
+            _ => {
+                extra.insert(key.clone(), value_text(&value));
             }
         }
     }
     meta.extra = extra;
     Ok((meta, started_at))
+}
+
+/// A value as shown and compared: strings as they are, anything else
+/// (numbers, arrays of stages, …) in its TOML spelling.
+fn value_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// Reads a UTC time from the start of a run id: `2026-05-04`,
@@ -140,6 +166,32 @@ mod tests {
         )
         .unwrap();
         assert!(t.is_some());
+    }
+
+    #[test]
+    fn load_profile_and_environment_tables() {
+        let (meta, _) = parse_run_meta(
+            "[load]\nscript_hash = \"sha256:ab\"\nvus = 50\nstages = [\"30s:10\", \"5m:50\"]\n\
+             [environment]\nhost = \"perf-3\"\njvm_flags = \"-Xmx2g\"\n",
+            Path::new("run.toml"),
+        )
+        .unwrap();
+        assert_eq!(meta.load.get("vus").map(String::as_str), Some("50"));
+        assert_eq!(
+            meta.load.get("script_hash").map(String::as_str),
+            Some("sha256:ab")
+        );
+        assert_eq!(
+            meta.load.get("stages").map(String::as_str),
+            Some(r#"["30s:10", "5m:50"]"#)
+        );
+        assert_eq!(
+            meta.environment.get("host").map(String::as_str),
+            Some("perf-3")
+        );
+        assert!(meta.extra.is_empty());
+        let err = parse_run_meta("load = 5\n", Path::new("r.toml")).unwrap_err();
+        assert!(err.to_string().contains("load should be a table"), "{err}");
     }
 
     #[test]

@@ -1,1 +1,120 @@
-//! Rendering (in progress).
+//! Rendering: [`Analysis`] → an in-memory [`Site`]. Nothing here touches
+//! the disk; `crate::write` does.
+//!
+//! Site layout (stable URLs; slugs from [`slug::unique_slugs`]):
+//!
+//! ```text
+//! index.html                      overview
+//! endpoints/<endpoint-slug>.html  one page per endpoint
+//! runs/index.html                 all runs
+//! runs/<run-slug>.html            one page per run
+//! releases.html                   release history and the list of comparisons
+//! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
+//! data/analysis.json              the JSON data contract (docs/data-contract.md)
+//! data/endpoints/<slug>.csv       each endpoint's history as CSV
+//! flame/<endpoint-slug>/<run-slug>.<kind>.{html,svg,diff.svg}  flame graphs (flame_pages)
+//! static/…                        CSS, JS, favicon (embedded in the binary)
+//! ```
+
+mod assets;
+pub mod charts;
+pub mod compare;
+pub mod data;
+pub mod flame;
+pub mod flame_pages;
+pub mod format;
+mod pages;
+pub mod slug;
+
+use std::collections::BTreeMap;
+
+use crate::analyse::Analysis;
+use crate::error::Error;
+
+/// The rendered site: relative path (with `/`) → file bytes.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Site {
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+impl Site {
+    pub fn insert(&mut self, path: &str, bytes: Vec<u8>) {
+        self.files.insert(path.to_string(), bytes);
+    }
+
+    pub fn get(&self, path: &str) -> Option<&[u8]> {
+        self.files.get(path).map(Vec::as_slice)
+    }
+
+    /// Files in path order.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.files.iter().map(|(p, b)| (p.as_str(), b.as_slice()))
+    }
+
+    /// How many HTML pages the site has.
+    pub fn pages(&self) -> usize {
+        self.files.keys().filter(|p| p.ends_with(".html")).count()
+    }
+}
+
+/// Stable slugs for every endpoint and run of an analysis.
+#[derive(Debug, Clone)]
+pub struct Slugs {
+    pub endpoints: BTreeMap<String, String>,
+    pub runs: BTreeMap<String, String>,
+}
+
+impl Slugs {
+    pub fn new(analysis: &Analysis) -> Slugs {
+        Slugs {
+            endpoints: slug::unique_slugs(analysis.endpoints.iter().map(|e| e.id.as_str())),
+            runs: slug::unique_slugs(analysis.runs.iter().map(|r| r.id.as_str())),
+        }
+    }
+
+    pub fn endpoint(&self, id: &str) -> &str {
+        &self.endpoints[id]
+    }
+
+    pub fn run(&self, id: &str) -> &str {
+        &self.runs[id]
+    }
+}
+
+/// Renders every page, chart and data file.
+pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
+    let slugs = Slugs::new(analysis);
+    let mut site = Site::default();
+    for (path, bytes) in assets::files() {
+        site.insert(path, bytes.to_vec());
+    }
+    pages::render_pages(analysis, &slugs, &mut site)?;
+    flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
+    for (path, bytes) in compare::compare_pages(analysis, &slugs)? {
+        site.insert(&path, bytes);
+    }
+    site.insert("data/analysis.json", data::analysis_json(analysis, &slugs)?);
+    for endpoint in &analysis.endpoints {
+        site.insert(
+            &format!("data/endpoints/{}.csv", slugs.endpoint(&endpoint.id)),
+            data::endpoint_csv(endpoint)?,
+        );
+    }
+    Ok(site)
+}
+
+/// Escapes text for XML/HTML content and attribute values.
+pub fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}

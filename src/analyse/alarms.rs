@@ -1,0 +1,646 @@
+//! Alarms, their states and labels, and what each policy would have done.
+//!
+//! For each endpoint and each [`Policy`], the runs it judges over the line
+//! become alarm episodes:
+//!
+//! * `candidate`: the first run over the line (after a quiet spell);
+//! * `confirmed`: at least `confirm_needed` (2) of the next `confirm_window`
+//!   (3) judged runs are over too;
+//! * `reverted`: back within the band, so that confirmation can no longer
+//!   happen.
+//!
+//! A confirmed episode stays open while the runs stay over and closes after
+//! `confirm_needed` consecutive runs within the band, so a regression that
+//! lasts three weeks is one alarm, not nine.
+//!
+//! Human labels (`triage/*.toml`) attach to the episode holding the
+//! labelled run. Persistence gives an inferred label to every decided
+//! alarm (confirmed → likely real, reverted → likely noise), reported apart
+//! from the human labels with their agreement.
+//!
+//! Regressions for detection delay are the runs humans labelled `real` or
+//! `accepted`; labels within one `median` episode are one regression, whose
+//! onset is the earliest labelled run.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::EndpointAnalysis;
+use super::policy::{Judgement, Policy, RaisedAt};
+use crate::config::{AlarmSettings, Settings};
+use crate::model::{Label, TriageLabel};
+use crate::stats::{Interval, WILSON_Z95, median, wilson_interval};
+
+/// The state of one alarm. The strings are part of the JSON contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AlarmState {
+    /// Over the line; not yet decided by the runs after it.
+    Candidate,
+    /// Persisted: at least 2 of the next 3 judged runs were over too.
+    Confirmed,
+    /// Back within the band before it could be confirmed.
+    Reverted,
+}
+
+impl AlarmState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlarmState::Candidate => "candidate",
+            AlarmState::Confirmed => "confirmed",
+            AlarmState::Reverted => "reverted",
+        }
+    }
+
+    /// The label persistence suggests: confirmed alarms are likely real,
+    /// reverted ones likely noise; an undecided one suggests nothing.
+    pub fn inferred_label(self) -> Option<InferredLabel> {
+        match self {
+            AlarmState::Confirmed => Some(InferredLabel::Real),
+            AlarmState::Reverted => Some(InferredLabel::Noise),
+            AlarmState::Candidate => None,
+        }
+    }
+}
+
+impl std::fmt::Display for AlarmState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A label inferred from persistence, never from a human.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InferredLabel {
+    Real,
+    Noise,
+}
+
+impl InferredLabel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InferredLabel::Real => "real",
+            InferredLabel::Noise => "noise",
+        }
+    }
+
+    /// Whether a human label says the same thing (`accepted` counts as
+    /// real: the alarm was right that the level changed).
+    pub fn agrees_with(self, label: Label) -> bool {
+        label.is_true_alarm() == (self == InferredLabel::Real)
+    }
+}
+
+/// One alarm episode as positions in an endpoint's points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Episode {
+    /// The first run over the line.
+    pub candidate: usize,
+    pub state: AlarmState,
+    /// Where it was confirmed or reverted.
+    pub decided: Option<usize>,
+    /// Where it closed (reverted, or back within the band after confirmation).
+    pub closed: Option<usize>,
+    /// The last run of the episode that was over the line.
+    pub last_over: usize,
+}
+
+impl Episode {
+    /// The last position that belongs to the episode (open ones run to
+    /// the end of the series, `len - 1`).
+    pub fn end(&self, len: usize) -> usize {
+        self.closed.unwrap_or(len.saturating_sub(1))
+    }
+
+    /// Where the alarm is raised under a policy, if it is raised at all.
+    pub fn raised(&self, at: RaisedAt) -> Option<usize> {
+        match at {
+            RaisedAt::Candidate => Some(self.candidate),
+            RaisedAt::Confirmation => (self.state == AlarmState::Confirmed)
+                .then_some(self.decided)
+                .flatten(),
+        }
+    }
+}
+
+/// Turns one policy's judgements into alarm episodes (see the module
+/// documentation for the rules). Runs not judged are skipped: they neither
+/// confirm nor revert.
+pub fn episodes(judgements: &[Judgement], settings: &AlarmSettings) -> Vec<Episode> {
+    let mut out = Vec::new();
+    // The open episode, with the over / within counts after its candidate
+    // and the current streak of runs within the band.
+    let mut open: Option<(Episode, usize, usize, usize)> = None;
+    for (i, &j) in judgements.iter().enumerate() {
+        if j == Judgement::NotJudged {
+            continue;
+        }
+        let over = j == Judgement::Over;
+        let Some((mut ep, mut overs, mut withins, mut streak)) = open.take() else {
+            if over {
+                open = Some((
+                    Episode {
+                        candidate: i,
+                        state: AlarmState::Candidate,
+                        decided: None,
+                        closed: None,
+                        last_over: i,
+                    },
+                    0,
+                    0,
+                    0,
+                ));
+            }
+            continue;
+        };
+        if over {
+            ep.last_over = i;
+            streak = 0;
+        } else {
+            streak += 1;
+        }
+        match ep.state {
+            AlarmState::Candidate => {
+                if over {
+                    overs += 1;
+                } else {
+                    withins += 1;
+                }
+                if overs >= settings.confirm_needed {
+                    ep.state = AlarmState::Confirmed;
+                    ep.decided = Some(i);
+                } else if withins > settings.confirm_window - settings.confirm_needed {
+                    ep.state = AlarmState::Reverted;
+                    ep.decided = Some(i);
+                    ep.closed = Some(i);
+                    out.push(ep);
+                    continue;
+                }
+            }
+            AlarmState::Confirmed => {
+                if streak >= settings.confirm_needed {
+                    ep.closed = Some(i);
+                    out.push(ep);
+                    continue;
+                }
+            }
+            AlarmState::Reverted => unreachable!("reverted episodes are closed at once"),
+        }
+        open = Some((ep, overs, withins, streak));
+    }
+    out.extend(open.map(|(ep, ..)| ep));
+    out
+}
+
+/// One alarm of one policy on one endpoint.
+#[derive(Debug, Clone, Serialize)]
+pub struct Alarm {
+    pub endpoint: String,
+    /// The candidate run: the first run over the line.
+    pub run: String,
+    pub policy: Policy,
+    pub state: AlarmState,
+    /// The human label, when a triage file labels a run of this alarm.
+    pub label: Option<Label>,
+    /// The label persistence suggests (confirmed → real, reverted → noise).
+    pub inferred_label: Option<InferredLabel>,
+    /// Where the label was read (`triage/x.toml:3`).
+    pub label_source: Option<String>,
+    pub label_note: Option<String>,
+    pub started_at: DateTime<Utc>,
+    /// The run at which the policy raised it (the confirmation run for
+    /// `persistent`).
+    pub raised_run: String,
+    pub raised_at: DateTime<Utc>,
+    pub confirmed_run: Option<String>,
+    /// The run that closed it (reverted, or back within the band).
+    pub closed_run: Option<String>,
+    /// Runs of this alarm that were over the line, oldest first.
+    pub over_runs: Vec<String>,
+    /// The candidate run's figures, for "its rounds against the baseline".
+    pub round_p99_ms: Vec<f64>,
+    pub median_p99_ms: f64,
+    pub baseline_p99_ms: Option<f64>,
+    pub ratio: Option<f64>,
+    /// Positions in the endpoint's points (for pages, not the contract).
+    #[serde(skip)]
+    pub candidate_index: usize,
+    #[serde(skip)]
+    pub raised_index: usize,
+}
+
+/// How quickly one policy caught one regression.
+#[derive(Debug, Clone, Serialize)]
+pub struct Detection {
+    pub policy: Policy,
+    /// The run at which it first alarmed; `None`: missed.
+    pub alarm_run: Option<String>,
+    pub delay_runs: Option<usize>,
+    pub delay_days: Option<f64>,
+    pub confirmed_run: Option<String>,
+    pub confirm_delay_runs: Option<usize>,
+    pub confirm_delay_days: Option<f64>,
+    /// For a miss: how many runs from the onset were watched without an
+    /// alarm (a right-censored delay, "≥ N runs").
+    pub runs_watched: usize,
+}
+
+/// A regression a human confirmed (labelled `real` or `accepted`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Regression {
+    pub endpoint: String,
+    /// The first regressed run (the earliest labelled run of it).
+    pub onset_run: String,
+    pub onset_at: DateTime<Utc>,
+    pub label: Label,
+    pub label_source: String,
+    /// One entry per policy, in [`Policy::ALL`] order.
+    pub detections: Vec<Detection>,
+}
+
+/// Human labels against inferred ones, over alarms that have both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Agreement {
+    pub compared: usize,
+    pub agreeing: usize,
+    pub rate: Option<f64>,
+}
+
+/// What one policy did on one endpoint (or on all of them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PolicyStats {
+    /// Alarms raised.
+    pub alarms: usize,
+    /// Labelled by a human as a true alarm (`real`, including `accepted`).
+    pub real: usize,
+    /// Of those, labelled `accepted` (an intended change).
+    pub accepted: usize,
+    /// Labelled `noise`.
+    pub noise: usize,
+    /// Not labelled.
+    pub unknown: usize,
+    /// noise ÷ (real + noise), over labelled alarms only.
+    pub fp_rate: Option<f64>,
+    /// 95% Wilson interval of `fp_rate`.
+    pub fp_interval: Option<Interval>,
+    /// Inferred from persistence.
+    pub inferred_real: usize,
+    pub inferred_noise: usize,
+    /// Human and inferred labels compared where both exist.
+    pub agreement: Agreement,
+    pub alarms_per_week: f64,
+    /// Human-labelled regressions, how many this policy alarmed on, and the
+    /// median delays of those it caught.
+    pub regressions: usize,
+    pub detected: usize,
+    pub median_delay_runs: Option<f64>,
+    pub median_delay_days: Option<f64>,
+    pub median_confirm_delay_days: Option<f64>,
+}
+
+/// One endpoint's accounting.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndpointAlarms {
+    pub endpoint: String,
+    pub name: String,
+    /// Policy name → what it did here, in [`Policy::ALL`] order of names.
+    pub policies: BTreeMap<Policy, PolicyStats>,
+}
+
+/// Everything about alarms in one archive.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AlarmReport {
+    /// Every policy's alarms, sorted by endpoint, policy, candidate time.
+    pub alarms: Vec<Alarm>,
+    /// Sorted by endpoint id.
+    pub endpoints: Vec<EndpointAlarms>,
+    /// All endpoints together, per policy.
+    pub totals: BTreeMap<Policy, PolicyStats>,
+    /// Human-labelled regressions and how each policy caught them.
+    pub regressions: Vec<Regression>,
+    /// Weeks spanned by the history (at least 1), for per-week rates.
+    pub weeks: f64,
+    /// The human labels read from `triage/*.toml`, sorted by run, endpoint.
+    #[serde(skip)]
+    pub labels: Vec<TriageLabel>,
+}
+
+impl AlarmReport {
+    /// The alarms of one policy.
+    pub fn of(&self, policy: Policy) -> impl Iterator<Item = &Alarm> {
+        self.alarms.iter().filter(move |a| a.policy == policy)
+    }
+
+    /// One endpoint's accounting.
+    pub fn endpoint(&self, id: &str) -> Option<&EndpointAlarms> {
+        self.endpoints.iter().find(|e| e.endpoint == id)
+    }
+}
+
+/// Computes alarms for every policy and endpoint. Deterministic.
+pub fn report(
+    endpoints: &[EndpointAnalysis],
+    triage: &[TriageLabel],
+    settings: &Settings,
+) -> AlarmReport {
+    let weeks = history_weeks(endpoints);
+    let mut report = AlarmReport {
+        weeks,
+        labels: triage.to_vec(),
+        ..Default::default()
+    };
+    for endpoint in endpoints {
+        let len = endpoint.points.len();
+        let index_of: HashMap<&str, usize> = endpoint
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.run.as_str(), i))
+            .collect();
+        // Labels of this endpoint by position, oldest first.
+        let mut labels: Vec<(usize, &TriageLabel)> = triage
+            .iter()
+            .filter(|l| l.endpoint == endpoint.id)
+            .filter_map(|l| index_of.get(l.run.as_str()).map(|&i| (i, l)))
+            .collect();
+        labels.sort_by_key(|(i, _)| *i);
+
+        let episodes_by_policy: Vec<(Policy, Vec<Episode>)> = Policy::ALL
+            .iter()
+            .map(|&p| (p, episodes(&p.judge(endpoint, settings), &settings.alarms)))
+            .collect();
+        let median_episodes = &episodes_by_policy
+            .iter()
+            .find(|(p, _)| *p == Policy::Median)
+            .expect("median is always computed")
+            .1;
+        let regressions = regressions_of(endpoint, &labels, median_episodes, &episodes_by_policy);
+
+        let mut policies = BTreeMap::new();
+        for (policy, eps) in &episodes_by_policy {
+            let alarms: Vec<Alarm> = eps
+                .iter()
+                .filter_map(|ep| make_alarm(endpoint, *policy, ep, &labels, len))
+                .collect();
+            let stats = stats_of(*policy, &alarms, &regressions, endpoint_weeks(endpoint));
+            policies.insert(*policy, stats);
+            report.alarms.extend(alarms);
+        }
+        report.endpoints.push(EndpointAlarms {
+            endpoint: endpoint.id.clone(),
+            name: endpoint.name.clone(),
+            policies,
+        });
+        report.regressions.extend(regressions);
+    }
+    for policy in Policy::ALL {
+        let alarms: Vec<Alarm> = report.of(policy).cloned().collect();
+        report.totals.insert(
+            policy,
+            stats_of(policy, &alarms, &report.regressions, weeks),
+        );
+    }
+    report.alarms.sort_by(|a, b| {
+        (&a.endpoint, a.policy, a.started_at).cmp(&(&b.endpoint, b.policy, b.started_at))
+    });
+    report
+}
+
+fn make_alarm(
+    endpoint: &EndpointAnalysis,
+    policy: Policy,
+    ep: &Episode,
+    labels: &[(usize, &TriageLabel)],
+    len: usize,
+) -> Option<Alarm> {
+    let raised = ep.raised(policy.raised_at())?;
+    let points = &endpoint.points;
+    let end = ep.end(len);
+    let label = labels
+        .iter()
+        .find(|(i, _)| (ep.candidate..=end).contains(i))
+        .map(|(_, l)| *l);
+    let candidate = &points[ep.candidate];
+    let over_runs = policy_over_runs(endpoint, ep);
+    Some(Alarm {
+        endpoint: endpoint.id.clone(),
+        run: candidate.run.clone(),
+        policy,
+        state: ep.state,
+        label: label.map(|l| l.label),
+        inferred_label: ep.state.inferred_label(),
+        label_source: label.map(|l| l.source.clone()),
+        label_note: label.and_then(|l| l.note.clone()),
+        started_at: candidate.started_at,
+        raised_run: points[raised].run.clone(),
+        raised_at: points[raised].started_at,
+        confirmed_run: (ep.state == AlarmState::Confirmed)
+            .then(|| ep.decided.map(|d| points[d].run.clone()))
+            .flatten(),
+        closed_run: ep.closed.map(|c| points[c].run.clone()),
+        over_runs,
+        round_p99_ms: candidate.round_p99_ms.clone(),
+        median_p99_ms: candidate.median_p99_ms,
+        baseline_p99_ms: candidate.baseline_p99_ms,
+        ratio: candidate.ratio,
+        candidate_index: ep.candidate,
+        raised_index: raised,
+    })
+}
+
+/// Runs between the candidate and the last over run, as ids. (Which of
+/// them were over is the policy's business; the span is what pages show.)
+fn policy_over_runs(endpoint: &EndpointAnalysis, ep: &Episode) -> Vec<String> {
+    endpoint.points[ep.candidate..=ep.last_over]
+        .iter()
+        .map(|p| p.run.clone())
+        .collect()
+}
+
+fn regressions_of(
+    endpoint: &EndpointAnalysis,
+    labels: &[(usize, &TriageLabel)],
+    median_episodes: &[Episode],
+    episodes_by_policy: &[(Policy, Vec<Episode>)],
+) -> Vec<Regression> {
+    let len = endpoint.points.len();
+    // Group true-alarm labels: those inside one median episode are one
+    // regression; a label outside every median episode stands alone.
+    let mut onsets: Vec<(usize, &TriageLabel)> = Vec::new();
+    let mut seen_episodes: Vec<usize> = Vec::new();
+    for &(i, label) in labels.iter().filter(|(_, l)| l.label.is_true_alarm()) {
+        let episode = median_episodes
+            .iter()
+            .position(|ep| (ep.candidate..=ep.end(len)).contains(&i));
+        match episode {
+            Some(e) if seen_episodes.contains(&e) => continue,
+            Some(e) => seen_episodes.push(e),
+            None => {}
+        }
+        onsets.push((i, label));
+    }
+    let points = &endpoint.points;
+    let days = |from: usize, to: usize| {
+        (points[to].started_at - points[from].started_at).num_seconds() as f64 / 86_400.0
+    };
+    onsets
+        .iter()
+        .enumerate()
+        .map(|(k, &(onset, label))| {
+            // An alarm belongs to this regression if it is raised before the
+            // next regression's onset and its episode reaches the onset.
+            let bound = onsets.get(k + 1).map(|(i, _)| *i).unwrap_or(len);
+            let detections = episodes_by_policy
+                .iter()
+                .map(|(policy, eps)| {
+                    let hit = eps.iter().find_map(|ep| {
+                        let raised = ep.raised(policy.raised_at())?;
+                        (ep.end(len) >= onset && raised < bound).then_some((ep, raised.max(onset)))
+                    });
+                    match hit {
+                        Some((ep, at)) => {
+                            let confirmed = (ep.state == AlarmState::Confirmed)
+                                .then_some(ep.decided)
+                                .flatten()
+                                .map(|d| d.max(onset));
+                            Detection {
+                                policy: *policy,
+                                alarm_run: Some(points[at].run.clone()),
+                                delay_runs: Some(at - onset),
+                                delay_days: Some(days(onset, at)),
+                                confirmed_run: confirmed.map(|c| points[c].run.clone()),
+                                confirm_delay_runs: confirmed.map(|c| c - onset),
+                                confirm_delay_days: confirmed.map(|c| days(onset, c)),
+                                runs_watched: at - onset + 1,
+                            }
+                        }
+                        None => Detection {
+                            policy: *policy,
+                            alarm_run: None,
+                            delay_runs: None,
+                            delay_days: None,
+                            confirmed_run: None,
+                            confirm_delay_runs: None,
+                            confirm_delay_days: None,
+                            runs_watched: bound - onset,
+                        },
+                    }
+                })
+                .collect();
+            Regression {
+                endpoint: endpoint.id.clone(),
+                onset_run: points[onset].run.clone(),
+                onset_at: points[onset].started_at,
+                label: label.label,
+                label_source: label.source.clone(),
+                detections,
+            }
+        })
+        .collect()
+}
+
+fn stats_of(
+    policy: Policy,
+    alarms: &[Alarm],
+    regressions: &[Regression],
+    weeks: f64,
+) -> PolicyStats {
+    let mut s = PolicyStats {
+        alarms: alarms.len(),
+        ..Default::default()
+    };
+    for a in alarms {
+        match a.label {
+            Some(Label::Noise) => s.noise += 1,
+            Some(l) => {
+                s.real += 1;
+                if l == Label::Accepted {
+                    s.accepted += 1;
+                }
+            }
+            None => s.unknown += 1,
+        }
+        match a.inferred_label {
+            Some(InferredLabel::Real) => s.inferred_real += 1,
+            Some(InferredLabel::Noise) => s.inferred_noise += 1,
+            None => {}
+        }
+        // An accepted alarm restarts the baseline at its own level, so the
+        // runs after it cannot show persistence: leave it out of agreement.
+        if let (Some(human), Some(inferred)) =
+            (a.label.filter(|l| *l != Label::Accepted), a.inferred_label)
+        {
+            s.agreement.compared += 1;
+            if inferred.agrees_with(human) {
+                s.agreement.agreeing += 1;
+            }
+        }
+    }
+    s.agreement.rate = (s.agreement.compared > 0)
+        .then(|| s.agreement.agreeing as f64 / s.agreement.compared as f64);
+    let labelled = (s.real + s.noise) as u64;
+    s.fp_rate = (labelled > 0).then(|| s.noise as f64 / labelled as f64);
+    s.fp_interval = wilson_interval(s.noise as u64, labelled, WILSON_Z95);
+    s.alarms_per_week = alarms.len() as f64 / weeks;
+    let caught: Vec<&Detection> = regressions
+        .iter()
+        .filter_map(|r| r.detections.iter().find(|d| d.policy == policy))
+        .filter(|d| d.alarm_run.is_some())
+        .collect();
+    s.regressions = regressions.len();
+    s.detected = caught.len();
+    s.median_delay_runs = median(
+        &caught
+            .iter()
+            .filter_map(|d| d.delay_runs.map(|r| r as f64))
+            .collect::<Vec<_>>(),
+    );
+    s.median_delay_days = median(
+        &caught
+            .iter()
+            .filter_map(|d| d.delay_days)
+            .collect::<Vec<_>>(),
+    );
+    s.median_confirm_delay_days = median(
+        &caught
+            .iter()
+            .filter_map(|d| d.confirm_delay_days)
+            .collect::<Vec<_>>(),
+    );
+    s
+}
+
+/// Weeks between an endpoint's first and last run, at least one.
+fn endpoint_weeks(endpoint: &EndpointAnalysis) -> f64 {
+    match (endpoint.points.first(), endpoint.points.last()) {
+        (Some(a), Some(b)) => weeks_between(a.started_at, b.started_at),
+        _ => 1.0,
+    }
+}
+
+fn history_weeks(endpoints: &[EndpointAnalysis]) -> f64 {
+    let first = endpoints
+        .iter()
+        .filter_map(|e| e.points.first())
+        .map(|p| p.started_at)
+        .min();
+    let last = endpoints
+        .iter()
+        .filter_map(|e| e.points.last())
+        .map(|p| p.started_at)
+        .max();
+    match (first, last) {
+        (Some(a), Some(b)) => weeks_between(a, b),
+        _ => 1.0,
+    }
+}
+
+fn weeks_between(a: DateTime<Utc>, b: DateTime<Utc>) -> f64 {
+    ((b - a).num_seconds() as f64 / (7.0 * 86_400.0)).max(1.0)
+}
+
+#[cfg(test)]
+mod tests;

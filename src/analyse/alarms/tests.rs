@@ -1,0 +1,381 @@
+//! Every policy on hand-made series with known answers: a GC-tail round,
+//! a step, a ramp, a one-run spike and a noisy-neighbour run.
+//!
+//! Runs are 56 hours apart (three a week). Each run's five rounds wobble
+//! by ±2% around the run's level, so the median of the rounds equals the
+//! level and a quiet window has MAD 0 (the robust scale is then the 2%
+//! floor: 2 ms at 100 ms).
+
+use std::collections::BTreeMap;
+
+use chrono::{Duration, NaiveDate, TimeZone, Utc};
+
+use super::*;
+use crate::analyse::{Analysis, analyse};
+use crate::model::{Archive, EndpointRun, Round, RoundStats, Run, SourceFormat};
+
+const WOBBLE: [f64; 5] = [0.99, 1.0, 1.01, 1.0, 1.02];
+
+fn rounds_at(level: f64) -> Vec<f64> {
+    WOBBLE.iter().map(|w| w * level).collect()
+}
+
+/// `quiet` runs at 100 ms followed by `tail` levels.
+fn levels(quiet: usize, tail: &[f64]) -> Vec<Vec<f64>> {
+    let mut runs: Vec<Vec<f64>> = (0..quiet).map(|_| rounds_at(100.0)).collect();
+    runs.extend(tail.iter().map(|&l| rounds_at(l)));
+    runs
+}
+
+fn run_id(i: usize) -> String {
+    format!("run-{i:03}")
+}
+
+fn round(number: u32, p99: f64) -> Round {
+    Round {
+        number,
+        label: None,
+        source: format!("round-{number}.json"),
+        format: SourceFormat::K6HandleSummary,
+        stats: RoundStats {
+            p99_ms: p99,
+            ..Default::default()
+        },
+        warmup_s: None,
+        cross_check: None,
+    }
+}
+
+/// Endpoints (id → rounds per run); every endpoint has every run.
+fn archive(endpoints: &[(&str, Vec<Vec<f64>>)], triage: &[(usize, &str, Label)]) -> Archive {
+    let t0 = Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap();
+    let n = endpoints[0].1.len();
+    Archive {
+        root: "archive".into(),
+        settings: Settings::default(),
+        runs: (0..n)
+            .map(|i| Run {
+                id: run_id(i),
+                started_at: t0 + Duration::hours(56 * i as i64),
+                meta: Default::default(),
+                endpoints: endpoints
+                    .iter()
+                    .map(|(id, runs)| {
+                        let rounds = runs[i]
+                            .iter()
+                            .enumerate()
+                            .map(|(k, p)| round(k as u32 + 1, *p))
+                            .collect();
+                        (
+                            id.to_string(),
+                            EndpointRun {
+                                rounds,
+                                profiles: Vec::new(),
+                            },
+                        )
+                    })
+                    .collect::<BTreeMap<_, _>>(),
+                problems: vec![],
+            })
+            .collect(),
+        triage: triage
+            .iter()
+            .map(|&(i, endpoint, label)| TriageLabel {
+                run: run_id(i),
+                endpoint: endpoint.into(),
+                label,
+                note: None,
+                author: "test".into(),
+                date: NaiveDate::from_ymd_opt(2026, 3, 1).unwrap(),
+                source: format!("triage/{i}.toml:1"),
+            })
+            .collect(),
+    }
+}
+
+fn analysed(endpoints: &[(&str, Vec<Vec<f64>>)], triage: &[(usize, &str, Label)]) -> Analysis {
+    analyse(&archive(endpoints, triage), vec![])
+}
+
+/// (candidate run index, state) of one policy's alarms on one endpoint.
+fn alarms_of(a: &Analysis, endpoint: &str, policy: Policy) -> Vec<(usize, AlarmState)> {
+    a.alarms
+        .of(policy)
+        .filter(|al| al.endpoint == endpoint)
+        .map(|al| (al.candidate_index, al.state))
+        .collect()
+}
+
+use AlarmState::{Candidate, Confirmed, Reverted};
+
+#[test]
+fn state_machine_rules() {
+    use Judgement::{NotJudged as N, Over as O, Within as W};
+    let s = AlarmSettings::default();
+    let eps = |j: &[Judgement]| {
+        episodes(j, &s)
+            .iter()
+            .map(|e| (e.candidate, e.state, e.decided, e.closed))
+            .collect::<Vec<_>>()
+    };
+    // Two of the next three over: confirmed at the second; closes after two runs within.
+    assert_eq!(
+        eps(&[W, O, O, W, O, W, W, W]),
+        [(1, Confirmed, Some(4), Some(6))]
+    );
+    // Two within before a second over: reverted, and a later run starts afresh.
+    assert_eq!(
+        eps(&[O, W, O, W, O]),
+        [(0, Reverted, Some(3), Some(3)), (4, Candidate, None, None)]
+    );
+    // Runs not judged neither confirm nor revert.
+    assert_eq!(eps(&[O, N, N, O, N, O]), [(0, Confirmed, Some(5), None)]);
+    assert_eq!(eps(&[W, N, W]), []);
+}
+
+#[test]
+fn a_gc_tail_round_fools_only_the_naive_policy() {
+    let mut runs = levels(14, &[]);
+    // Run 10's first round hits a 2× GC pause; the other four are steady.
+    runs[10][0] = 200.0;
+    let a = analysed(&[("e", runs)], &[]);
+    assert_eq!(alarms_of(&a, "e", Policy::Naive), [(10, Reverted)]);
+    for p in [Policy::Median, Policy::Persistent, Policy::Robust] {
+        assert_eq!(alarms_of(&a, "e", p), [], "{p}");
+    }
+}
+
+#[test]
+fn a_step_is_caught_at_once_and_confirmed_two_runs_later() {
+    let a = analysed(&[("e", levels(12, &[130.0; 6]))], &[(12, "e", Label::Real)]);
+    for p in [Policy::Naive, Policy::Median, Policy::Robust] {
+        assert_eq!(alarms_of(&a, "e", p), [(12, Confirmed)], "{p}");
+    }
+    assert_eq!(alarms_of(&a, "e", Policy::Persistent), [(12, Confirmed)]);
+    let persistent = a.alarms.of(Policy::Persistent).next().unwrap();
+    assert_eq!(
+        (
+            persistent.raised_run.as_str(),
+            persistent.confirmed_run.as_deref()
+        ),
+        ("run-014", Some("run-014"))
+    );
+    assert_eq!(persistent.label, Some(Label::Real));
+
+    let reg = &a.alarms.regressions;
+    assert_eq!(reg.len(), 1);
+    assert_eq!(reg[0].onset_run, "run-012");
+    let by = |p: Policy| reg[0].detections.iter().find(|d| d.policy == p).unwrap();
+    assert_eq!(by(Policy::Median).delay_runs, Some(0));
+    assert_eq!(by(Policy::Median).confirm_delay_runs, Some(2));
+    assert_eq!(by(Policy::Persistent).delay_runs, Some(2));
+    let days = by(Policy::Persistent).delay_days.unwrap();
+    assert!(
+        (days - 112.0 / 24.0).abs() < 1e-9,
+        "two runs 56 h apart: {days}"
+    );
+
+    let stats = &a.alarms.endpoint("e").unwrap().policies[&Policy::Median];
+    assert_eq!(
+        (stats.alarms, stats.real, stats.noise, stats.unknown),
+        (1, 1, 0, 0)
+    );
+    assert_eq!(stats.fp_rate, Some(0.0));
+    assert_eq!((stats.detected, stats.regressions), (1, 1));
+    assert_eq!(stats.median_delay_days, Some(0.0));
+    assert_eq!(
+        stats.agreement,
+        Agreement {
+            compared: 1,
+            agreeing: 1,
+            rate: Some(1.0)
+        }
+    );
+}
+
+#[test]
+fn a_ramp_is_seen_first_by_robust_and_last_by_persistent() {
+    // 100 ms, then +10 ms a run up to 150 ms, where it stays.
+    let a = analysed(
+        &[(
+            "e",
+            levels(12, &[110.0, 120.0, 130.0, 140.0, 150.0, 150.0, 150.0]),
+        )],
+        &[],
+    );
+    // 110 is within ×1.15, joins the baseline (which stays at 100), 120 is over.
+    assert_eq!(alarms_of(&a, "e", Policy::Median), [(13, Confirmed)]);
+    assert_eq!(alarms_of(&a, "e", Policy::Naive), [(13, Confirmed)]);
+    // 110 against a quiet window is 5 floored MADs and +10%: over already.
+    assert_eq!(alarms_of(&a, "e", Policy::Robust), [(12, Confirmed)]);
+    let persistent = a.alarms.of(Policy::Persistent).next().unwrap();
+    assert_eq!(
+        (persistent.candidate_index, persistent.raised_index),
+        (13, 15)
+    );
+}
+
+#[test]
+fn a_one_run_spike_reverts_and_never_reaches_persistent() {
+    let a = analysed(
+        &[("e", levels(12, &[140.0, 100.0, 100.0, 100.0]))],
+        &[(12, "e", Label::Noise)],
+    );
+    for p in [Policy::Naive, Policy::Median, Policy::Robust] {
+        assert_eq!(alarms_of(&a, "e", p), [(12, Reverted)], "{p}");
+    }
+    assert_eq!(alarms_of(&a, "e", Policy::Persistent), []);
+    let alarm = a.alarms.of(Policy::Median).next().unwrap();
+    assert_eq!(
+        (alarm.label, alarm.inferred_label),
+        (Some(Label::Noise), Some(InferredLabel::Noise))
+    );
+    assert_eq!(alarm.closed_run.as_deref(), Some("run-014"));
+    let stats = &a.alarms.endpoint("e").unwrap().policies[&Policy::Median];
+    assert_eq!(stats.fp_rate, Some(1.0));
+    let ci = stats.fp_interval.unwrap();
+    assert!(
+        ci.low > 0.0 && ci.low < 0.3 && ci.high == 1.0,
+        "1 of 1 is weak evidence: {ci:?}"
+    );
+    assert_eq!(a.alarms.regressions.len(), 0);
+}
+
+#[test]
+fn a_noisy_neighbour_run_alarms_every_endpoint_once_and_persistence_silences_it() {
+    let mut runs = levels(16, &[]);
+    runs[12] = rounds_at(130.0);
+    let endpoints = [("a", runs.clone()), ("b", runs.clone()), ("c", runs)];
+    let a = analysed(&endpoints, &[]);
+    for e in ["a", "b", "c"] {
+        for p in [Policy::Naive, Policy::Median, Policy::Robust] {
+            assert_eq!(alarms_of(&a, e, p), [(12, Reverted)], "{e} {p}");
+        }
+        assert_eq!(alarms_of(&a, e, Policy::Persistent), []);
+    }
+    let median = &a.alarms.totals[&Policy::Median];
+    assert_eq!(
+        (median.alarms, median.unknown, median.inferred_noise),
+        (3, 3, 3)
+    );
+    assert_eq!(
+        median.fp_rate, None,
+        "no human labels, no false-positive rate"
+    );
+}
+
+#[test]
+fn labels_on_naive_noise_and_a_missed_regression() {
+    // Endpoint "a": three GC rounds in the first position (naive noise),
+    // labelled noise; endpoint "b": a 10% step, below ×1.15, that a human
+    // found anyway and labelled real.
+    let mut a_runs = levels(20, &[]);
+    for i in [11, 14, 17] {
+        a_runs[i][0] = 190.0;
+    }
+    let b_runs = levels(12, &[110.0; 8]);
+    let a = analysed(
+        &[("a", a_runs), ("b", b_runs)],
+        &[
+            (11, "a", Label::Noise),
+            (14, "a", Label::Noise),
+            (12, "b", Label::Real),
+        ],
+    );
+    let naive = &a.alarms.endpoint("a").unwrap().policies[&Policy::Naive];
+    assert_eq!((naive.alarms, naive.noise, naive.unknown), (3, 2, 1));
+    assert_eq!(naive.fp_rate, Some(1.0));
+    assert_eq!(
+        a.alarms.endpoint("a").unwrap().policies[&Policy::Median].alarms,
+        0
+    );
+
+    // The median rule misses a 10% step; robust (5 floored MADs, +10%) does not.
+    let b = &a.alarms.regressions;
+    assert_eq!(b.len(), 1);
+    let by = |p: Policy| b[0].detections.iter().find(|d| d.policy == p).unwrap();
+    assert_eq!(by(Policy::Median).alarm_run, None);
+    assert_eq!(
+        by(Policy::Median).runs_watched,
+        8,
+        "censored: watched to the end"
+    );
+    assert_eq!(by(Policy::Robust).delay_runs, Some(0));
+    let totals = &a.alarms.totals;
+    assert_eq!(
+        (
+            totals[&Policy::Median].regressions,
+            totals[&Policy::Median].detected
+        ),
+        (1, 0)
+    );
+    assert_eq!(totals[&Policy::Robust].detected, 1);
+}
+
+#[test]
+fn an_accepted_step_becomes_the_baseline() {
+    let a = analysed(
+        &[("e", levels(12, &[130.0; 8]))],
+        &[(12, "e", Label::Accepted)],
+    );
+    let points = &a.endpoints[0].points;
+    assert_eq!(
+        points[12].verdict,
+        crate::analyse::Verdict::Regression,
+        "the accepted run itself was over"
+    );
+    // The window restarts at run 12: two runs without a baseline, then 130.
+    assert_eq!(points[13].verdict, crate::analyse::Verdict::NoBaseline);
+    assert_eq!(points[15].baseline_p99_ms, Some(130.0));
+    assert_eq!(points[19].verdict, crate::analyse::Verdict::Ok);
+    let stats = &a.alarms.endpoint("e").unwrap().policies[&Policy::Median];
+    assert_eq!((stats.alarms, stats.real, stats.accepted), (1, 1, 1));
+    assert_eq!(
+        stats.agreement.compared, 0,
+        "persistence cannot be judged after a re-baseline"
+    );
+
+    // Without the label the step stays a regression to the end.
+    let b = analysed(&[("e", levels(12, &[130.0; 8]))], &[]);
+    assert!(
+        b.endpoints[0].points[12..]
+            .iter()
+            .all(|p| p.verdict == crate::analyse::Verdict::Regression)
+    );
+}
+
+#[test]
+fn a_new_load_profile_is_not_compared_with_the_old() {
+    let mut arch = archive(&[("e", levels(12, &[160.0; 6]))], &[]);
+    for (i, run) in arch.runs.iter_mut().enumerate() {
+        let vus = if i < 12 { "50" } else { "100" };
+        run.meta.load.insert("vus".into(), vus.into());
+    }
+    let a = analyse(&arch, vec![]);
+    let points = &a.endpoints[0].points;
+    let reason = points[12].not_comparable.as_deref().unwrap();
+    assert!(reason.contains("vus 50 → 100"), "{reason}");
+    assert_eq!(points[12].verdict, crate::analyse::Verdict::NoBaseline);
+    // Three runs under the new profile form a baseline at the new level.
+    assert_eq!(points[15].baseline_p99_ms, Some(160.0));
+    assert_eq!(points[15].not_comparable, None);
+    for p in Policy::ALL {
+        assert_eq!(alarms_of(&a, "e", p), [], "{p}");
+    }
+}
+
+#[test]
+fn the_median_policy_is_the_verdict() {
+    // Whatever the series, `median` is over exactly where the verdict is a regression.
+    let runs = levels(12, &[130.0, 100.0, 118.0, 112.0, 140.0, 140.0, 90.0]);
+    let a = analysed(&[("e", runs)], &[]);
+    let judged = Policy::Median.judge(&a.endpoints[0], &a.settings);
+    for (p, j) in a.endpoints[0].points.iter().zip(judged) {
+        assert_eq!(
+            p.verdict == crate::analyse::Verdict::Regression,
+            j == Judgement::Over,
+            "{}",
+            p.run
+        );
+    }
+}

@@ -1,0 +1,885 @@
+//! Comparing two runs: the release check (`perfdash compare`, the
+//! comparison and release pages).
+//!
+//! The rolling baseline asks "is this run slow against recent weeks"; a
+//! comparison asks "what changed between these two builds, and can the
+//! difference be trusted". Per endpoint present in either run:
+//!
+//! * each run's round p99s and their median (the gate's figure);
+//! * `ratio` = median p99 of B ÷ median p99 of A. This is the statistic the
+//!   gate judges, so the threshold ratio means the same thing in
+//!   `perfdash check` and here;
+//! * an interval for the B/A ratio from the rounds: the Hodges–Lehmann
+//!   estimate of the shift of log p99 with its exact Mann–Whitney interval
+//!   (see [`INTERVAL_ONE_SIDED_ALPHA`] for the level and why);
+//! * throughput and error rate side by side;
+//! * the verdict, from [`verdict::decide_comparison`](super::verdict::decide_comparison)
+//!   (the single place the rule lives).
+//!
+//! Why this interval: with 5 rounds a side, a bootstrap can only ever
+//! return 5 distinct values and a t-interval is driven by the GC-tail
+//! rounds. The Hodges–Lehmann interval over the 25 pairwise round ratios is
+//! distribution-free, exact at any sample size (its coverage is a count of
+//! orderings, 1 − 2·19/252 = 84.9% at 5 vs 5) and works on ratios, which
+//! is how latency changes are read. Working on log p99 makes it symmetric:
+//! swapping A and B inverts the ratio and mirrors the interval.
+//!
+//! What the interval is not: the rounds of one run share machine, time of
+//! day and data state, so they are not independent draws of run-to-run
+//! behaviour (pseudo-replication, DETECTION.md §2). The interval says
+//! whether B's rounds sit apart from A's beyond the round-to-round scatter
+//! of these two runs; it does not promise that a re-run of either build
+//! lands inside it. That is why the verdict also needs the gate's effect
+//! size, and why a separation alone is never called a regression.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::verdict::{ComparisonEvidence, ComparisonVerdict, decide_comparison};
+use crate::error::{Diagnostic, Error};
+use crate::model::{Archive, EndpointRun, Run};
+use crate::stats::{hodges_lehmann_shift, median};
+
+/// Each tail of the round interval holds at most this probability.
+///
+/// 10% one-sided gives k = 6 at 5 vs 5 rounds: the interval runs from the
+/// 6th smallest to the 6th largest of the 25 pairwise ratios, with exact
+/// coverage 84.9%. The choice keeps the comparison as robust as the gate:
+/// one GC-tail round in the slower direction spoils only 5 of the 25 pairs,
+/// so a clear 30% regression stays a regression when A has one 2× round.
+/// At 95% (k = 3) that single round would turn it into `inconclusive`, and
+/// the gate's own median-of-5 already tolerates two such rounds. A higher
+/// nominal level would also promise more than pseudo-replicated rounds can
+/// deliver (see the module docs).
+pub const INTERVAL_ONE_SIDED_ALPHA: f64 = 0.10;
+
+/// Two runs compared endpoint by endpoint.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// The reference run (usually the last release).
+    pub a: RunRef,
+    /// The candidate run.
+    pub b: RunRef,
+    /// Every endpoint present in either run, sorted by id.
+    pub endpoints: Vec<EndpointComparison>,
+}
+
+/// Which run a side of a comparison is.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRef {
+    pub run: String,
+    pub started_at: DateTime<Utc>,
+    pub release: Option<String>,
+    pub commit: Option<String>,
+    /// Problems met while reading the run; non-empty means incomplete.
+    pub problems: Vec<String>,
+}
+
+impl RunRef {
+    fn of(run: &Run) -> RunRef {
+        RunRef {
+            run: run.id.clone(),
+            started_at: run.started_at,
+            release: run.meta.release.clone(),
+            commit: run.meta.commit.clone(),
+            problems: run.problems.clone(),
+        }
+    }
+
+    /// `1.4.0 (2026-05-04T0300Z)` or just the id.
+    pub fn label(&self) -> String {
+        match &self.release {
+            Some(r) => format!("{r} ({})", self.run),
+            None => self.run.clone(),
+        }
+    }
+}
+
+/// One endpoint's figures in one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub round_p99_ms: Vec<f64>,
+    pub median_p99_ms: f64,
+    /// Median of the rounds' requests per second (rounds that report it).
+    pub throughput_rps: Option<f64>,
+    /// Failed ÷ all requests over the rounds, weighted by request count
+    /// when every round has one, else the plain mean of the rounds' rates.
+    pub error_rate: Option<f64>,
+}
+
+impl Side {
+    fn of(endpoint: &EndpointRun) -> Option<Side> {
+        let round_p99_ms: Vec<f64> = endpoint.rounds.iter().map(|r| r.stats.p99_ms).collect();
+        let median_p99_ms = median(&round_p99_ms)?;
+        let throughput: Vec<f64> = endpoint
+            .rounds
+            .iter()
+            .filter_map(|r| r.stats.throughput_rps)
+            .collect();
+        Some(Side {
+            round_p99_ms,
+            median_p99_ms,
+            throughput_rps: median(&throughput),
+            error_rate: pooled_error_rate(endpoint),
+        })
+    }
+}
+
+fn pooled_error_rate(endpoint: &EndpointRun) -> Option<f64> {
+    let rates: Vec<(f64, Option<u64>)> = endpoint
+        .rounds
+        .iter()
+        .filter_map(|r| r.stats.error_rate.map(|e| (e, r.stats.count)))
+        .collect();
+    if rates.is_empty() {
+        return None;
+    }
+    let total: Option<u64> = rates.iter().map(|(_, c)| *c).sum();
+    match total {
+        Some(total) if total > 0 && rates.len() == endpoint.rounds.len() => Some(
+            rates
+                .iter()
+                .map(|(e, c)| e * c.unwrap_or(0) as f64)
+                .sum::<f64>()
+                / total as f64,
+        ),
+        _ => Some(rates.iter().map(|(e, _)| e).sum::<f64>() / rates.len() as f64),
+    }
+}
+
+/// One endpoint across the two runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndpointComparison {
+    pub id: String,
+    pub name: String,
+    pub threshold_ratio: f64,
+    /// `None` when run A does not have the endpoint (`added`).
+    pub a: Option<Side>,
+    /// `None` when run B does not have the endpoint (`removed`).
+    pub b: Option<Side>,
+    /// Median p99 of B ÷ median p99 of A.
+    pub ratio: Option<f64>,
+    /// The Hodges–Lehmann B/A ratio: the median of the pairwise round ratios
+    /// (geometric). Close to `ratio` unless the rounds are skewed.
+    pub hodges_lehmann_ratio: Option<f64>,
+    /// `[low, high]` for the B/A ratio from the rounds.
+    pub ratio_interval: Option<[f64; 2]>,
+    /// The exact coverage of `ratio_interval` under the shift model.
+    pub interval_confidence: Option<f64>,
+    pub verdict: ComparisonVerdict,
+    /// One sentence saying why, for people.
+    pub reason: String,
+}
+
+impl Comparison {
+    /// How many endpoints got each verdict.
+    pub fn counts(&self) -> BTreeMap<ComparisonVerdict, usize> {
+        let mut counts = BTreeMap::new();
+        for e in &self.endpoints {
+            *counts.entry(e.verdict).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Whether any endpoint regressed: the exit code of `perfdash compare`.
+    pub fn has_regression(&self) -> bool {
+        self.endpoints
+            .iter()
+            .any(|e| e.verdict == ComparisonVerdict::Regression)
+    }
+}
+
+/// Compares run `b` against run `a`, both from `archive`.
+pub fn compare(archive: &Archive, a: &Run, b: &Run) -> Comparison {
+    let settings = &archive.settings;
+    let mut ids: Vec<&String> = a.endpoints.keys().chain(b.endpoints.keys()).collect();
+    ids.sort();
+    ids.dedup();
+    let endpoints = ids
+        .into_iter()
+        .map(|id| {
+            let side_a = a.endpoints.get(id).and_then(Side::of);
+            let side_b = b.endpoints.get(id).and_then(Side::of);
+            compare_endpoint(
+                id,
+                settings.endpoint_name(id),
+                settings.threshold_ratio(id),
+                settings.analysis.expected_rounds,
+                side_a,
+                side_b,
+            )
+        })
+        .collect();
+    Comparison {
+        a: RunRef::of(a),
+        b: RunRef::of(b),
+        endpoints,
+    }
+}
+
+fn compare_endpoint(
+    id: &str,
+    name: String,
+    threshold_ratio: f64,
+    expected_rounds: u32,
+    a: Option<Side>,
+    b: Option<Side>,
+) -> EndpointComparison {
+    let mut out = EndpointComparison {
+        id: id.to_string(),
+        name,
+        threshold_ratio,
+        a: None,
+        b: None,
+        ratio: None,
+        hodges_lehmann_ratio: None,
+        ratio_interval: None,
+        interval_confidence: None,
+        verdict: ComparisonVerdict::Inconclusive,
+        reason: String::new(),
+    };
+    let (sa, sb) = match (a, b) {
+        (Some(sa), Some(sb)) => (sa, sb),
+        (a, b) => {
+            let added = a.is_none();
+            out.verdict = if added {
+                ComparisonVerdict::Added
+            } else {
+                ComparisonVerdict::Removed
+            };
+            out.reason = if added {
+                "only in run B"
+            } else {
+                "only in run A"
+            }
+            .to_string();
+            out.a = a;
+            out.b = b;
+            return out;
+        }
+    };
+    // Ratios need positive latencies; ingest keeps whatever the file said.
+    let positive = |s: &Side| s.round_p99_ms.iter().all(|v| v.is_finite() && *v > 0.0);
+    if positive(&sa) && positive(&sb) {
+        out.ratio = Some(sb.median_p99_ms / sa.median_p99_ms);
+        let log_a: Vec<f64> = sa.round_p99_ms.iter().map(|v| v.ln()).collect();
+        let log_b: Vec<f64> = sb.round_p99_ms.iter().map(|v| v.ln()).collect();
+        if let Some(shift) = hodges_lehmann_shift(&log_a, &log_b, INTERVAL_ONE_SIDED_ALPHA) {
+            out.hodges_lehmann_ratio = Some(shift.estimate.exp());
+            if let Some((lo, hi)) = shift.interval {
+                out.ratio_interval = Some([lo.exp(), hi.exp()]);
+                out.interval_confidence = Some(shift.confidence);
+            }
+        }
+    }
+    let evidence = ComparisonEvidence {
+        rounds_a: sa.round_p99_ms.len(),
+        rounds_b: sb.round_p99_ms.len(),
+        expected_rounds,
+        ratio: out.ratio,
+        interval: out.ratio_interval.map(|[l, h]| (l, h)),
+        threshold_ratio,
+    };
+    out.verdict = decide_comparison(&evidence);
+    out.reason = explain(&evidence, out.verdict);
+    out.a = Some(sa);
+    out.b = Some(sb);
+    out
+}
+
+/// The sentence shown beside a verdict. It describes the evidence the
+/// verdict was decided from; it never decides anything itself.
+fn explain(e: &ComparisonEvidence, verdict: ComparisonVerdict) -> String {
+    let t = e.threshold_ratio;
+    let expected = e.expected_rounds as usize;
+    if e.rounds_a < expected || e.rounds_b < expected {
+        return format!(
+            "too few rounds to judge: A has {}, B has {}, {} expected",
+            e.rounds_a, e.rounds_b, expected
+        );
+    }
+    let Some(ratio) = e.ratio else {
+        return "no ratio: a round p99 is zero or negative".to_string();
+    };
+    let Some((lo, hi)) = e.interval else {
+        return format!(
+            "median p99 ×{}, but too few rounds for an interval",
+            fmt_ratio(ratio)
+        );
+    };
+    let interval = format!("rounds give ×{}–{}", fmt_ratio(lo), fmt_ratio(hi));
+    match verdict {
+        ComparisonVerdict::Regression => {
+            format!(
+                "median p99 ×{} is over ×{}; {interval}, all above 1",
+                fmt_ratio(ratio),
+                fmt_ratio(t)
+            )
+        }
+        ComparisonVerdict::Improvement => {
+            format!(
+                "median p99 ×{} is under ÷{}; {interval}, all below 1",
+                fmt_ratio(ratio),
+                fmt_ratio(t)
+            )
+        }
+        ComparisonVerdict::Same => {
+            format!(
+                "median p99 ×{}; {interval}, inside ×{}",
+                fmt_ratio(ratio),
+                fmt_ratio(t)
+            )
+        }
+        _ if ratio > t || ratio < 1.0 / t => format!(
+            "median p99 ×{} is past ×{}, but the rounds overlap: {interval}, which includes 1",
+            fmt_ratio(ratio),
+            fmt_ratio(t)
+        ),
+        _ => format!(
+            "median p99 ×{}, but the rounds cannot rule out a change past ×{}: {interval}",
+            fmt_ratio(ratio),
+            fmt_ratio(t)
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Run selection
+
+/// How a run is named on the command line or in `perfdash.toml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunSpec {
+    /// `latest` (0) or `latest~N` (N runs before the latest).
+    Latest(usize),
+    /// `release:<name>`: the latest run whose run.toml says `release = "<name>"`.
+    Release(String),
+    /// An exact run id or a unique prefix of one.
+    Id(String),
+}
+
+impl RunSpec {
+    /// Parses a run name; the message says what is accepted.
+    pub fn parse(spec: &str) -> Result<RunSpec, String> {
+        const FORMS: &str = "a run id or unique prefix, `latest`, `latest~N` or `release:<name>`";
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err(format!("empty run name: expected {FORMS}"));
+        }
+        if spec == "latest" {
+            return Ok(RunSpec::Latest(0));
+        }
+        if let Some(n) = spec.strip_prefix("latest~") {
+            return n.parse::<usize>().map(RunSpec::Latest).map_err(|_| {
+                format!("`{spec}`: the N in `latest~N` must be a whole number (e.g. latest~1)")
+            });
+        }
+        if let Some(name) = spec.strip_prefix("release:") {
+            if name.is_empty() {
+                return Err(format!("`{spec}`: name the release, e.g. release:1.4.0"));
+            }
+            return Ok(RunSpec::Release(name.to_string()));
+        }
+        Ok(RunSpec::Id(spec.to_string()))
+    }
+}
+
+/// Finds the run `spec` names. Errors are usage errors (exit code 2) that
+/// say what was found instead.
+pub fn resolve_run<'a>(archive: &'a Archive, spec: &str) -> Result<&'a Run, Error> {
+    let parsed = RunSpec::parse(spec).map_err(Error::Usage)?;
+    resolve_spec(archive, &parsed)
+        .map_err(|msg| Error::Usage(format!("run `{}`: {msg}", spec.trim())))
+}
+
+fn resolve_spec<'a>(archive: &'a Archive, spec: &RunSpec) -> Result<&'a Run, String> {
+    let runs = &archive.runs;
+    match spec {
+        RunSpec::Latest(back) => {
+            if runs.is_empty() {
+                return Err("the archive has no runs".to_string());
+            }
+            runs.len()
+                .checked_sub(1 + back)
+                .map(|i| &runs[i])
+                .ok_or_else(|| format!("the archive has only {} runs", runs.len()))
+        }
+        RunSpec::Release(name) => runs
+            .iter()
+            .rev()
+            .find(|r| r.meta.release.as_deref() == Some(name.as_str()))
+            .ok_or_else(|| {
+                let known: Vec<String> = release_runs(archive)
+                    .into_iter()
+                    .map(|(r, _)| r.to_string())
+                    .collect();
+                if known.is_empty() {
+                    "no run is marked as a release (add release = \"1.4.0\" to its run.toml)"
+                        .to_string()
+                } else {
+                    format!(
+                        "no run is marked release = \"{name}\"; releases: {}",
+                        known.join(", ")
+                    )
+                }
+            }),
+        RunSpec::Id(id) => {
+            if let Some(run) = runs.iter().find(|r| &r.id == id) {
+                return Ok(run);
+            }
+            let candidates: Vec<&Run> = runs
+                .iter()
+                .filter(|r| r.id.starts_with(id.as_str()))
+                .collect();
+            match candidates.as_slice() {
+                [one] => Ok(one),
+                [] => {
+                    let recent: Vec<&str> =
+                        runs.iter().rev().take(3).map(|r| r.id.as_str()).collect();
+                    Err(format!(
+                        "no run id starts with it (latest runs: {})",
+                        recent.join(", ")
+                    ))
+                }
+                many => {
+                    const SHOWN: usize = 10;
+                    let mut list: Vec<&str> =
+                        many.iter().take(SHOWN).map(|r| r.id.as_str()).collect();
+                    let more = many.len().saturating_sub(SHOWN);
+                    let tail = if more > 0 {
+                        format!(", … and {more} more")
+                    } else {
+                        String::new()
+                    };
+                    list.sort();
+                    Err(format!(
+                        "the prefix matches {} runs: {}{tail}; give more of the id",
+                        many.len(),
+                        list.join(", ")
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// Every release and the run that stands for it (the latest run marked
+/// with that release), ordered by when that run started. Releases are
+/// ordered by time, not by parsing version numbers: archives name releases
+/// in many ways, and the order they were measured in is what the history
+/// shows.
+pub fn release_runs(archive: &Archive) -> Vec<(&str, &Run)> {
+    let mut latest: BTreeMap<&str, &Run> = BTreeMap::new();
+    for run in &archive.runs {
+        if let Some(release) = run.meta.release.as_deref() {
+            latest.insert(release, run); // runs are in time order: the last one wins
+        }
+    }
+    let mut out: Vec<(&str, &Run)> = latest.into_iter().collect();
+    out.sort_by(|(ra, a), (rb, b)| {
+        a.started_at
+            .cmp(&b.started_at)
+            .then_with(|| a.id.cmp(&b.id))
+            .then(ra.cmp(rb))
+    });
+    out
+}
+
+// ---------------------------------------------------------------------------
+// The comparisons the site shows
+
+/// A comparison the site shows, with the names it was asked for by.
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteComparison {
+    /// File-name-safe and unique: `<a-run>_vs_<b-run>`.
+    pub slug: String,
+    /// What the pair was asked as, e.g. `release:1.3.0` and `latest`.
+    pub spec_a: String,
+    pub spec_b: String,
+    pub comparison: Comparison,
+}
+
+/// The comparisons `[compare]` in perfdash.toml asks for, in this order:
+/// each release against the previous release (`releases = true`), the
+/// latest run against the last release before it (`latest_vs_release =
+/// true`), then the listed `pairs`. A pair naming a run that is not there
+/// becomes a diagnostic; the same two runs are compared only once.
+pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnostic>) {
+    let cfg = &archive.settings.compare;
+    // (asked-for A, asked-for B, the two runs or why they cannot be found)
+    type Wanted<'a> = (String, String, Result<(&'a Run, &'a Run), String>);
+    let mut wanted: Vec<Wanted> = Vec::new();
+    let releases = release_runs(archive);
+    if cfg.releases {
+        for pair in releases.windows(2) {
+            let ((ra, a), (rb, b)) = (pair[0], pair[1]);
+            wanted.push((format!("release:{ra}"), format!("release:{rb}"), Ok((a, b))));
+        }
+    }
+    if cfg.latest_vs_release
+        && let Some(latest) = archive.runs.last()
+        && let Some((name, release)) = releases
+            .iter()
+            .rev()
+            .find(|(_, r)| r.id != latest.id && r.started_at <= latest.started_at)
+    {
+        wanted.push((
+            format!("release:{name}"),
+            "latest".to_string(),
+            Ok((release, latest)),
+        ));
+    }
+    for [sa, sb] in &cfg.pairs {
+        let pair = match (resolve_run(archive, sa), resolve_run(archive, sb)) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+        };
+        wanted.push((sa.clone(), sb.clone(), pair));
+    }
+
+    let mut out: Vec<SiteComparison> = Vec::new();
+    let mut diagnostics = Vec::new();
+    for (spec_a, spec_b, pair) in wanted {
+        match pair {
+            Ok((a, b)) => {
+                let slug = format!("{}_vs_{}", slug(&a.id), slug(&b.id));
+                if out.iter().any(|c| c.slug == slug) {
+                    continue;
+                }
+                out.push(SiteComparison {
+                    slug,
+                    spec_a,
+                    spec_b,
+                    comparison: compare(archive, a, b),
+                });
+            }
+            Err(message) => diagnostics.push(Diagnostic {
+                path: crate::config::SETTINGS_FILE.to_string(),
+                line: None,
+                message: format!("[compare] pair [\"{spec_a}\", \"{spec_b}\"] skipped: {message}"),
+            }),
+        }
+    }
+    (out, diagnostics)
+}
+
+/// A file-name-safe form of a run id: ASCII letters, digits, `-` and `.`
+/// kept, everything else `_`.
+fn slug(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// One row per release: each endpoint's median p99 in the run that stands
+/// for the release.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseHistory {
+    /// `(id, display name)` of every endpoint in any release run, sorted by id.
+    pub endpoints: Vec<(String, String)>,
+    /// Oldest release first.
+    pub releases: Vec<ReleaseRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseRow {
+    pub release: String,
+    pub run: String,
+    pub started_at: DateTime<Utc>,
+    /// Aligned with [`ReleaseHistory::endpoints`]; `None` where the release
+    /// run lacks the endpoint.
+    pub median_p99_ms: Vec<Option<f64>>,
+}
+
+/// The release history of an archive (empty when no run is a release).
+pub fn release_history(archive: &Archive) -> ReleaseHistory {
+    let releases = release_runs(archive);
+    let mut ids: Vec<&String> = releases
+        .iter()
+        .flat_map(|(_, r)| r.endpoints.keys())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    let rows = releases
+        .iter()
+        .map(|(name, run)| ReleaseRow {
+            release: name.to_string(),
+            run: run.id.clone(),
+            started_at: run.started_at,
+            median_p99_ms: ids
+                .iter()
+                .map(|id| {
+                    run.endpoints
+                        .get(*id)
+                        .and_then(Side::of)
+                        .map(|s| s.median_p99_ms)
+                })
+                .collect(),
+        })
+        .collect();
+    ReleaseHistory {
+        endpoints: ids
+            .into_iter()
+            .map(|id| (id.clone(), archive.settings.endpoint_name(id)))
+            .collect(),
+        releases: rows,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Formatting (strings only; the CLI prints them)
+
+/// Milliseconds with precision that suits the size: 3.27, 42.1, 318.
+pub fn fmt_ms(ms: f64) -> String {
+    if ms.abs() < 10.0 {
+        format!("{ms:.2}")
+    } else if ms.abs() < 100.0 {
+        format!("{ms:.1}")
+    } else {
+        format!("{ms:.0}")
+    }
+}
+
+/// A ratio with two decimals: 1.15.
+pub fn fmt_ratio(r: f64) -> String {
+    format!("{r:.2}")
+}
+
+fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "–".to_string())
+}
+
+fn fmt_rps(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+fn fmt_percent(v: f64) -> String {
+    format!("{:.2}%", v * 100.0)
+}
+
+fn fmt_interval(i: Option<[f64; 2]>) -> String {
+    i.map(|[l, h]| format!("{}–{}", fmt_ratio(l), fmt_ratio(h)))
+        .unwrap_or_else(|| "–".to_string())
+}
+
+fn summary_line(c: &Comparison) -> String {
+    let counts = c.counts();
+    let parts: Vec<String> = counts.iter().map(|(v, n)| format!("{n} {v}")).collect();
+    format!("{} endpoints: {}", c.endpoints.len(), parts.join(", "))
+}
+
+/// Plain text for a terminal: a table, then each endpoint's rounds.
+pub fn format_table(c: &Comparison) -> String {
+    let headers = [
+        "endpoint",
+        "A p99 ms",
+        "B p99 ms",
+        "B/A",
+        "rounds B/A",
+        "A rps",
+        "B rps",
+        "A errors",
+        "B errors",
+        "verdict",
+    ];
+    let rows: Vec<[String; 10]> = c
+        .endpoints
+        .iter()
+        .map(|e| {
+            [
+                e.name.clone(),
+                fmt_opt(e.a.as_ref().map(|s| s.median_p99_ms), fmt_ms),
+                fmt_opt(e.b.as_ref().map(|s| s.median_p99_ms), fmt_ms),
+                fmt_opt(e.ratio, fmt_ratio),
+                fmt_interval(e.ratio_interval),
+                fmt_opt(e.a.as_ref().and_then(|s| s.throughput_rps), fmt_rps),
+                fmt_opt(e.b.as_ref().and_then(|s| s.throughput_rps), fmt_rps),
+                fmt_opt(e.a.as_ref().and_then(|s| s.error_rate), fmt_percent),
+                fmt_opt(e.b.as_ref().and_then(|s| s.error_rate), fmt_percent),
+                e.verdict.to_string(),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            let pad = w - cell.chars().count();
+            // Names and verdicts read left-aligned, numbers right-aligned.
+            if i == 0 || i == cells.len() - 1 {
+                s.push_str(cell);
+                s.push_str(&" ".repeat(pad));
+            } else {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(cell);
+            }
+            s.push_str("  ");
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = format!("A: {}\nB: {}\n\n", c.a.label(), c.b.label());
+    out.push_str(&line(&headers.map(String::from)));
+    out.push_str(&line(
+        &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
+    ));
+    for row in &rows {
+        out.push_str(&line(row));
+    }
+    out.push('\n');
+    out.push_str(&summary_line(c));
+    out.push_str("\n\nrounds (p99 ms) and why:\n");
+    for e in &c.endpoints {
+        let rounds = |s: &Option<Side>| {
+            s.as_ref()
+                .map(|s| {
+                    s.round_p99_ms
+                        .iter()
+                        .map(|v| fmt_ms(*v))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_else(|| "–".to_string())
+        };
+        out.push_str(&format!(
+            "  {}: A [{}]  B [{}]  {}: {}\n",
+            e.name,
+            rounds(&e.a),
+            rounds(&e.b),
+            e.verdict,
+            e.reason
+        ));
+    }
+    for (side, r) in [("A", &c.a), ("B", &c.b)] {
+        if !r.problems.is_empty() {
+            out.push_str(&format!(
+                "\nrun {side} ({}) is incomplete: {} problem(s) while reading it\n",
+                r.run,
+                r.problems.len()
+            ));
+        }
+    }
+    out
+}
+
+/// Escapes text for a GitHub-flavoured Markdown table cell.
+fn md_cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '*' | '_' | '`' | '[' | ']' | '\\' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Markdown for a GitHub step summary (`>> $GITHUB_STEP_SUMMARY`).
+pub fn format_markdown(c: &Comparison) -> String {
+    let mut out = format!(
+        "### perfdash compare: {} → {}\n\n{}\n\n",
+        md_cell(&c.a.label()),
+        md_cell(&c.b.label()),
+        summary_line(c)
+    );
+    out.push_str("| endpoint | A p99 ms | B p99 ms | B/A | rounds B/A | A rps | B rps | A errors | B errors | verdict |\n");
+    out.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    for e in &c.endpoints {
+        let verdict = match e.verdict {
+            ComparisonVerdict::Regression => "**regression**".to_string(),
+            v => v.to_string(),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            md_cell(&e.name),
+            fmt_opt(e.a.as_ref().map(|s| s.median_p99_ms), fmt_ms),
+            fmt_opt(e.b.as_ref().map(|s| s.median_p99_ms), fmt_ms),
+            fmt_opt(e.ratio, fmt_ratio),
+            fmt_interval(e.ratio_interval),
+            fmt_opt(e.a.as_ref().and_then(|s| s.throughput_rps), fmt_rps),
+            fmt_opt(e.b.as_ref().and_then(|s| s.throughput_rps), fmt_rps),
+            fmt_opt(e.a.as_ref().and_then(|s| s.error_rate), fmt_percent),
+            fmt_opt(e.b.as_ref().and_then(|s| s.error_rate), fmt_percent),
+            verdict,
+        ));
+    }
+    out.push_str("\n<details><summary>Rounds (p99 ms) and reasons</summary>\n\n");
+    for e in &c.endpoints {
+        let rounds = |s: &Option<Side>| {
+            s.as_ref()
+                .map(|s| {
+                    s.round_p99_ms
+                        .iter()
+                        .map(|v| fmt_ms(*v))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_else(|| "–".to_string())
+        };
+        out.push_str(&format!(
+            "- {}: A [{}], B [{}]: {}\n",
+            md_cell(&e.name),
+            rounds(&e.a),
+            rounds(&e.b),
+            md_cell(&e.reason)
+        ));
+    }
+    out.push_str(
+        "\nB/A is the ratio of median p99s; \"rounds B/A\" is the Hodges–Lehmann interval over the pairwise \
+         round ratios (84.9% at 5 vs 5 rounds).\n\n</details>\n",
+    );
+    out
+}
+
+/// The JSON document of `perfdash compare --format json`, described in
+/// docs/data-contract.md (compare section).
+#[derive(Serialize)]
+struct CompareJson<'a> {
+    format_version: u32,
+    a: &'a RunRef,
+    b: &'a RunRef,
+    /// Verdict → count, only verdicts that occur.
+    summary: BTreeMap<&'static str, usize>,
+    endpoints: &'a [EndpointComparison],
+}
+
+/// Pretty-printed JSON with a trailing newline.
+pub fn format_json(c: &Comparison) -> String {
+    let doc = CompareJson {
+        format_version: 1,
+        a: &c.a,
+        b: &c.b,
+        summary: c
+            .counts()
+            .into_iter()
+            .map(|(v, n)| (v.as_str(), n))
+            .collect(),
+        endpoints: &c.endpoints,
+    };
+    let mut s = serde_json::to_string_pretty(&doc)
+        .expect("comparison serializes: plain data, finite floats");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,299 @@
+//! The CI gate: did one run regress under one policy?
+//!
+//! `perfdash check` asks this of the latest run (or a named one). The
+//! answer uses the same judgements and alarm states as the site, so the
+//! gate and the weekly page never disagree.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::alarms::{self, AlarmState, Episode};
+use super::policy::{Judgement, Policy, RaisedAt};
+use super::{Analysis, Verdict};
+use crate::error::Error;
+use crate::model::Label;
+
+/// Which run to check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunSelector {
+    Latest,
+    Id(String),
+}
+
+/// The overall outcome, mapped to the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Nothing regressed: exit 0.
+    Pass,
+    /// At least one endpoint regressed: exit 1.
+    Regression,
+    /// The checked run has unreadable inputs, so the gate cannot vouch for
+    /// it: exit 2 (regressions found are still listed).
+    BadInput,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Pass => 0,
+            Outcome::Regression => 1,
+            Outcome::BadInput => 2,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Regression => "regression",
+            Outcome::BadInput => "bad-input",
+        }
+    }
+}
+
+/// One endpoint's result in the checked run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckStatus {
+    /// Over the policy's line (for `persistent`: confirmed): fails the gate.
+    Regression,
+    /// `persistent` only: over the line, waiting for the next runs.
+    Pending,
+    /// Over the line, but a human labelled this alarm `noise`.
+    TriagedNoise,
+    /// Over the line, but a human labelled it `accepted` (intended).
+    TriagedAccepted,
+    Ok,
+    Improvement,
+    /// Too few earlier runs to form a baseline.
+    NoBaseline,
+    /// The load profile differs from the baseline runs'.
+    NotComparable,
+    /// Fewer rounds than expected.
+    Insufficient,
+    /// The endpoint was in earlier runs but not in this one.
+    Missing,
+}
+
+impl CheckStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckStatus::Regression => "regression",
+            CheckStatus::Pending => "pending",
+            CheckStatus::TriagedNoise => "triaged-noise",
+            CheckStatus::TriagedAccepted => "triaged-accepted",
+            CheckStatus::Ok => "ok",
+            CheckStatus::Improvement => "improvement",
+            CheckStatus::NoBaseline => "no-baseline",
+            CheckStatus::NotComparable => "not-comparable",
+            CheckStatus::Insufficient => "insufficient",
+            CheckStatus::Missing => "missing",
+        }
+    }
+
+    /// Neither passed nor failed: nothing to compare with.
+    pub fn is_skipped(self) -> bool {
+        matches!(
+            self,
+            CheckStatus::NoBaseline
+                | CheckStatus::NotComparable
+                | CheckStatus::Insufficient
+                | CheckStatus::Missing
+        )
+    }
+}
+
+/// One endpoint in the checked run.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndpointCheck {
+    pub endpoint: String,
+    pub name: String,
+    pub status: CheckStatus,
+    pub round_p99_ms: Vec<f64>,
+    pub median_p99_ms: Option<f64>,
+    pub baseline_p99_ms: Option<f64>,
+    pub ratio: Option<f64>,
+    pub threshold_ratio: f64,
+    /// The alarm this run belongs to under the policy, if any.
+    pub alarm_run: Option<String>,
+    pub alarm_state: Option<AlarmState>,
+    /// One sentence saying why.
+    pub reason: String,
+}
+
+/// The gate's answer for one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub run: String,
+    pub started_at: DateTime<Utc>,
+    pub policy: Policy,
+    pub outcome: Outcome,
+    pub exit_code: u8,
+    /// Sorted by endpoint id.
+    pub endpoints: Vec<EndpointCheck>,
+    /// Inputs of this run that could not be read.
+    pub problems: Vec<String>,
+}
+
+impl CheckReport {
+    pub fn count(&self, status: CheckStatus) -> usize {
+        self.endpoints.iter().filter(|e| e.status == status).count()
+    }
+}
+
+/// Checks one run under one policy.
+pub fn check(
+    analysis: &Analysis,
+    which: &RunSelector,
+    policy: Policy,
+) -> Result<CheckReport, Error> {
+    let run = match which {
+        RunSelector::Latest => analysis
+            .runs
+            .last()
+            .ok_or_else(|| Error::Usage("the archive has no readable runs to check".into()))?,
+        RunSelector::Id(id) => analysis.runs.iter().find(|r| &r.id == id).ok_or_else(|| {
+            Error::Usage(format!(
+                "no run '{id}' in the archive (the latest is '{}')",
+                analysis
+                    .runs
+                    .last()
+                    .map(|r| r.id.as_str())
+                    .unwrap_or("none")
+            ))
+        })?,
+    };
+    let settings = &analysis.settings;
+    let mut endpoints = Vec::new();
+    for endpoint in &analysis.endpoints {
+        let base = |status, reason: String| EndpointCheck {
+            endpoint: endpoint.id.clone(),
+            name: endpoint.name.clone(),
+            status,
+            round_p99_ms: Vec::new(),
+            median_p99_ms: None,
+            baseline_p99_ms: None,
+            ratio: None,
+            threshold_ratio: endpoint.threshold_ratio,
+            alarm_run: None,
+            alarm_state: None,
+            reason,
+        };
+        let Some(index) = endpoint.points.iter().position(|p| p.run == run.id) else {
+            // Only an endpoint seen before this run is missing from it.
+            if endpoint
+                .points
+                .first()
+                .is_some_and(|p| p.started_at < run.started_at)
+            {
+                endpoints.push(base(
+                    CheckStatus::Missing,
+                    "not measured in this run".into(),
+                ));
+            }
+            continue;
+        };
+        let point = &endpoint.points[index];
+        let judgements = policy.judge(endpoint, settings);
+        let episodes = alarms::episodes(&judgements, &settings.alarms);
+        let episode: Option<&Episode> = episodes
+            .iter()
+            .find(|e| (e.candidate..=e.end(endpoint.points.len())).contains(&index));
+        let label = episode.and_then(|e| {
+            let span = e.candidate..=e.end(endpoint.points.len());
+            analysis
+                .alarms
+                .labels
+                .iter()
+                .filter(|l| l.endpoint == endpoint.id)
+                .find(|l| {
+                    endpoint
+                        .points
+                        .iter()
+                        .position(|p| p.run == l.run)
+                        .is_some_and(|i| span.contains(&i))
+                })
+                .map(|l| l.label)
+        });
+        let figures = format!(
+            "median p99 {:.1} ms{}",
+            point.median_p99_ms,
+            match (point.baseline_p99_ms, point.ratio) {
+                (Some(b), Some(r)) => format!(
+                    " vs baseline {b:.1} ms (×{r:.2}, line ×{:.2})",
+                    endpoint.threshold_ratio
+                ),
+                _ => String::new(),
+            }
+        );
+        let (status, reason) = match judgements[index] {
+            Judgement::Over => {
+                let confirmed_here = episode.is_some_and(|e| {
+                    e.state == AlarmState::Confirmed && e.decided.is_some_and(|d| d <= index)
+                });
+                match label {
+                    Some(Label::Noise) => (
+                        CheckStatus::TriagedNoise,
+                        format!("{figures}; this alarm is triaged as noise"),
+                    ),
+                    Some(Label::Accepted) => (
+                        CheckStatus::TriagedAccepted,
+                        format!("{figures}; this change is triaged as accepted"),
+                    ),
+                    _ if policy.raised_at() == RaisedAt::Confirmation && !confirmed_here => (
+                        CheckStatus::Pending,
+                        format!("{figures}; over the line, not yet confirmed by later runs"),
+                    ),
+                    _ => (CheckStatus::Regression, figures),
+                }
+            }
+            Judgement::Within if point.verdict == Verdict::Improvement => {
+                (CheckStatus::Improvement, figures)
+            }
+            Judgement::Within => (CheckStatus::Ok, figures),
+            Judgement::NotJudged => match (point.verdict, &point.not_comparable) {
+                (Verdict::Insufficient, _) => (
+                    CheckStatus::Insufficient,
+                    format!(
+                        "{} of {} expected rounds",
+                        point.rounds.len(),
+                        settings.analysis.expected_rounds
+                    ),
+                ),
+                (_, Some(why)) => (CheckStatus::NotComparable, why.clone()),
+                _ => (
+                    CheckStatus::NoBaseline,
+                    "too few earlier runs to form a baseline".into(),
+                ),
+            },
+        };
+        endpoints.push(EndpointCheck {
+            round_p99_ms: point.round_p99_ms.clone(),
+            median_p99_ms: Some(point.median_p99_ms),
+            baseline_p99_ms: point.baseline_p99_ms,
+            ratio: point.ratio,
+            alarm_run: episode.map(|e| endpoint.points[e.candidate].run.clone()),
+            alarm_state: episode.map(|e| e.state),
+            ..base(status, reason)
+        });
+    }
+    let outcome = if !run.problems.is_empty() {
+        Outcome::BadInput
+    } else if endpoints
+        .iter()
+        .any(|e| e.status == CheckStatus::Regression)
+    {
+        Outcome::Regression
+    } else {
+        Outcome::Pass
+    };
+    Ok(CheckReport {
+        run: run.id.clone(),
+        started_at: run.started_at,
+        policy,
+        outcome,
+        exit_code: outcome.exit_code(),
+        endpoints,
+        problems: run.problems.clone(),
+    })
+}

@@ -1,0 +1,263 @@
+//! Gating policies, computed side by side over the whole history.
+//!
+//! A policy looks at one endpoint's judged runs and says, for each, whether
+//! it is over the line ([`Judgement::Over`]), within it, or not judged at
+//! all (no baseline, too few rounds, a different load profile). The alarm
+//! states (`candidate` → `confirmed` / `reverted`) are then the same for
+//! every policy (see [`super::alarms`]); a policy only adds whether it
+//! raises its alarm at the candidate run or waits for confirmation.
+//!
+//! Adding a policy is: one variant, its name and summary, and one arm in
+//! [`Policy::judge`] returning one [`Judgement`] per point.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use super::changepoint::{self, ChangePointParams};
+use super::verdict::{self, Evidence, Verdict};
+use super::{EndpointAnalysis, RunPoint};
+use crate::config::Settings;
+use crate::stats::{median, robust_z};
+
+/// A gating policy. The names are part of the JSON contract and of
+/// `perfdash check --policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// The first round's p99 over baseline × ratio: what teams did before
+    /// they took the median of several rounds.
+    Naive,
+    /// The median of the rounds' p99 over baseline × ratio: the verdict of
+    /// [`verdict::decide`] itself, and the default.
+    Median,
+    /// `median`, but an alarm is raised only once it is confirmed by the
+    /// runs after it.
+    Persistent,
+    /// The run median's robust z against the baseline window (median and
+    /// floored MAD) over `alarms.robust_k`, and at least `alarms.min_effect`
+    /// above the baseline.
+    Robust,
+    /// The latest Otava change point on the run medians so far raised the
+    /// level by more than `changepoint.min_magnitude`, and the run is still
+    /// at the new level (docs/detection.md).
+    ChangePoint,
+}
+
+/// The policy `perfdash check` uses unless told otherwise.
+pub const DEFAULT_POLICY: Policy = Policy::Median;
+
+/// One run as one policy sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Judgement {
+    /// Over the policy's line: alarm-worthy.
+    Over,
+    /// Within the band.
+    Within,
+    /// Not judged: no (comparable) baseline or too few rounds. Skipped when
+    /// counting the runs that confirm or revert an alarm.
+    NotJudged,
+}
+
+/// When a policy raises its alarm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RaisedAt {
+    /// At the first run over the line (the candidate).
+    Candidate,
+    /// Only when later runs confirm it.
+    Confirmation,
+}
+
+impl Policy {
+    /// Every policy, in the order tables list them.
+    pub const ALL: [Policy; 5] = [
+        Policy::Naive,
+        Policy::Median,
+        Policy::Persistent,
+        Policy::Robust,
+        Policy::ChangePoint,
+    ];
+
+    /// The contract name (`naive`, `median`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Naive => "naive",
+            Policy::Median => "median",
+            Policy::Persistent => "persistent",
+            Policy::Robust => "robust",
+            Policy::ChangePoint => "changepoint",
+        }
+    }
+
+    /// One line for tables and `--help`.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Policy::Naive => "first round's p99 > baseline × ratio",
+            Policy::Median => "median of the rounds' p99 > baseline × ratio (default)",
+            Policy::Persistent => "median, alarmed only once ≥2 of the next 3 runs are over too",
+            Policy::Robust => {
+                "robust z of the run median against the baseline window > k, and ≥ min effect"
+            }
+            Policy::ChangePoint => {
+                "latest change point (Otava E-divisive + t-test) raised the level by > min magnitude"
+            }
+        }
+    }
+
+    pub fn raised_at(self) -> RaisedAt {
+        match self {
+            Policy::Persistent => RaisedAt::Confirmation,
+            Policy::Naive | Policy::Median | Policy::Robust | Policy::ChangePoint => {
+                RaisedAt::Candidate
+            }
+        }
+    }
+
+    /// Judges every point of one endpoint (one judgement per point, same
+    /// order). The baselines are the ones the analysis formed, so every
+    /// policy is measured against the same yardstick.
+    pub fn judge(self, endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement> {
+        match self {
+            Policy::Median | Policy::Persistent => endpoint
+                .points
+                .iter()
+                .map(|p| from_verdict(p.verdict))
+                .collect(),
+            Policy::Naive => endpoint
+                .points
+                .iter()
+                .map(|p| {
+                    // The same decision as the default, fed the first round
+                    // instead of the median: the threshold stays in verdict.rs.
+                    let first_round = p
+                        .rounds
+                        .first()
+                        .map(|r| r.stats.p99_ms)
+                        .unwrap_or(p.median_p99_ms);
+                    from_verdict(verdict::decide(&Evidence {
+                        rounds: p.rounds.len(),
+                        expected_rounds: settings.analysis.expected_rounds,
+                        median_p99_ms: first_round,
+                        baseline_p99_ms: p.baseline_p99_ms,
+                        threshold_ratio: endpoint.threshold_ratio,
+                    }))
+                })
+                .collect(),
+            Policy::Robust => {
+                let medians: HashMap<&str, f64> = endpoint
+                    .points
+                    .iter()
+                    .map(|p| (p.run.as_str(), p.median_p99_ms))
+                    .collect();
+                endpoint
+                    .points
+                    .iter()
+                    .map(|p| robust_judgement(p, &medians, settings))
+                    .collect()
+            }
+            Policy::ChangePoint => changepoint_judgements(endpoint, settings),
+        }
+    }
+}
+
+/// The `changepoint` policy on each comparable series of the endpoint
+/// ([`changepoint::comparable_series`]: runs with too few rounds left out,
+/// a new load profile starts afresh). Runs before a baseline exists are not
+/// judged, like under every other policy.
+fn changepoint_judgements(endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement> {
+    let params = ChangePointParams::from(&settings.changepoint);
+    let mut out = vec![Judgement::NotJudged; endpoint.points.len()];
+    for usable in changepoint::comparable_series(&endpoint.points) {
+        let medians: Vec<f64> = usable
+            .iter()
+            .map(|&i| endpoint.points[i].median_p99_ms)
+            .collect();
+        let online = changepoint::online_regressions(
+            &medians,
+            &params,
+            0,
+            settings.changepoint.min_runs_at_level,
+        );
+        for (k, &i) in usable.iter().enumerate() {
+            if endpoint.points[i].verdict == Verdict::NoBaseline {
+                continue;
+            }
+            out[i] = match online[k] {
+                Some(true) => Judgement::Over,
+                Some(false) => Judgement::Within,
+                None => Judgement::NotJudged,
+            };
+        }
+    }
+    out
+}
+
+/// The robust z-score of a point's median against its baseline window,
+/// when it has one. Shown beside robust alarms ("4.2 MADs, +12%").
+pub fn robust_z_of(point: &RunPoint, medians: &HashMap<&str, f64>) -> Option<f64> {
+    let window: Vec<f64> = point
+        .baseline_runs
+        .iter()
+        .filter_map(|id| medians.get(id.as_str()).copied())
+        .collect();
+    robust_z(point.median_p99_ms, &window)
+}
+
+fn robust_judgement(
+    point: &RunPoint,
+    medians: &HashMap<&str, f64>,
+    settings: &Settings,
+) -> Judgement {
+    if matches!(point.verdict, Verdict::Insufficient | Verdict::NoBaseline) {
+        return Judgement::NotJudged;
+    }
+    let window: Vec<f64> = point
+        .baseline_runs
+        .iter()
+        .filter_map(|id| medians.get(id.as_str()).copied())
+        .collect();
+    let (Some(z), Some(baseline)) = (robust_z(point.median_p99_ms, &window), median(&window))
+    else {
+        return Judgement::NotJudged;
+    };
+    let effect = point.median_p99_ms / baseline - 1.0;
+    if z > settings.alarms.robust_k && effect > settings.alarms.min_effect {
+        Judgement::Over
+    } else {
+        Judgement::Within
+    }
+}
+
+fn from_verdict(v: Verdict) -> Judgement {
+    match v {
+        Verdict::Regression => Judgement::Over,
+        Verdict::Ok | Verdict::Improvement => Judgement::Within,
+        Verdict::NoBaseline | Verdict::Insufficient => Judgement::NotJudged,
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Policy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Policy, String> {
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Policy::ALL.iter().map(|p| p.name()).collect();
+                format!(
+                    "unknown policy '{s}' (expected one of: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}

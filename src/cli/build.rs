@@ -1,0 +1,76 @@
+//! `perfdash build`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{EXIT_FINDINGS, EXIT_OK};
+use crate::pipeline::{BuildOptions, build};
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The archive folder to read (never written to).
+    #[arg(long, value_name = "DIR", default_value = "archive")]
+    pub archive: PathBuf,
+    /// Where to write the site. Replaced atomically on success.
+    #[arg(long, value_name = "DIR", default_value = "site")]
+    pub out: PathBuf,
+    /// Treat skipped inputs as errors: build nothing if any file is bad.
+    #[arg(long)]
+    pub strict: bool,
+    /// Replace OUT even if it is a non-empty folder that perfdash did not write.
+    #[arg(long)]
+    pub force: bool,
+    /// Print every skipped input and per-stage counts.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Print nothing but errors.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+}
+
+pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
+    let report = build(&BuildOptions {
+        archive: args.archive.clone(),
+        out: args.out.clone(),
+        strict: args.strict,
+        force: args.force,
+    })?;
+    let warnings = report.diagnostics.len();
+    if !args.quiet {
+        let shown = if args.verbose {
+            warnings
+        } else {
+            warnings.min(20)
+        };
+        for d in &report.diagnostics[..shown] {
+            eprintln!("warning: {d}");
+        }
+        if shown < warnings {
+            eprintln!(
+                "warning: … and {} more (use --verbose to see all)",
+                warnings - shown
+            );
+        }
+        eprintln!(
+            "built {} ({} pages, {} endpoints, {} runs, {} regressed in the latest run){}",
+            args.out.display(),
+            report.pages,
+            report.endpoints,
+            report.runs,
+            report.latest_regressions,
+            if warnings > 0 {
+                format!("; {warnings} input(s) skipped")
+            } else {
+                String::new()
+            }
+        );
+        if args.verbose {
+            eprintln!(
+                "read {} round files; wrote {} files, {} bytes",
+                report.round_files, report.files, report.bytes
+            );
+        }
+    }
+    Ok(if warnings > 0 { EXIT_FINDINGS } else { EXIT_OK })
+}

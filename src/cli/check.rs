@@ -1,0 +1,57 @@
+//! `perfdash check`: the CI gate.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+
+use crate::analyse::gate::{RunSelector, check};
+use crate::analyse::{Policy, analyse, policy::DEFAULT_POLICY};
+use crate::ingest::load_archive;
+use crate::report::check::{CheckFormat, render};
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The archive folder to read (never written to).
+    #[arg(long, value_name = "DIR", default_value = "archive")]
+    pub archive: PathBuf,
+    /// Check this run (a folder name under runs/).
+    #[arg(long, value_name = "ID", conflicts_with = "latest")]
+    pub run: Option<String>,
+    /// Check the latest run (the default).
+    #[arg(long)]
+    pub latest: bool,
+    /// The gating policy (docs/alarms.md).
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_POLICY.name(), value_parser = policy_parser())]
+    pub policy: Policy,
+    /// Output: a short summary, JSON, a GitHub step summary, or JUnit XML.
+    #[arg(long, value_name = "FORMAT", default_value = "text",
+          value_parser = PossibleValuesParser::new(["text", "json", "markdown", "junit"])
+              .map(|s| s.parse::<CheckFormat>().expect("listed formats parse")))]
+    pub format: CheckFormat,
+}
+
+/// `--policy` accepts exactly the policy names, listed in `--help`.
+pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
+    PossibleValuesParser::new(Policy::ALL.map(|p| p.name()))
+        .map(|s| s.parse::<Policy>().expect("listed policies parse"))
+}
+
+pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
+    let loaded = load_archive(&args.archive)?;
+    let elsewhere = loaded.diagnostics.len();
+    let analysis = analyse(&loaded.archive, loaded.diagnostics);
+    let which = match args.run {
+        Some(id) => RunSelector::Id(id),
+        None => RunSelector::Latest,
+    };
+    let report = check(&analysis, &which, args.policy)?;
+    if elsewhere > report.problems.len() {
+        eprintln!(
+            "warning: {} input(s) skipped in the archive; `perfdash build --verbose` lists them",
+            elsewhere - report.problems.len()
+        );
+    }
+    print!("{}", render(&report, args.format));
+    Ok(report.exit_code)
+}

@@ -1,0 +1,74 @@
+//! `perfdash compare RUN_A RUN_B`: the release check.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::{EXIT_FINDINGS, EXIT_OK};
+use crate::analyse::compare::{compare, format_json, format_markdown, format_table, resolve_run};
+use crate::error::Error;
+use crate::ingest::load_archive;
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The reference run: a run id or unique prefix, `latest`, `latest~N`,
+    /// or `release:<name>` (run.toml `release = "<name>"`).
+    #[arg(value_name = "RUN_A")]
+    pub run_a: String,
+    /// The candidate run, named the same ways; compared against RUN_A.
+    #[arg(value_name = "RUN_B")]
+    pub run_b: String,
+    /// The archive folder to read (never written to).
+    #[arg(long, value_name = "DIR", default_value = "archive")]
+    pub archive: PathBuf,
+    /// Output format; markdown suits a GitHub step summary.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+/// Prints the comparison to stdout. Exit 1 when an endpoint regressed,
+/// 0 otherwise (also when some are `inconclusive`: the output says so).
+/// Files of the two runs that could not be read are warned about on
+/// stderr; the comparison uses what could be read.
+pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
+    let loaded = load_archive(&args.archive)?;
+    let archive = &loaded.archive;
+    let a = resolve_run(archive, &args.run_a)?;
+    let b = resolve_run(archive, &args.run_b)?;
+    if a.id == b.id {
+        return Err(Error::Usage(format!(
+            "`{}` and `{}` are the same run ({}): name two different runs",
+            args.run_a, args.run_b, a.id
+        ))
+        .into());
+    }
+    for run in [a, b] {
+        let prefix = format!("{}/{}/", crate::ingest::RUNS_DIR, run.id);
+        for d in loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.path.starts_with(&prefix))
+        {
+            eprintln!("warning: {d}");
+        }
+    }
+    let comparison = compare(archive, a, b);
+    let text = match args.format {
+        CompareFormat::Table => format_table(&comparison),
+        CompareFormat::Json => format_json(&comparison),
+        CompareFormat::Markdown => format_markdown(&comparison),
+    };
+    print!("{text}");
+    Ok(if comparison.has_regression() {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    })
+}

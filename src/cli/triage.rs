@@ -1,0 +1,72 @@
+//! `perfdash triage`: alarms that need a human label.
+
+use std::path::PathBuf;
+
+use chrono::{NaiveDate, Utc};
+use clap::Args;
+
+use crate::analyse::{Policy, analyse};
+use crate::ingest::load_archive;
+use crate::report::triage::{suggested_file, template, untriaged};
+
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    /// The archive folder to read (never written to).
+    #[arg(long, value_name = "DIR", default_value = "archive")]
+    pub archive: PathBuf,
+    /// Print a ready-to-fill triage entry for each untriaged alarm.
+    #[arg(long)]
+    pub template: bool,
+    /// Whose alarms: a policy name, or `all` for every policy's.
+    #[arg(long, value_name = "NAME", default_value = "median")]
+    pub policy: String,
+    /// The date written into template entries (default: today, UTC).
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub date: Option<NaiveDate>,
+}
+
+pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
+    let policies: Vec<Policy> = if args.policy == "all" {
+        Policy::ALL.to_vec()
+    } else {
+        vec![
+            args.policy
+                .parse::<Policy>()
+                .map_err(|e| crate::error::Error::Usage(format!("--policy: {e}, or all")))?,
+        ]
+    };
+    let loaded = load_archive(&args.archive)?;
+    for d in &loaded.diagnostics {
+        if d.path.starts_with(crate::ingest::triage::TRIAGE_DIR) {
+            eprintln!("warning: {d}");
+        }
+    }
+    let analysis = analyse(&loaded.archive, loaded.diagnostics);
+    if args.template {
+        let today = args.date.unwrap_or_else(|| Utc::now().date_naive());
+        print!("{}", template(&analysis, &policies, today));
+        return Ok(super::EXIT_OK);
+    }
+    let list = untriaged(&analysis, &policies);
+    let labelled = analysis
+        .alarms
+        .alarms
+        .iter()
+        .filter(|a| a.label.is_some() && policies.contains(&a.policy))
+        .count();
+    println!("{} untriaged alarm(s), {labelled} labelled", list.len());
+    for u in &list {
+        let a = u.alarm;
+        println!(
+            "  {}  {:<24} {:<10} ×{}  → {}",
+            a.run,
+            a.endpoint,
+            a.state.as_str(),
+            a.ratio
+                .map(|r| format!("{r:.2}"))
+                .unwrap_or_else(|| "–".into()),
+            suggested_file(&a.run, &a.endpoint)
+        );
+    }
+    Ok(super::EXIT_OK)
+}

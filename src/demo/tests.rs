@@ -1,0 +1,618 @@
+//! Tests of the demo archive: determinism, real k6 shape, loadability,
+//! and the story the data tells under the median and the naive rules.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::*;
+use crate::analyse::{Analysis, analyse};
+use crate::ingest::{k6_summary, load_archive};
+
+/// The default archive, generated once per test process.
+fn bundled() -> &'static (tempfile::TempDir, DemoReport) {
+    static CELL: OnceLock<(tempfile::TempDir, DemoReport)> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let report = generate(&dir.path().join("archive"), &DemoOptions::default()).unwrap();
+        (dir, report)
+    })
+}
+
+fn bundled_root() -> PathBuf {
+    bundled().0.path().join("archive")
+}
+
+fn bundled_analysis() -> &'static Analysis {
+    static CELL: OnceLock<Analysis> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let loaded = load_archive(&bundled_root()).unwrap();
+        analyse(&loaded.archive, loaded.diagnostics)
+    })
+}
+
+/// Every file under `root`, relative path → bytes.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+fn event(kind: EventKind, endpoint: &str) -> &'static InjectedEvent {
+    bundled()
+        .1
+        .events
+        .iter()
+        .find(|e| e.kind == kind && e.endpoints.iter().any(|x| x == endpoint))
+        .unwrap_or_else(|| panic!("no {kind:?} event on {endpoint}"))
+}
+
+#[test]
+fn same_seed_gives_byte_identical_trees_and_another_seed_does_not() {
+    let first = tree(&bundled_root());
+    let dir = tempfile::tempdir().unwrap();
+    generate(&dir.path().join("a"), &DemoOptions::default()).unwrap();
+    let second = tree(&dir.path().join("a"));
+    assert_eq!(first.len(), second.len());
+    for (path, bytes) in &first {
+        assert!(
+            second.get(path) == Some(bytes),
+            "{path} differs between two generations"
+        );
+    }
+    let other = DemoOptions {
+        seed: 7,
+        weeks: 2,
+        ..DemoOptions::default()
+    };
+    generate(&dir.path().join("b"), &other).unwrap();
+    let third = tree(&dir.path().join("b"));
+    let differing = third
+        .iter()
+        .filter(|(p, b)| first.get(*p) != Some(b))
+        .count();
+    assert!(differing > 0, "a different seed must give different rounds");
+}
+
+#[test]
+fn refuses_to_write_into_a_non_empty_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keep.txt"), "mine").unwrap();
+    let err = generate(dir.path(), &DemoOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("not empty"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn size_and_counts_are_as_reported() {
+    let (_, report) = bundled();
+    let files = tree(&bundled_root());
+    let bytes: u64 = files.values().map(|b| b.len() as u64).sum();
+    assert_eq!(report.files, files.len());
+    assert_eq!(report.bytes, bytes);
+    assert_eq!(report.runs, 78);
+    assert_eq!(report.round_files, 78 * 12 * 5);
+    assert!(
+        bytes < 25_000_000,
+        "the bundled archive grew to {bytes} bytes"
+    );
+    eprintln!("{report}");
+}
+
+#[test]
+fn every_round_is_a_real_k6_handle_summary_with_p99() {
+    let root = bundled_root();
+    let mut checked = 0;
+    for (rel, bytes) in tree(&root) {
+        if !rel.ends_with(".json") {
+            continue;
+        }
+        let round = k6_summary::parse(&bytes, Path::new(&rel), "http_req_duration").unwrap();
+        assert_eq!(
+            round.format,
+            crate::model::SourceFormat::K6HandleSummary,
+            "{rel}"
+        );
+        assert_eq!(
+            round.metric_key,
+            "http_req_duration{expected_response:true}"
+        );
+        let s = &round.stats;
+        let q = [
+            s.min_ms,
+            s.p50_ms,
+            s.p90_ms,
+            s.p95_ms,
+            Some(s.p99_ms),
+            s.max_ms,
+        ]
+        .map(|v| v.unwrap());
+        assert!(
+            q.windows(2).all(|w| w[0] <= w[1]),
+            "{rel}: quantiles out of order {q:?}"
+        );
+        let (avg, count, rps) = (
+            s.mean_ms.unwrap(),
+            s.count.unwrap(),
+            s.throughput_rps.unwrap(),
+        );
+        assert!(q[0] <= avg && avg <= q[5], "{rel}");
+        let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let secs = doc["state"]["testRunDurationMs"].as_f64().unwrap() / 1000.0;
+        assert!(
+            (rps * secs - count as f64).abs() < 1e-6,
+            "{rel}: rate × duration ≠ count"
+        );
+        assert!(s.error_rate.unwrap() < 0.01, "{rel}");
+        assert_eq!(
+            doc["metrics"]["iterations"]["values"]["count"].as_u64(),
+            Some(count)
+        );
+        let all = &doc["metrics"]["http_req_duration"]["values"];
+        assert!(all["p(99)"].as_f64().unwrap() >= s.p99_ms, "{rel}");
+        for key in ["root_group", "options", "state"] {
+            assert!(doc.get(key).is_some(), "{rel}: no {key}");
+        }
+        let stats: Vec<&str> = doc["options"]["summaryTrendStats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(stats.contains(&"p(99)"));
+        checked += 1;
+    }
+    assert_eq!(checked, 78 * 12 * 5);
+}
+
+#[test]
+fn the_archive_loads_without_diagnostics() {
+    let loaded = load_archive(&bundled_root()).unwrap();
+    // Profiles sit beside the rounds; until ingest reads them, it notes
+    // them as "not a round file". Nothing else may be reported.
+    let other: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| !d.path.ends_with("/flame.cpu.collapsed"))
+        .collect();
+    assert!(other.is_empty(), "{other:#?}");
+    let archive = &loaded.archive;
+    assert_eq!(archive.runs.len(), 78);
+    assert_eq!(archive.endpoint_ids().len(), 12);
+    assert!(
+        archive
+            .runs
+            .iter()
+            .all(|r| r.endpoints.values().all(|e| e.rounds.len() == 5))
+    );
+    assert_eq!(
+        archive.settings.endpoint_name("order-list"),
+        "GET /api/orders"
+    );
+    let releases: Vec<&str> = archive
+        .runs
+        .iter()
+        .filter_map(|r| r.meta.release.as_deref())
+        .collect();
+    assert_eq!(
+        releases,
+        ["1.4.0", "1.5.0", "1.6.0", "1.7.0", "1.8.0", "1.9.0"]
+    );
+    // run.toml times agree with the ids.
+    for run in &archive.runs {
+        let from_id = crate::ingest::run_time_from_id(&run.id).unwrap();
+        assert!(
+            (run.started_at - from_id).num_seconds().abs() < 60,
+            "{}",
+            run.id
+        );
+    }
+}
+
+#[test]
+fn the_generator_walk_agrees_with_analyse() {
+    // The generator judges runs itself (to write triage labels); with no
+    // accepted labels involved it must agree with `analyse` exactly.
+    let analysis = bundled_analysis();
+    let p = plan(&DemoOptions::default());
+    let accepted = event(EventKind::AcceptedChange, "cart-checkout");
+    for (ei, def) in ENDPOINTS.iter().enumerate() {
+        let ea = analysis.endpoints.iter().find(|e| e.id == def.id).unwrap();
+        for (run, point) in p.runs.iter().zip(&ea.points) {
+            assert_eq!(run.id, point.run);
+            if def.id == "cart-checkout" && run.id >= accepted.runs[0] {
+                break; // from here on the generator honours the `accepted` labels
+            }
+            let j = &run.endpoints[ei].judged;
+            assert_eq!(j.baseline, point.baseline_p99_ms, "{} {}", def.id, run.id);
+            assert_eq!(j.verdict, point.verdict, "{} {}", def.id, run.id);
+            assert_eq!(j.median, point.median_p99_ms);
+        }
+    }
+}
+
+fn verdict_of(endpoint: &str, run: &str) -> Verdict {
+    let ea = bundled_analysis()
+        .endpoints
+        .iter()
+        .find(|e| e.id == endpoint)
+        .unwrap();
+    ea.points.iter().find(|p| p.run == run).unwrap().verdict
+}
+
+#[test]
+fn real_regressions_are_flagged_and_noisy_neighbours_are_not() {
+    for e in &bundled().1.events {
+        match e.kind {
+            EventKind::CodeRegression | EventKind::GcRegression => {
+                let endpoint = &e.endpoints[0];
+                let flagged: Vec<&String> = e
+                    .runs
+                    .iter()
+                    .filter(|r| verdict_of(endpoint, r) == Verdict::Regression)
+                    .collect();
+                assert_eq!(
+                    verdict_of(endpoint, &e.runs[0]),
+                    Verdict::Regression,
+                    "{endpoint}: the first run of {:?} is not flagged",
+                    e.kind
+                );
+                assert!(
+                    flagged.len() * 4 >= e.runs.len() * 3,
+                    "{endpoint}: only {flagged:?} of {:?}",
+                    e.runs
+                );
+            }
+            EventKind::NoisyNeighbour => {
+                assert_eq!(e.endpoints.len(), 12);
+                for endpoint in &e.endpoints {
+                    assert_ne!(
+                        verdict_of(endpoint, &e.runs[0]),
+                        Verdict::Regression,
+                        "{endpoint} in {}",
+                        e.runs[0]
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    // The improvement is seen as one.
+    let imp = event(EventKind::Improvement, "order-detail");
+    assert_eq!(
+        verdict_of("order-detail", &imp.runs[0]),
+        Verdict::Improvement
+    );
+    // The fixed regressions are back in the band on the run after the fix.
+    let inv = event(EventKind::CodeRegression, "inventory-lookup");
+    let ea = bundled_analysis()
+        .endpoints
+        .iter()
+        .find(|e| e.id == "inventory-lookup")
+        .unwrap();
+    let after = ea
+        .points
+        .iter()
+        .position(|p| &p.run == inv.runs.last().unwrap())
+        .unwrap()
+        + 1;
+    assert_eq!(ea.points[after].verdict, Verdict::Ok);
+}
+
+/// (naive alarms, median alarms) over the whole history, computed here from
+/// the rounds and the analysis' baselines. The accepted change is left out
+/// from its first run on: `analyse` does not read triage labels, so it keeps
+/// alarming on the accepted level, which the labels resolve.
+fn alarm_counts(analysis: &Analysis) -> (usize, usize, BTreeSet<(String, String)>) {
+    let accepted = event(EventKind::AcceptedChange, "cart-checkout");
+    let mut naive = 0;
+    let mut med = 0;
+    let mut naive_set = BTreeSet::new();
+    for ea in &analysis.endpoints {
+        for p in &ea.points {
+            if ea.id == "cart-checkout" && p.run >= accepted.runs[0] {
+                continue;
+            }
+            let Some(b) = p.baseline_p99_ms else { continue };
+            if p.round_p99_ms[0] > b * ea.threshold_ratio {
+                naive += 1;
+                naive_set.insert((p.run.clone(), ea.id.clone()));
+            }
+            if p.verdict == Verdict::Regression {
+                med += 1;
+            }
+        }
+    }
+    (naive, med, naive_set)
+}
+
+#[test]
+fn the_naive_rule_cries_wolf_and_the_median_rule_does_not() {
+    let analysis = bundled_analysis();
+    let (naive, med, naive_set) = alarm_counts(analysis);
+    let weeks = 26.0;
+    eprintln!(
+        "naive {naive} ({:.1}/week), median {med} ({:.1}/week)",
+        naive as f64 / weeks,
+        med as f64 / weeks
+    );
+    assert!(naive as f64 / weeks >= 3.0, "naive: {naive} alarms");
+    assert!(naive >= 3 * med, "naive {naive} vs median {med}");
+
+    // Most naive alarms outside the injected regressions are noise.
+    let labels = read_labels(&bundled_root());
+    let labelled: Vec<&Triage> = labels
+        .iter()
+        .filter(|l| naive_set.contains(&(l.run.clone(), l.endpoint.clone())))
+        .collect();
+    let noise = labelled.iter().filter(|l| l.label == "noise").count();
+    assert!(
+        noise * 10 >= labelled.len() * 6,
+        "{noise} of {} naive alarms labelled noise",
+        labelled.len()
+    );
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Triage {
+    run: String,
+    endpoint: String,
+    label: String,
+    note: String,
+    author: String,
+    date: String,
+}
+
+fn read_labels(root: &Path) -> Vec<Triage> {
+    tree(&root.join("triage"))
+        .into_iter()
+        .map(|(name, bytes)| {
+            let t: Triage = toml::from_str(std::str::from_utf8(&bytes).unwrap()).unwrap();
+            assert_eq!(name, format!("{}--{}.toml", t.run, t.endpoint));
+            t
+        })
+        .collect()
+}
+
+#[test]
+fn triage_labels_name_real_alarms_and_leave_the_last_week_open() {
+    let root = bundled_root();
+    let labels = read_labels(&root);
+    let analysis = bundled_analysis();
+    assert!(!labels.is_empty());
+    for l in &labels {
+        assert!(
+            ["real", "noise", "accepted"].contains(&l.label.as_str()),
+            "{l:?}"
+        );
+        assert!(!l.note.is_empty() && !l.author.is_empty());
+        let date = NaiveDate::parse_from_str(&l.date, "%Y-%m-%d").unwrap();
+        assert_eq!(date.weekday(), Weekday::Tue);
+        let ea = analysis
+            .endpoints
+            .iter()
+            .find(|e| e.id == l.endpoint)
+            .expect("known endpoint");
+        let point = ea
+            .points
+            .iter()
+            .find(|p| p.run == l.run)
+            .expect("known run");
+        assert!(date > point.started_at.date_naive());
+    }
+    // Every real regression has its alarms labelled real, with the cause.
+    for kind in [EventKind::CodeRegression, EventKind::GcRegression] {
+        for e in bundled().1.events.iter().filter(|e| e.kind == kind) {
+            let real: Vec<&Triage> = labels
+                .iter()
+                .filter(|l| {
+                    l.label == "real" && e.runs.contains(&l.run) && l.endpoint == e.endpoints[0]
+                })
+                .collect();
+            assert!(!real.is_empty() || e.open, "{e:?}");
+            assert!(real.iter().all(|l| l.note == e.note));
+        }
+    }
+    // No label outside a real event says `real`.
+    for l in labels.iter().filter(|l| l.label == "real") {
+        assert!(
+            bundled().1.events.iter().any(|e| e.label == "real"
+                && e.runs.contains(&l.run)
+                && e.endpoints.contains(&l.endpoint)),
+            "{l:?}"
+        );
+    }
+    // The accepted change is labelled accepted.
+    let acc = event(EventKind::AcceptedChange, "cart-checkout");
+    assert!(
+        labels.iter().any(|l| l.label == "accepted"
+            && l.run == acc.runs[0]
+            && l.endpoint == "cart-checkout")
+    );
+    // The alarms of the last runs are not triaged yet (the review is on Tuesday).
+    let last = &analysis.runs.last().unwrap().id;
+    assert!(labels.iter().all(|l| &l.run != last));
+    let untriaged = analysis
+        .endpoints
+        .iter()
+        .filter(|e| {
+            e.points
+                .last()
+                .is_some_and(|p| p.verdict == Verdict::Regression)
+        })
+        .count();
+    assert!(
+        untriaged >= 1,
+        "the open regression alarms on the latest run"
+    );
+}
+
+fn parse_folded(text: &str) -> Vec<(String, u64)> {
+    text.lines()
+        .map(|l| {
+            let (s, n) = l.rsplit_once(' ').unwrap();
+            (s.to_string(), n.parse().unwrap())
+        })
+        .collect()
+}
+
+fn share(lines: &[(String, u64)], pred: impl Fn(&str) -> bool) -> f64 {
+    let total: u64 = lines.iter().map(|(_, n)| n).sum();
+    lines
+        .iter()
+        .filter(|(s, _)| pred(s))
+        .map(|(_, n)| n)
+        .sum::<u64>() as f64
+        / total as f64
+}
+
+#[test]
+fn profiles_exist_for_regressions_and_their_baselines_and_show_the_cause() {
+    let root = bundled_root();
+    let read = |run: &str, endpoint: &str| -> Vec<(String, u64)> {
+        let path = root
+            .join("runs")
+            .join(run)
+            .join(endpoint)
+            .join("flame.cpu.collapsed");
+        parse_folded(
+            &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+        )
+    };
+    let runs: Vec<String> = bundled_analysis()
+        .runs
+        .iter()
+        .map(|r| r.id.clone())
+        .collect();
+    let before = |run: &str| runs[runs.iter().position(|r| r == run).unwrap() - 1].clone();
+
+    let inv = event(EventKind::CodeRegression, "inventory-lookup");
+    let (base, reg) = (
+        read(&before(&inv.runs[0]), "inventory-lookup"),
+        read(&inv.runs[0], "inventory-lookup"),
+    );
+    let business = |s: &str| s.contains("com/acme/");
+    assert!(share(&reg, business) > share(&base, business) + 0.1);
+    assert!(
+        reg.iter()
+            .any(|(s, _)| s.contains("com/acme/inventory/InventoryRepository.scanAllSkus"))
+    );
+    assert!(!base.iter().any(|(s, _)| s.contains("scanAllSkus")));
+
+    let gc = event(EventKind::GcRegression, "create-order");
+    let (base, reg) = (
+        read(&before(&gc.runs[0]), "create-order"),
+        read(&gc.runs[0], "create-order"),
+    );
+    let g1 = |s: &str| {
+        s.starts_with("start_thread;thread_native_entry;Thread::call_run;WorkerThread::run")
+            || s.contains("VM_G1CollectForAllocation")
+    };
+    assert!(
+        share(&reg, g1) > share(&base, g1) + 0.1,
+        "{} → {}",
+        share(&base, g1),
+        share(&reg, g1)
+    );
+
+    // Every profile is a folded file with JVM application, GC and JIT threads.
+    let mut count = 0;
+    for (rel, bytes) in tree(&root)
+        .into_iter()
+        .filter(|(p, _)| p.ends_with("flame.cpu.collapsed"))
+    {
+        let lines = parse_folded(std::str::from_utf8(&bytes).unwrap());
+        assert!(lines.len() < 400, "{rel}: {} lines", lines.len());
+        assert!(
+            share(&lines, |s| s.starts_with("java/lang/Thread.run")) > 0.4,
+            "{rel}"
+        );
+        assert!(
+            share(&lines, |s| s
+                .contains("G1ParScanThreadState::trim_queue_to_threshold"))
+                > 0.0,
+            "{rel}"
+        );
+        assert!(
+            share(&lines, |s| s
+                .contains("CompileBroker::compiler_thread_loop"))
+                > 0.0,
+            "{rel}"
+        );
+        count += 1;
+    }
+    assert_eq!(count, bundled().1.profiles);
+}
+
+#[test]
+fn short_histories_leave_later_events_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = DemoOptions {
+        weeks: 9,
+        profiles: true,
+        ..DemoOptions::default()
+    };
+    let report = generate(dir.path(), &opts).unwrap();
+    assert_eq!(report.runs, 27);
+    let kinds: Vec<EventKind> = report.events.iter().map(|e| e.kind).collect();
+    assert!(kinds.contains(&EventKind::CodeRegression)); // inventory-lookup starts in week 8
+    assert!(!kinds.contains(&EventKind::GcRegression)); // create-order's starts in week 12
+    let inv = report
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::CodeRegression)
+        .unwrap();
+    assert_eq!(
+        inv.runs.len(),
+        1,
+        "cut at the end of the history (week 8, Friday, is the last run)"
+    );
+    assert!(inv.open);
+    let loaded = load_archive(dir.path()).unwrap();
+    assert_eq!(loaded.archive.runs.len(), 27);
+}
+
+#[test]
+fn the_committed_archive_is_what_the_generator_writes() {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
+    if !committed.join("runs").is_dir() {
+        eprintln!("skipped: archive/ not present (it is not part of the packaged crate)");
+        return;
+    }
+    let expected = tree(&bundled_root());
+    let actual = tree(&committed);
+    let missing: Vec<&String> = expected
+        .keys()
+        .filter(|k| !actual.contains_key(*k))
+        .collect();
+    let extra: Vec<&String> = actual
+        .keys()
+        .filter(|k| !expected.contains_key(*k))
+        .collect();
+    let changed: Vec<&String> = expected
+        .iter()
+        .filter(|(k, v)| actual.get(*k).is_some_and(|a| a != *v))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        missing.is_empty() && extra.is_empty() && changed.is_empty(),
+        "archive/ differs from the generator; regenerate it with `cargo run --example gen_demo`.\n\
+         missing {missing:?}\nextra {extra:?}\nchanged {changed:?}"
+    );
+}

@@ -1,0 +1,132 @@
+//! A minimal, fast CSV record scanner for the hot loops (k6 CSV, JMeter
+//! JTL): records are found with memchr, quoted fields (with `""` escapes
+//! and embedded newlines, as JMeter writes multi-line failure messages)
+//! take a slower byte-by-byte path only where a quote occurs.
+
+/// Where the record starting at `start` ends: the index of its
+/// terminating `\n` (outside quotes), or `None` when `buf` ends first.
+pub(crate) fn record_end(buf: &[u8], start: usize) -> Option<usize> {
+    let rest = &buf[start..];
+    match memchr::memchr2(b'\n', b'"', rest) {
+        None => None,
+        Some(i) if rest[i] == b'\n' => Some(start + i),
+        Some(_) => {
+            // A quote before the newline: walk, tracking quotes.
+            let mut in_quotes = false;
+            for (i, &b) in rest.iter().enumerate() {
+                match b {
+                    b'"' => in_quotes = !in_quotes, // `""` toggles twice: fine
+                    b'\n' if !in_quotes => return Some(start + i),
+                    _ => {}
+                }
+            }
+            None
+        }
+    }
+}
+
+/// Splits one record (without its newline) into at most `max` fields;
+/// fields are byte ranges of `record`, quotes still in place (see
+/// [`field_text`]). Stops early once `max` fields are found.
+pub(crate) fn split_fields(record: &[u8], delim: u8, max: usize, out: &mut Vec<(usize, usize)>) {
+    out.clear();
+    let record = record.strip_suffix(b"\r").unwrap_or(record);
+    if memchr::memchr(b'"', record).is_none() {
+        let mut start = 0;
+        for i in memchr::memchr_iter(delim, record) {
+            out.push((start, i));
+            start = i + 1;
+            if out.len() == max {
+                return;
+            }
+        }
+        out.push((start, record.len()));
+        return;
+    }
+    let mut start = 0;
+    let mut in_quotes = false;
+    for (i, &b) in record.iter().enumerate() {
+        if b == b'"' {
+            in_quotes = !in_quotes;
+        } else if b == delim && !in_quotes {
+            out.push((start, i));
+            start = i + 1;
+            if out.len() == max {
+                return;
+            }
+        }
+    }
+    out.push((start, record.len()));
+}
+
+/// The text of a field: surrounding quotes removed, `""` unescaped.
+pub(crate) fn field_text(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match raw.strip_prefix(b"\"").and_then(|r| r.strip_suffix(b"\"")) {
+        Some(inner) if memchr::memchr(b'"', inner).is_some() => {
+            let mut out = Vec::with_capacity(inner.len());
+            let mut i = 0;
+            while i < inner.len() {
+                out.push(inner[i]);
+                if inner[i] == b'"' && inner.get(i + 1) == Some(&b'"') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            std::borrow::Cow::Owned(out)
+        }
+        Some(inner) => std::borrow::Cow::Borrowed(inner),
+        None => std::borrow::Cow::Borrowed(raw),
+    }
+}
+
+/// Calls `f(record, offset_in_buf)` for each complete record of `buf`
+/// from 0; returns how many bytes were consumed. At EOF a last record
+/// without newline counts as complete.
+pub(crate) fn for_each_record<E>(
+    buf: &[u8],
+    eof: bool,
+    mut f: impl FnMut(&[u8], usize) -> Result<(), E>,
+) -> Result<usize, E> {
+    let mut pos = 0;
+    while pos < buf.len() {
+        match record_end(buf, pos) {
+            Some(end) => {
+                f(&buf[pos..end], pos)?;
+                pos = end + 1;
+            }
+            None if eof => {
+                f(&buf[pos..], pos)?;
+                return Ok(buf.len());
+            }
+            None => return Ok(pos),
+        }
+    }
+    Ok(pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_multiline_field() {
+        let buf = b"1,\"a,\nb\"\"c\",x\n2,y,z\n";
+        let end = record_end(buf, 0).unwrap();
+        let record = &buf[..end];
+        let mut f = Vec::new();
+        split_fields(record, b',', 10, &mut f);
+        assert_eq!(f.len(), 3);
+        assert_eq!(&*field_text(&record[f[1].0..f[1].1]), b"a,\nb\"c");
+        assert_eq!(record_end(buf, end + 1), Some(buf.len() - 1));
+        assert_eq!(record_end(b"1,\"open\n", 0), None);
+    }
+
+    #[test]
+    fn stops_at_max_fields() {
+        let mut f = Vec::new();
+        split_fields(b"a,b,c,d\r", b',', 2, &mut f);
+        assert_eq!(f, vec![(0, 1), (2, 3)]);
+        split_fields(b"a\tb", b'\t', 9, &mut f);
+        assert_eq!(f, vec![(0, 1), (2, 3)]);
+    }
+}

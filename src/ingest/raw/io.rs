@@ -1,0 +1,177 @@
+//! Streaming file access shared by the raw parsers: gzip-transparent
+//! opening, block-wise scanning without buffering whole files, and
+//! byte-offset → line-number resolution for messages.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+
+use crate::error::Error;
+
+/// The block size read at once. Large enough that per-read overhead
+/// vanishes, small enough to stay in L2/L3 cache.
+const BLOCK: usize = 1 << 20;
+
+/// Opens `path`, transparently decompressing gzip (told by the magic
+/// bytes, not the name), and returns a reader of the plain content.
+pub(crate) fn open_plain(path: &Path) -> io::Result<Box<dyn Read + Send>> {
+    let mut file = File::open(path)?;
+    let mut magic = [0u8; 2];
+    let got = read_full(&mut file, &mut magic)?;
+    let head = io::Cursor::new(magic[..got].to_vec());
+    let chained = head.chain(file);
+    if got == 2 && magic == [0x1f, 0x8b] {
+        Ok(Box::new(flate2::read::MultiGzDecoder::new(
+            BufReader::with_capacity(256 * 1024, chained),
+        )))
+    } else {
+        Ok(Box::new(chained))
+    }
+}
+
+/// Whether the file starts with the gzip magic bytes.
+pub(crate) fn is_gzip(path: &Path) -> io::Result<bool> {
+    let mut magic = [0u8; 2];
+    let got = read_full(&mut File::open(path)?, &mut magic)?;
+    Ok(got == 2 && magic == [0x1f, 0x8b])
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// The first `max` bytes of the plain (decompressed) content.
+pub(crate) fn head(path: &Path, max: usize) -> io::Result<Vec<u8>> {
+    let mut r = open_plain(path)?;
+    let mut buf = vec![0u8; max];
+    let n = match read_full(&mut r, &mut buf) {
+        Ok(n) => n,
+        // A truncated gzip still has a readable beginning; the parser
+        // reports the truncation.
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => 0,
+        Err(e) => return Err(e),
+    };
+    buf.truncate(n);
+    Ok(buf)
+}
+
+/// A problem inside a file at a byte offset of the plain content; turned
+/// into a 1-based line number only when reported (counting lines while
+/// scanning would cost throughput on every file for the rare bad one).
+#[derive(Debug)]
+pub(crate) struct Fault {
+    pub offset: u64,
+    pub message: String,
+}
+
+impl Fault {
+    pub fn new(offset: u64, message: impl Into<String>) -> Fault {
+        Fault {
+            offset,
+            message: message.into(),
+        }
+    }
+
+    pub fn into_error(self, path: &Path, shown: &Path) -> Error {
+        Error::at(shown, line_of_offset(path, self.offset), self.message)
+    }
+}
+
+/// The 1-based line that holds byte `offset` of the plain content.
+pub(crate) fn line_of_offset(path: &Path, offset: u64) -> Option<u64> {
+    let mut r = open_plain(path).ok()?;
+    let mut remaining = offset;
+    let mut lines = 1u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    while remaining > 0 {
+        let want = buf.len().min(remaining as usize);
+        let n = r.read(&mut buf[..want]).ok()?;
+        if n == 0 {
+            break;
+        }
+        lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+        remaining -= n as u64;
+    }
+    Some(lines)
+}
+
+/// How a scan ended.
+#[derive(Debug, Default)]
+pub(crate) struct ScanEnd {
+    /// The input ended early (truncated gzip stream).
+    pub truncated_stream: bool,
+}
+
+/// Feeds the plain content of `reader` to `f` in blocks. `f(block,
+/// offset_of_block, at_eof)` returns how many bytes it consumed; the rest
+/// is carried over to the front of the next block (so a record never has
+/// to be complete within one read). At end of input `f` is called with
+/// `at_eof = true` and whatever is left; anything it leaves is dropped.
+pub(crate) fn scan_blocks(
+    mut reader: impl Read,
+    mut f: impl FnMut(&[u8], u64, bool) -> Result<usize, Fault>,
+) -> Result<ScanEnd, ScanError> {
+    let mut buf = vec![0u8; BLOCK];
+    let mut len = 0usize; // valid bytes in buf
+    let mut offset = 0u64; // plain offset of buf[0]
+    let mut end = ScanEnd::default();
+    loop {
+        if len == buf.len() {
+            // One record longer than the buffer: grow rather than fail.
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match reader.read(&mut buf[len..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                end.truncated_stream = true;
+                0
+            }
+            Err(e) => return Err(ScanError::Io(e)),
+        };
+        let eof = n == 0;
+        len += n;
+        if !eof && len < buf.len() / 2 {
+            continue; // fill up before handing over: fewer, larger blocks
+        }
+        let used = f(&buf[..len], offset, eof).map_err(ScanError::Fault)?;
+        if eof {
+            return Ok(end);
+        }
+        let used = used.min(len);
+        buf.copy_within(used..len, 0);
+        len -= used;
+        offset += used as u64;
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum ScanError {
+    Io(io::Error),
+    Fault(Fault),
+}
+
+impl ScanError {
+    pub fn into_error(self, path: &Path, shown: &Path) -> Error {
+        match self {
+            ScanError::Io(e) => Error::io(shown, e),
+            ScanError::Fault(f) => f.into_error(path, shown),
+        }
+    }
+}
+
+impl From<Fault> for ScanError {
+    fn from(f: Fault) -> Self {
+        ScanError::Fault(f)
+    }
+}

@@ -1,0 +1,560 @@
+//! Raw load-test outputs: every request's latency, from which perfdash
+//! recomputes a round's statistics after trimming the warm-up.
+//!
+//! Formats (shared FORMATS.md §1–4), told apart by content
+//! ([`sniff`]); the file name only narrows the choice:
+//!
+//! | format | module | time of a sample |
+//! |---|---|---|
+//! | k6 `--out json` NDJSON (plain or gzip) | [`k6_ndjson`] | request end |
+//! | k6 `--out csv` | [`k6_csv`] | request end (whole seconds by default) |
+//! | JMeter JTL CSV (header, or headerless 2.13 / 5.x) | [`jmeter_csv`] | request start |
+//! | JMeter JTL XML | [`jmeter_xml`] | request start |
+//! | Gatling text `simulation.log` (3.0–3.12) | [`gatling`] | request start |
+//! | Locust `_stats.csv` | [`locust`] | summary only: no trimming |
+//!
+//! Parsers stream: they keep 16 bytes per retained latency sample
+//! ([`Sample`]) plus a fixed amount, never the whole file.
+
+pub(crate) mod csv_scan;
+pub mod gatling;
+pub(crate) mod io;
+pub mod jmeter_csv;
+pub mod jmeter_xml;
+pub mod k6_csv;
+pub mod k6_ndjson;
+pub mod locust;
+mod time;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Diagnostic, Error};
+use crate::model::{RoundStats, SourceFormat};
+use crate::stats::{PercentileMethod, moments, percentiles};
+
+pub use time::parse_rfc3339_micros;
+
+/// One request: when it happened (µs since the Unix epoch) and how long
+/// it took (ms). 16 bytes: the memory bound per retained sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub t_us: i64,
+    pub ms: f64,
+}
+
+/// The samples of one endpoint (group), successful and failed apart.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SampleSet {
+    pub ok: Vec<Sample>,
+    pub failed: Vec<Sample>,
+}
+
+impl SampleSet {
+    pub fn push(&mut self, sample: Sample, success: bool) {
+        if success {
+            self.ok.push(sample)
+        } else {
+            self.failed.push(sample)
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ok.len() + self.failed.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn append(&mut self, mut other: SampleSet) {
+        self.ok.append(&mut other.ok);
+        self.failed.append(&mut other.failed);
+    }
+
+    fn first_time(&self) -> Option<i64> {
+        self.ok.iter().chain(&self.failed).map(|s| s.t_us).min()
+    }
+}
+
+/// What a raw file held.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawContent {
+    /// Per-request samples by group (tag value / label / request name;
+    /// `""` when not split).
+    Samples {
+        groups: BTreeMap<String, SampleSet>,
+        /// `true` when a sample's time is the request start (JMeter,
+        /// Gatling), `false` when it is the end (k6).
+        time_is_start: bool,
+    },
+    /// Only summary figures per group (Locust `_stats.csv`, k6 summaries).
+    Summary {
+        groups: BTreeMap<String, RoundStats>,
+    },
+}
+
+/// A parsed raw file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawFile {
+    pub format: SourceFormat,
+    pub content: RawContent,
+    /// Problems that did not stop reading (a truncated last line, …).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// What to read from a raw file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ReadOptions {
+    /// The k6 trend metric whose samples are latencies.
+    pub metric: String,
+    /// `None`: all samples form one group `""`. `Some(tag)`: split by the
+    /// k6 tag `tag`; JMeter by label and Gatling/Locust by request name
+    /// whatever `tag` says.
+    pub split_tag: Option<String>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            metric: "http_req_duration".into(),
+            split_tag: None,
+        }
+    }
+}
+
+/// What a file looks like, from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sniffed {
+    /// One JSON document: a k6 summary (see `k6_summary`).
+    K6Summary,
+    K6Ndjson,
+    K6Csv,
+    JmeterCsv,
+    JmeterXml,
+    GatlingText,
+    GatlingBinary,
+    LocustStats,
+}
+
+/// Tells the format from the first bytes of the plain content. `Err`
+/// says what the file looks like instead.
+pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let first_line_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
+    let first = trim_cr(&text[..first_line_end]);
+    let trimmed = text.trim_ascii_start();
+    if text.is_empty() {
+        return Err("the file is empty".into());
+    }
+    if trimmed.starts_with(b"{") {
+        // NDJSON records start `{"type":"Metric"` or `{"metric":…,"type":"Point"`.
+        let line = trim_cr(&trimmed[..memchr::memchr(b'\n', trimmed).unwrap_or(trimmed.len())]);
+        let record = serde_json::from_slice::<serde_json::Value>(line).ok();
+        let is_k6_record = record.as_ref().is_some_and(|v| {
+            matches!(
+                v.get("type").and_then(|t| t.as_str()),
+                Some("Metric" | "Point")
+            ) && (v.get("metric").is_some() || v.get("data").is_some())
+        });
+        return Ok(if is_k6_record {
+            Sniffed::K6Ndjson
+        } else {
+            Sniffed::K6Summary
+        });
+    }
+    if trimmed.starts_with(b"<") {
+        return if memchr::memmem::find(&trimmed[..trimmed.len().min(4096)], b"<testResults")
+            .is_some()
+        {
+            Ok(Sniffed::JmeterXml)
+        } else {
+            Err("XML, but not a JMeter JTL (no <testResults> element)".into())
+        };
+    }
+    if first.starts_with(b"RUN\t")
+        || first.starts_with(b"USER\t")
+        || first.starts_with(b"REQUEST\t")
+        || first.starts_with(b"GROUP\t")
+    {
+        return Ok(Sniffed::GatlingText);
+    }
+    if text[..text.len().min(512)].contains(&0)
+        || std::str::from_utf8(&text[..text.len().min(64)]).is_err()
+    {
+        // Gatling 3.13+ writes a binary log starting with the Run record
+        // (header byte 0, then the length-prefixed version string).
+        let looks_gatling = text.len() > 5 && text[0] == 0 && text[1..4] == [0, 0, 0];
+        return Err(if looks_gatling {
+            "binary Gatling simulation.log (Gatling 3.13+): unsupported; recompute from a text log \
+             (Gatling ≤ 3.12) or archive a JMeter/k6 raw file instead"
+                .into()
+        } else {
+            "binary content: not a load-test output perfdash reads".into()
+        });
+    }
+    if first.starts_with(b"metric_name,timestamp,metric_value") {
+        return Ok(Sniffed::K6Csv);
+    }
+    if locust::is_stats_header(first) {
+        return Ok(Sniffed::LocustStats);
+    }
+    if jmeter_csv::looks_like_jtl_csv(text) {
+        return Ok(Sniffed::JmeterCsv);
+    }
+    Err("unknown content: not a k6 summary/NDJSON/CSV, JMeter JTL, Gatling text log or Locust _stats.csv".into())
+}
+
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Reads a raw (or summary) file of any supported format. `shown` is the
+/// path used in messages (relative to the archive root).
+pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+    let head = io::head(path, 64 * 1024).map_err(|e| Error::io(shown, e))?;
+    let kind = sniff(&head).map_err(|msg| Error::at(shown, None, msg))?;
+    match kind {
+        Sniffed::K6Summary => {
+            let bytes = std::fs::read(path).map_err(|e| Error::io(shown, e))?;
+            let bytes = if io::is_gzip(path).unwrap_or(false) {
+                let mut plain = Vec::new();
+                std::io::Read::read_to_end(
+                    &mut flate2::read::MultiGzDecoder::new(&bytes[..]),
+                    &mut plain,
+                )
+                .map_err(|e| Error::io(shown, e))?;
+                plain
+            } else {
+                bytes
+            };
+            let summary = super::k6_summary::parse(&bytes, shown, &opts.metric)?;
+            Ok(RawFile {
+                format: summary.format,
+                content: RawContent::Summary {
+                    groups: BTreeMap::from([(String::new(), summary.stats)]),
+                },
+                warnings: Vec::new(),
+            })
+        }
+        Sniffed::K6Ndjson => k6_ndjson::read(path, shown, opts),
+        Sniffed::K6Csv => k6_csv::read(path, shown, opts),
+        Sniffed::JmeterCsv => jmeter_csv::read(path, shown, opts),
+        Sniffed::JmeterXml => jmeter_xml::read(path, shown, opts),
+        Sniffed::GatlingText => gatling::read(path, shown, opts),
+        Sniffed::LocustStats => locust::read(path, shown, opts),
+        Sniffed::GatlingBinary => unreachable!("sniff reports binary Gatling logs as errors"),
+    }
+}
+
+/// How a round's statistics are computed from samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StatsOptions {
+    /// Samples earlier than the first sample's time + this are dropped.
+    pub warmup_s: f64,
+    pub method: PercentileMethod,
+    /// Whether failed requests count in the latency figures (they always
+    /// count in the error rate and the throughput).
+    pub failures_in_latency: bool,
+}
+
+impl Default for StatsOptions {
+    fn default() -> Self {
+        StatsOptions {
+            warmup_s: DEFAULT_WARMUP_S,
+            method: PercentileMethod::Linear,
+            failures_in_latency: false,
+        }
+    }
+}
+
+/// The documented default warm-up.
+pub const DEFAULT_WARMUP_S: f64 = 15.0;
+
+/// The percentiles every round gets, in `RoundStats` order.
+const PERCENTS: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
+
+/// Statistics of one group after trimming the warm-up.
+///
+/// * Samples before `test_start_us + warmup` are dropped (`test_start_us`
+///   is the first sample of the whole file, so that all endpoints of a
+///   run-level file share one clock).
+/// * The steady window runs from the first kept sample's time to the last
+///   kept sample's time (its end, when times are request starts), as
+///   JMeter's dashboard measures throughput.
+/// * `count` and the error rate cover every request in the window;
+///   latency figures cover the successful ones unless
+///   `failures_in_latency`.
+/// * Throughput = requests in the window ÷ window length.
+pub fn round_stats(
+    set: &SampleSet,
+    test_start_us: i64,
+    time_is_start: bool,
+    opts: &StatsOptions,
+) -> Result<RoundStats, String> {
+    let cutoff = test_start_us.saturating_add((opts.warmup_s * 1e6).round() as i64);
+    let keep = |s: &&Sample| s.t_us >= cutoff;
+    let ok: Vec<&Sample> = set.ok.iter().filter(keep).collect();
+    let failed: Vec<&Sample> = set.failed.iter().filter(keep).collect();
+    let count = ok.len() + failed.len();
+    if count == 0 {
+        let last = set.ok.iter().chain(&set.failed).map(|s| s.t_us).max();
+        let span = last
+            .map(|l| (l - test_start_us) as f64 / 1e6)
+            .unwrap_or(0.0);
+        return Err(format!(
+            "the warm-up of {} s removes all {} samples (the samples span {span:.1} s from the start); \
+             lower the warm-up (--warmup, or warmup_seconds in perfdash.toml/run.toml)",
+            opts.warmup_s,
+            set.len()
+        ));
+    }
+    let mut latencies: Vec<f64> = ok.iter().map(|s| s.ms).collect();
+    if opts.failures_in_latency {
+        latencies.extend(failed.iter().map(|s| s.ms));
+    }
+    if latencies.is_empty() {
+        return Err(format!(
+            "all {count} requests after the warm-up failed: no latency to measure \
+             (set failures_in_latency = true in [raw] to measure them anyway)"
+        ));
+    }
+    let window_start = ok
+        .iter()
+        .chain(&failed)
+        .map(|s| s.t_us)
+        .min()
+        .unwrap_or(cutoff);
+    let window_end = ok
+        .iter()
+        .chain(&failed)
+        .map(|s| {
+            if time_is_start {
+                s.t_us + (s.ms * 1000.0).round() as i64
+            } else {
+                s.t_us
+            }
+        })
+        .max()
+        .unwrap_or(window_start);
+    let window_s = (window_end - window_start) as f64 / 1e6;
+    let m = moments(&latencies).expect("not empty");
+    let p = percentiles(&mut latencies, &PERCENTS, opts.method);
+    Ok(RoundStats {
+        count: Some(count as u64),
+        throughput_rps: (window_s > 0.0).then(|| count as f64 / window_s),
+        mean_ms: Some(m.mean),
+        stddev_ms: Some(m.stddev),
+        min_ms: Some(m.min),
+        p50_ms: Some(p[0]),
+        p90_ms: Some(p[1]),
+        p95_ms: Some(p[2]),
+        p99_ms: p[3],
+        max_ms: Some(m.max),
+        error_rate: Some(failed.len() as f64 / count as f64),
+    })
+}
+
+/// The statistics of one endpoint (group) of a file, as cached and shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupResult {
+    pub stats: RoundStats,
+    /// p99 over all samples (no warm-up trimmed), kept to cross-check a
+    /// summary of the same round. `None` for summary-only formats.
+    pub untrimmed_p99_ms: Option<f64>,
+    /// `false` when the format holds no per-request data (so no warm-up
+    /// could be trimmed).
+    pub trimmed: bool,
+    /// The warm-up applied, seconds.
+    pub warmup_s: f64,
+}
+
+/// Everything perfdash keeps from one round file (this is what the cache
+/// stores).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileResult {
+    pub format: SourceFormat,
+    /// By endpoint id (`""` for an unsplit file).
+    pub groups: BTreeMap<String, Result<GroupResult, String>>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Settings that decide a file's result (and so its cache key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileSettings {
+    pub read: ReadOptions,
+    pub stats: StatsOptions,
+    /// When split: tag value → endpoint id (values not listed become
+    /// [`slug`]s).
+    pub tag_map: BTreeMap<String, String>,
+    /// When split: endpoint id → warm-up overriding `stats.warmup_s`.
+    pub endpoint_warmups: BTreeMap<String, f64>,
+}
+
+/// Reads a file and computes each group's statistics.
+pub fn analyse_file(
+    path: &Path,
+    shown: &Path,
+    settings: &FileSettings,
+) -> Result<FileResult, Error> {
+    let raw = read_file(path, shown, &settings.read)?;
+    Ok(compute(raw, settings))
+}
+
+/// Turns parsed content into per-endpoint results (pure).
+pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
+    let split = settings.read.split_tag.is_some();
+    let endpoint_of = |key: &str| -> String {
+        if !split {
+            return key.to_string();
+        }
+        settings
+            .tag_map
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| slug(key))
+    };
+    let mut groups = BTreeMap::new();
+    match raw.content {
+        RawContent::Summary { groups: g } => {
+            for (key, stats) in g {
+                groups.insert(
+                    endpoint_of(&key),
+                    Ok(GroupResult {
+                        stats,
+                        untrimmed_p99_ms: None,
+                        trimmed: false,
+                        warmup_s: 0.0,
+                    }),
+                );
+            }
+        }
+        RawContent::Samples {
+            groups: g,
+            time_is_start,
+        } => {
+            let test_start = g
+                .values()
+                .filter_map(SampleSet::first_time)
+                .min()
+                .unwrap_or(0);
+            // Several tag values may map to one endpoint: merge them.
+            let mut merged: BTreeMap<String, SampleSet> = BTreeMap::new();
+            for (key, set) in g {
+                merged.entry(endpoint_of(&key)).or_default().append(set);
+            }
+            for (endpoint, set) in merged {
+                let warmup_s = settings
+                    .endpoint_warmups
+                    .get(&endpoint)
+                    .copied()
+                    .unwrap_or(settings.stats.warmup_s);
+                let opts = StatsOptions {
+                    warmup_s,
+                    ..settings.stats
+                };
+                let untrimmed = StatsOptions {
+                    warmup_s: 0.0,
+                    ..opts
+                };
+                let result =
+                    round_stats(&set, test_start, time_is_start, &opts).map(|stats| GroupResult {
+                        stats,
+                        untrimmed_p99_ms: round_stats(&set, test_start, time_is_start, &untrimmed)
+                            .ok()
+                            .map(|s| s.p99_ms),
+                        trimmed: true,
+                        warmup_s,
+                    });
+                groups.insert(endpoint, result);
+            }
+        }
+    }
+    FileResult {
+        format: raw.format,
+        groups,
+        warnings: raw.warnings,
+    }
+}
+
+/// An endpoint id from a tag value: lowercase ASCII letters and digits,
+/// runs of anything else become one `-` (`GET /api/orders/{id}` →
+/// `get-api-orders-id`; a URL loses its scheme and host:
+/// `http://localhost:8082/users/1` → `users-1`). Empty → `root`.
+pub fn slug(value: &str) -> String {
+    let path = match value.split_once("://") {
+        Some((_, rest)) => rest.find('/').map(|i| &rest[i..]).unwrap_or(""),
+        None => value,
+    };
+    let mut out = String::new();
+    for c in path.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    if out.is_empty() { "root".into() } else { out }
+}
+
+/// Groups samples by a key given as raw bytes, with a one-entry cache
+/// because consecutive samples mostly share their key.
+#[derive(Default)]
+pub(crate) struct Grouper {
+    keys: Vec<Vec<u8>>,
+    sets: Vec<SampleSet>,
+    index: std::collections::HashMap<Vec<u8>, usize>,
+    last: usize,
+}
+
+impl Grouper {
+    pub fn push(&mut self, key: &[u8], sample: Sample, success: bool) {
+        let i = if self
+            .keys
+            .get(self.last)
+            .is_some_and(|k| k.as_slice() == key)
+        {
+            self.last
+        } else {
+            let i = match self.index.get(key) {
+                Some(&i) => i,
+                None => {
+                    self.keys.push(key.to_vec());
+                    self.sets.push(SampleSet::default());
+                    self.index.insert(key.to_vec(), self.keys.len() - 1);
+                    self.keys.len() - 1
+                }
+            };
+            self.last = i;
+            i
+        };
+        self.sets[i].push(sample, success);
+    }
+
+    /// The groups with keys decoded by `decode` (keys that decode to the
+    /// same text are merged).
+    pub fn finish(self, decode: impl Fn(&[u8]) -> String) -> BTreeMap<String, SampleSet> {
+        let mut out: BTreeMap<String, SampleSet> = BTreeMap::new();
+        for (k, s) in self.keys.into_iter().zip(self.sets) {
+            out.entry(decode(&k)).or_default().append(s);
+        }
+        out
+    }
+}
+
+/// A warning about a file, for the diagnostics list.
+pub(crate) fn warning(shown: &Path, line: Option<u64>, message: impl Into<String>) -> Diagnostic {
+    Diagnostic {
+        path: shown.display().to_string(),
+        line,
+        message: message.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

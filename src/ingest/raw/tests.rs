@@ -1,0 +1,581 @@
+//! Raw parsers against the real third-party files in ../shared/fixtures
+//! (read in place, never copied) and small hand-written edge cases.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures");
+const K6_RUN: &str = "Comparing_JSON_and_ProtoBuf/Gateway/k6_json/json_get_user_id/reports/json_get_user_id_gateway/1000/report_1";
+
+fn fixture(rel: &str) -> Option<PathBuf> {
+    let root = Path::new(FIXTURES);
+    if !root.is_dir() {
+        println!("skipped: ../shared/fixtures not present");
+        return None;
+    }
+    Some(root.join(rel))
+}
+
+fn settings(
+    split: Option<&str>,
+    warmup_s: f64,
+    method: PercentileMethod,
+    failures: bool,
+) -> FileSettings {
+    FileSettings {
+        read: ReadOptions {
+            metric: "http_req_duration".into(),
+            split_tag: split.map(str::to_string),
+        },
+        stats: StatsOptions {
+            warmup_s,
+            method,
+            failures_in_latency: failures,
+        },
+        tag_map: BTreeMap::new(),
+        endpoint_warmups: BTreeMap::new(),
+    }
+}
+
+fn only_group(r: &FileResult) -> &GroupResult {
+    assert_eq!(r.groups.len(), 1, "{:?}", r.groups.keys());
+    r.groups.values().next().unwrap().as_ref().unwrap()
+}
+
+/// `http_req_duration` values of the k6 summary of the same run.
+fn k6_summary_values() -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(fixture(&format!("{K6_RUN}/summary.json")).unwrap()).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["metrics"]["http_req_duration"]["values"].clone()
+}
+
+fn rel_close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * b.abs().max(1e-300)
+}
+
+#[test]
+fn k6_ndjson_reproduces_k6_summary_untrimmed() {
+    let Some(path) = fixture(&format!("{K6_RUN}/data.json")) else {
+        return;
+    };
+    let r = analyse_file(
+        &path,
+        Path::new("data.json"),
+        &settings(None, 0.0, PercentileMethod::Linear, false),
+    )
+    .unwrap();
+    assert_eq!(r.format, SourceFormat::K6Ndjson);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let g = only_group(&r);
+    let want = k6_summary_values();
+    let s = &g.stats;
+    assert_eq!(s.count, Some(want["count"].as_f64().unwrap() as u64));
+    for (got, key) in [
+        (s.p99_ms, "p(99)"),
+        (s.p95_ms.unwrap(), "p(95)"),
+        (s.p90_ms.unwrap(), "p(90)"),
+        (s.p50_ms.unwrap(), "med"),
+        (s.mean_ms.unwrap(), "avg"),
+        (s.min_ms.unwrap(), "min"),
+        (s.max_ms.unwrap(), "max"),
+    ] {
+        let w = want[key].as_f64().unwrap();
+        assert!(rel_close(got, w, 1e-9), "{key}: got {got}, k6 says {w}");
+    }
+    assert_eq!(g.untrimmed_p99_ms, Some(s.p99_ms));
+    assert_eq!(s.error_rate, Some(0.0));
+}
+
+#[test]
+fn k6_csv_reproduces_k6_summary_to_printed_precision() {
+    let Some(path) = fixture(&format!("{K6_RUN}/data.csv")) else {
+        return;
+    };
+    let r = analyse_file(
+        &path,
+        Path::new("data.csv"),
+        &settings(None, 0.0, PercentileMethod::Linear, false),
+    )
+    .unwrap();
+    assert_eq!(r.format, SourceFormat::K6Csv);
+    let g = only_group(&r);
+    let want = k6_summary_values();
+    // The CSV prints values with 6 decimals (%f): interpolating between two
+    // such values is off by at most half a unit of the last digit.
+    for (got, key) in [(g.stats.p99_ms, "p(99)"), (g.stats.p50_ms.unwrap(), "med")] {
+        let w = want[key].as_f64().unwrap();
+        assert!(
+            (got - w).abs() <= 0.5e-6 + 1e-12,
+            "{key}: got {got}, k6 says {w}"
+        );
+    }
+    assert_eq!(g.stats.count, Some(1000));
+}
+
+#[test]
+fn k6_ndjson_split_by_name_and_slugged() {
+    let Some(path) = fixture(&format!("{K6_RUN}/data.json")) else {
+        return;
+    };
+    let r = analyse_file(
+        &path,
+        Path::new("d"),
+        &settings(Some("name"), 0.0, PercentileMethod::Linear, false),
+    )
+    .unwrap();
+    assert_eq!(r.groups.keys().collect::<Vec<_>>(), vec!["users-1"]);
+    let mut s = settings(Some("name"), 0.0, PercentileMethod::Linear, false);
+    s.tag_map
+        .insert("http://localhost:8082/users/1".into(), "user-by-id".into());
+    let r = analyse_file(&path, Path::new("d"), &s).unwrap();
+    assert_eq!(r.groups.keys().collect::<Vec<_>>(), vec!["user-by-id"]);
+}
+
+#[test]
+fn k6_ndjson_gzip_equals_plain_and_truncation_warns() {
+    let Some(path) = fixture(&format!("{K6_RUN}/data.json")) else {
+        return;
+    };
+    let bytes = std::fs::read(&path).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let s = settings(None, 0.0, PercentileMethod::Linear, false);
+    let plain = analyse_file(&path, Path::new("p"), &s).unwrap();
+
+    let gz_path = dir.path().join("round-1.ndjson.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&bytes).unwrap();
+    let gz = enc.finish().unwrap();
+    std::fs::write(&gz_path, &gz).unwrap();
+    let from_gz = analyse_file(&gz_path, Path::new("g"), &s).unwrap();
+    assert_eq!(from_gz.groups, plain.groups);
+
+    // k6 killed mid-write: the file stops inside a line.
+    let cut = bytes.len() * 2 / 3;
+    let cut_path = dir.path().join("cut.ndjson");
+    std::fs::write(&cut_path, &bytes[..cut]).unwrap();
+    let r = analyse_file(&cut_path, Path::new("cut.ndjson"), &s).unwrap();
+    let n = only_group(&r).stats.count.unwrap();
+    assert!(n > 500 && n < 1000, "{n}");
+    let complete_lines = bytes[..cut].iter().filter(|&&b| b == b'\n').count() as u64;
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert_eq!(r.warnings[0].line, Some(complete_lines + 1));
+
+    // A gzip stream cut short.
+    let cut_gz = dir.path().join("cut.ndjson.gz");
+    std::fs::write(&cut_gz, &gz[..gz.len() / 2]).unwrap();
+    let r = analyse_file(&cut_gz, Path::new("cut.ndjson.gz"), &s).unwrap();
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("gzip stream is cut short")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(only_group(&r).stats.count.unwrap() < 1000);
+}
+
+#[test]
+fn k6_ndjson_errors_name_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.ndjson");
+    std::fs::write(
+        &p,
+        "{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\"},\"metric\":\"http_req_duration\"}\n\
+         {\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{\"time\":\"2025-06-14T09:21:29.14+01:00\",\"value\":2.5,\"tags\":{}}}\n\
+         {\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{\"time\":\"2025-06-14T09:21:30+01:00\",\"value\":-1,\"tags\":{}}}\n",
+    )
+    .unwrap();
+    let err = read_file(
+        &p,
+        Path::new("runs/r/e/round-1.ndjson"),
+        &ReadOptions::default(),
+    )
+    .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("runs/r/e/round-1.ndjson:3: "), "{msg}");
+}
+
+#[test]
+fn k6_ndjson_other_key_order_uses_the_slow_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("jq.ndjson");
+    std::fs::write(
+        &p,
+        "{\"type\":\"Point\",\"metric\":\"http_req_duration\",\"data\":{\"value\":3,\"time\":\"2025-06-14T09:21:29Z\",\"tags\":{\"expected_response\":\"false\"}}}\n\
+         {\"type\":\"Point\",\"metric\":\"http_req_duration\",\"data\":{\"value\":4,\"time\":\"2025-06-14T09:21:30Z\",\"tags\":{}}}\n",
+    )
+    .unwrap();
+    let raw = read_file(&p, Path::new("jq.ndjson"), &ReadOptions::default()).unwrap();
+    let RawContent::Samples { groups, .. } = raw.content else {
+        panic!()
+    };
+    assert_eq!(groups[""].ok.len(), 1);
+    assert_eq!(groups[""].failed.len(), 1);
+    assert_eq!(raw.warnings.len(), 1);
+}
+
+#[test]
+fn jmeter_csv_reproduces_the_dashboard_statistics() {
+    let Some(csv) = fixture("jmeter/bin/testfiles/HTMLReportTestFile.csv") else {
+        return;
+    };
+    let expect_path =
+        fixture("jmeter/src/dist-check/src/test/resources/org/apache/jmeter/gui/report/HTMLReportExpect.json").unwrap();
+    let expect: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(expect_path).unwrap()).unwrap();
+    // JMeter's dashboard counts failed samples in the latency figures.
+    let split = analyse_file(
+        &csv,
+        Path::new("c"),
+        &settings(Some("label"), 0.0, PercentileMethod::JmeterDashboard, true),
+    )
+    .unwrap();
+    let mut by_label: BTreeMap<String, RoundStats> = split
+        .groups
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone().unwrap().stats))
+        .collect();
+    // Labels become slugs as endpoint ids: jr-ok, jr-ko.
+    let total = analyse_file(
+        &csv,
+        Path::new("c"),
+        &settings(None, 0.0, PercentileMethod::JmeterDashboard, true),
+    )
+    .unwrap();
+    by_label.insert("Total".into(), only_group(&total).stats.clone());
+    for (label, id) in [("JR-OK", "jr-ok"), ("JR-KO", "jr-ko"), ("Total", "Total")] {
+        let want = &expect[label];
+        let got = &by_label[id];
+        let w = |k: &str| want[k].as_f64().unwrap();
+        assert_eq!(got.count, Some(w("sampleCount") as u64), "{label}");
+        let checks = [
+            ("errorPct", got.error_rate.unwrap() * 100.0, 1e-7), // JMeter prints errorPct as a float
+            ("meanResTime", got.mean_ms.unwrap(), 1e-12),
+            ("medianResTime", got.p50_ms.unwrap(), 1e-12),
+            ("minResTime", got.min_ms.unwrap(), 0.0),
+            ("maxResTime", got.max_ms.unwrap(), 0.0),
+            ("pct1ResTime", got.p90_ms.unwrap(), 1e-12),
+            ("pct2ResTime", got.p95_ms.unwrap(), 1e-12),
+            ("pct3ResTime", got.p99_ms, 1e-12),
+            ("throughput", got.throughput_rps.unwrap(), 1e-12),
+        ];
+        for (key, value, tol) in checks {
+            assert!(
+                rel_close(value, w(key), tol),
+                "{label} {key}: got {value}, JMeter says {}",
+                w(key)
+            );
+        }
+    }
+    // The k6/R-7 definition differs on this data, so the option matters.
+    let linear = analyse_file(
+        &csv,
+        Path::new("c"),
+        &settings(None, 0.0, PercentileMethod::Linear, true),
+    )
+    .unwrap();
+    assert_ne!(only_group(&linear).stats.p95_ms, by_label["Total"].p95_ms);
+}
+
+#[test]
+fn jmeter_variants() {
+    let Some(dir) = fixture("jmeter/bin/testfiles") else {
+        return;
+    };
+    let s = settings(None, 0.0, PercentileMethod::Linear, false);
+    // Non-default columns, all failures: read, but nothing to measure.
+    let all_failed =
+        analyse_file(&dir.join("HTMLReportFalseTestFile.csv"), Path::new("f"), &s).unwrap();
+    let err = only_group_err(&all_failed);
+    assert!(err.contains("failed"), "{err}");
+    let with_failures = analyse_file(
+        &dir.join("HTMLReportFalseTestFile.csv"),
+        Path::new("f"),
+        &settings(None, 0.0, PercentileMethod::Linear, true),
+    )
+    .unwrap();
+    assert_eq!(only_group(&with_failures).stats.error_rate, Some(1.0));
+    assert_eq!(only_group(&with_failures).stats.count, Some(50));
+    // No timing columns: a clear error naming the file and line 1.
+    let err = read_file(&dir.join("BatchTestLocal.csv"), Path::new("b.csv"), &s.read)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("b.csv:1: ") && err.contains("elapsed"),
+        "{err}"
+    );
+    // A 5-column headerless file is not a JTL layout perfdash can map.
+    let err = read_file(&dir.join("TEST_HTTP_Java.csv"), Path::new("t.csv"), &s.read)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown content"), "{err}");
+    // XML: 2005-era httpSample attributes.
+    let xml = analyse_file(
+        &dir.join("sample_log1c.jtl"),
+        Path::new("x"),
+        &settings(Some("lb"), 0.0, PercentileMethod::Linear, false),
+    )
+    .unwrap();
+    assert_eq!(xml.format, SourceFormat::JmeterXml);
+    assert!(
+        xml.groups.contains_key("jakarta-home") && xml.groups.contains_key("jmeter-home"),
+        "{:?}",
+        xml.groups.keys()
+    );
+    let text = std::fs::read_to_string(dir.join("sample_log1c.jtl")).unwrap();
+    let samples = text.matches("<httpSample").count() as u64;
+    let total = analyse_file(&dir.join("sample_log1c.jtl"), Path::new("x"), &s).unwrap();
+    let g = only_group(&total);
+    assert_eq!(g.stats.count, Some(samples));
+    // XML samples without t/ts.
+    let err = read_file(&dir.join("BatchTestLocal.xml"), Path::new("b.xml"), &s.read)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("b.xml:3: ") && err.contains("t="), "{err}");
+}
+
+fn only_group_err(r: &FileResult) -> String {
+    assert_eq!(r.groups.len(), 1);
+    r.groups.values().next().unwrap().clone().unwrap_err()
+}
+
+#[test]
+fn jmeter_headerless_layouts_and_multiline_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2.13 default: 12 columns, no header.
+    let p = dir.path().join("213.jtl");
+    std::fs::write(
+        &p,
+        "1400000000000,120,home,200,OK,TG 1-1,text,true,512,1,1,100\n\
+         1400000001000,80,home,500,\"Server, sad\",TG 1-1,text,false,512,1,1,70\n",
+    )
+    .unwrap();
+    let r = analyse_file(
+        &p,
+        Path::new("213.jtl"),
+        &settings(None, 0.0, PercentileMethod::Linear, false),
+    )
+    .unwrap();
+    assert_eq!(r.format, SourceFormat::JmeterCsv);
+    let g = only_group(&r);
+    assert_eq!(
+        (g.stats.count, g.stats.p99_ms, g.stats.error_rate),
+        (Some(2), 120.0, Some(0.5))
+    );
+    // 5.x header with a failure message spanning lines.
+    let p = dir.path().join("5x.csv");
+    std::fs::write(
+        &p,
+        "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect\n\
+         1551783627191,351,JR-KO,500,Bad,TG 1-1,text,false,\"line one,\nline \"\"two\"\"\",18,8,1,1,null,0,0,0\n\
+         1551783627543,192,JR-OK,200,Good,TG 1-1,text,true,,18,8,1,1,null,0,0,0\n\
+         1551783628543,abc,JR-OK,200,Good,TG 1-1,text,true,,18,8,1,1,null,0,0,0\n",
+    )
+    .unwrap();
+    let err = read_file(&p, Path::new("5x.csv"), &ReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("5x.csv:5: "),
+        "the bad row is on line 5 (a field spans two lines): {err}"
+    );
+}
+
+#[test]
+fn gatling_text_layouts_and_binary() {
+    let Some(path) = fixture(
+        "gatling@v3.12.0/gatling-charts/src/test/resources/single_node_with_known_stats/simulation.log",
+    ) else {
+        return;
+    };
+    let r = analyse_file(
+        &path,
+        Path::new("s"),
+        &settings(None, 0.0, PercentileMethod::Linear, false),
+    )
+    .unwrap();
+    assert_eq!(r.format, SourceFormat::GatlingLog);
+    let g = only_group(&r);
+    // end − start of the 8 REQUEST records: 2,9,4,4,4,5,5,7 s.
+    assert_eq!(g.stats.count, Some(8));
+    assert_eq!(
+        (g.stats.min_ms, g.stats.max_ms),
+        (Some(2000.0), Some(9000.0))
+    );
+    assert_eq!(g.stats.mean_ms, Some(5000.0));
+    // Pre-3.4 layout with a user id column.
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("simulation.log");
+    std::fs::write(
+        &old,
+        "RUN\tcomputerdatabase.BasicSimulation\tbasicsimulation\t1553000000000\t \t3.1\n\
+         USER\tScenario\t1\tSTART\t1553000000000\t1553000000000\n\
+         REQUEST\t1\t\trequest_1\t1553000000100\t1553000000150\tOK\t \n\
+         REQUEST\t1\t\trequest_2\t1553000000200\t1553000000300\tKO\tstatus.find.is(200), but actually found 500\n",
+    )
+    .unwrap();
+    let r = analyse_file(
+        &old,
+        Path::new("s"),
+        &settings(Some("name"), 0.0, PercentileMethod::Linear, true),
+    )
+    .unwrap();
+    assert_eq!(
+        r.groups.keys().collect::<Vec<_>>(),
+        vec!["request-1", "request-2"]
+    );
+    assert_eq!(
+        r.groups["request-2"].as_ref().unwrap().stats.error_rate,
+        Some(1.0)
+    );
+    assert_eq!(r.groups["request-1"].as_ref().unwrap().stats.p99_ms, 50.0);
+
+    let bin =
+        fixture("gatling/gatling-charts/src/test/resources/known_stats/simulation.log").unwrap();
+    let err = read_file(&bin, Path::new("simulation.log"), &ReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("binary Gatling") && err.contains("unsupported"),
+        "{err}"
+    );
+}
+
+#[test]
+fn locust_stats_is_summary_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("round-1_stats.csv");
+    std::fs::write(
+        &p,
+        "Type,Name,Request Count,Failure Count,Median Response Time,Average Response Time,Min Response Time,Max Response Time,Average Content Size,Requests/s,Failures/s,50%,66%,75%,80%,90%,95%,98%,99%,99.9%,99.99%,100%\n\
+         GET,/orders,100,2,41,45.5,12.1,230.4,512,9.9,0.2,41,47,52,55,66,80,120,150,230,230,230\n\
+         GET,/stock,50,0,20,22.0,5.0,90.0,100,5.0,0,20,22,23,24,30,40,60,70,90,90,90\n\
+         ,Aggregated,150,2,35,37.7,5.0,230.4,375,14.9,0.2,35,40,45,48,60,75,110,140,230,230,230\n",
+    )
+    .unwrap();
+    let r = analyse_file(
+        &p,
+        Path::new("l"),
+        &settings(None, 15.0, PercentileMethod::Linear, false),
+    )
+    .unwrap();
+    assert_eq!(r.format, SourceFormat::LocustStats);
+    let g = only_group(&r);
+    assert!(!g.trimmed);
+    assert_eq!((g.stats.p99_ms, g.stats.count), (140.0, Some(150)));
+    assert!(r.warnings[0].message.contains("no warm-up trimming"));
+    let split = analyse_file(
+        &p,
+        Path::new("l"),
+        &settings(Some("name"), 15.0, PercentileMethod::Linear, false),
+    )
+    .unwrap();
+    assert_eq!(
+        split.groups.keys().collect::<Vec<_>>(),
+        vec!["orders", "stock"]
+    );
+    assert_eq!(
+        split.groups["orders"].as_ref().unwrap().stats.error_rate,
+        Some(0.02)
+    );
+}
+
+#[test]
+fn warmup_trimming_drops_early_samples() {
+    let mut set = SampleSet::default();
+    // 10 slow warm-up samples in the first 10 s, then 100 fast ones.
+    for i in 0..10 {
+        set.push(
+            Sample {
+                t_us: i * 1_000_000,
+                ms: 500.0,
+            },
+            true,
+        );
+    }
+    for i in 0..100 {
+        set.push(
+            Sample {
+                t_us: 20_000_000 + i * 100_000,
+                ms: 10.0 + (i % 10) as f64,
+            },
+            i % 50 != 0,
+        );
+    }
+    let untrimmed = round_stats(
+        &set,
+        0,
+        false,
+        &StatsOptions {
+            warmup_s: 0.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let trimmed = round_stats(
+        &set,
+        0,
+        false,
+        &StatsOptions {
+            warmup_s: 15.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(untrimmed.max_ms, Some(500.0));
+    assert_eq!(trimmed.max_ms, Some(19.0));
+    assert_eq!(trimmed.count, Some(100));
+    assert_eq!(trimmed.error_rate, Some(0.02));
+    // 100 requests between 20 s (first kept) and 29.9 s.
+    assert!((trimmed.throughput_rps.unwrap() - 100.0 / 9.9).abs() < 1e-9);
+    let err = round_stats(
+        &set,
+        0,
+        false,
+        &StatsOptions {
+            warmup_s: 60.0,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.contains("removes all 110 samples"), "{err}");
+}
+
+#[test]
+fn slugs() {
+    assert_eq!(slug("GET /api/orders/{id}"), "get-api-orders-id");
+    assert_eq!(slug("http://localhost:8082/users/1"), "users-1");
+    assert_eq!(slug("https://x.example"), "root");
+    assert_eq!(slug("Requête HTTP"), "requ-te-http");
+}
+
+#[test]
+fn sniffing_by_content() {
+    assert_eq!(sniff(b"{\"metrics\":{}}"), Ok(Sniffed::K6Summary));
+    assert_eq!(
+        sniff(b"{\"type\":\"Metric\",\"data\":{},\"metric\":\"x\"}\n"),
+        Ok(Sniffed::K6Ndjson)
+    );
+    assert_eq!(
+        sniff(b"metric_name,timestamp,metric_value,check\n"),
+        Ok(Sniffed::K6Csv)
+    );
+    assert_eq!(
+        sniff(b"<?xml version=\"1.0\"?>\n<testResults version=\"1.2\">"),
+        Ok(Sniffed::JmeterXml)
+    );
+    assert_eq!(
+        sniff(b"RUN\tSim\tid\t1\t \t3.9\n"),
+        Ok(Sniffed::GatlingText)
+    );
+    assert_eq!(
+        sniff(b"timeStamp,elapsed,label\n1,2,x\n"),
+        Ok(Sniffed::JmeterCsv)
+    );
+    assert!(sniff(b"").is_err());
+    assert!(sniff(b"hello\n").unwrap_err().contains("unknown"));
+}

@@ -1,0 +1,91 @@
+//! The whole build as one library call: ingest → analyse → render → write.
+
+use std::path::PathBuf;
+
+use crate::analyse::{Verdict, analyse};
+use crate::error::{Diagnostic, Error};
+use crate::ingest::load_archive;
+use crate::render::render_site;
+use crate::write::{WriteOptions, write_site};
+
+/// What `perfdash build` was asked to do.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    pub archive: PathBuf,
+    pub out: PathBuf,
+    /// Fail instead of skipping bad inputs.
+    pub strict: bool,
+    /// Replace a non-empty output folder that has no perfdash marker.
+    pub force: bool,
+}
+
+/// What a build did.
+#[derive(Debug, Clone)]
+pub struct BuildReport {
+    pub runs: usize,
+    pub endpoints: usize,
+    pub round_files: usize,
+    pub pages: usize,
+    pub files: usize,
+    pub bytes: u64,
+    /// Endpoints whose latest run is a regression.
+    pub latest_regressions: usize,
+    /// Inputs skipped on the way (each names its file).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Builds the site. On any error nothing is written and a previous site
+/// is left as it was.
+pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
+    let loaded = load_archive(&opts.archive)?;
+    if opts.strict && !loaded.diagnostics.is_empty() {
+        let list: Vec<String> = loaded
+            .diagnostics
+            .iter()
+            .map(|d| format!("  {d}"))
+            .collect();
+        return Err(Error::Usage(format!(
+            "--strict: {} input problem(s), nothing written:\n{}",
+            list.len(),
+            list.join("\n")
+        )));
+    }
+    if loaded.archive.runs.is_empty() {
+        return Err(Error::at(
+            &opts.archive,
+            None,
+            "no readable runs: nothing to build (see the warnings above, or docs/archive.md for the layout)",
+        ));
+    }
+    let round_files = loaded
+        .archive
+        .runs
+        .iter()
+        .flat_map(|r| r.endpoints.values())
+        .map(|e| e.rounds.len())
+        .sum();
+    let analysis = analyse(&loaded.archive, loaded.diagnostics);
+    let site = render_site(&analysis)?;
+    let written = write_site(
+        &site,
+        &WriteOptions {
+            out: opts.out.clone(),
+            archive: opts.archive.clone(),
+            force: opts.force,
+        },
+    )?;
+    Ok(BuildReport {
+        runs: analysis.runs.len(),
+        endpoints: analysis.endpoints.len(),
+        round_files,
+        pages: site.pages(),
+        files: written.files,
+        bytes: written.bytes,
+        latest_regressions: analysis
+            .endpoints
+            .iter()
+            .filter(|e| e.latest().is_some_and(|p| p.verdict == Verdict::Regression))
+            .count(),
+        diagnostics: analysis.diagnostics,
+    })
+}

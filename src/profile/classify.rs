@@ -1,0 +1,567 @@
+//! Attribution of flame-graph width: each stack gets one category.
+//!
+//! The default rules are FORMATS.md §6 (HotSpot/JDK/glibc/kernel symbol
+//! names, validated on the fixtures) plus a few CPython stdlib frames for
+//! py-spy. Per stack, in this order:
+//!
+//! 1. thread anchors anywhere in the stack: JIT, then GC, then VM (a
+//!    VM-thread operation that is not GC is safepoint work);
+//! 2. otherwise the rule match nearest the leaf: safepoint (→ `vm`), lock
+//!    (→ `idle-wait` when the stack also waits in a thread pool for work), I/O;
+//! 3. otherwise application when a frame is business code (configured
+//!    prefixes/patterns; without any, every remaining stack), else other.
+//!
+//! Frames are matched after removing an annotation suffix `_[j]`, `_[k]`, …
+//! (FORMATS.md §5.1), and each distinct frame is matched once per profile.
+
+use std::collections::{BTreeMap, HashMap};
+
+use regex_lite::Regex;
+use serde::Serialize;
+
+use super::Profile;
+use crate::config::ProfileSettings;
+
+/// What a stack's width is spent on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    /// Business code (configured prefixes), or all remaining mutator work.
+    Application,
+    /// Garbage-collector threads and collections.
+    Gc,
+    /// JIT compiler threads.
+    Jit,
+    /// VM operations and safepoint synchronisation.
+    Vm,
+    /// Monitor enter, parking, mutexes.
+    Lock,
+    /// Socket and file reads/writes, polling.
+    Io,
+    /// Pool threads parked while waiting for work.
+    IdleWait,
+    /// Anything else (JVM/runtime internals, unmatched native code, empty stacks).
+    Other,
+}
+
+impl Category {
+    pub const ALL: [Category; 8] = [
+        Category::Application,
+        Category::Gc,
+        Category::Jit,
+        Category::Vm,
+        Category::Lock,
+        Category::Io,
+        Category::IdleWait,
+        Category::Other,
+    ];
+
+    /// The contract string (`application`, `idle-wait`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Application => "application",
+            Category::Gc => "gc",
+            Category::Jit => "jit",
+            Category::Vm => "vm",
+            Category::Lock => "lock",
+            Category::Io => "io",
+            Category::IdleWait => "idle-wait",
+            Category::Other => "other",
+        }
+    }
+
+    /// How the category is named in sentences and tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Category::Application => "application",
+            Category::Gc => "GC",
+            Category::Jit => "JIT",
+            Category::Vm => "VM/safepoint",
+            Category::Lock => "lock",
+            Category::Io => "I/O",
+            Category::IdleWait => "idle wait",
+            Category::Other => "other",
+        }
+    }
+}
+
+impl std::fmt::Display for Category {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// JIT compiler threads (thread anchor).
+const JIT: &[&str] = &[
+    r"^CompileBroker::(compiler_thread_loop|invoke_compiler_on_method)$",
+    r"^(C2Compiler|Compiler|JVMCICompiler)::compile_method$",
+    r"^Compile::Compile$",
+    r"^Compilation::Compilation$",
+    r"^\[?C[12] CompilerThre",
+];
+
+/// GC threads and collections (thread anchor).
+const GC: &[&str] = &[
+    r"^VM_(G1CollectForAllocation|G1CollectFull|G1Concurrent|G1PauseConcurrent|G1TryInitiateConcMark|GenCollectForAllocation|GenCollectFull|ParallelGCFailedAllocation|ParallelCollectForAllocation|ParallelGCSystemGC|CollectForMetadataAllocation|GC_Operation|ZOperation|Shenandoah\w*)::",
+    r"^(G1YoungCollector|G1FullCollector|G1ConcurrentMark(Thread)?|G1CMTask|G1ConcurrentRefine(Thread)?|G1PrimaryConcurrentRefineThread|G1YoungRemSetSamplingThread|G1ServiceThread|G1RemSet|G1ParScanThreadState|G1ParEvacuateFollowersClosure|G1EvacuateRegions(Base)?Task|G1RootProcessor|G1MergeHeapRootsTask|G1RebuildRemSetTask|G1ParCopyClosure<[^>]*>|G1ScanEvacuatedObjClosure)::",
+    r"^G1CollectedHeap::(do_collection_pause_at_safepoint\w*|do_full_collection\w*|evacuate_collection_set)$",
+    r"^(PSPromotionManager|PSScavenge|PSParallelCompact|ScavengeRootsTask|StealTask|GCTaskThread|DefNewGeneration|TenuredGeneration|MarkSweep|SerialFullGC|ConcurrentGCThread|ZDriver\w*|ZWorkers?|ZMark\w*|ZRelocate\w*|ShenandoahControlThread|ShenandoahConcurrentMark|CMSCollector)::",
+    r"^GenCollectedHeap::(do_collection|collect_generation|satisfy_failed_allocation)$",
+    r"^(GangWorker::loop|WorkerThread::run|AbstractGangWorker::run)$",
+];
+
+/// The VM thread (thread anchor): a non-GC VM operation is safepoint work.
+const VM: &[&str] = &[
+    r"^VMThread::(run|loop|inner_execute|evaluate_operation)$",
+    r"^VM_Operation::evaluate$",
+];
+
+/// Safepoint synchronisation in application threads (nearest the leaf → `vm`).
+const SAFEPOINT: &[&str] = &[
+    r"^(SafepointSynchronize|SafepointMechanism|ThreadSafepointState|HandshakeState)::\w+$",
+    r"^Handshake::execute$",
+];
+
+/// Lock waits (nearest the leaf).
+const LOCK: &[&str] = &[
+    r"^ObjectMonitor::(enter|EnterI|ReenterI|TrySpin|wait)$",
+    r"^ObjectSynchronizer::(enter|slow_enter|fast_enter|inflate|wait)$",
+    r"^InterpreterRuntime::monitorenter$",
+    r"^SharedRuntime::(complete_monitor_locking_C|monitor_enter_helper)$",
+    r"^Runtime1::monitorenter$",
+    r"^Unsafe_Park$",
+    r"^Parker::park$",
+    r"^JVM_MonitorWait$",
+    r"^(jdk/internal/misc|sun/misc)[/.]Unsafe\.park$",
+    r"^java[/.]util[/.]concurrent[/.]locks[/.](LockSupport\.park\w*|AbstractQueuedSynchronizer\.acquire\w*|ReentrantLock\$\w+\.lock)$",
+    r"^java[/.]lang[/.]Object\.wait0?$",
+    r"^(pthread_mutex_lock|__lll_lock_wait|pthread_rwlock_(rd|wr)lock|futex_wait\w*|__futex_abstimed_wait\w*|do_futex|__(x64|arm64)_sys_futex)$",
+    // CPython (py-spy frames `func (file:line)`): threading waits.
+    r"^(?:\w+\.)?(wait|acquire|_wait_for_tstate_lock) \((?:[^()]*/)?threading\.py(?::\d+)?\)$",
+];
+
+/// A lock wait inside these is a pool thread waiting for work (→ `idle-wait`).
+const IDLE_WAIT: &[&str] = &[
+    r"^java[/.]util[/.]concurrent[/.](ThreadPoolExecutor\.getTask|LinkedBlockingQueue\.(take|poll)|SynchronousQueue\.(take|poll)|ScheduledThreadPoolExecutor\$DelayedWorkQueue\.take|ForkJoinPool\.awaitWork)$",
+    r"^(?:\w+\.)?get \((?:[^()]*/)?queue\.py(?::\d+)?\)$",
+    r"^_worker \((?:[^()]*/)?concurrent/futures/thread\.py(?::\d+)?\)$",
+];
+
+/// Socket and file I/O (nearest the leaf).
+const IO: &[&str] = &[
+    r"^(epoll_wait|epoll_pwait2?|__GI_epoll_wait|do_epoll_wait|ep_poll|poll|__poll|ppoll|select|do_sys_poll)$",
+    r"^(read|__read|__libc_read|__GI___libc_read|pread64|__pread64|readv|write|__write|__libc_write|__GI___libc_write|pwrite64|writev|__writev|send|sendto|sendmsg|recv|recvfrom|recvmsg|__libc_(send|recv)|fsync|fdatasync)$",
+    r"^(sys_|ksys_|__x64_sys_|__arm64_sys_|__se_sys_|__do_sys_)(read|write|pread64|pwrite64|readv|writev|sendto|recvfrom|sendmsg|recvmsg|fsync|fdatasync|poll|ppoll|select|pselect6|epoll_wait|epoll_pwait)$",
+    r"^(vfs_read|vfs_write|tcp_sendmsg|tcp_recvmsg|sock_sendmsg|sock_recvmsg|inet_sendmsg|inet_recvmsg|sock_read_iter|sock_write_iter)$",
+    r"^sun[/.]nio[/.]ch[/.](EPoll\.wait|EPollArrayWrapper\.epollWait|KQueue\.poll|Net\.poll|SocketDispatcher\.\w+0|(Unix)?FileDispatcherImpl\.\w+0|NioSocketImpl\.(read|write|timedRead|park))$",
+    r"^sun/nio/ch/EPollArrayWrapper:\.epollWait$",
+    r"^java[/.]net[/.](SocketInputStream\.socketRead0|SocketOutputStream\.socketWrite0|PlainSocketImpl\.socketAccept)$",
+    r"^java[/.]io[/.](FileInputStream\.readBytes|FileOutputStream\.writeBytes|RandomAccessFile\.(read|write)Bytes)$",
+    r"^Java_(sun_nio_ch|java_net|java_io)_\w+$",
+    // CPython (py-spy, `Class.func (file:line)`): socket/selector calls of the stdlib.
+    r"^(?:\w+\.)?(select|poll|recv_into|recv|recvfrom|send|sendall|sendto|accept|readinto|readline|write|flush|connect) \((?:[^()]*/)?(socket|socketserver|selectors|ssl|_pyio)\.py(?::\d+)?\)$",
+];
+
+/// GC work inside application threads, reported as a separate share.
+const GC_IN_MUTATOR: &[&str] = &[
+    r"^G1CollectedHeap::attempt_allocation_(slow|at_safepoint)$",
+    r"^MemAllocator::allocate_outside_tlab$",
+    r"^(G1BarrierSet|G1BarrierSetRuntime)::",
+    r"^AccessInternal::PostRuntimeDispatch<G1BarrierSet",
+];
+
+// Per-frame flags, computed once per distinct frame.
+const F_JIT: u16 = 1;
+const F_GC: u16 = 1 << 1;
+const F_VM: u16 = 1 << 2;
+const F_SAFEPOINT: u16 = 1 << 3;
+const F_LOCK: u16 = 1 << 4;
+const F_IDLE: u16 = 1 << 5;
+const F_IO: u16 = 1 << 6;
+const F_GC_MUTATOR: u16 = 1 << 7;
+const F_APP: u16 = 1 << 8;
+
+/// The compiled rules: one alternation per category, compiled once.
+#[derive(Debug, Clone)]
+pub struct Classifier {
+    rules: Vec<(u16, Regex)>,
+    app_prefixes: Vec<String>,
+    app_patterns: Option<Regex>,
+}
+
+impl Classifier {
+    /// Compiles the default rules plus the configured ones. The error names
+    /// the offending setting.
+    pub fn new(settings: &ProfileSettings) -> Result<Classifier, String> {
+        let r = &settings.rules;
+        let lists: [(u16, &str, &[&str], &[String]); 8] = [
+            (F_JIT, "rules.jit", JIT, &r.jit),
+            (F_GC, "rules.gc", GC, &r.gc),
+            (F_VM, "rules.vm", VM, &r.vm),
+            (F_SAFEPOINT, "rules.safepoint", SAFEPOINT, &r.safepoint),
+            (F_LOCK, "rules.lock", LOCK, &r.lock),
+            (F_IDLE, "rules.idle_wait", IDLE_WAIT, &r.idle_wait),
+            (F_IO, "rules.io", IO, &r.io),
+            (
+                F_GC_MUTATOR,
+                "rules.gc_in_mutator",
+                GC_IN_MUTATOR,
+                &r.gc_in_mutator,
+            ),
+        ];
+        let mut rules = Vec::new();
+        for (flag, key, defaults, extra) in lists {
+            for pattern in extra {
+                Regex::new(pattern)
+                    .map_err(|e| format!("{key}: invalid regular expression {pattern:?}: {e}"))?;
+            }
+            let mut all: Vec<&str> = if settings.default_rules {
+                defaults.to_vec()
+            } else {
+                Vec::new()
+            };
+            all.extend(extra.iter().map(String::as_str));
+            if let Some(re) = alternation(&all).map_err(|e| format!("{key}: {e}"))? {
+                rules.push((flag, re));
+            }
+        }
+        for pattern in &settings.application_patterns {
+            Regex::new(pattern).map_err(|e| {
+                format!("application_patterns: invalid regular expression {pattern:?}: {e}")
+            })?;
+        }
+        let patterns: Vec<&str> = settings
+            .application_patterns
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let app_patterns =
+            alternation(&patterns).map_err(|e| format!("application_patterns: {e}"))?;
+        let app_prefixes = settings
+            .application_prefixes
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| p.replace('.', "/"))
+            .collect();
+        Ok(Classifier {
+            rules,
+            app_prefixes,
+            app_patterns,
+        })
+    }
+
+    /// Whether business code is configured (otherwise every unclaimed stack is application).
+    pub fn has_application_rules(&self) -> bool {
+        !self.app_prefixes.is_empty() || self.app_patterns.is_some()
+    }
+
+    fn frame_flags(&self, frame: &str) -> u16 {
+        let name = strip_annotation(frame);
+        let mut flags = 0;
+        for (flag, re) in &self.rules {
+            if re.is_match(name) {
+                flags |= flag;
+            }
+        }
+        if self.is_application(name) {
+            flags |= F_APP;
+        }
+        flags
+    }
+
+    fn is_application(&self, name: &str) -> bool {
+        if self
+            .app_patterns
+            .as_ref()
+            .is_some_and(|re| re.is_match(name))
+        {
+            return true;
+        }
+        if self.app_prefixes.is_empty() {
+            return false;
+        }
+        let slashed = name.replace('.', "/");
+        let python = python_qualified_name(name).map(|q| q.replace('.', "/"));
+        self.app_prefixes.iter().any(|p| {
+            slashed.starts_with(p.as_str())
+                || python.as_deref().is_some_and(|q| q.starts_with(p.as_str()))
+        })
+    }
+
+    /// Classifies every stack of a profile.
+    pub fn shares(&self, profile: &Profile) -> CategoryShares {
+        let mut cache: HashMap<&str, u16> = HashMap::new();
+        let mut weights: BTreeMap<Category, f64> = BTreeMap::new();
+        let mut gc_in_mutator = 0.0;
+        for (stack, &weight) in &profile.stacks {
+            let flags: Vec<u16> = stack
+                .split(';')
+                .map(|frame| {
+                    *cache
+                        .entry(frame)
+                        .or_insert_with(|| self.frame_flags(frame))
+                })
+                .collect();
+            let (category, in_mutator) = self.decide(&flags);
+            *weights.entry(category).or_insert(0.0) += weight;
+            if in_mutator {
+                gc_in_mutator += weight;
+            }
+        }
+        if profile.root_self > 0.0 {
+            *weights.entry(Category::Other).or_insert(0.0) += profile.root_self;
+        }
+        CategoryShares::from_weights(profile.total, &weights, gc_in_mutator)
+    }
+
+    /// The category of one stack given as `root;…;leaf`.
+    pub fn classify_stack(&self, stack: &str) -> Category {
+        let flags: Vec<u16> = stack.split(';').map(|f| self.frame_flags(f)).collect();
+        self.decide(&flags).0
+    }
+
+    /// (category, whether GC work runs inside this application thread).
+    fn decide(&self, flags: &[u16]) -> (Category, bool) {
+        let any = flags.iter().fold(0, |acc, f| acc | f);
+        if any & F_JIT != 0 {
+            return (Category::Jit, false);
+        }
+        if any & F_GC != 0 {
+            return (Category::Gc, false);
+        }
+        if any & F_VM != 0 {
+            return (Category::Vm, false);
+        }
+        let in_mutator = any & F_GC_MUTATOR != 0;
+        for f in flags.iter().rev() {
+            if f & F_SAFEPOINT != 0 {
+                return (Category::Vm, in_mutator);
+            }
+            if f & F_LOCK != 0 {
+                let category = if any & F_IDLE != 0 {
+                    Category::IdleWait
+                } else {
+                    Category::Lock
+                };
+                return (category, in_mutator);
+            }
+            if f & F_IO != 0 {
+                return (Category::Io, in_mutator);
+            }
+        }
+        let category = if !self.has_application_rules() || any & F_APP != 0 {
+            Category::Application
+        } else {
+            Category::Other
+        };
+        (category, in_mutator)
+    }
+}
+
+/// One alternation of anchored patterns, or `None` for an empty list.
+fn alternation(patterns: &[&str]) -> Result<Option<Regex>, String> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let joined = patterns
+        .iter()
+        .map(|p| format!("(?:{p})"))
+        .collect::<Vec<_>>()
+        .join("|");
+    Regex::new(&joined).map(Some).map_err(|e| e.to_string())
+}
+
+/// Removes an annotation suffix `_[j]`, `_[k]`, `_[0]`, … (`_\[[0-9a-z]\]$`).
+pub fn strip_annotation(frame: &str) -> &str {
+    let b = frame.as_bytes();
+    if b.len() >= 4
+        && b[b.len() - 4..b.len() - 2] == *b"_["
+        && b[b.len() - 1] == b']'
+        && (b[b.len() - 2].is_ascii_digit() || b[b.len() - 2].is_ascii_lowercase())
+    {
+        &frame[..frame.len() - 4]
+    } else {
+        frame
+    }
+}
+
+/// py-spy's `func (dir/module.py:line)` → `module.func`, so Python code can be
+/// named by module prefix like Java code by package.
+fn python_qualified_name(frame: &str) -> Option<String> {
+    let inner = frame.strip_suffix(')')?;
+    let open = inner.rfind(" (")?;
+    let func = &inner[..open];
+    let location = &inner[open + 2..];
+    let file = location.split(':').next()?;
+    let stem = file.rsplit(['/', '\\']).next()?.strip_suffix(".py")?;
+    Some(format!("{stem}.{func}"))
+}
+
+/// Category shares of one profile, in percent of its total weight.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CategoryShares {
+    pub total: f64,
+    /// Every category, in [`Category::ALL`] order, with its share in percent.
+    pub shares: Vec<(Category, f64)>,
+    /// Share of stacks (any category) that run GC work in the application
+    /// thread: slow-path allocation, barriers.
+    pub gc_in_mutator_pct: f64,
+}
+
+impl CategoryShares {
+    fn from_weights(
+        total: f64,
+        weights: &BTreeMap<Category, f64>,
+        gc_in_mutator: f64,
+    ) -> CategoryShares {
+        let pct = |w: f64| if total > 0.0 { 100.0 * w / total } else { 0.0 };
+        CategoryShares {
+            total,
+            shares: Category::ALL
+                .iter()
+                .map(|c| (*c, pct(weights.get(c).copied().unwrap_or(0.0))))
+                .collect(),
+            gc_in_mutator_pct: pct(gc_in_mutator),
+        }
+    }
+
+    /// The share of one category, in percent.
+    pub fn pct(&self, category: Category) -> f64 {
+        self.shares
+            .iter()
+            .find(|(c, _)| *c == category)
+            .map(|(_, p)| *p)
+            .unwrap_or(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classifier(prefixes: &[&str]) -> Classifier {
+        let settings = ProfileSettings {
+            application_prefixes: prefixes.iter().map(|s| s.to_string()).collect(),
+            ..ProfileSettings::default()
+        };
+        Classifier::new(&settings).unwrap()
+    }
+
+    #[test]
+    fn thread_anchors_win_over_leaf_rules() {
+        let c = classifier(&[]);
+        // G1 barrier code inside a compiler thread is JIT work (FORMATS.md §6 pitfall a).
+        assert_eq!(
+            c.classify_stack(
+                "thread_native_entry;CompileBroker::compiler_thread_loop;G1BarrierSetC2::expand"
+            ),
+            Category::Jit
+        );
+        assert_eq!(
+            c.classify_stack("VMThread::run;VM_GenCollectForAllocation::doit;pthread_mutex_lock"),
+            Category::Gc
+        );
+        assert_eq!(
+            c.classify_stack("VMThread::run;VM_Deoptimize::doit"),
+            Category::Vm
+        );
+    }
+
+    #[test]
+    fn nearest_leaf_match_decides_application_threads() {
+        let c = classifier(&["com.acme."]);
+        assert_eq!(
+            c.classify_stack("java/lang/Thread.run;com/acme/Orders.list;java/util/HashMap.get"),
+            Category::Application
+        );
+        assert_eq!(
+            c.classify_stack("java/lang/Thread.run;com/acme/Orders.list;java/net/SocketInputStream.socketRead0_[j]"),
+            Category::Io
+        );
+        assert_eq!(
+            c.classify_stack("java/lang/Thread.run;com/acme/Orders.list;ObjectMonitor::enter"),
+            Category::Lock
+        );
+        assert_eq!(
+            c.classify_stack(
+                "java/lang/Thread.run;java/util/concurrent/ThreadPoolExecutor.getTask;java/util/concurrent/locks/LockSupport.park"
+            ),
+            Category::IdleWait
+        );
+        assert_eq!(
+            c.classify_stack("java/lang/Thread.run;java/util/HashMap.get"),
+            Category::Other
+        );
+        assert_eq!(
+            c.classify_stack("start_thread;SafepointSynchronize::block"),
+            Category::Vm
+        );
+    }
+
+    #[test]
+    fn without_prefixes_unclaimed_stacks_are_application() {
+        let c = classifier(&[]);
+        assert_eq!(
+            c.classify_stack("java/lang/Thread.run;java/util/HashMap.get"),
+            Category::Application
+        );
+    }
+
+    #[test]
+    fn python_frames_answer_to_module_prefixes() {
+        let c = classifier(&["orders_service."]);
+        assert_eq!(
+            c.classify_stack("<module> (orders_service.py:90);handle (/srv/app/orders_service.py:41);slow_scan (/srv/app/orders_service.py:20)"),
+            Category::Application
+        );
+        assert_eq!(
+            c.classify_stack("serve_forever (socketserver.py:235);select (selectors.py:415)"),
+            Category::Io
+        );
+        assert_eq!(
+            c.classify_stack(
+                "Handler.do_GET (orders_service.py:58);_SocketWriter.write (socketserver.py:834)"
+            ),
+            Category::Io
+        );
+        assert_eq!(
+            c.classify_stack("Thread.start (threading.py:964);Condition.wait (threading.py:327)"),
+            Category::Lock
+        );
+        assert_eq!(
+            c.classify_stack("serve_forever (socketserver.py:235)"),
+            Category::Other
+        );
+    }
+
+    #[test]
+    fn annotation_suffixes_are_stripped() {
+        assert_eq!(strip_annotation("vfs_read_[k]"), "vfs_read");
+        assert_eq!(strip_annotation("Foo.bar_[j]"), "Foo.bar");
+        assert_eq!(strip_annotation("[unknown]"), "[unknown]");
+        assert_eq!(strip_annotation("_[k]"), "");
+    }
+
+    #[test]
+    fn bad_extra_rule_names_the_key() {
+        let mut settings = ProfileSettings::default();
+        settings.rules.lock.push("(unclosed".to_string());
+        let err = Classifier::new(&settings).unwrap_err();
+        assert!(err.contains("rules.lock"), "{err}");
+    }
+
+    #[test]
+    fn extra_rules_and_disabled_defaults() {
+        let mut settings = ProfileSettings::default();
+        settings.rules.gc.push(r"^my_gc_thread$".to_string());
+        let c = Classifier::new(&settings).unwrap();
+        assert_eq!(c.classify_stack("my_gc_thread;work"), Category::Gc);
+        settings.default_rules = false;
+        let c = Classifier::new(&settings).unwrap();
+        assert_eq!(
+            c.classify_stack("GangWorker::loop;x"),
+            Category::Application
+        );
+        assert_eq!(c.classify_stack("my_gc_thread;work"), Category::Gc);
+    }
+}

@@ -1,0 +1,144 @@
+//! Folded/collapsed stacks: `root;…;leaf<whitespace><count>` per line.
+//!
+//! The count is the token after the *last* run of whitespace (frames may hold
+//! spaces: C++ signatures, py-spy's `func (file:line)`), and may be fractional
+//! as in flamegraph.pl's `^(.*)\s+?(\d+(?:\.\d*)?)$`. A second trailing number
+//! makes a differential line `stack before after`; like flamegraph.pl, the
+//! width is then the second (after) count. Duplicate stacks are summed.
+
+use std::path::Path;
+
+use super::{Profile, ProfileFormat};
+use crate::error::Error;
+
+/// How many skipped lines are named one by one before the rest are counted.
+const NAMED_SKIPS: usize = 5;
+
+/// Parses folded text (already decoded). Lines starting with `#` or `//` are
+/// comments; other lines without a trailing count are skipped and warned
+/// about. An input with lines but no valid one is an error; an empty input is
+/// an empty profile.
+pub fn parse_folded(text: &str, path: &Path, kind: &str) -> Result<Profile, Error> {
+    let mut profile = Profile::empty(kind, ProfileFormat::Folded);
+    let mut differential = 0usize;
+    let mut first_bad: Option<u64> = None;
+    let mut valid = 0usize;
+    for (index, raw) in text.split('\n').enumerate() {
+        let line = raw.trim_end_matches('\r').trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("//") {
+            continue;
+        }
+        let line_no = index as u64 + 1;
+        if is_count(line) {
+            // A count with an empty stack (py-spy writes these for samples
+            // without Python frames): weight of the root itself.
+            valid += 1;
+            profile.add("", line.parse().unwrap_or(0.0));
+            continue;
+        }
+        match parse_line(line) {
+            Some(parsed) => {
+                valid += 1;
+                if parsed.before.is_some() {
+                    differential += 1;
+                }
+                profile.add(parsed.stack, parsed.count);
+            }
+            None => {
+                profile.skipped += 1;
+                first_bad.get_or_insert(line_no);
+                if profile.skipped <= NAMED_SKIPS {
+                    profile.warnings.push(format!(
+                        "line {line_no}: skipped, not `stack count`: {}",
+                        shorten(line)
+                    ));
+                }
+            }
+        }
+    }
+    if profile.skipped > NAMED_SKIPS {
+        profile.warnings.push(format!(
+            "{} more invalid lines skipped",
+            profile.skipped - NAMED_SKIPS
+        ));
+    }
+    if valid == 0 {
+        if let Some(line) = first_bad {
+            return Err(Error::at(
+                path,
+                Some(line),
+                "not a profile: no `root;…;leaf count` line (folded stacks), no perf script event, \
+                 no async-profiler HTML and no speedscope JSON found",
+            ));
+        }
+        profile
+            .warnings
+            .push("empty profile: no samples".to_string());
+    }
+    if differential > 0 {
+        profile.warnings.push(format!(
+            "{differential} differential lines (`stack before after`): widths taken from the after count"
+        ));
+    }
+    Ok(profile)
+}
+
+pub(super) struct Line<'a> {
+    pub stack: &'a str,
+    pub count: f64,
+    pub before: Option<f64>,
+}
+
+/// Splits `stack count` (or `stack before after`) at the last whitespace.
+pub(super) fn parse_line(line: &str) -> Option<Line<'_>> {
+    let (rest, count) = split_count(line)?;
+    if let Some((stack, before)) = split_count(rest)
+        && !stack.is_empty()
+    {
+        return Some(Line {
+            stack,
+            count,
+            before: Some(before),
+        });
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    Some(Line {
+        stack: rest,
+        count,
+        before: None,
+    })
+}
+
+/// `(text before the count, count)` when `line` ends in whitespace + a count.
+fn split_count(line: &str) -> Option<(&str, f64)> {
+    let at = line.rfind(|c: char| c.is_whitespace())?;
+    let token = &line[at + 1..];
+    if !is_count(token) {
+        return None;
+    }
+    let count: f64 = token.parse().ok()?;
+    Some((line[..at].trim_end(), count))
+}
+
+/// `\d+(\.\d*)?`, as flamegraph.pl accepts.
+fn is_count(token: &str) -> bool {
+    let (int, frac) = match token.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (token, ""),
+    };
+    !int.is_empty()
+        && int.bytes().all(|b| b.is_ascii_digit())
+        && frac.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn shorten(line: &str) -> String {
+    const MAX: usize = 80;
+    if line.chars().count() <= MAX {
+        line.to_string()
+    } else {
+        let cut: String = line.chars().take(MAX).collect();
+        format!("{cut}…")
+    }
+}

@@ -1,0 +1,129 @@
+//! `perf script` text, collapsed with inferno's `collapse::perf` (a port of
+//! FlameGraph's stackcollapse-perf.pl): only the first event type is kept,
+//! samples are weighted by period when there is one, `[unknown]` frames get
+//! their DSO name.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use inferno::collapse::Collapse;
+use inferno::collapse::perf::{Folder, Options};
+
+use super::{Profile, ProfileFormat, folded};
+use crate::error::Error;
+
+/// The collapse options perfdash exposes (a subset of inferno's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerfOptions {
+    /// `_[j]` on JIT frames (`/tmp/perf-<pid>.map`).
+    pub annotate_jit: bool,
+    /// `_[k]` on kernel frames.
+    pub annotate_kernel: bool,
+    /// `comm-pid` root frames.
+    pub include_pid: bool,
+    /// `comm-pid/tid` root frames.
+    pub include_tid: bool,
+    /// Raw addresses for unknown symbols.
+    pub include_addrs: bool,
+}
+
+impl PerfOptions {
+    /// What ingest uses: FlameGraph's `--all` (annotate JIT and kernel frames),
+    /// so kernel and JIT frames are visible in the graph and classification
+    /// can tell them apart.
+    pub const INGEST: PerfOptions = PerfOptions {
+        annotate_jit: true,
+        annotate_kernel: true,
+        include_pid: false,
+        include_tid: false,
+        include_addrs: false,
+    };
+
+    /// inferno's defaults (no annotations).
+    pub const PLAIN: PerfOptions = PerfOptions {
+        annotate_jit: false,
+        annotate_kernel: false,
+        include_pid: false,
+        include_tid: false,
+        include_addrs: false,
+    };
+}
+
+/// Collapses `perf script` text into folded lines.
+pub fn collapse_perf(text: &str, options: PerfOptions) -> std::io::Result<String> {
+    let mut opts = Options::default();
+    opts.annotate_jit = options.annotate_jit;
+    opts.annotate_kernel = options.annotate_kernel;
+    opts.include_pid = options.include_pid;
+    opts.include_tid = options.include_tid;
+    opts.include_addrs = options.include_addrs;
+    // One thread: the output order then does not depend on scheduling, and
+    // perfdash already parallelises across files.
+    opts.nthreads = 1;
+    let mut folder = Folder::from(opts);
+    let mut out = Vec::new();
+    folder.collapse(Cursor::new(text.as_bytes()), &mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Whether the text starts like `perf script` output: an event line followed
+/// by an indented stack line (inferno's own check).
+pub(super) fn looks_like_perf_script(text: &str) -> bool {
+    let head = match text.char_indices().nth(64 * 1024) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    };
+    Folder::default().is_applicable(head) == Some(true)
+}
+
+pub(super) fn parse(text: &str, path: &Path, kind: &str) -> Result<Profile, Error> {
+    let folded_text = collapse_perf(text, PerfOptions::INGEST).map_err(|e| {
+        Error::at(
+            path,
+            None,
+            format!("perf script could not be collapsed: {e}"),
+        )
+    })?;
+    let mut profile = folded::parse_folded(&folded_text, path, kind)?;
+    profile.format = ProfileFormat::PerfScript;
+    if profile.total == 0.0 {
+        profile
+            .warnings
+            .push("perf script without any complete sample".to_string());
+    }
+    Ok(profile)
+}
+
+/// Collapses DTrace `ustack()`/`stack()` aggregation output into folded lines
+/// (inferno's `collapse::dtrace`, a port of stackcollapse.pl).
+pub fn collapse_dtrace(text: &str) -> std::io::Result<String> {
+    let mut opts = inferno::collapse::dtrace::Options::default();
+    opts.nthreads = 1;
+    let mut folder = inferno::collapse::dtrace::Folder::from(opts);
+    let mut out = Vec::new();
+    folder.collapse(Cursor::new(text.as_bytes()), &mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Whether the text looks like DTrace aggregation output (stack lines with
+/// `` module`function `` after a blank line, then a count).
+pub(super) fn looks_like_dtrace(text: &str) -> bool {
+    let head = match text.char_indices().nth(64 * 1024) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    };
+    inferno::collapse::dtrace::Folder::default().is_applicable(head) == Some(true)
+}
+
+pub(super) fn parse_dtrace(text: &str, path: &Path, kind: &str) -> Result<Profile, Error> {
+    let folded_text = collapse_dtrace(text).map_err(|e| {
+        Error::at(
+            path,
+            None,
+            format!("DTrace output could not be collapsed: {e}"),
+        )
+    })?;
+    let mut profile = folded::parse_folded(&folded_text, path, kind)?;
+    profile.format = ProfileFormat::Dtrace;
+    Ok(profile)
+}

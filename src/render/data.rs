@@ -1,0 +1,228 @@
+//! Machine-readable outputs: `data/analysis.json` (the contract documented
+//! in `docs/data-contract.md`) and per-endpoint CSV downloads.
+//!
+//! The field names and verdict strings here are a public contract: add
+//! fields freely, never rename or remove one without bumping
+//! `schema_version`.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+
+use super::Slugs;
+use std::collections::BTreeMap;
+
+use crate::analyse::alarms::{Alarm, PolicyStats, Regression};
+use crate::analyse::attribution::ProfileAnalysis;
+use crate::analyse::changepoint::LevelShift;
+use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, Policy, RunPoint};
+use crate::config::{AlarmSettings, AnalysisSettings};
+use crate::error::{Diagnostic, Error};
+use crate::model::Round;
+
+/// Bumped on any incompatible change to `analysis.json`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct AnalysisJson<'a> {
+    schema_version: u32,
+    generator: String,
+    settings: &'a AnalysisSettings,
+    runs: Vec<RunJson<'a>>,
+    endpoints: Vec<EndpointJson<'a>>,
+    diagnostics: &'a [Diagnostic],
+    /// Issue 5: every policy's alarms, side by side.
+    alarm_settings: &'a AlarmSettings,
+    policies: Vec<PolicyJson>,
+    alarms: &'a [Alarm],
+    alarm_totals: &'a BTreeMap<Policy, PolicyStats>,
+    regressions: &'a [Regression],
+    alarm_weeks: f64,
+    environment_changes: &'a [EnvironmentChange],
+}
+
+#[derive(Serialize)]
+struct PolicyJson {
+    name: &'static str,
+    summary: &'static str,
+}
+
+#[derive(Serialize)]
+struct RunJson<'a> {
+    id: &'a str,
+    slug: &'a str,
+    started_at: String,
+    commit: Option<&'a str>,
+    branch: Option<&'a str>,
+    release: Option<&'a str>,
+    notes: Option<&'a str>,
+    incomplete: bool,
+    problems: &'a [String],
+    load: &'a BTreeMap<String, String>,
+    environment: &'a BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+struct EndpointJson<'a> {
+    id: &'a str,
+    name: &'a str,
+    slug: &'a str,
+    threshold_ratio: f64,
+    runs: Vec<PointJson<'a>>,
+    policies: Option<&'a BTreeMap<Policy, PolicyStats>>,
+    /// Issue 6: level shifts found by change-point detection.
+    change_points: &'a [LevelShift],
+}
+
+#[derive(Serialize)]
+struct PointJson<'a> {
+    run: &'a str,
+    started_at: String,
+    round_p99_ms: &'a [f64],
+    median_p99_ms: f64,
+    baseline_p99_ms: Option<f64>,
+    ratio: Option<f64>,
+    verdict: &'static str,
+    baseline_runs: &'a [String],
+    not_comparable: Option<&'a str>,
+    rounds: &'a [Round],
+    /// Issue 4: flame-graph profiles, their category shares, the change
+    /// against the baseline's profile and, on regressions, the attribution.
+    profiles: &'a [ProfileAnalysis],
+}
+
+fn timestamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn point_json(p: &RunPoint) -> PointJson<'_> {
+    PointJson {
+        run: &p.run,
+        started_at: timestamp(p.started_at),
+        round_p99_ms: &p.round_p99_ms,
+        median_p99_ms: p.median_p99_ms,
+        baseline_p99_ms: p.baseline_p99_ms,
+        ratio: p.ratio,
+        verdict: p.verdict.as_str(),
+        baseline_runs: &p.baseline_runs,
+        not_comparable: p.not_comparable.as_deref(),
+        rounds: &p.rounds,
+        profiles: &p.profiles,
+    }
+}
+
+/// `data/analysis.json`, pretty-printed (diff-friendly, and gzip makes
+/// the whitespace nearly free on any static host).
+pub fn analysis_json(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Error> {
+    let doc = AnalysisJson {
+        schema_version: SCHEMA_VERSION,
+        generator: format!("perfdash {}", env!("CARGO_PKG_VERSION")),
+        settings: &analysis.settings.analysis,
+        runs: analysis
+            .runs
+            .iter()
+            .map(|r| RunJson {
+                id: &r.id,
+                slug: slugs.run(&r.id),
+                started_at: timestamp(r.started_at),
+                commit: r.meta.commit.as_deref(),
+                branch: r.meta.branch.as_deref(),
+                release: r.meta.release.as_deref(),
+                notes: r.meta.notes.as_deref(),
+                incomplete: !r.problems.is_empty(),
+                problems: &r.problems,
+                load: &r.meta.load,
+                environment: &r.meta.environment,
+            })
+            .collect(),
+        endpoints: analysis
+            .endpoints
+            .iter()
+            .map(|e| EndpointJson {
+                id: &e.id,
+                name: &e.name,
+                slug: slugs.endpoint(&e.id),
+                threshold_ratio: e.threshold_ratio,
+                runs: e.points.iter().map(point_json).collect(),
+                policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
+                change_points: &e.change_points,
+            })
+            .collect(),
+        diagnostics: &analysis.diagnostics,
+        alarm_settings: &analysis.settings.alarms,
+        policies: Policy::ALL
+            .iter()
+            .map(|p| PolicyJson {
+                name: p.name(),
+                summary: p.summary(),
+            })
+            .collect(),
+        alarms: &analysis.alarms.alarms,
+        alarm_totals: &analysis.alarms.totals,
+        regressions: &analysis.alarms.regressions,
+        alarm_weeks: analysis.alarms.weeks,
+        environment_changes: &analysis.environment_changes,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&doc)
+        .map_err(|e| Error::Internal(format!("analysis.json: {e}")))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// A CSV cell that a spreadsheet would run as a formula (`=`, `+`, `-`,
+/// `@`, tab, CR) is prefixed with `'`, the usual defence; numbers are
+/// written by perfdash itself and never need it.
+pub fn csv_safe(cell: &str) -> String {
+    match cell.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}"),
+        _ => cell.to_string(),
+    }
+}
+
+/// One endpoint's history as CSV: one row per run.
+pub fn endpoint_csv(endpoint: &EndpointAnalysis) -> Result<Vec<u8>, Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let err = |e: csv::Error| Error::Internal(format!("CSV for {}: {e}", endpoint.id));
+    w.write_record([
+        "endpoint",
+        "run",
+        "started_at",
+        "rounds",
+        "round_p99_ms",
+        "median_p99_ms",
+        "baseline_p99_ms",
+        "ratio",
+        "verdict",
+    ])
+    .map_err(err)?;
+    for p in &endpoint.points {
+        let rounds: Vec<String> = p.round_p99_ms.iter().map(|v| v.to_string()).collect();
+        w.write_record([
+            csv_safe(&endpoint.id),
+            csv_safe(&p.run),
+            timestamp(p.started_at),
+            p.rounds.len().to_string(),
+            rounds.join(";"),
+            p.median_p99_ms.to_string(),
+            p.baseline_p99_ms.map(|b| b.to_string()).unwrap_or_default(),
+            p.ratio.map(|r| r.to_string()).unwrap_or_default(),
+            p.verdict.as_str().to_string(),
+        ])
+        .map_err(err)?;
+    }
+    w.into_inner()
+        .map_err(|e| Error::Internal(format!("CSV for {}: {e}", endpoint.id)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formula_cells_are_defused() {
+        assert_eq!(csv_safe("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+        assert_eq!(csv_safe("+1"), "'+1");
+        assert_eq!(csv_safe("-2"), "'-2");
+        assert_eq!(csv_safe("@SUM"), "'@SUM");
+        assert_eq!(csv_safe("order-list"), "order-list");
+    }
+}

@@ -1,0 +1,286 @@
+//! Flame-graph pages: one per profile (endpoint × run × kind), with the
+//! interactive SVG, the category shares against the baseline's profile, the
+//! attribution of a regression, a differential SVG and the frames that grew.
+//!
+//! ```text
+//! flame/<endpoint-slug>/<run-slug>.<kind>.html       the page
+//! flame/<endpoint-slug>/<run-slug>.<kind>.svg        flame graph (search, zoom)
+//! flame/<endpoint-slug>/<run-slug>.<kind>.diff.svg   differential against the baseline
+//! ```
+
+use askama::Template;
+
+use super::flame::{diff_svg, flame_svg};
+use super::{Site, Slugs};
+use crate::analyse::attribution::{GROWN_FRAMES, ProfileAnalysis};
+use crate::analyse::{Analysis, EndpointAnalysis, RunPoint};
+use crate::error::Error;
+use crate::profile::Category;
+
+/// A link from an endpoint or run page to one flame page.
+#[derive(Debug, Clone)]
+pub struct FlameLink {
+    pub kind: String,
+    pub href: String,
+    /// The attribution line on a regressed run, else empty.
+    pub attribution: String,
+    /// `code-regression`, `gc-lock`, `inconclusive` or empty (for CSS).
+    pub attribution_key: &'static str,
+}
+
+/// The site path of a profile's page without the extension.
+fn base_path(slugs: &Slugs, endpoint: &str, run: &str, kind: &str) -> String {
+    format!(
+        "flame/{}/{}.{kind}",
+        slugs.endpoint(endpoint),
+        slugs.run(run)
+    )
+}
+
+/// Links to the flame pages of one endpoint in one run, from a page at `root`.
+pub fn flame_links(
+    p: &RunPoint,
+    e: &EndpointAnalysis,
+    slugs: &Slugs,
+    root: &str,
+) -> Vec<FlameLink> {
+    p.profiles
+        .iter()
+        .map(|pa| FlameLink {
+            kind: pa.kind.clone(),
+            href: format!("{root}{}.html", base_path(slugs, &e.id, &p.run, &pa.kind)),
+            attribution: pa
+                .attribution
+                .as_ref()
+                .map(|a| a.summary.clone())
+                .unwrap_or_default(),
+            attribution_key: pa
+                .attribution
+                .as_ref()
+                .map(|a| a.kind.as_str())
+                .unwrap_or(""),
+        })
+        .collect()
+}
+
+pub struct ShareRow {
+    pub category: &'static str,
+    pub key: &'static str,
+    pub share: String,
+    pub baseline: String,
+    pub delta: String,
+    /// `up`, `down` or empty, for styling changes of at least 1 point.
+    pub direction: &'static str,
+}
+
+pub struct GrowthRow {
+    pub frame: String,
+    pub self_before: String,
+    pub self_after: String,
+    pub self_delta: String,
+    pub total_before: String,
+    pub total_after: String,
+    pub total_delta: String,
+}
+
+#[derive(Template)]
+#[template(path = "flame.html")]
+pub struct FlamePage {
+    pub root: &'static str,
+    pub endpoint: String,
+    pub endpoint_href: String,
+    pub run: String,
+    pub run_href: String,
+    pub kind: String,
+    pub verdict: &'static str,
+    pub format: &'static str,
+    pub source: String,
+    pub total: String,
+    pub units: String,
+    pub svg_href: String,
+    pub diff_href: String,
+    pub baseline_run: String,
+    pub baseline_href: String,
+    pub baseline_source: String,
+    pub attribution: String,
+    pub attribution_key: &'static str,
+    pub shares: Vec<ShareRow>,
+    pub gc_in_mutator: String,
+    pub grown: Vec<GrowthRow>,
+    pub grown_limit: usize,
+    pub min_width: String,
+}
+
+fn pct(v: f64) -> String {
+    format!("{v:.1}%")
+}
+
+fn pts(v: f64) -> String {
+    format!("{v:+.1}")
+}
+
+fn total(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        let digits = format!("{}", v as i64);
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 && c != '-' {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Renders every profile's page and SVGs into the site.
+pub fn render_flame_pages(
+    analysis: &Analysis,
+    slugs: &Slugs,
+    site: &mut Site,
+) -> Result<(), Error> {
+    let min_width = analysis.settings.profiles.min_width_pct;
+    for e in &analysis.endpoints {
+        for p in &e.points {
+            for pa in &p.profiles {
+                render_one(slugs, site, e, p, pa, min_width)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn render_one(
+    slugs: &Slugs,
+    site: &mut Site,
+    e: &EndpointAnalysis,
+    p: &RunPoint,
+    pa: &ProfileAnalysis,
+    min_width: f64,
+) -> Result<(), Error> {
+    let root = "../../";
+    let base = base_path(slugs, &e.id, &p.run, &pa.kind);
+    let file = |suffix: &str| {
+        let stem = base.rsplit('/').next().unwrap_or(&base);
+        format!("{stem}{suffix}")
+    };
+    let title = format!("{} · run {} · {} profile", e.name, p.run, pa.kind);
+    let subtitle = format!(
+        "{} · {} {} · {}",
+        pa.format.describe(),
+        total(pa.total),
+        pa.units,
+        pa.source
+    );
+    site.insert(
+        &format!("{base}.svg"),
+        flame_svg(&pa.profile, &title, &subtitle, min_width)?,
+    );
+
+    let (mut diff_href, mut baseline_run, mut baseline_href, mut baseline_source) =
+        (String::new(), String::new(), String::new(), String::new());
+    if let Some(b) = &pa.baseline {
+        let diff_title = format!(
+            "{} · run {} against run {} · {} profile",
+            e.name, p.run, b.run, pa.kind
+        );
+        let diff_subtitle =
+            "width: this run · red: grew, blue: shrank (baseline scaled to the same total)";
+        if pa.profile.total > 0.0 && b.profile.total > 0.0 {
+            site.insert(
+                &format!("{base}.diff.svg"),
+                diff_svg(
+                    &b.profile,
+                    &pa.profile,
+                    &diff_title,
+                    diff_subtitle,
+                    min_width,
+                )?,
+            );
+            diff_href = file(".diff.svg");
+        }
+        baseline_run = b.run.clone();
+        baseline_href = format!("{}.{}.html", slugs.run(&b.run), pa.kind);
+        baseline_source = b.source.clone();
+    }
+
+    let shares = Category::ALL
+        .iter()
+        .map(|&c| {
+            let share = pa.shares.get(&c).copied().unwrap_or(0.0);
+            let change = pa
+                .baseline
+                .as_ref()
+                .and_then(|b| b.changes.iter().find(|x| x.category == c));
+            ShareRow {
+                category: c.label(),
+                key: c.as_str(),
+                share: pct(share),
+                baseline: change.map(|x| pct(x.baseline_pct)).unwrap_or_default(),
+                delta: change.map(|x| pts(x.delta_pts)).unwrap_or_default(),
+                direction: match change.map(|x| x.delta_pts) {
+                    Some(d) if d >= 1.0 => "up",
+                    Some(d) if d <= -1.0 => "down",
+                    _ => "",
+                },
+            }
+        })
+        .collect();
+    let grown = pa
+        .grown_frames
+        .iter()
+        .map(|g| GrowthRow {
+            frame: g.frame.clone(),
+            self_before: pct(g.self_before_pct),
+            self_after: pct(g.self_after_pct),
+            self_delta: pts(g.self_delta_pts()),
+            total_before: pct(g.total_before_pct),
+            total_after: pct(g.total_after_pct),
+            total_delta: pts(g.total_delta_pts()),
+        })
+        .collect();
+    let page = FlamePage {
+        root,
+        endpoint: e.name.clone(),
+        endpoint_href: format!("{root}endpoints/{}.html", slugs.endpoint(&e.id)),
+        run: p.run.clone(),
+        run_href: format!(
+            "{root}runs/{}.html#{}",
+            slugs.run(&p.run),
+            slugs.endpoint(&e.id)
+        ),
+        kind: pa.kind.clone(),
+        verdict: p.verdict.as_str(),
+        format: pa.format.describe(),
+        source: pa.source.clone(),
+        total: total(pa.total),
+        units: pa.units.clone(),
+        svg_href: file(".svg"),
+        diff_href,
+        baseline_run,
+        baseline_href,
+        baseline_source,
+        attribution: pa
+            .attribution
+            .as_ref()
+            .map(|a| a.summary.clone())
+            .unwrap_or_default(),
+        attribution_key: pa
+            .attribution
+            .as_ref()
+            .map(|a| a.kind.as_str())
+            .unwrap_or(""),
+        shares,
+        gc_in_mutator: pct(pa.gc_in_mutator_pct),
+        grown,
+        grown_limit: GROWN_FRAMES,
+        min_width: format!("{min_width}%"),
+    };
+    let html = page
+        .render()
+        .map_err(|err| Error::Internal(format!("flame page for {} in {}: {err}", e.id, p.run)))?;
+    site.insert(&format!("{base}.html"), html.into_bytes());
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! Display formatting in one place: templates get ready-made strings.
+
+use chrono::{DateTime, Utc};
+
+/// Milliseconds with three significant digits, never scientific.
+pub fn ms(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+pub fn opt_ms(v: Option<f64>) -> String {
+    v.map(ms).unwrap_or_else(|| "–".into())
+}
+
+/// A ratio as `×1.23`.
+pub fn ratio(r: Option<f64>) -> String {
+    r.map(|r| format!("×{r:.2}")).unwrap_or_else(|| "–".into())
+}
+
+/// A ratio as a signed change, `+23.0%`.
+pub fn change(r: Option<f64>) -> String {
+    r.map(|r| format!("{:+.1}%", (r - 1.0) * 100.0))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// A share 0..=1 as a percentage.
+pub fn percent(v: Option<f64>) -> String {
+    v.map(|v| {
+        if v > 0.0 && v < 0.001 {
+            "<0.1%".to_string()
+        } else {
+            format!("{:.1}%", v * 100.0)
+        }
+    })
+    .unwrap_or_else(|| "–".into())
+}
+
+pub fn rate(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}/s")).unwrap_or_else(|| "–".into())
+}
+
+pub fn count(v: Option<u64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "–".into())
+}
+
+pub fn date(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d").to_string()
+}
+
+pub fn datetime(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(ms(1234.5), "1234");
+        assert_eq!(ms(54.957), "55.0");
+        assert_eq!(ms(4.4111), "4.41");
+        assert_eq!(ms(0.25), "0.250");
+        assert_eq!(ratio(Some(1.2345)), "×1.23");
+        assert_eq!(change(Some(1.2345)), "+23.4%");
+        assert_eq!(change(Some(0.9)), "-10.0%");
+        assert_eq!(percent(Some(0.0004)), "<0.1%");
+        assert_eq!(percent(Some(0.0)), "0.0%");
+    }
+}

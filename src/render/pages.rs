@@ -1,0 +1,455 @@
+//! HTML pages. Each `*Page` struct is the askama template of the same
+//! name in `templates/`; its fields are display-ready strings made with
+//! `super::format`, so templates hold no logic beyond loops and ifs.
+//! Every string from data is escaped by askama; chart SVG (marked `|safe`)
+//! escapes its own text in `super::charts`.
+
+use askama::Template;
+
+use super::charts::{PointInfo, sparkline, trend_chart};
+use super::flame_pages::{FlameLink, flame_links};
+use super::{Site, Slugs, format as f};
+use crate::analyse::{Analysis, EndpointAnalysis, RunPoint, Verdict};
+use crate::error::Error;
+use crate::model::Round;
+
+/// Sparkline length on the overview: about four months at three runs a week.
+const SPARK_RUNS: usize = 52;
+
+pub struct VerdictView {
+    /// The contract string, also the CSS class suffix.
+    pub key: &'static str,
+    /// Sort key: regressions first.
+    pub rank: u8,
+}
+
+impl From<Verdict> for VerdictView {
+    fn from(v: Verdict) -> Self {
+        let rank = match v {
+            Verdict::Regression => 0,
+            Verdict::Insufficient => 1,
+            Verdict::NoBaseline => 2,
+            Verdict::Improvement => 3,
+            Verdict::Ok => 4,
+        };
+        VerdictView {
+            key: v.as_str(),
+            rank,
+        }
+    }
+}
+
+pub struct EndpointRow {
+    pub name: String,
+    pub id: String,
+    pub href: String,
+    pub latest_run: String,
+    pub latest_run_href: String,
+    pub latest_date: String,
+    pub median: String,
+    pub median_raw: f64,
+    pub baseline: String,
+    pub ratio: String,
+    pub ratio_raw: f64,
+    pub change: String,
+    pub verdict: VerdictView,
+    pub runs: usize,
+    pub regressions: usize,
+    pub spark: String,
+}
+
+#[derive(Template)]
+#[template(path = "index.html")]
+pub struct IndexPage {
+    pub root: &'static str,
+    pub rows: Vec<EndpointRow>,
+    pub run_count: usize,
+    pub first_date: String,
+    pub last_date: String,
+    pub latest_run: String,
+    pub latest_run_href: String,
+    pub latest_regressions: usize,
+    pub settings_line: String,
+    pub diagnostics: Vec<String>,
+}
+
+pub struct PointRow {
+    pub run: String,
+    pub run_href: String,
+    pub date: String,
+    pub rounds: String,
+    pub round_count: usize,
+    pub median: String,
+    pub baseline: String,
+    pub threshold: String,
+    pub ratio: String,
+    pub change: String,
+    pub verdict: VerdictView,
+    pub throughput: String,
+    pub error_rate: String,
+    /// Flame-graph pages of this endpoint in this run.
+    pub flames: Vec<FlameLink>,
+}
+
+#[derive(Template)]
+#[template(path = "endpoint.html")]
+pub struct EndpointPage {
+    pub root: &'static str,
+    pub name: String,
+    pub id: String,
+    pub chart: String,
+    pub csv_href: String,
+    pub rows: Vec<PointRow>,
+    pub latest: Option<PointRow>,
+    pub threshold_ratio: String,
+    pub settings_line: String,
+}
+
+pub struct RoundRow {
+    pub number: u32,
+    pub label: String,
+    pub source: String,
+    pub format: &'static str,
+    pub count: String,
+    pub throughput: String,
+    pub mean: String,
+    pub stddev: String,
+    pub min: String,
+    pub p50: String,
+    pub p90: String,
+    pub p95: String,
+    pub p99: String,
+    pub max: String,
+    pub error_rate: String,
+}
+
+pub struct RunEndpointRow {
+    pub name: String,
+    pub href: String,
+    pub anchor: String,
+    pub median: String,
+    pub baseline: String,
+    pub ratio: String,
+    pub change: String,
+    pub verdict: VerdictView,
+    pub rounds: Vec<RoundRow>,
+    /// Flame-graph pages of this endpoint in this run.
+    pub flames: Vec<FlameLink>,
+}
+
+#[derive(Template)]
+#[template(path = "run.html")]
+pub struct RunPage {
+    pub root: &'static str,
+    pub id: String,
+    pub date: String,
+    pub meta: Vec<(String, String)>,
+    pub problems: Vec<String>,
+    pub rows: Vec<RunEndpointRow>,
+    pub regressions: usize,
+    pub prev: Option<(String, String)>,
+    pub next: Option<(String, String)>,
+}
+
+pub struct RunListRow {
+    pub id: String,
+    pub href: String,
+    pub date: String,
+    pub commit: String,
+    pub branch: String,
+    pub release: String,
+    pub endpoints: usize,
+    pub regressions: usize,
+    pub incomplete: bool,
+}
+
+#[derive(Template)]
+#[template(path = "runs.html")]
+pub struct RunsPage {
+    pub root: &'static str,
+    pub rows: Vec<RunListRow>,
+}
+
+fn render(t: &impl Template, what: &str) -> Result<Vec<u8>, Error> {
+    t.render()
+        .map(String::into_bytes)
+        .map_err(|e| Error::Internal(format!("rendering {what}: {e}")))
+}
+
+fn settings_line(analysis: &Analysis) -> String {
+    let a = &analysis.settings.analysis;
+    format!(
+        "Per run: median of the rounds' p99 ({} rounds expected). Baseline: median of the last {} accepted runs \
+         (at least {}). Regression: median above baseline ×{}.",
+        a.expected_rounds, a.baseline_window, a.min_baseline_runs, a.threshold_ratio
+    )
+}
+
+/// Median of the rounds' throughput and the worst round's error rate.
+fn run_load(rounds: &[Round]) -> (Option<f64>, Option<f64>) {
+    let tput: Vec<f64> = rounds
+        .iter()
+        .filter_map(|r| r.stats.throughput_rps)
+        .collect();
+    let err = rounds
+        .iter()
+        .filter_map(|r| r.stats.error_rate)
+        .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))));
+    (crate::stats::median(&tput), err)
+}
+
+fn point_row(p: &RunPoint, e: &EndpointAnalysis, slugs: &Slugs, root: &str) -> PointRow {
+    let (tput, err) = run_load(&p.rounds);
+    PointRow {
+        run: p.run.clone(),
+        run_href: format!(
+            "{root}runs/{}.html#{}",
+            slugs.run(&p.run),
+            slugs.endpoint(&e.id)
+        ),
+        date: f::date(p.started_at),
+        rounds: p
+            .round_p99_ms
+            .iter()
+            .map(|v| f::ms(*v))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        round_count: p.rounds.len(),
+        median: f::ms(p.median_p99_ms),
+        baseline: f::opt_ms(p.baseline_p99_ms),
+        threshold: f::opt_ms(p.threshold_p99_ms(e.threshold_ratio)),
+        ratio: f::ratio(p.ratio),
+        change: f::change(p.ratio),
+        verdict: p.verdict.into(),
+        throughput: f::rate(tput),
+        error_rate: f::percent(err),
+        flames: flame_links(p, e, slugs, root),
+    }
+}
+
+pub(super) fn render_pages(
+    analysis: &Analysis,
+    slugs: &Slugs,
+    site: &mut Site,
+) -> Result<(), Error> {
+    let settings = settings_line(analysis);
+
+    // Overview.
+    let mut rows: Vec<EndpointRow> = analysis
+        .endpoints
+        .iter()
+        .filter_map(|e| {
+            let p = e.latest()?;
+            Some(EndpointRow {
+                name: e.name.clone(),
+                id: e.id.clone(),
+                href: format!("endpoints/{}.html", slugs.endpoint(&e.id)),
+                latest_run: p.run.clone(),
+                latest_run_href: format!("runs/{}.html", slugs.run(&p.run)),
+                latest_date: f::date(p.started_at),
+                median: f::ms(p.median_p99_ms),
+                median_raw: p.median_p99_ms,
+                baseline: f::opt_ms(p.baseline_p99_ms),
+                ratio: f::ratio(p.ratio),
+                ratio_raw: p.ratio.unwrap_or(0.0),
+                change: f::change(p.ratio),
+                verdict: p.verdict.into(),
+                runs: e.points.len(),
+                regressions: e
+                    .points
+                    .iter()
+                    .filter(|p| p.verdict == Verdict::Regression)
+                    .count(),
+                spark: sparkline(e, SPARK_RUNS),
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        a.verdict
+            .rank
+            .cmp(&b.verdict.rank)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let latest_run = analysis.runs.last();
+    let latest_regressions = latest_run
+        .map(|r| {
+            analysis
+                .endpoints
+                .iter()
+                .filter(|e| {
+                    e.points
+                        .iter()
+                        .any(|p| p.run == r.id && p.verdict == Verdict::Regression)
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    let index = IndexPage {
+        root: "",
+        run_count: analysis.runs.len(),
+        first_date: analysis
+            .runs
+            .first()
+            .map(|r| f::date(r.started_at))
+            .unwrap_or_default(),
+        last_date: latest_run
+            .map(|r| f::date(r.started_at))
+            .unwrap_or_default(),
+        latest_run: latest_run.map(|r| r.id.clone()).unwrap_or_default(),
+        latest_run_href: latest_run
+            .map(|r| format!("runs/{}.html", slugs.run(&r.id)))
+            .unwrap_or_default(),
+        latest_regressions,
+        rows,
+        settings_line: settings.clone(),
+        diagnostics: analysis.diagnostics.iter().map(|d| d.to_string()).collect(),
+    };
+    site.insert("index.html", render(&index, "index.html")?);
+
+    // Endpoint pages.
+    for e in &analysis.endpoints {
+        let slug = slugs.endpoint(&e.id);
+        let root = "../";
+        let infos: Vec<PointInfo> = e
+            .points
+            .iter()
+            .map(|p| PointInfo {
+                href: format!("{root}runs/{}.html#{slug}", slugs.run(&p.run)),
+                title: format!(
+                    "{} ({}): {} rounds, median p99 {} ms, baseline {} ms, {} — {}",
+                    p.run,
+                    f::date(p.started_at),
+                    p.rounds.len(),
+                    f::ms(p.median_p99_ms),
+                    f::opt_ms(p.baseline_p99_ms),
+                    f::ratio(p.ratio),
+                    p.verdict
+                ),
+            })
+            .collect();
+        let chart = trend_chart(e, &infos, &format!("chart-{slug}"))?;
+        let mut rows: Vec<PointRow> = e
+            .points
+            .iter()
+            .map(|p| point_row(p, e, slugs, root))
+            .collect();
+        rows.reverse(); // newest first
+        let page = EndpointPage {
+            root,
+            name: e.name.clone(),
+            id: e.id.clone(),
+            chart,
+            csv_href: format!("{root}data/endpoints/{slug}.csv"),
+            latest: e.latest().map(|p| point_row(p, e, slugs, root)),
+            rows,
+            threshold_ratio: format!("×{}", e.threshold_ratio),
+            settings_line: settings.clone(),
+        };
+        site.insert(&format!("endpoints/{slug}.html"), render(&page, &e.id)?);
+    }
+
+    // Run pages.
+    let mut list = Vec::with_capacity(analysis.runs.len());
+    for (i, run) in analysis.runs.iter().enumerate() {
+        let root = "../";
+        let mut rows = Vec::new();
+        for e in &analysis.endpoints {
+            let Some(p) = e.points.iter().find(|p| p.run_index == i) else {
+                continue;
+            };
+            rows.push(RunEndpointRow {
+                name: e.name.clone(),
+                href: format!("{root}endpoints/{}.html", slugs.endpoint(&e.id)),
+                anchor: slugs.endpoint(&e.id).to_string(),
+                median: f::ms(p.median_p99_ms),
+                baseline: f::opt_ms(p.baseline_p99_ms),
+                ratio: f::ratio(p.ratio),
+                change: f::change(p.ratio),
+                verdict: p.verdict.into(),
+                rounds: p.rounds.iter().map(round_row).collect(),
+                flames: flame_links(p, e, slugs, root),
+            });
+        }
+        let regressions = rows
+            .iter()
+            .filter(|r| r.verdict.key == "regression")
+            .count();
+        let mut meta = Vec::new();
+        for (k, v) in [
+            ("commit", &run.meta.commit),
+            ("branch", &run.meta.branch),
+            ("release", &run.meta.release),
+            ("notes", &run.meta.notes),
+        ] {
+            if let Some(v) = v {
+                meta.push((k.to_string(), v.clone()));
+            }
+        }
+        meta.extend(run.meta.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let link = |j: usize| {
+            analysis
+                .runs
+                .get(j)
+                .map(|r| (r.id.clone(), format!("{}.html", slugs.run(&r.id))))
+        };
+        let page = RunPage {
+            root,
+            id: run.id.clone(),
+            date: f::datetime(run.started_at),
+            meta,
+            problems: run.problems.clone(),
+            regressions,
+            prev: i.checked_sub(1).and_then(link),
+            next: link(i + 1),
+            rows: rows.into_iter().collect(),
+        };
+        site.insert(
+            &format!("runs/{}.html", slugs.run(&run.id)),
+            render(&page, &run.id)?,
+        );
+        list.push(RunListRow {
+            id: run.id.clone(),
+            href: format!("{}.html", slugs.run(&run.id)),
+            date: f::datetime(run.started_at),
+            commit: run.meta.commit.clone().unwrap_or_default(),
+            branch: run.meta.branch.clone().unwrap_or_default(),
+            release: run.meta.release.clone().unwrap_or_default(),
+            endpoints: page.rows.len(),
+            regressions,
+            incomplete: !run.problems.is_empty(),
+        });
+    }
+    list.reverse();
+    site.insert(
+        "runs/index.html",
+        render(
+            &RunsPage {
+                root: "../",
+                rows: list,
+            },
+            "runs/index.html",
+        )?,
+    );
+    Ok(())
+}
+
+fn round_row(r: &Round) -> RoundRow {
+    let s = &r.stats;
+    RoundRow {
+        number: r.number,
+        label: r.label.clone().unwrap_or_default(),
+        source: r.source.clone(),
+        format: r.format.describe(),
+        count: f::count(s.count),
+        throughput: f::rate(s.throughput_rps),
+        mean: f::opt_ms(s.mean_ms),
+        stddev: f::opt_ms(s.stddev_ms),
+        min: f::opt_ms(s.min_ms),
+        p50: f::opt_ms(s.p50_ms),
+        p90: f::opt_ms(s.p90_ms),
+        p95: f::opt_ms(s.p95_ms),
+        p99: f::ms(s.p99_ms),
+        max: f::opt_ms(s.max_ms),
+        error_rate: f::percent(s.error_rate),
+    }
+}

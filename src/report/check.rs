@@ -1,0 +1,264 @@
+//! `perfdash check` output: a short human summary, JSON, GitHub step
+//! summary Markdown, or JUnit XML.
+
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+use super::{markdown_cell, xml_escape};
+use crate::analyse::gate::{CheckReport, CheckStatus, EndpointCheck, Outcome};
+
+/// How `perfdash check` prints its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CheckFormat {
+    #[default]
+    Text,
+    Json,
+    Markdown,
+    Junit,
+}
+
+impl FromStr for CheckFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CheckFormat, String> {
+        match s {
+            "text" => Ok(CheckFormat::Text),
+            "json" => Ok(CheckFormat::Json),
+            "markdown" => Ok(CheckFormat::Markdown),
+            "junit" => Ok(CheckFormat::Junit),
+            other => Err(format!(
+                "unknown format '{other}' (expected one of: text, json, markdown, junit)"
+            )),
+        }
+    }
+}
+
+/// Renders the report in the chosen format.
+pub fn render(report: &CheckReport, format: CheckFormat) -> String {
+    match format {
+        CheckFormat::Text => text(report),
+        CheckFormat::Json => json(report),
+        CheckFormat::Markdown => markdown(report),
+        CheckFormat::Junit => junit(report),
+    }
+}
+
+fn headline(report: &CheckReport) -> String {
+    let regressions = report.count(CheckStatus::Regression);
+    match report.outcome {
+        Outcome::Pass => format!(
+            "no regression in run {} (policy {})",
+            report.run, report.policy
+        ),
+        Outcome::Regression => format!(
+            "{regressions} endpoint{} regressed in run {} (policy {})",
+            if regressions == 1 { "" } else { "s" },
+            report.run,
+            report.policy
+        ),
+        Outcome::BadInput => format!(
+            "run {} has {} unreadable input{}: the gate cannot vouch for it (policy {})",
+            report.run,
+            report.problems.len(),
+            if report.problems.len() == 1 { "" } else { "s" },
+            report.policy
+        ),
+    }
+}
+
+fn counts(report: &CheckReport) -> String {
+    let mut parts = Vec::new();
+    for status in [
+        CheckStatus::Regression,
+        CheckStatus::Pending,
+        CheckStatus::TriagedNoise,
+        CheckStatus::TriagedAccepted,
+        CheckStatus::Ok,
+        CheckStatus::Improvement,
+        CheckStatus::NoBaseline,
+        CheckStatus::NotComparable,
+        CheckStatus::Insufficient,
+        CheckStatus::Missing,
+    ] {
+        let n = report.count(status);
+        if n > 0 {
+            parts.push(format!("{n} {}", status.as_str()));
+        }
+    }
+    parts.join(", ")
+}
+
+/// A short summary: the verdict, then only the endpoints worth a look.
+pub fn text(report: &CheckReport) -> String {
+    let mut out = String::new();
+    let mark = match report.outcome {
+        Outcome::Pass => "PASS",
+        Outcome::Regression => "FAIL",
+        Outcome::BadInput => "ERROR",
+    };
+    let _ = writeln!(out, "{mark}: {}", headline(report));
+    let notable: Vec<&EndpointCheck> = report
+        .endpoints
+        .iter()
+        .filter(|e| !matches!(e.status, CheckStatus::Ok | CheckStatus::Improvement))
+        .collect();
+    let width = notable
+        .iter()
+        .map(|e| e.endpoint.chars().count())
+        .max()
+        .unwrap_or(0);
+    for e in notable {
+        let _ = writeln!(
+            out,
+            "  {:<16} {:<width$}  {}",
+            e.status.as_str(),
+            e.endpoint,
+            e.reason
+        );
+    }
+    for p in &report.problems {
+        let _ = writeln!(out, "  problem: {p}");
+    }
+    let _ = writeln!(
+        out,
+        "{} endpoints: {}",
+        report.endpoints.len(),
+        counts(report)
+    );
+    out
+}
+
+/// The report as JSON (documented in docs/alarms.md).
+pub fn json(report: &CheckReport) -> String {
+    let mut s = serde_json::to_string_pretty(report).expect("a check report always serialises");
+    s.push('\n');
+    s
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1} ms"))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// A GitHub step summary (`>> $GITHUB_STEP_SUMMARY`).
+pub fn markdown(report: &CheckReport) -> String {
+    let mut out = String::new();
+    let icon = match report.outcome {
+        Outcome::Pass => "✅",
+        Outcome::Regression => "❌",
+        Outcome::BadInput => "⚠️",
+    };
+    let _ = writeln!(
+        out,
+        "### {icon} perfdash check: {}\n",
+        markdown_cell(&headline(report))
+    );
+    let _ = writeln!(out, "{}\n", markdown_cell(&counts(report)));
+    let _ = writeln!(
+        out,
+        "| Endpoint | Status | Median p99 | Baseline | Ratio | Rounds p99 (ms) |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
+    let mut rows: Vec<&EndpointCheck> = report.endpoints.iter().collect();
+    // Failures first, so a long table still shows them above the fold.
+    rows.sort_by_key(|e| (e.status, e.endpoint.clone()));
+    for e in rows {
+        let status = match e.status {
+            CheckStatus::Regression => "**regression**".to_string(),
+            s => s.as_str().to_string(),
+        };
+        let rounds: Vec<String> = e.round_p99_ms.iter().map(|r| format!("{r:.1}")).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            markdown_cell(&e.name),
+            status,
+            ms(e.median_p99_ms),
+            ms(e.baseline_p99_ms),
+            e.ratio
+                .map(|r| format!("×{r:.2}"))
+                .unwrap_or_else(|| "–".into()),
+            rounds.join(", ")
+        );
+    }
+    if !report.problems.is_empty() {
+        let _ = writeln!(out, "\n**Unreadable inputs**\n");
+        for p in &report.problems {
+            let _ = writeln!(out, "- {}", markdown_cell(p));
+        }
+    }
+    out
+}
+
+/// JUnit XML: one test case per endpoint; regressions are failures,
+/// unjudged endpoints are skipped, unreadable inputs are errors.
+pub fn junit(report: &CheckReport) -> String {
+    let failures = report.count(CheckStatus::Regression);
+    let skipped = report
+        .endpoints
+        .iter()
+        .filter(|e| e.status.is_skipped())
+        .count();
+    let errors = usize::from(!report.problems.is_empty());
+    let tests = report.endpoints.len() + errors;
+    let suite = format!("perfdash check {} ({})", report.run, report.policy);
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"perfdash check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">"
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" timestamp=\"{}\">",
+        xml_escape(&suite),
+        report.started_at.format("%Y-%m-%dT%H:%M:%S")
+    );
+    for e in &report.endpoints {
+        let _ = write!(
+            out,
+            "    <testcase classname=\"perfdash.{}\" name=\"{}\" time=\"0\"",
+            xml_escape(&report.policy.to_string()),
+            xml_escape(&e.endpoint)
+        );
+        let detail = xml_escape(&format!("{}: {}", e.status.as_str(), e.reason));
+        match e.status {
+            CheckStatus::Regression => {
+                let rounds: Vec<String> =
+                    e.round_p99_ms.iter().map(|r| format!("{r:.1}")).collect();
+                let _ = writeln!(
+                    out,
+                    ">\n      <failure type=\"regression\" message=\"{detail}\">{}</failure>\n    </testcase>",
+                    xml_escape(&format!(
+                        "{} ({}): round p99s {} ms",
+                        e.name,
+                        e.endpoint,
+                        rounds.join(", ")
+                    ))
+                );
+            }
+            s if s.is_skipped() => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <skipped message=\"{detail}\"/>\n    </testcase>"
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <system-out>{detail}</system-out>\n    </testcase>"
+                );
+            }
+        }
+    }
+    if !report.problems.is_empty() {
+        let _ = writeln!(
+            out,
+            "    <testcase classname=\"perfdash.input\" name=\"inputs of run {}\" time=\"0\">\n      <error type=\"bad-input\" message=\"{} unreadable input(s)\">{}</error>\n    </testcase>",
+            xml_escape(&report.run),
+            report.problems.len(),
+            xml_escape(&report.problems.join("\n"))
+        );
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}

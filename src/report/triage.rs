@@ -1,0 +1,122 @@
+//! `perfdash triage`: which alarms still need a human label, and ready-to-
+//! fill `triage/*.toml` entries for them.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use chrono::NaiveDate;
+
+use crate::analyse::alarms::Alarm;
+use crate::analyse::{Analysis, Policy};
+
+/// One (run, endpoint) alarm without a label, with every policy that
+/// raised it.
+#[derive(Debug, Clone)]
+pub struct Untriaged<'a> {
+    /// The first policy's alarm (in [`Policy::ALL`] order), for the figures.
+    pub alarm: &'a Alarm,
+    pub policies: Vec<Policy>,
+}
+
+/// Unlabelled alarms of the given policies, oldest first, one per (run,
+/// endpoint).
+pub fn untriaged<'a>(analysis: &'a Analysis, policies: &[Policy]) -> Vec<Untriaged<'a>> {
+    let mut by_key: BTreeMap<(chrono::DateTime<chrono::Utc>, &str, &str), Untriaged<'a>> =
+        BTreeMap::new();
+    for alarm in analysis
+        .alarms
+        .alarms
+        .iter()
+        .filter(|a| a.label.is_none() && policies.contains(&a.policy))
+    {
+        by_key
+            .entry((
+                alarm.started_at,
+                alarm.run.as_str(),
+                alarm.endpoint.as_str(),
+            ))
+            .and_modify(|u| u.policies.push(alarm.policy))
+            .or_insert_with(|| Untriaged {
+                alarm,
+                policies: vec![alarm.policy],
+            });
+    }
+    let mut out: Vec<Untriaged> = by_key.into_values().collect();
+    for u in &mut out {
+        u.policies.sort();
+    }
+    out
+}
+
+/// The file name the demo and the docs suggest for one label.
+pub fn suggested_file(run: &str, endpoint: &str) -> String {
+    format!("triage/{run}--{endpoint}.toml")
+}
+
+/// Ready-to-fill `[[label]]` entries, one per untriaged alarm. `label`
+/// is left empty on purpose: perfdash rejects the file until a human
+/// writes real, noise or accepted.
+pub fn template(analysis: &Analysis, policies: &[Policy], today: NaiveDate) -> String {
+    let list = untriaged(analysis, policies);
+    let mut out = String::new();
+    if list.is_empty() {
+        out.push_str("# No untriaged alarms.\n");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "# {} untriaged alarm{}. Fill in label (real | noise | accepted), note and author,\n\
+         # then save each entry as its own file (suggested name above it) or keep them\n\
+         # together in one triage/*.toml file.",
+        list.len(),
+        if list.len() == 1 { "" } else { "s" }
+    );
+    for u in list {
+        let a = u.alarm;
+        let name = analysis
+            .endpoints
+            .iter()
+            .find(|e| e.id == a.endpoint)
+            .map(|e| e.name.as_str())
+            .unwrap_or("");
+        let rounds: Vec<String> = a.round_p99_ms.iter().map(|r| format!("{r:.1}")).collect();
+        let policies: Vec<&str> = u.policies.iter().map(|p| p.name()).collect();
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "# {}{}",
+            a.endpoint,
+            if name != a.endpoint {
+                format!(" ({name})")
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            out,
+            "# median p99 {:.1} ms{}; rounds {} ms; {}; raised by {}",
+            a.median_p99_ms,
+            match (a.baseline_p99_ms, a.ratio) {
+                (Some(b), Some(r)) => format!(" vs baseline {b:.1} ms (×{r:.2})"),
+                _ => String::new(),
+            },
+            rounds.join(", "),
+            a.state,
+            policies.join(", ")
+        );
+        let _ = writeln!(out, "# {}", suggested_file(&a.run, &a.endpoint));
+        let _ = writeln!(out, "[[label]]");
+        let _ = writeln!(out, "run = {}", toml_string(&a.run));
+        let _ = writeln!(out, "endpoint = {}", toml_string(&a.endpoint));
+        let _ = writeln!(out, "label = \"\"  # real | noise | accepted");
+        let _ = writeln!(out, "note = \"\"");
+        let _ = writeln!(out, "author = \"\"");
+        let _ = writeln!(out, "date = {today}");
+    }
+    out
+}
+
+/// A TOML basic string, escaped.
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}

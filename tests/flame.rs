@@ -1,0 +1,264 @@
+//! Flame graphs end to end: profiles in the archive become flame pages,
+//! links from endpoint and run pages, and attribution in analysis.json.
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const PYSPY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pyspy");
+
+fn run_dir(archive: &Path, i: usize) -> std::path::PathBuf {
+    let day =
+        chrono::NaiveDate::from_ymd_opt(2026, 3, 2).unwrap() + chrono::Duration::days(i as i64);
+    archive
+        .join("runs")
+        .join(format!("{}T0300Z", day.format("%Y-%m-%d")))
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::copy(from, to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+}
+
+/// The story archive (orders regresses from run 11 on) with profiles:
+/// orders has the real py-spy profile of the normal service in runs 5 and 9
+/// and of the service with the injected `slow_scan` in run 11; inventory has
+/// a small JVM-style profile with generic names in runs 8 and 12.
+fn archive_with_profiles(root: &Path) {
+    common::story_archive(root);
+    std::fs::write(
+        root.join("perfdash.toml"),
+        "[profiles]\napplication_prefixes = [\"orders_service.\", \"com/acme/\"]\n",
+    )
+    .unwrap();
+    let pyspy = Path::new(PYSPY);
+    copy(
+        &pyspy.join("normal.collapsed"),
+        &run_dir(root, 5).join("orders/flame.collapsed"),
+    );
+    copy(
+        &pyspy.join("normal.collapsed"),
+        &run_dir(root, 9).join("orders/flame.cpu.collapsed"),
+    );
+    copy(
+        &pyspy.join("regressed.collapsed"),
+        &run_dir(root, 11).join("orders/flame.collapsed"),
+    );
+    let jvm = |cache: u32, gc: u32| {
+        format!(
+            "java/lang/Thread.run;com/acme/Inventory.lookup;com/acme/Cache.get(Map<String,List<Foo>>) {cache}\n\
+             java/lang/Thread.run;com/acme/Inventory.lookup;java/net/SocketInputStream.socketRead0 300\n\
+             GangWorker::loop;G1ParScanThreadState::trim_queue;Closure<Map<String,List<Foo>>> 'a&b' \"q\" {gc}\n"
+        )
+    };
+    std::fs::write(run_dir(root, 8).join("inventory/flame.txt"), jvm(400, 100)).unwrap();
+    std::fs::write(run_dir(root, 12).join("inventory/flame.txt"), jvm(400, 700)).unwrap();
+}
+
+fn build(archive: &Path, out: &Path) {
+    Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["build", "--archive"])
+        .arg(archive)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+}
+
+#[test]
+fn profiles_become_flame_pages_with_attribution() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    archive_with_profiles(&archive);
+    let out = tmp.path().join("site");
+    build(&archive, &out);
+
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/analysis.json")).unwrap()).unwrap();
+    let orders = doc["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "orders")
+        .unwrap();
+    let runs = orders["runs"].as_array().unwrap();
+    assert_eq!(runs[11]["verdict"], "regression");
+    let profile = &runs[11]["profiles"][0];
+    assert_eq!(profile["kind"], "cpu");
+    assert_eq!(profile["format"], "folded");
+    assert_eq!(
+        profile["baseline"]["run"], runs[9]["run"],
+        "the most recent accepted run with a cpu profile"
+    );
+    assert_eq!(profile["attribution"]["kind"], "code-regression");
+    let summary = profile["attribution"]["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("code regression (application +"),
+        "{summary}"
+    );
+    assert!(profile["shares"]["application"].as_f64().unwrap() > 40.0);
+    assert!(
+        profile["grown_frames"][0]["frame"]
+            .as_str()
+            .unwrap()
+            .contains("orders_service.py")
+    );
+    assert!(
+        runs[9]["profiles"][0]["attribution"].is_null(),
+        "no attribution on an ok run"
+    );
+    assert_eq!(runs[9]["profiles"][0]["baseline"]["run"], runs[5]["run"]);
+    assert!(runs[5]["profiles"][0]["baseline"].is_null());
+    assert_eq!(runs[0]["profiles"].as_array().unwrap().len(), 0);
+
+    // The regressed run's page, its SVGs, and the links to it.
+    let run_slug = runs[11]["run"].as_str().unwrap().to_lowercase();
+    let dir = out.join("flame/orders");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let page_name = names
+        .iter()
+        .find(|n| n.ends_with(".cpu.html") && n.to_lowercase().starts_with(&run_slug))
+        .unwrap();
+    let stem = page_name.trim_end_matches(".html");
+    let page = std::fs::read_to_string(dir.join(page_name)).unwrap();
+    assert!(
+        page.contains("Attribution: code regression (application +"),
+        "attribution shown"
+    );
+    assert!(
+        page.contains(&format!("data=\"{stem}.svg\""))
+            && page.contains(&format!("data=\"{stem}.diff.svg\""))
+    );
+    assert!(
+        page.contains("slow_scan ("),
+        "grown frames table names the injected function"
+    );
+    let svg = std::fs::read_to_string(dir.join(format!("{stem}.svg"))).unwrap();
+    assert!(svg.starts_with("<?xml") && svg.contains("function search"));
+    assert!(dir.join(format!("{stem}.diff.svg")).is_file());
+
+    let endpoint_page = std::fs::read_to_string(out.join("endpoints/orders.html")).unwrap();
+    assert!(
+        endpoint_page.contains(&format!("href=\"../flame/orders/{page_name}\"")),
+        "endpoint page links it"
+    );
+    let run_page_name = format!("{}.html", stem.trim_end_matches(".cpu"));
+    let run_page = std::fs::read_to_string(out.join("runs").join(&run_page_name)).unwrap();
+    assert!(
+        run_page.contains(&format!("href=\"../flame/orders/{page_name}\"")),
+        "run page links it"
+    );
+    assert!(run_page.contains("code regression (application +"));
+}
+
+#[test]
+fn gc_growth_is_attributed_to_gc_and_names_are_escaped_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    archive_with_profiles(&archive);
+    // Make inventory regress in run 12 so its profile is attributed.
+    let dir = run_dir(&archive, 12).join("inventory");
+    for n in 1..=5 {
+        std::fs::write(
+            dir.join(format!("round-{n}.json")),
+            common::k6_summary(90.0),
+        )
+        .unwrap();
+    }
+    let out = tmp.path().join("site");
+    build(&archive, &out);
+    if let Ok(keep) = std::env::var("PERFDASH_KEEP") {
+        let _ = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(&out)
+            .arg(keep)
+            .status();
+    }
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/analysis.json")).unwrap()).unwrap();
+    let inventory = doc["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "inventory")
+        .unwrap();
+    let run = &inventory["runs"][12];
+    assert_eq!(run["verdict"], "regression");
+    assert_eq!(
+        run["profiles"][0]["attribution"]["kind"], "gc-lock",
+        "{}",
+        run["profiles"][0]
+    );
+    assert!(
+        run["profiles"][0]["attribution"]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("GC/lock (GC +")
+    );
+
+    // Every flame page and SVG escapes `<`, `>`, `&` and quotes in frame names.
+    let mut checked = 0;
+    for entry in walkdir::WalkDir::new(out.join("flame/inventory")) {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(
+            !text.contains("Map<String"),
+            "{name}: raw < from a frame name"
+        );
+        assert!(!text.contains("a&b"), "{name}: raw & from a frame name");
+        assert!(
+            !text.contains("\"q\""),
+            "{name}: raw quotes from a frame name"
+        );
+        // The SVGs draw every frame; the regressed run's page lists the grown GC frame.
+        if name.ends_with(".svg") || name.contains("2026-03-14") && name.ends_with(".html") {
+            // inferno writes named entities, askama numeric ones.
+            let named =
+                text.contains("Map&lt;String,List&lt;Foo&gt;&gt;") && text.contains("a&amp;b");
+            let numeric =
+                text.contains("Map&#60;String,List&#60;Foo&#62;&#62;") && text.contains("a&#38;b");
+            assert!(named || numeric, "{name}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 5, "two pages, two flame graphs, one differential");
+}
+
+#[test]
+fn async_profiler_html_in_the_archive() {
+    let Some(fixtures) = common::shared_fixtures() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    copy(
+        &fixtures.join("async-profiler@v3.0/demo/flamegraph.html"),
+        &run_dir(&archive, 3).join("inventory/flamegraph.html"),
+    );
+    let out = tmp.path().join("site");
+    build(&archive, &out);
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/analysis.json")).unwrap()).unwrap();
+    let inventory = doc["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "inventory")
+        .unwrap();
+    let p = &inventory["runs"][3]["profiles"][0];
+    assert_eq!(p["format"], "async-profiler-html-v3");
+    assert_eq!(p["total"], 584.0);
+    let gc = p["shares"]["gc"].as_f64().unwrap();
+    assert!((gc - 18.5).abs() < 0.5, "{gc}");
+}
