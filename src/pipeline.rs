@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use crate::analyse::{Verdict, analyse};
 use crate::error::{Diagnostic, Error};
 use crate::ingest::load_archive;
-use crate::render::render_site;
+use crate::render::{RenderOptions, render_site_with};
 use crate::write::{WriteOptions, write_site};
 
 /// What `perfdash build` was asked to do.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     pub archive: PathBuf,
     pub out: PathBuf,
@@ -17,6 +17,8 @@ pub struct BuildOptions {
     pub strict: bool,
     /// Replace a non-empty output folder that has no perfdash marker.
     pub force: bool,
+    /// What to render, e.g. which week `weekly.html` reviews.
+    pub render: RenderOptions,
 }
 
 /// What a build did.
@@ -51,10 +53,19 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         )));
     }
     if loaded.archive.runs.is_empty() {
+        // The reasons must reach the user: without them "no readable
+        // runs" says nothing about which file to fix.
+        let reasons: String = loaded
+            .diagnostics
+            .iter()
+            .map(|d| format!("\n  {d}"))
+            .collect();
         return Err(Error::at(
             &opts.archive,
             None,
-            "no readable runs: nothing to build (see the warnings above, or docs/archive.md for the layout)",
+            format!(
+                "no readable runs: nothing to build (see docs/archive.md for the layout){reasons}"
+            ),
         ));
     }
     let round_files = loaded
@@ -65,7 +76,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         .map(|e| e.rounds.len())
         .sum();
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
-    let site = render_site(&analysis)?;
+    let site = render_site_with(&analysis, &opts.render)?;
     let written = write_site(
         &site,
         &WriteOptions {

@@ -1,53 +1,194 @@
-// perfdash: small progressive enhancements. Every page is complete
-// without this script; it only adds sorting and filtering of tables.
+// perfdash: small progressive enhancements, no dependencies. Every page
+// is complete without this script (charts are SVG, tables are HTML, the
+// chart points have native <title> tooltips); it adds:
+//   - sortable tables (table.sortable): header buttons, keyboard friendly
+//   - filter boxes (input[data-filter="<table id>"]) with a "no match" line
+//   - tooltips for chart points and heatmap cells (elements with a
+//     <title> inside svg [data-tip-source]), on hover and on keyboard focus
+//   - policy switching: a <select data-policy-switch> shows the
+//     [data-policy="<value>"] elements of the chosen policy and hides the
+//     others; without JavaScript every policy stays visible, one after
+//     the other. The choice is remembered across pages.
+//   - controls that only work with JavaScript carry data-needs-js and the
+//     hidden attribute; they are revealed here.
 (function () {
   "use strict";
 
+  var each = function (selector, fn, root) {
+    Array.prototype.forEach.call((root || document).querySelectorAll(selector), fn);
+  };
+
+  // ---- Sorting ---------------------------------------------------------
   function cellValue(row, index) {
-    var cell = row.children[index];
+    var cell = row.cells[index];
     if (!cell) return "";
     var v = cell.getAttribute("data-sort");
     if (v === null) v = cell.textContent.trim();
-    var n = parseFloat(v.replace(/[×%,]/g, ""));
-    return isNaN(n) || /[a-z]{3}/i.test(v) && isNaN(Number(v)) ? v.toLowerCase() : n;
+    var n = Number(v.replace(/^[×]/, "").replace(/[,%]|\s.*$/g, ""));
+    return v !== "" && !isNaN(n) ? n : v.toLowerCase();
+  }
+
+  function compare(x, y) {
+    if (typeof x === "number" && typeof y === "number") return x - y;
+    if (typeof x === "number") return -1; // numbers before "–"
+    if (typeof y === "number") return 1;
+    return x.localeCompare(y);
   }
 
   function makeSortable(table) {
-    var headers = table.querySelectorAll("thead th");
-    headers.forEach(function (th, index) {
+    var headers = table.tHead ? table.tHead.rows[0].cells : [];
+    Array.prototype.forEach.call(headers, function (th, index) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort";
+      while (th.firstChild) button.appendChild(th.firstChild);
+      th.appendChild(button);
       th.setAttribute("aria-sort", "none");
-      th.tabIndex = 0;
-      function sort() {
+      button.addEventListener("click", function () {
         var ascending = th.getAttribute("aria-sort") !== "ascending";
-        headers.forEach(function (h) { h.setAttribute("aria-sort", "none"); });
+        Array.prototype.forEach.call(headers, function (h) { h.setAttribute("aria-sort", "none"); });
         th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
         var body = table.tBodies[0];
         var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var x = cellValue(a, index), y = cellValue(b, index);
-          var c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
-          return ascending ? c : -c;
+        var keyed = rows.map(function (r, i) { return { r: r, k: cellValue(r, index), i: i }; });
+        keyed.sort(function (a, b) {
+          var c = compare(a.k, b.k);
+          return (ascending ? c : -c) || a.i - b.i;
         });
-        rows.forEach(function (r) { body.appendChild(r); });
-      }
-      th.addEventListener("click", sort);
-      th.addEventListener("keydown", function (e) {
-        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
+        keyed.forEach(function (x) { body.appendChild(x.r); });
       });
     });
   }
 
+  // ---- Filtering -------------------------------------------------------
   function makeFilter(input) {
     var table = document.getElementById(input.getAttribute("data-filter"));
     if (!table) return;
+    var empty = document.createElement("p");
+    empty.className = "filter-empty";
+    empty.setAttribute("data-filter-empty", "");
+    empty.setAttribute("role", "status");
+    empty.hidden = true;
+    table.parentNode.insertBefore(empty, table.nextSibling);
     input.addEventListener("input", function () {
       var q = input.value.trim().toLowerCase();
+      var shown = 0;
       Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
         row.hidden = q !== "" && row.textContent.toLowerCase().indexOf(q) < 0;
+        if (!row.hidden) shown++;
       });
+      empty.hidden = shown > 0;
+      empty.textContent = shown > 0 ? "" : "Nothing matches “" + input.value.trim() + "”.";
     });
   }
 
-  document.querySelectorAll("table.sortable").forEach(makeSortable);
-  document.querySelectorAll("input[data-filter]").forEach(makeFilter);
+  // ---- Tooltips --------------------------------------------------------
+  var tip = null;
+  function tooltip() {
+    if (!tip) {
+      tip = document.createElement("div");
+      tip.className = "pd-tooltip";
+      tip.setAttribute("role", "tooltip");
+      tip.hidden = true;
+      document.body.appendChild(tip);
+    }
+    return tip;
+  }
+
+  // The text lives in one <title> (what screen readers and JS-less
+  // browsers show). It moves to data-tip so that the native tooltip does
+  // not show on top of this one; aria-label keeps it for screen readers.
+  function adoptTitles(svg) {
+    each("[data-tip-target]", function (el) {
+      var title = el.querySelector("title");
+      if (!title) return;
+      var text = title.textContent;
+      var focusable = el.closest("a") || el;
+      focusable.setAttribute("data-tip", text);
+      focusable.setAttribute("aria-label", text.replace(/\n/g, "; "));
+      title.parentNode.removeChild(title);
+    }, svg);
+  }
+
+  function showTip(el) {
+    var t = tooltip();
+    var lines = el.getAttribute("data-tip").split("\n");
+    t.textContent = "";
+    lines.forEach(function (line, i) {
+      var div = document.createElement("div");
+      var colon = line.indexOf(": ");
+      if (i === 0) {
+        div.className = "tip-head";
+        div.textContent = line;
+      } else if (colon > 0) {
+        var k = document.createElement("span");
+        k.className = "tip-key";
+        k.textContent = line.slice(0, colon);
+        div.appendChild(k);
+        div.appendChild(document.createTextNode(" " + line.slice(colon + 2)));
+      } else {
+        div.textContent = line;
+      }
+      t.appendChild(div);
+    });
+    var verdict = el.getAttribute("data-verdict") ||
+      (el.querySelector("[data-verdict]") || { getAttribute: function () { return ""; } }).getAttribute("data-verdict");
+    t.setAttribute("data-verdict", verdict || "");
+    t.hidden = false;
+    var box = el.getBoundingClientRect();
+    var w = t.offsetWidth, h = t.offsetHeight;
+    var x = Math.min(Math.max(8, box.left + box.width / 2 - w / 2), document.documentElement.clientWidth - w - 8);
+    var y = box.top - h - 10;
+    if (y < 8) y = box.bottom + 10;
+    t.style.left = x + window.scrollX + "px";
+    t.style.top = y + window.scrollY + "px";
+  }
+
+  function hideTip() {
+    if (tip) tip.hidden = true;
+  }
+
+  function tipTarget(e) {
+    return e.target && e.target.closest ? e.target.closest("[data-tip]") : null;
+  }
+
+  // ---- Policy switching -----------------------------------------------
+  var POLICY_KEY = "perfdash-policy";
+  function storedPolicy() {
+    try { return window.localStorage.getItem(POLICY_KEY); } catch (e) { return null; }
+  }
+  function applyPolicy(value) {
+    each("[data-policy]", function (el) {
+      el.hidden = el.getAttribute("data-policy") !== value;
+    });
+    each("select[data-policy-switch]", function (s) { s.value = value; });
+  }
+  function makePolicySwitch(select) {
+    var saved = storedPolicy();
+    var options = Array.prototype.map.call(select.options, function (o) { return o.value; });
+    applyPolicy(saved && options.indexOf(saved) >= 0 ? saved : select.value);
+    select.addEventListener("change", function () {
+      applyPolicy(select.value);
+      try { window.localStorage.setItem(POLICY_KEY, select.value); } catch (e) { /* private mode */ }
+    });
+  }
+
+  each("[data-needs-js][hidden]", function (el) { el.hidden = false; });
+  each("table.sortable", makeSortable);
+  each("input[data-filter]", makeFilter);
+  each("svg[data-tip-source]", adoptTitles);
+  each("select[data-policy-switch]", makePolicySwitch);
+  document.addEventListener("mouseover", function (e) {
+    var el = tipTarget(e);
+    if (el) showTip(el); else hideTip();
+  });
+  document.addEventListener("focusin", function (e) {
+    var el = tipTarget(e);
+    if (el) showTip(el); else hideTip();
+  });
+  document.addEventListener("focusout", hideTip);
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "Escape") hideTip();
+  });
+  window.addEventListener("scroll", hideTip, { passive: true });
 })();

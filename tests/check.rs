@@ -406,3 +406,56 @@ fn analysis_json_carries_alarms_and_policy_accounting() {
         assert!(orders["policies"][name].is_object(), "{name}");
     }
 }
+
+#[test]
+fn build_renders_the_weekly_review_for_a_chosen_week() {
+    let a = quiet();
+    a.run(12, &[("orders", 100.0), (ODD, 80.0)]); // Monday 2026-02-02, ISO week 6
+    a.runs(13, 15, &[("orders", 100.0), (ODD, 80.0)]);
+    let out = tempfile::tempdir().unwrap();
+    let build = |site: &Path, week: Option<&str>| {
+        let mut cmd = Command::cargo_bin("perfdash").unwrap();
+        cmd.args(["build", "--archive"])
+            .arg(a.root())
+            .arg("--out")
+            .arg(site);
+        if let Some(w) = week {
+            cmd.args(["--week", w]);
+        }
+        cmd.assert()
+    };
+    let site = out.path().join("w6");
+    build(&site, Some("2026-W06")).code(0);
+    let html = std::fs::read_to_string(site.join("weekly.html")).unwrap();
+    assert!(html.contains("<h1>Weekly review: 2026-W06</h1>"), "{html}");
+    assert!(html.contains("New alarms (1)"), "the step on {ODD}");
+    assert!(
+        html.contains("search&#38;filter&#60;v2&#62;"),
+        "names are escaped: {html}"
+    );
+    assert!(!html.contains(ODD));
+    assert!(html.contains("Untriaged (1)"));
+    assert!(html.contains("Confirmed regressions open this week (1)"));
+    assert!(html.contains("<svg class=\"evidence\""));
+    assert!(html.contains("What each policy would have done"));
+
+    let before = out.path().join("w2");
+    build(&before, Some("2026-W02")).code(0);
+    let html = std::fs::read_to_string(before.join("weekly.html")).unwrap();
+    assert!(
+        html.contains("New alarms (0)") && html.contains("No new alarms this week."),
+        "{html}"
+    );
+
+    // By default: the 7 days up to the latest run.
+    let latest = out.path().join("latest");
+    build(&latest, None).code(0);
+    let html = std::fs::read_to_string(latest.join("weekly.html")).unwrap();
+    assert!(
+        html.contains("Weekly review: 7 days to 2026-02-06"),
+        "{html}"
+    );
+
+    let bad = stderr(&build(&out.path().join("bad"), Some("2026-W60")).code(2));
+    assert!(bad.contains("no week 60"), "{bad}");
+}

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod gate;
 pub mod policy;
 pub mod verdict;
+pub mod weekly;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

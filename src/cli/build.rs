@@ -21,6 +21,9 @@ pub struct BuildArgs {
     /// Replace OUT even if it is a non-empty folder that perfdash did not write.
     #[arg(long)]
     pub force: bool,
+    /// The week `weekly.html` reviews, as an ISO week (2026-W47); default: the 7 days up to the latest run.
+    #[arg(long, value_name = "YYYY-Www")]
+    pub week: Option<crate::analyse::weekly::WeekSpec>,
     /// Print every skipped input and per-stage counts.
     #[arg(short, long)]
     pub verbose: bool,
@@ -35,6 +38,9 @@ pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
         out: args.out.clone(),
         strict: args.strict,
         force: args.force,
+        render: crate::render::RenderOptions {
+            week: args.week.unwrap_or_default(),
+        },
     })?;
     let warnings = report.diagnostics.len();
     if !args.quiet {

@@ -12,7 +12,7 @@ mod build;
 mod check;
 mod compare;
 mod demo;
-pub mod eval;
+mod eval;
 mod inspect;
 mod triage;
 

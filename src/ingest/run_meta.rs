@@ -73,17 +73,23 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
                         ),
                     ));
                 };
-                let flat = table
-                    .iter()
-                    .map(|(k, v)| (k.clone(), value_text(v)))
-                    .collect();
-                if key == "load" {
-                    meta.load = flat;
+                let target = if key == "load" {
+                    &mut meta.load
                 } else {
-                    meta.environment = flat;
-                }
+                    &mut meta.environment
+                };
+                target.extend(table.iter().map(|(k, v)| (k.clone(), value_text(v))));
             }
             _ => {
+                // Well-known top-level keys also count as load profile or
+                // environment, so archives that write `host = "perf-01"`
+                // flat get the same comparability and chart markers. They
+                // stay in `extra` too, for the run page.
+                if LOAD_KEYS.contains(&key.as_str()) {
+                    meta.load.insert(key.clone(), value_text(&value));
+                } else if ENVIRONMENT_KEYS.contains(&key.as_str()) {
+                    meta.environment.insert(key.clone(), value_text(&value));
+                }
                 extra.insert(key.clone(), value_text(&value));
             }
         }
@@ -91,6 +97,11 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
     meta.extra = extra;
     Ok((meta, started_at))
 }
+
+/// Top-level `run.toml` keys read as part of the load profile.
+pub const LOAD_KEYS: [&str; 5] = ["script_hash", "stages", "arrival_rate", "vus", "duration"];
+/// Top-level `run.toml` keys read as part of the environment.
+pub const ENVIRONMENT_KEYS: [&str; 4] = ["host", "jvm_flags", "k6_version", "java_version"];
 
 /// A value as shown and compared: strings as they are, anything else
 /// (numbers, arrays of stages, …) in its TOML spelling.
@@ -108,7 +119,7 @@ fn value_text(value: &toml::Value) -> String {
 pub fn run_time_from_id(id: &str) -> Option<DateTime<Utc>> {
     let digits: String = id
         .chars()
-        .take_while(|c| c.is_ascii_digit() || matches!(c, '-' | '_' | 'T' | ':' | '.'))
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '-' | '_' | 'T' | 't' | ':' | '.'))
         .filter(char::is_ascii_digit)
         .collect();
     if digits.len() < 8 {
@@ -143,6 +154,11 @@ mod tests {
         assert_eq!(
             t("20260504-0315-nightly"),
             Some("2026-05-04T03:15:00+00:00".into())
+        );
+        assert_eq!(
+            t("2026-05-04t0300z"),
+            Some("2026-05-04T03:00:00+00:00".into()),
+            "a lower-case t (slug-style ids) is the same time"
         );
         assert_eq!(t("2026-13-04"), None);
         assert_eq!(t("nightly-42"), None);
@@ -190,6 +206,23 @@ mod tests {
             Some("perf-3")
         );
         assert!(meta.extra.is_empty());
+        let (meta, _) = parse_run_meta(
+            "host = \"perf-01\"\njvm_flags = \"-Xmx2g\"\nvus = 20\n[environment]\nkernel = \"6.1\"\n",
+            Path::new("run.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            meta.environment.len(),
+            3,
+            "flat well-known keys join the table: {:?}",
+            meta.environment
+        );
+        assert_eq!(meta.load.get("vus").map(String::as_str), Some("20"));
+        assert_eq!(
+            meta.extra.get("host").map(String::as_str),
+            Some("perf-01"),
+            "still shown on the run page"
+        );
         let err = parse_run_meta("load = 5\n", Path::new("r.toml")).unwrap_err();
         assert!(err.to_string().contains("load should be a table"), "{err}");
     }

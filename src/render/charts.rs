@@ -20,6 +20,75 @@ const BASELINE: RGBColor = RGBColor(0x44, 0x44, 0x44);
 const THRESHOLD: RGBColor = RGBColor(0xe0, 0x7b, 0x00);
 
 const SECONDS_PER_DAY: f64 = 86_400.0;
+/// Where the plot starts: above it are the caption and the legend row.
+const LEGEND_TOP: u32 = 62;
+
+/// The trend chart's legend as one row of SVG under the caption, so it
+/// never covers data (plotters only offers legends inside the plot).
+fn trend_legend(name: &str, ratio: f64, width: u32) -> String {
+    let y = 46;
+    let items: [(&str, String); 6] = [
+        (
+            "round",
+            format!(r##"<circle r="2.5" fill="{}"/>"##, hex(ROUND)),
+        ),
+        (
+            "run median p99",
+            format!(
+                r##"<path d="M-9 0H9" stroke="{0}" stroke-width="2"/><circle r="3" fill="{0}"/>"##,
+                hex(MEDIAN)
+            ),
+        ),
+        (
+            "baseline",
+            format!(
+                r##"<path d="M-9 0H9" stroke="{}" stroke-width="2"/>"##,
+                hex(BASELINE)
+            ),
+        ),
+        (
+            "regression line",
+            format!(
+                r##"<path d="M-9 0H9" stroke="{}" stroke-width="2" stroke-dasharray="6 4"/>"##,
+                hex(THRESHOLD)
+            ),
+        ),
+        (
+            "regression",
+            format!(r##"<circle r="5" fill="{}"/>"##, hex(REGRESSION)),
+        ),
+        (
+            "improvement",
+            format!(r##"<circle r="4" fill="{}"/>"##, hex(IMPROVEMENT)),
+        ),
+    ];
+    let mut out = format!(
+        r##"<text class="pd-caption" x="{}" y="22" text-anchor="middle" font-family="sans-serif" font-size="17" font-weight="600" fill="#222">{}: p99 latency per run (ms)</text><g class="pd-legend" font-family="sans-serif" font-size="13" fill="#333">"##,
+        width / 2,
+        xml_escape(name)
+    );
+    let mut x = 90usize;
+    for (label, mark) in items {
+        // Short words: the figure caption and <desc> explain them.
+        let label = match label {
+            "round" => "round p99".to_string(),
+            "regression line" => format!("regression line (×{ratio})"),
+            other => other.to_string(),
+        };
+        let _ = write!(
+            out,
+            r#"<g transform="translate({x},{y})">{mark}<text x="14" y="4.5">{}</text></g>"#,
+            xml_escape(&label)
+        );
+        x += 14 + label.chars().count() * 8 + 24;
+    }
+    out.push_str("</g>");
+    out
+}
+
+fn hex(c: RGBColor) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
 
 /// A point of the overlay: where it is drawn and what it says.
 pub struct PointInfo {
@@ -36,7 +105,7 @@ pub fn trend_chart(
     id: &str,
 ) -> Result<String, Error> {
     const W: u32 = 960;
-    const H: u32 = 380;
+    const H: u32 = 400;
     let pts = &endpoint.points;
     let t0 = pts.first().map(|p| p.started_at.timestamp()).unwrap_or(0);
     let day =
@@ -50,13 +119,20 @@ pub fn trend_chart(
                 .copied()
                 .chain(p.threshold_p99_ms(endpoint.threshold_ratio))
         })
+        .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max)
         .max(1.0)
         * 1.08;
+    // An infinite axis end sends plotters' tick search into an endless
+    // loop (found with a p99 of 1.7e308); keep the axis finite whatever
+    // the data says.
+    let y_max = y_max.min(f64::MAX / 4.0);
     let first_date = pts.first().map(|p| p.started_at);
 
     let mut svg = String::new();
     let mut overlay = String::new();
+    let mut marks = String::new();
+    let legend;
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
         let e = |e: DrawingAreaErrorKind<_>| {
@@ -65,8 +141,11 @@ pub fn trend_chart(
         root.fill(&WHITE).map_err(e)?;
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(64)
+            // Room for the caption and the legend row drawn above the
+            // plot by `trend_legend` (plotters would draw it over data).
+            .margin_top(LEGEND_TOP)
+            .x_label_area_size(46)
+            .y_label_area_size(70)
             .build_cartesian_2d(-0.5f64..x_max + 0.5, 0f64..y_max)
             .map_err(e)?;
         let date_label = |x: &f64| match first_date {
@@ -83,98 +162,107 @@ pub fn trend_chart(
             .y_label_formatter(&|y| format!("{y:.0}"))
             .x_desc("run date (UTC)")
             .y_desc("p99 latency (ms)")
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 15))
             .max_light_lines(1)
             .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
             .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
             .draw()
             .map_err(e)?;
 
-        chart
-            .draw_series(
-                pts.iter()
-                    .flat_map(|p| p.round_p99_ms.iter().map(move |r| (day(p), *r)))
-                    .map(|(x, y)| Circle::new((x, y), 2, ROUND.filled())),
-            )
-            .map_err(e)?
-            .label("round p99")
-            .legend(|(x, y)| Circle::new((x + 10, y), 3, ROUND.filled()));
-
+        // The baseline is a plain polyline; plotters draws it compactly.
         for segment in contiguous(pts.iter().map(|p| p.baseline_p99_ms.map(|b| (day(p), b)))) {
             chart
                 .draw_series(LineSeries::new(segment, BASELINE.stroke_width(2)))
                 .map_err(e)?;
         }
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), u32>>())
-            .map_err(e)?
-            .label("baseline (median of accepted runs)")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BASELINE.stroke_width(2)));
-
+        // The rest is written by hand: plotters writes one ~95-byte
+        // <circle> per dot, and three years of five rounds a run would
+        // weigh hundreds of kilobytes. A dot here is a zero-length path
+        // segment with a round cap (~12 bytes), in the same order plotters
+        // would draw: rounds, regression line, run medians, verdict marks.
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
+        let dots = |coords: &mut dyn Iterator<Item = (i32, i32)>| {
+            let mut d = String::new();
+            for (x, y) in coords {
+                let _ = write!(d, "M{x} {y}h0");
+            }
+            d
+        };
+        let polyline = |points: &[(f64, f64)]| {
+            points
+                .iter()
+                .map(|(x, y)| {
+                    let (x, y) = px(*x, *y);
+                    format!("{x},{y}")
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let rounds = dots(
+            &mut pts
+                .iter()
+                .flat_map(|p| p.round_p99_ms.iter().map(move |r| px(day(p), *r))),
+        );
+        let _ = write!(
+            marks,
+            r#"<path d="{rounds}" stroke="{}" stroke-width="4" stroke-linecap="round" fill="none"/>"#,
+            hex(ROUND)
+        );
         let ratio = endpoint.threshold_ratio;
         for segment in contiguous(
             pts.iter()
                 .map(|p| p.threshold_p99_ms(ratio).map(|t| (day(p), t))),
         ) {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    segment,
-                    6,
-                    4,
-                    THRESHOLD.stroke_width(2),
-                ))
-                .map_err(e)?;
+            let _ = write!(
+                marks,
+                r#"<polyline points="{}" stroke="{}" stroke-width="2" stroke-dasharray="6 4" fill="none"/>"#,
+                polyline(&segment),
+                hex(THRESHOLD)
+            );
         }
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), u32>>())
-            .map_err(e)?
-            .label(format!("regression line (baseline ×{ratio})"))
-            .legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], THRESHOLD.stroke_width(2))
-            });
-
-        chart
-            .draw_series(LineSeries::new(
-                pts.iter().map(|p| (day(p), p.median_p99_ms)),
-                MEDIAN.stroke_width(2),
-            ))
-            .map_err(e)?
-            .label("run median p99")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], MEDIAN.stroke_width(2)));
-        chart
-            .draw_series(pts.iter().map(|p| {
-                let style = match p.verdict {
-                    Verdict::Regression => REGRESSION.filled(),
-                    Verdict::Improvement => IMPROVEMENT.filled(),
-                    Verdict::Insufficient => WHITE.filled(),
-                    _ => MEDIAN.filled(),
-                };
-                let r = if p.verdict == Verdict::Regression {
-                    5
-                } else {
-                    3
-                };
-                Circle::new((day(p), p.median_p99_ms), r, style)
-            }))
-            .map_err(e)?;
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), u32>>())
-            .map_err(e)?
-            .label("regression")
-            .legend(|(x, y)| Circle::new((x + 10, y), 5, REGRESSION.filled()));
-
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(0xcc, 0xcc, 0xcc))
-            .draw()
-            .map_err(e)?;
-
+        let medians: Vec<(f64, f64)> = pts.iter().map(|p| (day(p), p.median_p99_ms)).collect();
+        let _ = write!(
+            marks,
+            r#"<polyline points="{}" stroke="{}" stroke-width="2" fill="none"/>"#,
+            polyline(&medians),
+            hex(MEDIAN)
+        );
+        for (verdicts, colour, radius) in [
+            (&[Verdict::Ok, Verdict::NoBaseline][..], MEDIAN, 3),
+            (&[Verdict::Improvement][..], IMPROVEMENT, 4),
+            (&[Verdict::Regression][..], REGRESSION, 5),
+        ] {
+            let d = dots(
+                &mut pts
+                    .iter()
+                    .filter(|p| verdicts.contains(&p.verdict))
+                    .map(|p| px(day(p), p.median_p99_ms)),
+            );
+            if !d.is_empty() {
+                let _ = write!(
+                    marks,
+                    r#"<path d="{d}" stroke="{}" stroke-width="{}" stroke-linecap="round" fill="none"/>"#,
+                    hex(colour),
+                    radius * 2
+                );
+            }
+        }
+        // Hollow: too few rounds to judge.
+        for p in pts.iter().filter(|p| p.verdict == Verdict::Insufficient) {
+            let (x, y) = px(day(p), p.median_p99_ms);
+            let _ = write!(
+                marks,
+                r##"<circle cx="{x}" cy="{y}" r="4" fill="#fff" stroke="{}" stroke-width="2"/>"##,
+                hex(MEDIAN)
+            );
+        }
+        legend = trend_legend(&endpoint.name, ratio, W);
         for (p, info) in pts.iter().zip(points) {
             let (cx, cy) = chart.backend_coord(&(day(p), p.median_p99_ms));
             let _ = write!(
                 overlay,
-                r#"<a href="{}"><circle class="pd-hit" cx="{cx}" cy="{cy}" r="8" data-verdict="{}"><title>{}</title></circle></a>"#,
+                r#"<a href="{}"><circle class="pd-hit" cx="{cx}" cy="{cy}" r="8" data-verdict="{}" data-tip-target><title>{}</title></circle></a>"#,
                 xml_escape(&info.href),
                 p.verdict.as_str(),
                 xml_escape(&info.title),
@@ -197,7 +285,7 @@ pub fn trend_chart(
         id,
         &title,
         &desc,
-        &format!(r#"<g class="pd-overlay">{overlay}</g>"#),
+        &format!(r#"{marks}{legend}<g class="pd-overlay">{overlay}</g>"#),
     ))
 }
 
@@ -227,7 +315,7 @@ fn finish_svg(svg: String, id: &str, title: &str, desc: &str, extra: &str) -> St
     let body = rest[1..].trim_end();
     let body = body.strip_suffix("</svg>").unwrap_or(body);
     format!(
-        r#"{open} class="chart" role="img" aria-labelledby="{id}-title {id}-desc"><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc>{body}{extra}</svg>"#,
+        r#"{open} class="chart" role="img" aria-labelledby="{id}-title {id}-desc" data-tip-source><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc>{body}{extra}</svg>"#,
         xml_escape(title),
         xml_escape(desc),
     )
@@ -289,4 +377,239 @@ pub fn sparkline(endpoint: &EndpointAnalysis, max_points: usize) -> String {
         super::format::ms(lo),
         super::format::ms(hi),
     )
+}
+
+/// How bad a verdict is for the heatmap's "worst verdict of the week":
+/// a regression outranks an incomplete run, which outranks a run that
+/// could not be judged yet, then ok, then an improvement.
+fn severity(v: Verdict) -> u8 {
+    match v {
+        Verdict::Regression => 0,
+        Verdict::Insufficient => 1,
+        Verdict::NoBaseline => 2,
+        Verdict::Ok => 3,
+        Verdict::Improvement => 4,
+    }
+}
+
+/// The legend, in severity order, with the words the page uses.
+const HEATMAP_LEGEND: &[(&str, &str)] = &[
+    ("regression", "regression"),
+    ("insufficient", "insufficient rounds"),
+    ("no-baseline", "no baseline yet"),
+    ("ok", "ok"),
+    ("improvement", "improvement"),
+    ("none", "no run"),
+];
+
+/// One heatmap row: an endpoint, where its page is, and its history.
+pub struct HeatmapRow<'a> {
+    pub endpoint: &'a EndpointAnalysis,
+    pub href: String,
+}
+
+/// The Monday (UTC) that starts the ISO week of `t`.
+fn week_start(t: chrono::DateTime<chrono::Utc>) -> chrono::NaiveDate {
+    use chrono::Datelike;
+    let d = t.date_naive();
+    d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday()))
+}
+
+/// The calendar heatmap of the overview: one row per endpoint, one column
+/// per ISO week (the last `max_weeks` weeks up to the latest run), each
+/// cell coloured by the worst verdict of that endpoint's runs that week,
+/// with a `<title>` saying what the cell is made of. Hand-written SVG
+/// (plotters has no notion of category grids) with classes for colours,
+/// so the site's light and dark themes both apply. Returns the SVG and
+/// how many weeks of history did not fit (shown on the endpoint pages).
+pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usize) {
+    use chrono::Datelike;
+    use std::collections::BTreeMap;
+    const CELL: usize = 14;
+    const GAP: usize = 2;
+    const LABEL_W: usize = 190;
+    const TOP: usize = 34;
+
+    let times = rows
+        .iter()
+        .flat_map(|r| r.endpoint.points.iter().map(|p| p.started_at));
+    let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
+        return (String::new(), 0);
+    };
+    let last_week = week_start(last);
+    let all_weeks = ((last_week - week_start(first)).num_days() / 7 + 1) as usize;
+    let shown = all_weeks.min(max_weeks.max(1));
+    let first_week = last_week - chrono::Duration::weeks(shown as i64 - 1);
+    let weeks: Vec<chrono::NaiveDate> = (0..shown)
+        .map(|i| first_week + chrono::Duration::weeks(i as i64))
+        .collect();
+
+    // Wide enough for the grid, the axis name and the legend row.
+    let legend_w: usize = HEATMAP_LEGEND
+        .iter()
+        .map(|(_, words)| CELL + 5 + words.len() * 7 + 16)
+        .sum();
+    let width = (LABEL_W + shown * (CELL + GAP)).max(LABEL_W + legend_w) + 8;
+    let grid_h = rows.len() * (CELL + GAP);
+    let legend_y = TOP + grid_h + 26;
+    let height = legend_y + 22;
+    let mut body = String::new();
+
+    // Month labels over the first week of each month, and the axis name.
+    let _ = write!(
+        body,
+        r#"<text x="{LABEL_W}" y="11" class="hm-axis">ISO weeks (UTC, Monday start) →</text>"#
+    );
+    let month_of = |w: &chrono::NaiveDate| (w.year(), w.month());
+    let mut last_month = None;
+    for (i, w) in weeks.iter().enumerate() {
+        let month = month_of(w);
+        if last_month != Some(month) {
+            // The first column's month is labelled only when its label
+            // does not run into the next month's.
+            let crowded = i == 0 && weeks.iter().take(4).any(|n| month_of(n) != month);
+            if !crowded {
+                let _ = write!(
+                    body,
+                    r#"<text x="{}" y="{}" class="hm-month">{}</text>"#,
+                    LABEL_W + i * (CELL + GAP),
+                    TOP - 6,
+                    w.format(if month.1 == 1 || last_month.is_none() {
+                        "%b %Y"
+                    } else {
+                        "%b"
+                    })
+                );
+            }
+            last_month = Some(month);
+        }
+    }
+
+    for (r, row) in rows.iter().enumerate() {
+        let e = row.endpoint;
+        let y = TOP + r * (CELL + GAP);
+        let _ = write!(
+            body,
+            r#"<a href="{}"><text x="{}" y="{}" class="hm-label" text-anchor="end">{}{}</text></a>"#,
+            xml_escape(&row.href),
+            LABEL_W - 8,
+            y + CELL - 3,
+            xml_escape(&ellipsis(&e.name, 26)),
+            if e.name.chars().count() > 26 {
+                format!("<title>{}</title>", xml_escape(&e.name))
+            } else {
+                String::new()
+            },
+        );
+        let mut by_week: BTreeMap<chrono::NaiveDate, Vec<Verdict>> = BTreeMap::new();
+        for p in &e.points {
+            let w = week_start(p.started_at);
+            if w >= first_week {
+                by_week.entry(w).or_default().push(p.verdict);
+            }
+        }
+        for (i, w) in weeks.iter().enumerate() {
+            let x = LABEL_W + i * (CELL + GAP);
+            let iso = w.iso_week();
+            let head = format!(
+                "{} · {}-W{:02} (week of {})",
+                e.name,
+                iso.year(),
+                iso.week(),
+                w.format("%Y-%m-%d")
+            );
+            let (class, tip) = match by_week.get(w) {
+                None => ("none".to_string(), format!("{head}\nNo run this week")),
+                Some(vs) => {
+                    let worst = vs
+                        .iter()
+                        .copied()
+                        .min_by_key(|v| severity(*v))
+                        .expect("a week in the map has a run");
+                    let mut counts: BTreeMap<u8, (Verdict, usize)> = BTreeMap::new();
+                    for v in vs {
+                        counts.entry(severity(*v)).or_insert((*v, 0)).1 += 1;
+                    }
+                    let detail: Vec<String> = counts
+                        .values()
+                        .map(|(v, n)| format!("{n} {}", v.as_str()))
+                        .collect();
+                    (
+                        worst.as_str().to_string(),
+                        format!(
+                            "{head}\nWorst: {}\nRuns: {} ({})",
+                            worst.as_str(),
+                            vs.len(),
+                            detail.join(", ")
+                        ),
+                    )
+                }
+            };
+            let _ = write!(
+                body,
+                r#"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" class="h-{class}" data-tip-target><title>{}</title></rect>"#,
+                xml_escape(&tip)
+            );
+        }
+    }
+
+    // Legend.
+    let mut x = LABEL_W;
+    let _ = write!(
+        body,
+        r#"<text x="{}" y="{}" class="hm-axis" text-anchor="end">worst verdict of the week:</text>"#,
+        LABEL_W - 8,
+        legend_y + 11
+    );
+    for (key, words) in HEATMAP_LEGEND {
+        let _ = write!(
+            body,
+            r#"<rect x="{x}" y="{legend_y}" width="{CELL}" height="{CELL}" class="h-{key}"/><text x="{}" y="{}" class="hm-legend">{words}</text>"#,
+            x + CELL + 5,
+            legend_y + 11
+        );
+        x += CELL + 5 + words.len() * 7 + 16;
+    }
+
+    let counted: Vec<usize> = rows
+        .iter()
+        .map(|r| {
+            r.endpoint
+                .points
+                .iter()
+                .filter(|p| week_start(p.started_at) >= first_week)
+                .filter(|p| p.verdict == Verdict::Regression)
+                .count()
+        })
+        .collect();
+    let title = format!(
+        "Worst verdict per endpoint and week, {} to {}",
+        first_week.format("%Y-%m-%d"),
+        (last_week + chrono::Duration::days(6)).format("%Y-%m-%d")
+    );
+    let desc = format!(
+        "{} endpoints by {} ISO weeks. Each cell is coloured by the worst verdict of that endpoint's runs in that week \
+         (regression, insufficient rounds, no baseline yet, ok, improvement), or grey when there was no run. \
+         {} regressed runs in these weeks.",
+        rows.len(),
+        shown,
+        counted.iter().sum::<usize>()
+    );
+    let svg = format!(
+        r#"<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-labelledby="{id}-title {id}-desc" data-tip-source><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc>{body}</svg>"#,
+        xml_escape(&title),
+        xml_escape(&desc),
+    );
+    (svg, all_weeks - shown)
+}
+
+/// Shortens a label to `max` characters with an ellipsis.
+fn ellipsis(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
 }

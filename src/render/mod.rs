@@ -8,6 +8,7 @@
 //! endpoints/<endpoint-slug>.html  one page per endpoint
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
+//! weekly.html                     the weekly review (alarms, triage, policies)
 //! releases.html                   release history and the list of comparisons
 //! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
@@ -25,6 +26,7 @@ pub mod flame_pages;
 pub mod format;
 mod pages;
 pub mod slug;
+pub mod weekly;
 
 use std::collections::BTreeMap;
 
@@ -81,8 +83,20 @@ impl Slugs {
     }
 }
 
+/// Choices that change what is rendered (not what is analysed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// The week `weekly.html` reviews.
+    pub week: crate::analyse::weekly::WeekSpec,
+}
+
 /// Renders every page, chart and data file.
 pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
+    render_site_with(analysis, &RenderOptions::default())
+}
+
+/// [`render_site`] with options.
+pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<Site, Error> {
     let slugs = Slugs::new(analysis);
     let mut site = Site::default();
     for (path, bytes) in assets::files() {
@@ -92,6 +106,9 @@ pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
     flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
     for (path, bytes) in compare::compare_pages(analysis, &slugs)? {
         site.insert(&path, bytes);
+    }
+    if let Some(page) = weekly::weekly_page(analysis, &slugs, options.week)? {
+        site.insert("weekly.html", page);
     }
     site.insert("data/analysis.json", data::analysis_json(analysis, &slugs)?);
     for endpoint in &analysis.endpoints {

@@ -6,7 +6,7 @@
 
 use askama::Template;
 
-use super::charts::{PointInfo, sparkline, trend_chart};
+use super::charts::{HeatmapRow, PointInfo, heatmap, sparkline, trend_chart};
 use super::flame_pages::{FlameLink, flame_links};
 use super::{Site, Slugs, format as f};
 use crate::analyse::{Analysis, EndpointAnalysis, RunPoint, Verdict};
@@ -15,6 +15,9 @@ use crate::model::Round;
 
 /// Sparkline length on the overview: about four months at three runs a week.
 const SPARK_RUNS: usize = 52;
+/// Heatmap width on the overview: a year of ISO weeks. Older weeks are on
+/// the endpoint pages and in the data files, and the page says so.
+const HEATMAP_WEEKS: usize = 53;
 
 pub struct VerdictView {
     /// The contract string, also the CSS class suffix.
@@ -71,6 +74,9 @@ pub struct IndexPage {
     pub latest_regressions: usize,
     pub settings_line: String,
     pub diagnostics: Vec<String>,
+    /// The calendar heatmap (SVG) and how many older weeks it leaves out.
+    pub heatmap: String,
+    pub heatmap_older_weeks: usize,
 }
 
 pub struct PointRow {
@@ -284,7 +290,19 @@ pub(super) fn render_pages(
                 .count()
         })
         .unwrap_or(0);
+    let mut by_name: Vec<&EndpointAnalysis> = analysis.endpoints.iter().collect();
+    by_name.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
+    let heat_rows: Vec<HeatmapRow> = by_name
+        .into_iter()
+        .map(|e| HeatmapRow {
+            endpoint: e,
+            href: format!("endpoints/{}.html", slugs.endpoint(&e.id)),
+        })
+        .collect();
+    let (heatmap, heatmap_older_weeks) = heatmap(&heat_rows, HEATMAP_WEEKS, "heatmap");
     let index = IndexPage {
+        heatmap,
+        heatmap_older_weeks,
         root: "",
         run_count: analysis.runs.len(),
         first_date: analysis
@@ -315,15 +333,27 @@ pub(super) fn render_pages(
             .iter()
             .map(|p| PointInfo {
                 href: format!("{root}runs/{}.html#{slug}", slugs.run(&p.run)),
+                // One fact a line: the native tooltip shows the lines,
+                // app.js turns them into a small table.
                 title: format!(
-                    "{} ({}): {} rounds, median p99 {} ms, baseline {} ms, {} — {}",
+                    "Run {} · {}\nRounds: {} (p99 {} ms)\nMedian p99: {} ms\nBaseline: {}\nRatio: {}\nVerdict: {}",
                     p.run,
                     f::date(p.started_at),
                     p.rounds.len(),
+                    p.round_p99_ms
+                        .iter()
+                        .map(|v| f::ms(*v))
+                        .collect::<Vec<_>>()
+                        .join(" · "),
                     f::ms(p.median_p99_ms),
-                    f::opt_ms(p.baseline_p99_ms),
-                    f::ratio(p.ratio),
-                    p.verdict
+                    p.baseline_p99_ms
+                        .map_or("none yet".to_string(), |b| format!("{} ms", f::ms(b))),
+                    p.ratio.map_or("–".to_string(), |r| format!(
+                        "{} ({})",
+                        f::ratio(Some(r)),
+                        f::change(Some(r))
+                    )),
+                    p.verdict.as_str()
                 ),
             })
             .collect();

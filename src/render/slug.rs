@@ -41,25 +41,65 @@ pub fn slug(text: &str) -> String {
     out
 }
 
-/// Gives every id a unique slug. Ids are taken in sorted order; the first
-/// keeps the plain slug and later ones get `-2`, `-3`, … so the result does
-/// not depend on the order ids were found in.
+/// Gives every id a unique slug, so that each endpoint and run has one
+/// URL that stays put as the archive grows:
+///
+/// - an id whose slug nobody else claims gets the plain slug;
+/// - when several ids claim one slug, an id that already *is* that slug
+///   (`order-list`) keeps it, and the others get the slug plus six hex
+///   digits of a hash of the id itself (`order-list-3f09a2`). The suffix
+///   depends only on the id, so it neither depends on the order ids were
+///   found in nor changes when further colliding ids appear later;
+/// - should a suffixed slug still be taken (a hash clash), `-2`, `-3`, …
+///   follow, in sorted id order.
 pub fn unique_slugs<'a>(ids: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, String> {
     let sorted: BTreeSet<&str> = ids.into_iter().collect();
-    let mut taken = BTreeSet::new();
+    let mut claims: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for id in &sorted {
+        claims.entry(slug(id)).or_default().push(id);
+    }
     let mut out = BTreeMap::new();
-    for id in sorted {
-        let base = slug(id);
-        let mut candidate = base.clone();
+    let mut taken = BTreeSet::new();
+    let mut suffixed = Vec::new();
+    for (base, group) in &claims {
+        let owner = match group.as_slice() {
+            [only] => Some(*only),
+            _ => group.iter().copied().find(|id| *id == base),
+        };
+        if let Some(owner) = owner {
+            out.insert(owner.to_string(), base.clone());
+            taken.insert(base.clone());
+        }
+        suffixed.extend(
+            group
+                .iter()
+                .filter(|id| Some(**id) != owner)
+                .map(|id| (base, *id)),
+        );
+    }
+    // Plain slugs are all taken before any suffix is chosen, so a suffix
+    // never steals an id's plain slug.
+    suffixed.sort_by(|a, b| a.1.cmp(b.1));
+    for (base, id) in suffixed {
+        let stem = format!("{base}-{:06x}", fnv1a(id) & 0xff_ffff);
+        let mut candidate = stem.clone();
         let mut n = 2;
         while taken.contains(&candidate) {
-            candidate = format!("{base}-{n}");
+            candidate = format!("{stem}-{n}");
             n += 1;
         }
         taken.insert(candidate.clone());
         out.insert(id.to_string(), candidate);
     }
     out
+}
+
+/// FNV-1a, 64 bit: a fixed, documented hash (std's hasher may change
+/// between Rust releases, and URLs must not).
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -79,12 +119,52 @@ mod tests {
     }
 
     #[test]
-    fn collisions_resolve_by_sorted_id() {
+    fn collisions_resolve_without_depending_on_order() {
         let a = unique_slugs(["Order List", "order-list", "order_list"]);
         let b = unique_slugs(["order_list", "order-list", "Order List"]);
         assert_eq!(a, b);
-        assert_eq!(a["Order List"], "order-list");
-        assert_eq!(a["order-list"], "order-list-2");
-        assert_eq!(a["order_list"], "order-list-3");
+        // The id that is its own slug keeps it.
+        assert_eq!(a["order-list"], "order-list");
+        let suffix = |id: &str| format!("order-list-{:06x}", fnv1a(id) & 0xff_ffff);
+        assert_eq!(a["Order List"], suffix("Order List"));
+        assert_eq!(a["order_list"], suffix("order_list"));
+        assert_ne!(a["Order List"], a["order_list"]);
+    }
+
+    #[test]
+    fn a_later_colliding_id_moves_no_existing_url() {
+        let before = unique_slugs(["order-list", "Order List", "inventory"]);
+        let after = unique_slugs(["order-list", "Order List", "inventory", "ORDER_LIST"]);
+        for (id, slug) in &before {
+            assert_eq!(&after[id], slug, "{id} kept its URL");
+        }
+        assert!(after["ORDER_LIST"].starts_with("order-list-"));
+    }
+
+    #[test]
+    fn a_lone_id_gets_its_plain_slug() {
+        let s = unique_slugs(["GET /api/orders", "index"]);
+        assert_eq!(s["GET /api/orders"], "get-api-orders");
+        assert_eq!(s["index"], "index-1");
+    }
+
+    #[test]
+    fn a_suffix_never_takes_another_ids_plain_slug() {
+        // Pick an id whose suffixed slug is exactly another id.
+        let taker = "Order List";
+        let squatter = format!("order-list-{:06x}", fnv1a(taker) & 0xff_ffff);
+        let s = unique_slugs(["order-list", taker, squatter.as_str()]);
+        assert_eq!(s[squatter.as_str()], squatter);
+        assert_eq!(s[taker], format!("{squatter}-2"));
+        let values: BTreeSet<&String> = s.values().collect();
+        assert_eq!(values.len(), 3);
+    }
+
+    #[test]
+    fn the_hash_is_the_documented_fnv1a() {
+        // Published FNV-1a 64 test vectors.
+        assert_eq!(fnv1a(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a("foobar"), 0x8594_4171_f739_67e8);
     }
 }

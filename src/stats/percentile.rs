@@ -80,7 +80,18 @@ impl std::fmt::Display for PercentileMethod {
 /// asked. Reorders `values` (partial selection, no full sort). Empty input
 /// gives an empty result.
 pub fn percentiles(values: &mut [f64], percents: &[f64], method: PercentileMethod) -> Vec<f64> {
-    let n = values.len();
+    percentiles_by(values, percents, method, |v| *v)
+}
+
+/// [`percentiles`] of `key(item)` over `items`, selecting the items
+/// themselves (so samples need no separate copy of their values).
+pub fn percentiles_by<T>(
+    items: &mut [T],
+    percents: &[f64],
+    method: PercentileMethod,
+    key: impl Fn(&T) -> f64,
+) -> Vec<f64> {
+    let n = items.len();
     if n == 0 {
         return Vec::new();
     }
@@ -97,14 +108,14 @@ pub fn percentiles(values: &mut [f64], percents: &[f64], method: PercentileMetho
     let mut start = 0;
     for &rank in &needed {
         if rank >= start {
-            values[start..].select_nth_unstable_by(rank - start, f64::total_cmp);
+            items[start..].select_nth_unstable_by(rank - start, |a, b| key(a).total_cmp(&key(b)));
             start = rank + 1;
         }
     }
     plans
         .iter()
         .map(|&(lo, hi, weight)| {
-            let (a, b) = (values[lo], values[hi]);
+            let (a, b) = (key(&items[lo]), key(&items[hi]));
             // k6 writes `j + (k-j)*f`; keep that form for identical rounding.
             a + (b - a) * weight
         })
@@ -136,20 +147,28 @@ pub struct Moments {
 /// Moments of `values`; `None` when empty. Two passes (mean first) keep the
 /// variance accurate for latencies with a large common offset.
 pub fn moments(values: &[f64]) -> Option<Moments> {
-    if values.is_empty() {
+    moments_by(values, |v| *v)
+}
+
+/// [`moments`] of `key(item)` over `items`.
+pub fn moments_by<T>(items: &[T], key: impl Fn(&T) -> f64) -> Option<Moments> {
+    if items.is_empty() {
         return None;
     }
-    let n = values.len() as f64;
+    let n = items.len() as f64;
     let (mut sum, mut min, mut max) = (0.0, f64::INFINITY, f64::NEG_INFINITY);
-    for &v in values {
+    for v in items.iter().map(&key) {
         sum += v;
         min = min.min(v);
         max = max.max(v);
     }
     let mean = sum / n;
-    let squares: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+    let squares: f64 = items
+        .iter()
+        .map(|i| (key(i) - mean) * (key(i) - mean))
+        .sum();
     Some(Moments {
-        count: values.len() as u64,
+        count: items.len() as u64,
         mean,
         stddev: (squares / n).sqrt(),
         min,

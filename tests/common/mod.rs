@@ -97,3 +97,5 @@ pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+pub mod site_archives;

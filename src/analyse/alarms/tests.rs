@@ -379,3 +379,139 @@ fn the_median_policy_is_the_verdict() {
         );
     }
 }
+
+#[test]
+fn weekly_review_of_the_last_seven_days() {
+    use crate::analyse::weekly::{WeekSpec, weekly_review};
+    // Runs are 56 h apart, so the 7 days up to the latest (run 19) hold runs 17–19.
+    let a_runs = levels(15, &[130.0; 5]); // step at 15, confirmed at 17
+    let b_runs = levels(18, &[140.0, 100.0]); // spike at 18, still a candidate
+    let mut c_runs = levels(20, &[]);
+    for run in &mut c_runs[17..] {
+        *run = vec![80.0, 100.0, 100.0, 100.0, 160.0]; // same median, far noisier
+    }
+    let a = analysed(
+        &[("a", a_runs), ("b", b_runs), ("c", c_runs)],
+        &[(15, "a", Label::Real)],
+    );
+    let r = weekly_review(&a, WeekSpec::LastSevenDays, Policy::Median).unwrap();
+    assert_eq!(r.runs, [run_id(17), run_id(18), run_id(19)]);
+    let new: Vec<(&str, &str, AlarmState)> = r
+        .new_alarms
+        .iter()
+        .map(|x| {
+            (
+                x.alarm.endpoint.as_str(),
+                x.alarm.run.as_str(),
+                x.alarm.state,
+            )
+        })
+        .collect();
+    assert_eq!(new, [("b", run_id(18).as_str(), Candidate)]);
+    assert_eq!(
+        r.new_alarms[0].also_raised_by,
+        [Policy::Naive, Policy::Robust]
+    );
+    assert_eq!(r.new_by_policy[&Policy::Persistent], 0);
+    assert_eq!(r.new_by_policy[&Policy::Naive], 1);
+    let untriaged: Vec<&str> = r
+        .untriaged
+        .iter()
+        .map(|x| x.alarm.endpoint.as_str())
+        .collect();
+    assert_eq!(untriaged, ["b"], "a's alarm is labelled");
+    let confirmed: Vec<&str> = r
+        .confirmed
+        .iter()
+        .map(|x| x.alarm.endpoint.as_str())
+        .collect();
+    assert_eq!(
+        confirmed,
+        ["a"],
+        "confirmed before the week, still open in it"
+    );
+    assert_eq!(r.noisier.len(), 1);
+    assert_eq!(r.noisier[0].endpoint, "c");
+    assert!(
+        (r.noisier[0].spread_now - 0.8).abs() < 1e-9
+            && (r.noisier[0].spread_before - 0.03).abs() < 1e-9
+    );
+    assert_eq!(r.fp_by_week.len(), crate::analyse::weekly::FP_WEEKS);
+    // Run 15 (2026-02-09 03:00) is the Monday of ISO week 7.
+    let w7 = r.fp_by_week.iter().find(|w| w.week == "2026-W07").unwrap();
+    assert_eq!(
+        (
+            w7.policies[&Policy::Median].alarms,
+            w7.policies[&Policy::Median].real
+        ),
+        (1, 1)
+    );
+    assert_eq!(w7.policies[&Policy::Median].fp_rate, Some(0.0));
+
+    // An ISO week with nothing in it is an empty review, not an error.
+    let empty = weekly_review(
+        &a,
+        WeekSpec::Iso {
+            year: 2025,
+            week: 10,
+        },
+        Policy::Median,
+    )
+    .unwrap();
+    assert!(empty.runs.is_empty() && empty.new_alarms.is_empty() && empty.untriaged.is_empty());
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn judgement() -> impl Strategy<Value = Judgement> {
+        prop_oneof![
+            Just(Judgement::Over),
+            Just(Judgement::Within),
+            Just(Judgement::NotJudged)
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn episodes_follow_the_rules(js in proptest::collection::vec(judgement(), 0..60)) {
+            let s = AlarmSettings::default();
+            let eps = episodes(&js, &s);
+            let mut previous_end: Option<usize> = None;
+            for ep in &eps {
+                prop_assert_eq!(js[ep.candidate], Judgement::Over);
+                prop_assert_eq!(js[ep.last_over], Judgement::Over);
+                if let Some(end) = previous_end {
+                    prop_assert!(ep.candidate > end, "episodes never overlap");
+                }
+                // The judged runs after the candidate, up to the decision.
+                let after: Vec<Judgement> = js[ep.candidate + 1..]
+                    .iter()
+                    .copied()
+                    .filter(|j| *j != Judgement::NotJudged)
+                    .take(s.confirm_window)
+                    .collect();
+                let overs = after.iter().filter(|j| **j == Judgement::Over).count();
+                match ep.state {
+                    AlarmState::Confirmed => prop_assert!(overs >= s.confirm_needed),
+                    AlarmState::Reverted => {
+                        prop_assert!(overs < s.confirm_needed);
+                        prop_assert_eq!(ep.closed, ep.decided);
+                        prop_assert_eq!(js[ep.decided.unwrap()], Judgement::Within);
+                    }
+                    AlarmState::Candidate => {
+                        prop_assert!(ep.closed.is_none() && after.len() < s.confirm_window, "undecided only at the end");
+                    }
+                }
+                previous_end = ep.closed.or(Some(js.len()));
+            }
+            // Every over run belongs to an episode.
+            for (i, j) in js.iter().enumerate() {
+                if *j == Judgement::Over {
+                    prop_assert!(eps.iter().any(|e| e.candidate <= i && i <= e.end(js.len())), "run {} is in no episode", i);
+                }
+            }
+        }
+    }
+}

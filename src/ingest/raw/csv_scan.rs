@@ -79,23 +79,24 @@ pub(crate) fn field_text(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     }
 }
 
-/// Calls `f(record, offset_in_buf)` for each complete record of `buf`
-/// from 0; returns how many bytes were consumed. At EOF a last record
-/// without newline counts as complete.
+/// Calls `f(record, offset_in_buf, unterminated)` for each complete
+/// record of `buf` from 0; returns how many bytes were consumed. At EOF a
+/// last record without newline is passed too, with `unterminated = true`
+/// (it may be cut short: the writer was stopped mid-write).
 pub(crate) fn for_each_record<E>(
     buf: &[u8],
     eof: bool,
-    mut f: impl FnMut(&[u8], usize) -> Result<(), E>,
+    mut f: impl FnMut(&[u8], usize, bool) -> Result<(), E>,
 ) -> Result<usize, E> {
     let mut pos = 0;
     while pos < buf.len() {
         match record_end(buf, pos) {
             Some(end) => {
-                f(&buf[pos..end], pos)?;
+                f(&buf[pos..end], pos, false)?;
                 pos = end + 1;
             }
             None if eof => {
-                f(&buf[pos..], pos)?;
+                f(&buf[pos..], pos, true)?;
                 return Ok(buf.len());
             }
             None => return Ok(pos),

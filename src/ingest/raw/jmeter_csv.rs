@@ -140,65 +140,76 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
     let mut grouper = Grouper::default();
     let mut fields = Vec::with_capacity(32);
     let split = opts.split_tag.is_some();
-    let reader = open_plain(path).map_err(|e| Error::io(shown, e))?;
-    let end = scan_blocks(reader, |block, offset, eof| {
-        for_each_record(block, eof, |record, at| {
-            let fault = |msg: String| Fault::new(offset + at as u64, msg);
-            if record.trim_ascii().is_empty() {
-                return Ok(());
-            }
-            let cols = match columns {
-                Some(c) => c,
-                None => {
-                    let record = record.strip_prefix(b"\xef\xbb\xbf").unwrap_or(record);
-                    let c = match header_columns(record) {
-                        Some(c) => c,
-                        None => headerless(record).map_err(fault)?,
-                    };
-                    if c.time == usize::MAX || c.elapsed == usize::MAX {
-                        return Err(fault(
-                            "JMeter CSV without timeStamp and elapsed columns: no latencies to compute \
-                             (enable jmeter.save.saveservice.timestamp_format and .time)"
-                                .into(),
-                        ));
-                    }
-                    columns = Some(c);
-                    if c.has_header {
-                        return Ok(());
-                    }
-                    c
+    let mut tail: Option<u64> = None;
+    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
+        for_each_record(block, eof, |record, at, unterminated| {
+            let result = (|| -> Result<(), Fault> {
+                let fault = |msg: String| Fault::new(offset + at as u64, msg);
+                if record.trim_ascii().is_empty() {
+                    return Ok(());
                 }
-            };
-            split_fields(record, cols.delim, cols.needed, &mut fields);
-            let get = |i: usize| fields.get(i).map(|&(a, b)| &record[a..b]);
-            let (Some(t), Some(e)) = (get(cols.time), get(cols.elapsed)) else {
-                return Err(fault(format!(
-                    "only {} fields in this row, the header has at least {}",
-                    fields.len(),
-                    cols.needed
-                )));
-            };
-            let t_us = match parse_u64(t) {
-                Some(ms) => ms as i64 * 1000,
-                None => parse_date(&field_text(t))
-                    .ok_or_else(|| fault(format!("timeStamp '{}' is not a time", String::from_utf8_lossy(t))))?,
-            };
-            let ms = parse_f64(e).ok_or_else(|| fault("elapsed is not a non-negative number".into()))?;
-            let success = match cols.success.and_then(get) {
-                Some(s) => !s.eq_ignore_ascii_case(b"false"),
-                None => true,
-            };
-            let label = if split {
-                cols.label.and_then(get).map(field_text).unwrap_or_default()
-            } else {
-                Default::default()
-            };
-            grouper.push(&label, Sample { t_us, ms }, success);
-            Ok(())
+                let cols = match columns {
+                    Some(c) => c,
+                    None => {
+                        let record = record.strip_prefix(b"\xef\xbb\xbf").unwrap_or(record);
+                        let c = match header_columns(record) {
+                            Some(c) => c,
+                            None => headerless(record).map_err(fault)?,
+                        };
+                        if c.time == usize::MAX || c.elapsed == usize::MAX {
+                            return Err(fault(
+                                "JMeter CSV without timeStamp and elapsed columns: no latencies to compute \
+                                 (enable jmeter.save.saveservice.timestamp_format and .time)"
+                                    .into(),
+                            ));
+                        }
+                        columns = Some(c);
+                        if c.has_header {
+                            return Ok(());
+                        }
+                        c
+                    }
+                };
+                split_fields(record, cols.delim, cols.needed, &mut fields);
+                let get = |i: usize| fields.get(i).map(|&(a, b)| &record[a..b]);
+                let (Some(t), Some(e)) = (get(cols.time), get(cols.elapsed)) else {
+                    return Err(fault(format!(
+                        "only {} fields in this row, the header has at least {}",
+                        fields.len(),
+                        cols.needed
+                    )));
+                };
+                let t_us = match parse_u64(t) {
+                    Some(ms) => ms as i64 * 1000,
+                    None => parse_date(&field_text(t))
+                        .ok_or_else(|| fault(format!("timeStamp '{}' is not a time", String::from_utf8_lossy(t))))?,
+                };
+                let ms = parse_f64(e).ok_or_else(|| fault("elapsed is not a non-negative number".into()))?;
+                let success = match cols.success.and_then(get) {
+                    Some(s) => !s.eq_ignore_ascii_case(b"false"),
+                    None => true,
+                };
+                let label = if split {
+                    cols.label.and_then(get).map(field_text).unwrap_or_default()
+                } else {
+                    Default::default()
+                };
+                grouper.push(&label, Sample { t_us, ms }, success);
+                Ok(())
+            })();
+            match result {
+                // A last line cut short (the tool was stopped mid-write).
+                Err(_) if unterminated => {
+                    tail = Some(offset + at as u64);
+                    Ok(())
+                }
+                other => other,
+            }
         })
     })
     .map_err(|e| e.into_error(path, shown))?;
-    let warnings = super::k6_ndjson::truncation_warnings(path, shown, None, &end);
+    let warnings = super::k6_ndjson::truncation_warnings(path, shown, tail, &end);
     let groups = grouper.finish(|k| String::from_utf8_lossy(k).into_owned());
     if groups.is_empty() {
         return Err(Error::at(shown, None, "no samples in this JMeter CSV"));

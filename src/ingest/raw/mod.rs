@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Diagnostic, Error};
 use crate::model::{RoundStats, SourceFormat};
-use crate::stats::{PercentileMethod, moments, percentiles};
+use crate::stats::{PercentileMethod, moments_by, percentiles_by};
 
 pub use time::parse_rfc3339_micros;
 
@@ -114,6 +114,9 @@ pub struct ReadOptions {
     /// k6 tag `tag`; JMeter by label and Gatling/Locust by request name
     /// whatever `tag` says.
     pub split_tag: Option<String>,
+    /// Caps on decompression and line length (`[limits]`).
+    #[serde(default)]
+    pub limits: crate::ingest::limits::Limits,
 }
 
 impl Default for ReadOptions {
@@ -121,6 +124,7 @@ impl Default for ReadOptions {
         ReadOptions {
             metric: "http_req_duration".into(),
             split_tag: None,
+            limits: Default::default(),
         }
     }
 }
@@ -214,22 +218,13 @@ fn trim_cr(line: &[u8]) -> &[u8] {
 /// Reads a raw (or summary) file of any supported format. `shown` is the
 /// path used in messages (relative to the archive root).
 pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    let head = io::head(path, 64 * 1024).map_err(|e| Error::io(shown, e))?;
+    let head = io::head(path, 64 * 1024, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let kind = sniff(&head).map_err(|msg| Error::at(shown, None, msg))?;
     match kind {
         Sniffed::K6Summary => {
-            let bytes = std::fs::read(path).map_err(|e| Error::io(shown, e))?;
-            let bytes = if io::is_gzip(path).unwrap_or(false) {
-                let mut plain = Vec::new();
-                std::io::Read::read_to_end(
-                    &mut flate2::read::MultiGzDecoder::new(&bytes[..]),
-                    &mut plain,
-                )
+            // Read whole, so under the document cap (and the gzip caps).
+            let bytes = crate::ingest::limits::read_document(path, &opts.limits)
                 .map_err(|e| Error::io(shown, e))?;
-                plain
-            } else {
-                bytes
-            };
             let summary = super::k6_summary::parse(&bytes, shown, &opts.metric)?;
             Ok(RawFile {
                 format: summary.format,
@@ -294,42 +289,46 @@ pub fn round_stats(
     time_is_start: bool,
     opts: &StatsOptions,
 ) -> Result<RoundStats, String> {
+    round_stats_in_place(&mut set.clone(), test_start_us, time_is_start, opts)
+}
+
+/// [`round_stats`] without copying: drops the trimmed samples from `set`
+/// and reorders the rest, so that memory stays at the 16 bytes per sample
+/// already held.
+pub fn round_stats_in_place(
+    set: &mut SampleSet,
+    test_start_us: i64,
+    time_is_start: bool,
+    opts: &StatsOptions,
+) -> Result<RoundStats, String> {
     let cutoff = test_start_us.saturating_add((opts.warmup_s * 1e6).round() as i64);
-    let keep = |s: &&Sample| s.t_us >= cutoff;
-    let ok: Vec<&Sample> = set.ok.iter().filter(keep).collect();
-    let failed: Vec<&Sample> = set.failed.iter().filter(keep).collect();
-    let count = ok.len() + failed.len();
+    let before = set.len();
+    let last = set.ok.iter().chain(&set.failed).map(|s| s.t_us).max();
+    set.ok.retain(|s| s.t_us >= cutoff);
+    set.failed.retain(|s| s.t_us >= cutoff);
+    let count = set.len();
     if count == 0 {
-        let last = set.ok.iter().chain(&set.failed).map(|s| s.t_us).max();
         let span = last
             .map(|l| (l - test_start_us) as f64 / 1e6)
             .unwrap_or(0.0);
         return Err(format!(
-            "the warm-up of {} s removes all {} samples (the samples span {span:.1} s from the start); \
+            "the warm-up of {} s removes all {before} samples (the samples span {span:.1} s from the start); \
              lower the warm-up (--warmup, or warmup_seconds in perfdash.toml/run.toml)",
             opts.warmup_s,
-            set.len()
         ));
     }
-    let mut latencies: Vec<f64> = ok.iter().map(|s| s.ms).collect();
-    if opts.failures_in_latency {
-        latencies.extend(failed.iter().map(|s| s.ms));
-    }
-    if latencies.is_empty() {
-        return Err(format!(
-            "all {count} requests after the warm-up failed: no latency to measure \
-             (set failures_in_latency = true in [raw] to measure them anyway)"
-        ));
-    }
-    let window_start = ok
+    let failed = set.failed.len();
+    let window_start = set
+        .ok
         .iter()
-        .chain(&failed)
+        .chain(&set.failed)
         .map(|s| s.t_us)
         .min()
         .unwrap_or(cutoff);
-    let window_end = ok
+    let window_end = set
+        .ok
         .iter()
-        .chain(&failed)
+        .chain(&set.failed)
         .map(|s| {
             if time_is_start {
                 s.t_us + (s.ms * 1000.0).round() as i64
@@ -339,9 +338,20 @@ pub fn round_stats(
         })
         .max()
         .unwrap_or(window_start);
+    if opts.failures_in_latency {
+        set.ok.extend_from_slice(&set.failed);
+        set.failed.clear();
+    }
+    let latencies = &mut set.ok;
+    if latencies.is_empty() {
+        return Err(format!(
+            "all {count} requests after the warm-up failed: no latency to measure \
+             (set failures_in_latency = true in [raw] to measure them anyway)"
+        ));
+    }
     let window_s = (window_end - window_start) as f64 / 1e6;
-    let m = moments(&latencies).expect("not empty");
-    let p = percentiles(&mut latencies, &PERCENTS, opts.method);
+    let m = moments_by(latencies, |s| s.ms).expect("not empty");
+    let p = percentiles_by(latencies, &PERCENTS, opts.method, |s| s.ms);
     Ok(RoundStats {
         count: Some(count as u64),
         throughput_rps: (window_s > 0.0).then(|| count as f64 / window_s),
@@ -353,7 +363,7 @@ pub fn round_stats(
         p95_ms: Some(p[2]),
         p99_ms: p[3],
         max_ms: Some(m.max),
-        error_rate: Some(failed.len() as f64 / count as f64),
+        error_rate: Some(failed as f64 / count as f64),
     })
 }
 
@@ -455,18 +465,28 @@ pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
                     warmup_s,
                     ..settings.stats
                 };
-                let untrimmed = StatsOptions {
-                    warmup_s: 0.0,
-                    ..opts
+                // The whole test's p99 first (selection only reorders), then
+                // trim in place: no copy of the samples.
+                let mut set = set;
+                let untrimmed_p99_ms = if opts.failures_in_latency {
+                    let mut all = set.ok.clone();
+                    all.extend_from_slice(&set.failed);
+                    percentiles_by(&mut all, &[99.0], opts.method, |s| s.ms)
+                        .first()
+                        .copied()
+                } else {
+                    percentiles_by(&mut set.ok, &[99.0], opts.method, |s| s.ms)
+                        .first()
+                        .copied()
                 };
                 let result =
-                    round_stats(&set, test_start, time_is_start, &opts).map(|stats| GroupResult {
-                        stats,
-                        untrimmed_p99_ms: round_stats(&set, test_start, time_is_start, &untrimmed)
-                            .ok()
-                            .map(|s| s.p99_ms),
-                        trimmed: true,
-                        warmup_s,
+                    round_stats_in_place(&mut set, test_start, time_is_start, &opts).map(|stats| {
+                        GroupResult {
+                            stats,
+                            untrimmed_p99_ms,
+                            trimmed: true,
+                            warmup_s,
+                        }
                     });
                 groups.insert(endpoint, result);
             }
@@ -520,6 +540,12 @@ impl Grouper {
             .is_some_and(|k| k.as_slice() == key)
         {
             self.last
+        } else if self.keys.len() <= 16
+            && let Some(i) = self.keys.iter().position(|k| k.as_slice() == key)
+        {
+            // Few endpoints (the usual case): a scan beats hashing.
+            self.last = i;
+            i
         } else {
             let i = match self.index.get(key) {
                 Some(&i) => i,

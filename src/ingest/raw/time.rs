@@ -96,6 +96,12 @@ pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
 
 /// Parses a non-negative finite decimal number (`12`, `3.25`, `1e3`).
 pub(crate) fn parse_f64(s: &[u8]) -> Option<f64> {
+    // Whole milliseconds (JMeter, Gatling) are the common case.
+    if let Some(v) = parse_u64(s)
+        && v < (1 << 53)
+    {
+        return Some(v as f64);
+    }
     let text = std::str::from_utf8(s).ok()?;
     let v: f64 = text.trim().parse().ok()?;
     (v.is_finite() && v >= 0.0).then_some(v)

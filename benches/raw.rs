@@ -1,0 +1,137 @@
+//! Throughput of the raw parsers (see BENCHMARKS.md for method and numbers).
+//!
+//! Inputs are built once per process in a temp folder: the project's own
+//! real k6 run (tests/fixtures/k6-real) repeated to ~64 MB of NDJSON, the
+//! same gzipped, and ~64 MB of JMeter 5.x CSV rows.
+//!
+//! `cargo bench --bench raw` (divan prints MB/s per benchmark).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use divan::Bencher;
+use divan::counter::BytesCount;
+use perfdash::ingest::raw::{ReadOptions, read_file};
+
+const TARGET: usize = 64 << 20;
+
+struct Inputs {
+    _dir: tempfile::TempDir,
+    ndjson: PathBuf,
+    ndjson_gz: PathBuf,
+    jtl: PathBuf,
+}
+
+static INPUTS: LazyLock<Inputs> = LazyLock::new(|| {
+    let dir = tempfile::tempdir().unwrap();
+    let real =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k6-real/round-1.ndjson.gz");
+    let mut one_run = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(real).unwrap())
+        .read_to_end(&mut one_run)
+        .unwrap();
+    let mut ndjson = Vec::with_capacity(TARGET + one_run.len());
+    while ndjson.len() < TARGET {
+        ndjson.extend_from_slice(&one_run);
+    }
+    let ndjson_path = dir.path().join("big.ndjson");
+    std::fs::write(&ndjson_path, &ndjson).unwrap();
+    let gz_path = dir.path().join("big.ndjson.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz_path).unwrap(),
+        flate2::Compression::default(),
+    );
+    enc.write_all(&ndjson).unwrap();
+    enc.finish().unwrap();
+
+    let mut jtl = String::from(
+        "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect\n",
+    );
+    let mut i = 0u64;
+    while jtl.len() < TARGET {
+        let ok = !i.is_multiple_of(200);
+        jtl.push_str(&format!(
+            "{},{},GET /api/orders/{{id}},{},{},Thread Group 1-{},text,{ok},{},531,98,20,20,http://127.0.0.1:8080/api/orders,{},0,1\n",
+            1_777_863_600_000 + i * 3,
+            5 + (i * 7919) % 97,
+            if ok { 200 } else { 500 },
+            if ok { "OK" } else { "Internal Server Error" },
+            i % 20 + 1,
+            if ok { "" } else { "\"Test failed: code expected to be 200, was 500\"" },
+            4 + (i * 7919) % 90,
+        ));
+        i += 1;
+    }
+    let jtl_path = dir.path().join("big.jtl");
+    std::fs::write(&jtl_path, jtl).unwrap();
+    Inputs {
+        _dir: dir,
+        ndjson: ndjson_path,
+        ndjson_gz: gz_path,
+        jtl: jtl_path,
+    }
+});
+
+fn plain_len(path: &Path) -> u64 {
+    if path.extension().is_some_and(|e| e == "gz") {
+        std::fs::metadata(&INPUTS.ndjson).unwrap().len()
+    } else {
+        std::fs::metadata(path).unwrap().len()
+    }
+}
+
+fn bench_file(bencher: Bencher, path: &Path, split: Option<&str>) {
+    let opts = ReadOptions {
+        metric: "http_req_duration".into(),
+        split_tag: split.map(str::to_string),
+        limits: Default::default(),
+    };
+    bencher
+        .counter(BytesCount::new(plain_len(path)))
+        .bench(|| read_file(path, path, &opts).unwrap());
+}
+
+fn main() {
+    divan::main();
+}
+
+/// k6 NDJSON, one group (the whole file is one endpoint's round).
+#[divan::bench(sample_count = 10)]
+fn k6_ndjson(bencher: Bencher) {
+    bench_file(bencher, &INPUTS.ndjson, None);
+}
+
+/// k6 NDJSON split by the `name` tag (a run-level file).
+#[divan::bench(sample_count = 10)]
+fn k6_ndjson_split_by_name(bencher: Bencher) {
+    bench_file(bencher, &INPUTS.ndjson, Some("name"));
+}
+
+/// k6 NDJSON, gzipped (counted in uncompressed bytes).
+#[divan::bench(sample_count = 5)]
+fn k6_ndjson_gz(bencher: Bencher) {
+    bench_file(bencher, &INPUTS.ndjson_gz, None);
+}
+
+/// JMeter 5.x JTL CSV split by label.
+#[divan::bench(sample_count = 10)]
+fn jmeter_csv(bencher: Bencher) {
+    bench_file(bencher, &INPUTS.jtl, Some("label"));
+}
+
+/// Percentiles of 1 M samples by selection (what a round costs after parsing).
+#[divan::bench(sample_count = 10)]
+fn percentiles_1m(bencher: Bencher) {
+    let values: Vec<f64> = (0..1_000_000u64)
+        .map(|i| ((i * 2_654_435_761) % 1_000_003) as f64 / 1000.0)
+        .collect();
+    bencher.bench(|| {
+        let mut v = values.clone();
+        perfdash::stats::percentiles(
+            &mut v,
+            &[50.0, 90.0, 95.0, 99.0],
+            perfdash::stats::PercentileMethod::Linear,
+        )
+    });
+}

@@ -1,0 +1,168 @@
+//! Generates large, realistic raw load-test outputs for benchmarks:
+//! k6 `--out json` NDJSON (every metric k6 writes per request, like a real
+//! run) or a JMeter 5.x JTL CSV. Deterministic (fixed seed).
+//!
+//! ```sh
+//! cargo run --release --example gen_raw -- ndjson 300 /tmp/big.ndjson   # ≥ 300 MB
+//! cargo run --release --example gen_raw -- jtl 300 /tmp/big.jtl
+//! ```
+
+use std::io::{BufWriter, Write};
+
+/// xorshift64*: deterministic and dependency-free.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// A latency in ms: log-normal-ish body plus a rare slow tail.
+    fn latency(&mut self) -> f64 {
+        let body = 5.0 * (1.0 + self.unit()) * (1.0 + self.unit());
+        if self.unit() < 0.01 { body * 8.0 } else { body }
+    }
+}
+
+const ENDPOINTS: [&str; 4] = [
+    "GET /api/orders",
+    "GET /api/orders/{id}",
+    "POST /api/orders",
+    "GET /api/inventory/{sku}",
+];
+
+fn rfc3339(ns: u64) -> String {
+    // 2026-05-04T03:00:00 UTC + ns, written as k6 does (local offset +01:00).
+    let base = 1_777_863_600u64; // 2026-05-04T03:00:00Z
+    let secs = base + ns / 1_000_000_000 + 3600;
+    let (day_secs, days) = (secs % 86_400, secs / 86_400);
+    let (y, m, d) = civil(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:09}+01:00",
+        day_secs / 3600,
+        day_secs / 60 % 60,
+        day_secs % 60,
+        ns % 1_000_000_000
+    )
+}
+
+fn civil(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+fn ndjson(out: &mut impl Write, target: u64, rng: &mut Rng) -> std::io::Result<u64> {
+    let mut written = 0u64;
+    let mut t_ns = 0u64;
+    let mut first = true;
+    let mut line = String::with_capacity(512);
+    while written < target {
+        t_ns += 2_000_000 + rng.next() % 3_000_000;
+        let name = ENDPOINTS[(rng.next() % 4) as usize];
+        let status = if rng.unit() < 0.005 { 500 } else { 200 };
+        let ok = status == 200;
+        let tags = format!(
+            "{{\"expected_response\":\"{ok}\",\"group\":\"\",\"method\":\"GET\",\"name\":\"{name}\",\"proto\":\"HTTP/1.1\",\"scenario\":\"default\",\"status\":\"{status}\",\"url\":\"http://127.0.0.1:8080/api/orders/{}\"}}",
+            rng.next() % 10_000
+        );
+        let time = rfc3339(t_ns);
+        let duration = rng.latency();
+        let metrics: [(&str, &str, f64); 11] = [
+            ("http_reqs", "counter", 1.0),
+            ("http_req_duration", "trend", duration),
+            ("http_req_blocked", "trend", rng.unit() * 0.01),
+            ("http_req_connecting", "trend", 0.0),
+            ("http_req_tls_handshaking", "trend", 0.0),
+            ("http_req_sending", "trend", rng.unit() * 0.05),
+            ("http_req_waiting", "trend", duration * 0.95),
+            ("http_req_receiving", "trend", duration * 0.05),
+            ("http_req_failed", "rate", if ok { 0.0 } else { 1.0 }),
+            ("data_sent", "counter", 98.0),
+            ("data_received", "counter", 531.0),
+        ];
+        for (metric, kind, value) in metrics {
+            line.clear();
+            if first {
+                line.push_str(&format!(
+                    "{{\"type\":\"Metric\",\"data\":{{\"name\":\"{metric}\",\"type\":\"{kind}\",\"contains\":\"time\",\"thresholds\":[],\"submetrics\":null}},\"metric\":\"{metric}\"}}\n"
+                ));
+            }
+            line.push_str(&format!(
+                "{{\"metric\":\"{metric}\",\"type\":\"Point\",\"data\":{{\"time\":\"{time}\",\"value\":{value},\"tags\":{tags}}}}}\n"
+            ));
+            out.write_all(line.as_bytes())?;
+            written += line.len() as u64;
+        }
+        first = false;
+        let iter_tags = "{\"group\":\"\",\"scenario\":\"default\"}";
+        line.clear();
+        line.push_str(&format!(
+            "{{\"metric\":\"iteration_duration\",\"type\":\"Point\",\"data\":{{\"time\":\"{time}\",\"value\":{},\"tags\":{iter_tags}}}}}\n{{\"metric\":\"iterations\",\"type\":\"Point\",\"data\":{{\"time\":\"{time}\",\"value\":1,\"tags\":{iter_tags}}}}}\n",
+            duration + 0.3
+        ));
+        out.write_all(line.as_bytes())?;
+        written += line.len() as u64;
+    }
+    Ok(written)
+}
+
+fn jtl(out: &mut impl Write, target: u64, rng: &mut Rng) -> std::io::Result<u64> {
+    let header = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect\n";
+    out.write_all(header.as_bytes())?;
+    let mut written = header.len() as u64;
+    let mut ts = 1_777_863_600_000u64;
+    let mut line = String::with_capacity(256);
+    while written < target {
+        ts += rng.next() % 4;
+        let label = ENDPOINTS[(rng.next() % 4) as usize];
+        let elapsed = rng.latency().round() as u64;
+        let ok = rng.unit() >= 0.005;
+        line.clear();
+        line.push_str(&format!(
+            "{ts},{elapsed},{label},{},{},Thread Group 1-{},text,{ok},{},531,98,20,20,http://127.0.0.1:8080/api/orders,{},0,{}\n",
+            if ok { 200 } else { 500 },
+            if ok { "OK" } else { "Internal Server Error" },
+            rng.next() % 20 + 1,
+            if ok { "" } else { "\"Test failed: code expected to be 200, was 500\"" },
+            elapsed * 9 / 10,
+            rng.next() % 2
+        ));
+        out.write_all(line.as_bytes())?;
+        written += line.len() as u64;
+    }
+    Ok(written)
+}
+
+fn main() -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 4 {
+        eprintln!("usage: gen_raw ndjson|jtl MEGABYTES OUT");
+        std::process::exit(2);
+    }
+    let target: u64 = args[2].parse::<u64>().expect("MEGABYTES is a number") * 1_000_000;
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(&args[3])?);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let written = match args[1].as_str() {
+        "ndjson" => ndjson(&mut out, target, &mut rng)?,
+        "jtl" => jtl(&mut out, target, &mut rng)?,
+        other => {
+            eprintln!("unknown format {other}: ndjson or jtl");
+            std::process::exit(2);
+        }
+    };
+    out.flush()?;
+    eprintln!("wrote {written} bytes to {}", args[3]);
+    Ok(())
+}

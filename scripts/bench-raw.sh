@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Reproduces the raw-parsing comparison in BENCHMARKS.md:
+#   perfdash vs jq computing the same p99 on the same generated k6 NDJSON,
+#   JMeter CSV throughput, gzip, and peak RSS.
+# Needs: jq, hyperfine, /usr/bin/time (Debian: apt-get install -y jq hyperfine time).
+# Usage: scripts/bench-raw.sh [MEGABYTES=300] [WORKDIR=/tmp/perfdash-bench]
+set -euo pipefail
+MB=${1:-300}
+WORK=${2:-/tmp/perfdash-bench}
+cd "$(dirname "$0")/.."
+mkdir -p "$WORK"
+
+cargo build --release --quiet --example gen_raw --bin perfdash
+BIN=target/release/perfdash
+GEN=target/release/examples/gen_raw
+[ -f "$WORK/big.ndjson" ] || "$GEN" ndjson "$MB" "$WORK/big.ndjson"
+[ -f "$WORK/big.jtl" ] || "$GEN" jtl "$MB" "$WORK/big.jtl"
+[ -f "$WORK/big.ndjson.gz" ] || gzip -1 -k -c "$WORK/big.ndjson" > "$WORK/big.ndjson.gz"
+ls -l "$WORK"
+
+# Warm the page cache so both tools read from memory.
+cat "$WORK/big.ndjson" "$WORK/big.jtl" > /dev/null
+
+# The same p99: successful http_req_duration samples, no warm-up, linear
+# interpolation between closest ranks (k6's definition). perfdash's
+# --split-tag names a tag the file does not have, so all samples form one
+# group, as in the jq program.
+JQ_P99='[inputs | select(.type == "Point" and .metric == "http_req_duration" and .data.tags.expected_response != "false") | .data.value]
+  | sort | (length - 1) * 0.99 as $h | ($h | floor) as $lo | ($h | ceil) as $hi
+  | .[$lo] + (.[$hi] - .[$lo]) * ($h - $lo)'
+PD="$BIN inspect --warmup 0 --format json --split-tag no-such-tag"
+
+echo "== p99 from both (must match) =="
+"$BIN" inspect --warmup 0 --format json --split-tag no-such-tag "$WORK/big.ndjson" | grep '"p99_ms"'
+jq -n "$JQ_P99" "$WORK/big.ndjson"
+
+echo "== NDJSON: perfdash vs jq (one core for perfdash: RAYON_NUM_THREADS=1) =="
+RAYON_NUM_THREADS=1 hyperfine --warmup 1 --runs 3 \
+  --command-name "perfdash inspect (NDJSON, ${MB} MB)" "$PD $WORK/big.ndjson" \
+  --command-name "jq p99 (NDJSON, ${MB} MB)" "jq -n '$JQ_P99' $WORK/big.ndjson" \
+  --export-markdown "$WORK/ndjson-vs-jq.md"
+
+echo "== NDJSON gzip, JMeter CSV =="
+RAYON_NUM_THREADS=1 hyperfine --warmup 1 --runs 3 \
+  --command-name "perfdash inspect (NDJSON.gz)" "$PD $WORK/big.ndjson.gz" \
+  --command-name "gzip -dc (NDJSON.gz) > /dev/null" "gzip -dc $WORK/big.ndjson.gz > /dev/null" \
+  --command-name "perfdash inspect (JMeter CSV, split by label)" "$BIN inspect --warmup 0 --format json $WORK/big.jtl" \
+  --export-markdown "$WORK/gz-jtl.md"
+
+echo "== peak RSS =="
+for f in big.ndjson big.ndjson.gz big.jtl; do
+  /usr/bin/time -v $PD "$WORK/$f" 2>&1 >/dev/null | grep -E "Maximum resident|Elapsed" | sed "s|^|$f: |"
+done
+/usr/bin/time -v jq -n "$JQ_P99" "$WORK/big.ndjson" 2>&1 >/dev/null | grep -E "Maximum resident|Elapsed" | sed "s|^|jq: |"

@@ -1,0 +1,316 @@
+//! `weekly.html`: the meeting page (view-model in `analyse::weekly`), and
+//! the whole-history "what each policy would have done" table.
+
+use askama::Template;
+
+use super::{Slugs, format as f, xml_escape};
+use crate::analyse::alarms::{Alarm, PolicyStats};
+use crate::analyse::weekly::{ReviewAlarm, WeekSpec, WeeklyReview, weekly_review};
+use crate::analyse::{Analysis, Policy};
+use crate::error::Error;
+
+pub struct AlarmRow {
+    pub endpoint: String,
+    pub endpoint_href: String,
+    pub run: String,
+    pub run_href: String,
+    pub date: String,
+    pub rounds: String,
+    pub evidence: String,
+    pub median: String,
+    pub baseline: String,
+    pub ratio: String,
+    pub change: String,
+    pub state: &'static str,
+    pub label: String,
+    pub inferred: &'static str,
+    pub also: String,
+    pub note: String,
+    pub confirmed: String,
+    pub closed: String,
+}
+
+pub struct PolicyHead {
+    pub name: &'static str,
+    pub summary: &'static str,
+}
+
+pub struct WeekFpRow {
+    pub week: String,
+    /// Per policy, in [`Policy::ALL`] order: "alarms (noise/labelled) rate".
+    pub cells: Vec<String>,
+}
+
+pub struct NoiseRow {
+    pub endpoint: String,
+    pub href: String,
+    pub before: String,
+    pub now: String,
+    pub runs: usize,
+}
+
+pub struct PolicyCell {
+    pub alarms: usize,
+    pub per_week: String,
+    pub labels: String,
+    pub fp: String,
+    pub fp_interval: String,
+    pub delay: String,
+    pub detected: String,
+}
+
+pub struct PolicyTableRow {
+    pub endpoint: String,
+    pub href: String,
+    pub cells: Vec<PolicyCell>,
+}
+
+#[derive(Template)]
+#[template(path = "weekly.html")]
+pub struct WeeklyPage {
+    pub root: &'static str,
+    pub title: String,
+    pub period: String,
+    pub policy: &'static str,
+    pub run_count: usize,
+    pub new_by_policy: String,
+    pub new_alarms: Vec<AlarmRow>,
+    pub untriaged: Vec<AlarmRow>,
+    pub confirmed: Vec<AlarmRow>,
+    pub policies: Vec<PolicyHead>,
+    pub fp_weeks: Vec<WeekFpRow>,
+    pub noisier: Vec<NoiseRow>,
+    pub policy_rows: Vec<PolicyTableRow>,
+    pub policy_total: Vec<PolicyCell>,
+    pub regressions: usize,
+}
+
+/// A small SVG: the rounds' p99 as dots against the baseline (solid) and
+/// the regression line (dashed); printable and readable without colour.
+pub fn evidence_svg(a: &Alarm, threshold_ratio: f64) -> String {
+    let (w, h, pad) = (150.0, 40.0, 4.0);
+    let threshold = a.baseline_p99_ms.map(|b| b * threshold_ratio);
+    let mut values: Vec<f64> = a.round_p99_ms.clone();
+    values.extend(a.baseline_p99_ms);
+    values.extend(threshold);
+    let lo = values.iter().cloned().fold(f64::INFINITY, f64::min) * 0.95;
+    let hi = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max) * 1.05;
+    if !(lo.is_finite() && hi.is_finite() && hi > lo) {
+        return String::new();
+    }
+    let y = |v: f64| h - pad - (v - lo) / (hi - lo) * (h - 2.0 * pad);
+    let mut s = format!(
+        "<svg class=\"evidence\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\"><title>{}</title>",
+        xml_escape(&format!(
+            "rounds p99 {} ms; baseline {} ms; line {} ms",
+            a.round_p99_ms
+                .iter()
+                .map(|v| f::ms(*v))
+                .collect::<Vec<_>>()
+                .join(", "),
+            f::opt_ms(a.baseline_p99_ms),
+            f::opt_ms(threshold)
+        ))
+    );
+    if let Some(b) = a.baseline_p99_ms {
+        s.push_str(&format!(
+            "<line class=\"ev-base\" x1=\"0\" x2=\"{w}\" y1=\"{0:.1}\" y2=\"{0:.1}\"/>",
+            y(b)
+        ));
+    }
+    if let Some(t) = threshold {
+        s.push_str(&format!(
+            "<line class=\"ev-line\" x1=\"0\" x2=\"{w}\" y1=\"{0:.1}\" y2=\"{0:.1}\"/>",
+            y(t)
+        ));
+    }
+    let n = a.round_p99_ms.len().max(1) as f64;
+    for (i, v) in a.round_p99_ms.iter().enumerate() {
+        let x = pad + (i as f64 + 0.5) * (w - 2.0 * pad) / n;
+        let over = threshold.is_some_and(|t| *v > t);
+        s.push_str(&format!(
+            "<circle class=\"ev-round{}\" cx=\"{x:.1}\" cy=\"{:.1}\" r=\"3\"/>",
+            if over { " over" } else { "" },
+            y(*v)
+        ));
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn alarm_row(analysis: &Analysis, r: &ReviewAlarm, slugs: &Slugs) -> AlarmRow {
+    let a = &r.alarm;
+    let ratio = analysis
+        .endpoints
+        .iter()
+        .find(|e| e.id == a.endpoint)
+        .map(|e| e.threshold_ratio)
+        .unwrap_or(analysis.settings.analysis.threshold_ratio);
+    AlarmRow {
+        endpoint: r.endpoint_name.clone(),
+        endpoint_href: format!("endpoints/{}.html", slugs.endpoint(&a.endpoint)),
+        run: a.run.clone(),
+        run_href: format!(
+            "runs/{}.html#{}",
+            slugs.run(&a.run),
+            slugs.endpoint(&a.endpoint)
+        ),
+        date: f::date(a.started_at),
+        rounds: a
+            .round_p99_ms
+            .iter()
+            .map(|v| f::ms(*v))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        evidence: evidence_svg(a, ratio),
+        median: f::ms(a.median_p99_ms),
+        baseline: f::opt_ms(a.baseline_p99_ms),
+        ratio: f::ratio(a.ratio),
+        change: f::change(a.ratio),
+        state: a.state.as_str(),
+        label: a
+            .label
+            .map(|l| l.to_string())
+            .unwrap_or_else(|| "untriaged".into()),
+        inferred: a.inferred_label.map(|l| l.as_str()).unwrap_or("–"),
+        also: r
+            .also_raised_by
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        note: a.label_note.clone().unwrap_or_default(),
+        confirmed: a.confirmed_run.clone().unwrap_or_else(|| "–".into()),
+        closed: a.closed_run.clone().unwrap_or_else(|| "open".into()),
+    }
+}
+
+fn policy_cell(s: &PolicyStats) -> PolicyCell {
+    PolicyCell {
+        alarms: s.alarms,
+        per_week: format!("{:.2}", s.alarms_per_week),
+        labels: format!(
+            "{} real · {} noise · {} unknown",
+            s.real, s.noise, s.unknown
+        ),
+        fp: f::percent(s.fp_rate),
+        fp_interval: s
+            .fp_interval
+            .map(|i| format!("{}–{}", f::percent(Some(i.low)), f::percent(Some(i.high))))
+            .unwrap_or_default(),
+        delay: s
+            .median_delay_days
+            .map(|d| format!("{d:.1} d"))
+            .unwrap_or_else(|| "–".into()),
+        detected: format!("{}/{}", s.detected, s.regressions),
+    }
+}
+
+/// Renders `weekly.html` for the chosen week under the default policy.
+pub fn weekly_page(
+    analysis: &Analysis,
+    slugs: &Slugs,
+    week: WeekSpec,
+) -> Result<Option<Vec<u8>>, Error> {
+    let policy = crate::analyse::policy::DEFAULT_POLICY;
+    let Some(review): Option<WeeklyReview> = weekly_review(analysis, week, policy) else {
+        return Ok(None);
+    };
+    let rows = |list: &[ReviewAlarm]| {
+        list.iter()
+            .map(|r| alarm_row(analysis, r, slugs))
+            .collect::<Vec<_>>()
+    };
+    let fp_weeks = review
+        .fp_by_week
+        .iter()
+        .map(|w| WeekFpRow {
+            week: w.week.clone(),
+            cells: Policy::ALL
+                .iter()
+                .map(|p| {
+                    let c = &w.policies[p];
+                    if c.alarms == 0 {
+                        "0".to_string()
+                    } else {
+                        format!(
+                            "{} ({} noise of {} labelled) {}",
+                            c.alarms,
+                            c.noise,
+                            c.real + c.noise,
+                            f::percent(c.fp_rate)
+                        )
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    let page = WeeklyPage {
+        root: "",
+        title: review.title.clone(),
+        period: format!(
+            "{} to {}",
+            f::datetime(review.from),
+            f::datetime(review.to - chrono::Duration::seconds(1))
+        ),
+        policy: policy.name(),
+        run_count: review.runs.len(),
+        new_by_policy: review
+            .new_by_policy
+            .iter()
+            .map(|(p, n)| format!("{p}: {n}"))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        new_alarms: rows(&review.new_alarms),
+        untriaged: rows(&review.untriaged),
+        confirmed: rows(&review.confirmed),
+        policies: Policy::ALL
+            .iter()
+            .map(|p| PolicyHead {
+                name: p.name(),
+                summary: p.summary(),
+            })
+            .collect(),
+        fp_weeks,
+        noisier: review
+            .noisier
+            .iter()
+            .map(|n| NoiseRow {
+                endpoint: n.name.clone(),
+                href: format!("endpoints/{}.html", slugs.endpoint(&n.endpoint)),
+                before: f::percent(Some(n.spread_before)),
+                now: f::percent(Some(n.spread_now)),
+                runs: n.runs_now,
+            })
+            .collect(),
+        policy_rows: analysis
+            .alarms
+            .endpoints
+            .iter()
+            .map(|e| PolicyTableRow {
+                endpoint: e.name.clone(),
+                href: format!("endpoints/{}.html", slugs.endpoint(&e.endpoint)),
+                cells: Policy::ALL
+                    .iter()
+                    .map(|p| policy_cell(e.policies.get(p).unwrap_or(&PolicyStats::default())))
+                    .collect(),
+            })
+            .collect(),
+        policy_total: Policy::ALL
+            .iter()
+            .map(|p| {
+                policy_cell(
+                    analysis
+                        .alarms
+                        .totals
+                        .get(p)
+                        .unwrap_or(&PolicyStats::default()),
+                )
+            })
+            .collect(),
+        regressions: analysis.alarms.regressions.len(),
+    };
+    page.render()
+        .map(|s| Some(s.into_bytes()))
+        .map_err(|e| Error::Internal(format!("rendering weekly.html: {e}")))
+}

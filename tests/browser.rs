@@ -1,0 +1,174 @@
+//! The site in a real browser: builds sites and runs
+//! `tests/browser/check.mjs`, which opens every page over `file://` in
+//! Debian's headless Chromium (through playwright-core, see
+//! tests/browser/package.json) and fails on console errors, failed loads,
+//! broken links or anchors, and charts or tables that do not show without
+//! JavaScript. Screenshots land in `target/screenshots/` for a person to
+//! look at.
+//!
+//! Without chromium or node (or before `npm ci --prefix tests/browser`)
+//! the tests say "skipped" and pass on a developer's machine; with `CI`
+//! set they fail, because CI must really run them (`.ci/run` installs
+//! what they need).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// The browser and node, or why the tests cannot run here.
+fn tools() -> Result<(), String> {
+    let chromium =
+        std::env::var("PERFDASH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !Path::new(&chromium).is_file() {
+        return Err(format!(
+            "chromium or node not installed ({chromium} is missing)"
+        ));
+    }
+    let node = Command::new("node").arg("--version").output();
+    if !node.is_ok_and(|o| o.status.success()) {
+        return Err("chromium or node not installed (no `node` on PATH)".into());
+    }
+    let playwright = Path::new(MANIFEST_DIR).join("tests/browser/node_modules/playwright-core");
+    if !playwright.is_dir() {
+        return Err("playwright-core not installed: run `npm ci --prefix tests/browser`".into());
+    }
+    Ok(())
+}
+
+/// True when the tests can run; prints why not, or panics in CI.
+fn ready() -> bool {
+    match tools() {
+        Ok(()) => true,
+        Err(why) if in_ci() => panic!("CI is set but the browser test cannot run: {why}"),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
+
+fn build(archive: &Path, out: &Path) {
+    perfdash::pipeline::build(&perfdash::pipeline::BuildOptions {
+        archive: archive.to_path_buf(),
+        out: out.to_path_buf(),
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("building {}: {e}", archive.display()));
+}
+
+/// Runs the browser check on a built site; returns (passed, output).
+fn check(site: &Path, screenshots: Option<&Path>) -> (bool, String) {
+    let mut cmd = Command::new("node");
+    cmd.arg(Path::new(MANIFEST_DIR).join("tests/browser/check.mjs"))
+        .arg(site);
+    if let Some(dir) = screenshots {
+        cmd.arg(dir);
+    }
+    let out = cmd.output().expect("running node");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn screenshot_dir(name: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(MANIFEST_DIR).join("target"));
+    let dir = target.join("screenshots").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn every_page_of_the_bundled_archive_works_in_a_browser() {
+    if !ready() {
+        return;
+    }
+    let archive = Path::new(MANIFEST_DIR).join("archive");
+    if !archive.join("runs").is_dir() {
+        // The generated showcase archive (the next test) is checked
+        // either way; this one needs the bundled sample.
+        eprintln!("skipped: no bundled archive/ in this checkout");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    build(&archive, &site);
+    let shots = screenshot_dir("bundled");
+    let (ok, out) = check(&site, Some(&shots));
+    println!("{out}");
+    assert!(ok, "browser check failed:\n{out}");
+    for name in ["overview.png", "endpoint.png", "run.png"] {
+        assert!(shots.join(name).is_file(), "screenshot {name}");
+    }
+    println!("screenshots in {}", shots.display());
+}
+
+#[test]
+fn pages_with_colliding_and_hostile_names_work_in_a_browser() {
+    if !ready() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::site_archives::showcase_archive(&archive);
+    let site = tmp.path().join("site");
+    build(&archive, &site);
+    let (ok, out) = check(&site, Some(&screenshot_dir("showcase")));
+    println!("{out}");
+    assert!(ok, "browser check failed:\n{out}");
+}
+
+/// The check itself can fail: a site with a missing stylesheet, a dead
+/// link, a dead anchor, a script error and an orphan page is refused,
+/// and every one of those is named.
+#[test]
+fn the_browser_check_catches_broken_pages() {
+    if !ready() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let site = tmp.path().join("site");
+    build(&archive, &site);
+    std::fs::remove_file(site.join("static/style.css")).unwrap();
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    let broken = index.replace(
+        "</main>",
+        r##"<a href="endpoints/nowhere.html">dead</a> <a href="#no-such-id">dead anchor</a>
+<a href="https://example.com/">away</a><script>console.error("boom"); undefinedFunction();</script></main>"##,
+    );
+    std::fs::write(site.join("index.html"), broken).unwrap();
+    std::fs::write(
+        site.join("orphan.html"),
+        "<!doctype html><title>o</title><p>alone",
+    )
+    .unwrap();
+    let (ok, out) = check(&site, None);
+    assert!(!ok, "a broken site passed:\n{out}");
+    for expected in [
+        "static/style.css",
+        "endpoints/nowhere.html does not exist",
+        "has no id \"no-such-id\"",
+        "not a relative link",
+        "console error: boom",
+        "page error: undefinedFunction is not defined",
+        "orphan.html: no page links to it",
+    ] {
+        assert!(
+            out.contains(expected),
+            "the check should report {expected:?}:\n{out}"
+        );
+    }
+}

@@ -1,0 +1,332 @@
+//! The site as a product, without a browser: stable permalinks with
+//! colliding names end to end, the per-endpoint CSV, the calendar heatmap,
+//! and the page-size budget for three years of history
+//! (`cargo test --release --test site page_sizes -- --nocapture` prints
+//! the sizes reported in BENCHMARKS.md).
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use common::site_archives::{COLLIDING_RUNS, large_archive, showcase_archive};
+use perfdash::analyse::analyse;
+use perfdash::render::{Site, render_site, slug};
+use proptest::prelude::*;
+use serde_json::Value;
+
+fn build(archive: &Path, out: &Path) {
+    perfdash::pipeline::build(&perfdash::pipeline::BuildOptions {
+        archive: archive.to_path_buf(),
+        out: out.to_path_buf(),
+        ..Default::default()
+    })
+    .unwrap();
+}
+
+fn read(site: &Path, page: &str) -> String {
+    std::fs::read_to_string(site.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"))
+}
+
+/// Every `href="…"` of a page, in order.
+fn hrefs(html: &str) -> Vec<String> {
+    html.split("href=\"")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].replace("&amp;", "&"))
+        .collect()
+}
+
+/// Undoes HTML escaping (named and numeric entities).
+fn unescape(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find(';').unwrap() + i;
+        let entity = &rest[i + 1..end];
+        out.push(match entity {
+            "amp" => '&',
+            "lt" => '<',
+            "gt" => '>',
+            "quot" => '"',
+            e if e.starts_with('#') => char::from_u32(e[1..].parse().unwrap()).unwrap(),
+            e => panic!("unknown entity {e}"),
+        });
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn colliding_names_get_distinct_stable_urls_end_to_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    showcase_archive(&archive);
+    let site = tmp.path().join("site");
+    build(&archive, &site);
+
+    let doc: Value = serde_json::from_str(&read(&site, "data/analysis.json")).unwrap();
+    let endpoint_slugs: BTreeMap<String, String> = doc["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap().to_string(),
+                e["slug"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // The id that is already a slug keeps it; the others are suffixed
+    // with a hash of their own id, whatever else is in the archive.
+    assert_eq!(endpoint_slugs["order-list"], "order-list");
+    for id in ["Order List", "order_list"] {
+        let s = &endpoint_slugs[id];
+        assert!(
+            s.starts_with("order-list-") && s.len() == "order-list-".len() + 6,
+            "{id} -> {s}"
+        );
+        assert_eq!(s, &slug::unique_slugs([id, "order-list"])[id]);
+    }
+    assert_eq!(endpoint_slugs["index"], "index-1");
+    let hostile = &endpoint_slugs["inventory <img src=x onerror=alert(1)> & \"stock\""];
+    assert_eq!(hostile, "inventory-img-src-x-onerror-alert-1-stock");
+    let unique: BTreeSet<&String> = endpoint_slugs.values().collect();
+    assert_eq!(unique.len(), endpoint_slugs.len());
+
+    // One page per endpoint, named by its slug, showing that endpoint.
+    let index = read(&site, "index.html");
+    for (id, s) in &endpoint_slugs {
+        let page = read(&site, &format!("endpoints/{s}.html"));
+        let shown = doc["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id.as_str())
+            .unwrap()["name"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let h1 = &page[page.find("<h1>").unwrap() + 4..page.find("</h1>").unwrap()];
+        assert_eq!(unescape(h1), shown, "{s}.html is {id}");
+        assert!(index.contains(&format!("href=\"endpoints/{s}.html\"")));
+        // Its CSV download exists and holds every run of its history.
+        let csv_href = format!("../data/endpoints/{s}.csv");
+        assert!(hrefs(&page).contains(&csv_href), "{s}.html links its CSV");
+        let csv = read(&site, &format!("data/endpoints/{s}.csv"));
+        let runs = doc["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id.as_str())
+            .unwrap()["runs"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert_eq!(
+            csv.lines().count(),
+            runs + 1,
+            "{s}.csv has a header and every run"
+        );
+    }
+    // Markup in a name never reaches a page unescaped.
+    for (path, bytes) in common::tree(&site) {
+        if path.ends_with(".html") {
+            let html = String::from_utf8(bytes).unwrap();
+            assert!(
+                !html.contains("<img src=x"),
+                "{path} has raw markup from a name"
+            );
+        }
+    }
+
+    // Colliding run ids: two pages, each about its own run.
+    let run_slugs: BTreeMap<String, String> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["slug"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let [a, b] = COLLIDING_RUNS.map(|id| run_slugs[id].clone());
+    assert_ne!(a, b);
+    for (id, s) in COLLIDING_RUNS.iter().zip([&a, &b]) {
+        assert!(read(&site, &format!("runs/{s}.html")).contains(&format!("<h1>Run {id}</h1>")));
+    }
+
+    // The same archive built again (in another folder) gives the same URLs.
+    let again = tmp.path().join("again");
+    build(&archive, &again);
+    let names =
+        |dir: &Path| -> Vec<String> { common::tree(dir).into_iter().map(|(p, _)| p).collect() };
+    assert_eq!(names(&site), names(&again));
+}
+
+proptest! {
+    /// Any set of ids: every id gets a slug, slugs are unique and safe as
+    /// file names, and the result does not depend on the ids' order.
+    #[test]
+    fn slugs_are_unique_safe_and_order_free(ids in proptest::collection::vec("[ -~]{0,12}|order[-_ ]list|index|CON", 1..12)) {
+        let forward = slug::unique_slugs(ids.iter().map(String::as_str));
+        let backward = slug::unique_slugs(ids.iter().rev().map(String::as_str));
+        prop_assert_eq!(&forward, &backward);
+        let distinct: BTreeSet<&String> = ids.iter().collect();
+        prop_assert_eq!(forward.len(), distinct.len());
+        let values: BTreeSet<&String> = forward.values().collect();
+        prop_assert_eq!(values.len(), forward.len());
+        for s in forward.values() {
+            prop_assert!(!s.is_empty() && s.len() <= 90);
+            prop_assert!(s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "{}", s);
+            prop_assert!(!s.starts_with('-') && !s.ends_with('-') && s != "index");
+        }
+    }
+
+    /// Adding ids never moves an id that is its own slug.
+    #[test]
+    fn canonical_ids_keep_their_url(extra in proptest::collection::vec("[ -~]{0,12}", 0..8)) {
+        let base = ["order-list", "inventory", "2026-05-04t0300z"];
+        let all = slug::unique_slugs(base.iter().copied().chain(extra.iter().map(String::as_str)));
+        for id in base {
+            prop_assert_eq!(all[id].as_str(), id);
+        }
+    }
+}
+
+fn render_large(weeks: usize) -> Site {
+    let archive = large_archive(weeks, 12);
+    render_site(&analyse(&archive, Vec::new())).unwrap()
+}
+
+/// The heatmap: one cell per endpoint and ISO week, coloured by the worst
+/// verdict of the week, each with a title; a legend; a year at most, and
+/// the older weeks named.
+#[test]
+fn the_overview_heatmap_covers_endpoints_by_weeks() {
+    let archive = large_archive(70, 12);
+    let analysis = analyse(&archive, Vec::new());
+    let site = render_site(&analysis).unwrap();
+    let index = String::from_utf8(site.get("index.html").unwrap().to_vec()).unwrap();
+    let start = index.find("<svg class=\"heatmap\"").expect("a heatmap");
+    let svg = &index[start..start + index[start..].find("</svg>").unwrap()];
+    assert!(
+        svg.contains("<title id=\"heatmap-title\">") && svg.contains("<desc id=\"heatmap-desc\">")
+    );
+    let cells: Vec<&str> = svg
+        .split("<rect ")
+        .skip(1)
+        .filter(|c| c.contains("data-tip-target"))
+        .collect();
+    assert_eq!(cells.len(), 12 * 53, "12 endpoints x 53 weeks");
+    assert!(cells.iter().all(|c| c.contains("<title>")));
+    for key in [
+        "regression",
+        "insufficient",
+        "no-baseline",
+        "ok",
+        "improvement",
+        "none",
+    ] {
+        assert!(
+            svg.contains(&format!("class=\"h-{key}\"/>")),
+            "legend swatch {key}"
+        );
+    }
+    assert!(
+        index.contains("17 older weeks are not drawn here"),
+        "70 - 53 weeks named"
+    );
+
+    // Each cell's colour is the worst verdict among that week's runs.
+    let worst = |vs: &[&str]| {
+        [
+            "regression",
+            "insufficient",
+            "no-baseline",
+            "ok",
+            "improvement",
+        ]
+        .into_iter()
+        .find(|k| vs.contains(k))
+        .unwrap()
+        .to_string()
+    };
+    let e = &analysis.endpoints[0];
+    let mut weeks: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for p in &e.points {
+        let iso = chrono::Datelike::iso_week(&p.started_at.date_naive());
+        weeks
+            .entry(format!("{}-W{:02}", iso.year(), iso.week()))
+            .or_default()
+            .push(p.verdict.as_str());
+    }
+    let mut checked = 0;
+    for cell in &cells {
+        let title = &cell[cell.find("<title>").unwrap() + 7..cell.find("</title>").unwrap()];
+        if !title.starts_with(&format!("{} · ", e.name)) {
+            continue;
+        }
+        let week = title
+            .split(" · ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap();
+        let class = &cell[cell.find("class=\"h-").unwrap() + 9..];
+        let class = &class[..class.find('"').unwrap()];
+        assert_eq!(class, worst(&weeks[week]), "{title}");
+        checked += 1;
+    }
+    assert_eq!(checked, 53);
+}
+
+/// Three years of history for 12 endpoints at three runs a week must stay
+/// light: the overview under 300 KB and every endpoint page under 500 KB.
+#[test]
+fn page_sizes_for_three_years_of_history() {
+    let site = render_large(156);
+    let size = |p: &str| site.get(p).unwrap_or_else(|| panic!("{p}")).len();
+    let overview = size("index.html");
+    let endpoints: Vec<(&str, usize)> = site
+        .files()
+        .filter(|(p, _)| p.starts_with("endpoints/"))
+        .map(|(p, b)| (p, b.len()))
+        .collect();
+    assert_eq!(endpoints.len(), 12);
+    let largest = endpoints.iter().max_by_key(|(_, n)| *n).unwrap();
+    let runs: Vec<usize> = site
+        .files()
+        .filter(|(p, _)| p.starts_with("runs/") && *p != "runs/index.html")
+        .map(|(_, b)| b.len())
+        .collect();
+    assert_eq!(runs.len(), 156 * 3);
+    println!("page sizes, 156 weeks x 3 runs x 12 endpoints x 5 rounds:");
+    println!("  index.html              {:>8} bytes", overview);
+    println!(
+        "  largest endpoint page   {:>8} bytes ({})",
+        largest.1, largest.0
+    );
+    println!(
+        "  largest run page        {:>8} bytes",
+        runs.iter().max().unwrap()
+    );
+    println!(
+        "  runs/index.html         {:>8} bytes",
+        size("runs/index.html")
+    );
+    println!(
+        "  data/analysis.json      {:>8} bytes",
+        size("data/analysis.json")
+    );
+    println!(
+        "  static/ (css+js+icon)   {:>8} bytes",
+        size("static/style.css") + size("static/app.js") + size("static/favicon.svg")
+    );
+    assert!(overview < 300_000, "overview is {overview} bytes");
+    assert!(largest.1 < 500_000, "{} is {} bytes", largest.0, largest.1);
+}
