@@ -19,6 +19,8 @@ pub struct Settings {
     pub analysis: AnalysisSettings,
     /// How alarms are confirmed and how the `robust` policy decides.
     pub alarms: AlarmSettings,
+    /// Change-point detection (`[changepoint]`, docs/detection.md).
+    pub changepoint: ChangePointSettings,
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
     /// Caps on what one input file may cost (gzip bombs, endless lines).
@@ -213,6 +215,35 @@ impl Default for AlarmSettings {
     }
 }
 
+/// `[changepoint]`: Otava-style change-point detection on each endpoint's
+/// run medians, for the charts, the history page and the `changepoint`
+/// policy (docs/detection.md).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChangePointSettings {
+    /// Runs per sliding window (Otava's default 50).
+    pub window_len: usize,
+    /// A change point must have a t-test p-value below this.
+    pub max_pvalue: f64,
+    /// … and a relative change above this (0.05 = 5%; Otava's default is 0,
+    /// which finds 1–2% shifts on long quiet histories).
+    pub min_magnitude: f64,
+    /// `changepoint` policy: runs at the new level (the latest included)
+    /// before a change point is judged; 2 keeps one-run spikes from alarming.
+    pub min_runs_at_level: usize,
+}
+
+impl Default for ChangePointSettings {
+    fn default() -> Self {
+        ChangePointSettings {
+            window_len: 50,
+            max_pvalue: 0.001,
+            min_magnitude: 0.05,
+            min_runs_at_level: 2,
+        }
+    }
+}
+
 /// Settings for one endpoint.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -286,6 +317,28 @@ impl Settings {
                 "alarms.min_effect must be a fraction ≥ 0, e.g. 0.05 (got {})",
                 al.min_effect
             ));
+        }
+        let cp = &self.changepoint;
+        if cp.window_len < 2 {
+            return Err(format!(
+                "changepoint.window_len must be at least 2 (got {})",
+                cp.window_len
+            ));
+        }
+        if !(cp.max_pvalue > 0.0 && cp.max_pvalue <= 1.0) {
+            return Err(format!(
+                "changepoint.max_pvalue must be in (0, 1] (got {})",
+                cp.max_pvalue
+            ));
+        }
+        if !(cp.min_magnitude.is_finite() && cp.min_magnitude >= 0.0) {
+            return Err(format!(
+                "changepoint.min_magnitude must be a fraction ≥ 0, e.g. 0.05 (got {})",
+                cp.min_magnitude
+            ));
+        }
+        if cp.min_runs_at_level == 0 {
+            return Err("changepoint.min_runs_at_level must be at least 1".into());
         }
         crate::profile::Classifier::new(&self.profiles).map_err(|e| format!("profiles: {e}"))?;
         let p = &self.profiles;

@@ -32,9 +32,13 @@
 //! - A NaN p-value (both sides constant and equal) is never significant, and
 //!   compares like Python floats in `max`/`min`.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::stats::student_t;
+use super::RunPoint;
+use super::verdict::Verdict;
+use crate::config::ChangePointSettings;
+use crate::stats::{median, student_t};
 
 /// Parameters of [`detect`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -100,6 +104,16 @@ impl Default for ChangePointParams {
         ChangePointParams {
             min_magnitude: 0.05,
             ..ChangePointParams::OTAVA_DEFAULTS
+        }
+    }
+}
+
+impl From<&ChangePointSettings> for ChangePointParams {
+    fn from(s: &ChangePointSettings) -> Self {
+        ChangePointParams {
+            window_len: s.window_len,
+            max_pvalue: s.max_pvalue,
+            min_magnitude: s.min_magnitude,
         }
     }
 }
@@ -183,13 +197,110 @@ pub fn online_regressions(
                 return None;
             }
             let previous = cps.len().checked_sub(2).map_or(0, |i| cps[i].index);
-            let before =
-                crate::stats::median(&medians[previous..cp.index]).unwrap_or(cp.mean_before);
-            let after = crate::stats::median(&medians[cp.index..=t]).unwrap_or(medians[t]);
+            let before = median(&medians[previous..cp.index]).unwrap_or(cp.mean_before);
+            let after = median(&medians[cp.index..=t]).unwrap_or(medians[t]);
             let line = before * (1.0 + params.min_magnitude);
             Some(cp.forward_change > 0.0 && medians[t] > line && after > line)
         })
         .collect()
+}
+
+/// A change point on one endpoint's history, as the charts and the history
+/// page show it. The levels are the medians of the run medians between
+/// neighbouring change points (recomputed on the final segments; Otava's
+/// own means can be left over from the merge pass).
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelShift {
+    /// The first run at the new level.
+    pub run: String,
+    /// When that run started: the onset date.
+    #[serde(serialize_with = "serialize_rfc3339")]
+    pub started_at: DateTime<Utc>,
+    /// Position in the endpoint's points.
+    #[serde(skip)]
+    pub point_index: usize,
+    pub level_before_ms: f64,
+    pub level_after_ms: f64,
+    /// level_after ÷ level_before − 1 (0.12 = 12% slower).
+    pub change: f64,
+    /// `regression` (slower) or `improvement`.
+    pub direction: &'static str,
+    /// Otava's t-test p-value for the change point.
+    pub pvalue: f64,
+}
+
+fn serialize_rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+/// The runs change points are looked for in: positions of the points with
+/// enough rounds (`insufficient` runs are left out, as they are left out of
+/// baselines), cut where the load profile changed (a run marked not
+/// comparable starts a new series: a level shift there is not a regression).
+pub fn comparable_series(points: &[RunPoint]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let starts_new_profile =
+            p.not_comparable.is_some() && (i == 0 || points[i - 1].not_comparable.is_none());
+        if starts_new_profile && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        if p.verdict != Verdict::Insufficient {
+            current.push(i);
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// The change points of one endpoint's run medians, per comparable series
+/// ([`comparable_series`]).
+pub fn endpoint_change_points(
+    points: &[RunPoint],
+    settings: &ChangePointSettings,
+) -> Vec<LevelShift> {
+    let params = ChangePointParams::from(settings);
+    let mut out = Vec::new();
+    for usable in comparable_series(points) {
+        let medians: Vec<f64> = usable.iter().map(|&i| points[i].median_p99_ms).collect();
+        let cps = detect(&medians, &params);
+        let bounds: Vec<usize> = std::iter::once(0)
+            .chain(cps.iter().map(|c| c.index))
+            .chain(std::iter::once(medians.len()))
+            .collect();
+        for (k, cp) in cps.iter().enumerate() {
+            let (Some(before), Some(after)) = (
+                median(&medians[bounds[k]..bounds[k + 1]]),
+                median(&medians[bounds[k + 1]..bounds[k + 2]]),
+            ) else {
+                continue;
+            };
+            let point = &points[usable[cp.index]];
+            let change = if before == 0.0 {
+                0.0
+            } else {
+                after / before - 1.0
+            };
+            out.push(LevelShift {
+                run: point.run.clone(),
+                started_at: point.started_at,
+                point_index: usable[cp.index],
+                level_before_ms: before,
+                level_after_ms: after,
+                change,
+                direction: if after > before {
+                    "regression"
+                } else {
+                    "improvement"
+                },
+                pvalue: cp.pvalue,
+            });
+        }
+    }
+    out
 }
 
 /// Means, standard deviations and p-value either side of a split (Otava's

@@ -68,6 +68,9 @@ pub struct EndpointAnalysis {
     pub threshold_ratio: f64,
     /// One point per run that has this endpoint, in time order.
     pub points: Vec<RunPoint>,
+    /// Level shifts in the run medians (Otava change points,
+    /// `[changepoint]` settings), oldest first.
+    pub change_points: Vec<changepoint::LevelShift>,
 }
 
 impl EndpointAnalysis {
@@ -157,11 +160,13 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
                     settings.profiles.min_shift_pts,
                 );
             }
+            let change_points = changepoint::endpoint_change_points(&points, &settings.changepoint);
             EndpointAnalysis {
                 name: settings.endpoint_name(&id),
                 id,
                 threshold_ratio,
                 points,
+                change_points,
             }
         })
         .collect();

@@ -16,6 +16,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use super::changepoint::{self, ChangePointParams};
 use super::verdict::{self, Evidence, Verdict};
 use super::{EndpointAnalysis, RunPoint};
 use crate::config::Settings;
@@ -39,6 +40,10 @@ pub enum Policy {
     /// floored MAD) over `alarms.robust_k`, and at least `alarms.min_effect`
     /// above the baseline.
     Robust,
+    /// The latest Otava change point on the run medians so far raised the
+    /// level by more than `changepoint.min_magnitude`, and the run is still
+    /// at the new level (docs/detection.md).
+    ChangePoint,
 }
 
 /// The policy `perfdash check` uses unless told otherwise.
@@ -68,11 +73,12 @@ pub enum RaisedAt {
 
 impl Policy {
     /// Every policy, in the order tables list them.
-    pub const ALL: [Policy; 4] = [
+    pub const ALL: [Policy; 5] = [
         Policy::Naive,
         Policy::Median,
         Policy::Persistent,
         Policy::Robust,
+        Policy::ChangePoint,
     ];
 
     /// The contract name (`naive`, `median`, …).
@@ -82,6 +88,7 @@ impl Policy {
             Policy::Median => "median",
             Policy::Persistent => "persistent",
             Policy::Robust => "robust",
+            Policy::ChangePoint => "changepoint",
         }
     }
 
@@ -94,13 +101,18 @@ impl Policy {
             Policy::Robust => {
                 "robust z of the run median against the baseline window > k, and ≥ min effect"
             }
+            Policy::ChangePoint => {
+                "latest change point (Otava E-divisive + t-test) raised the level by > min magnitude"
+            }
         }
     }
 
     pub fn raised_at(self) -> RaisedAt {
         match self {
             Policy::Persistent => RaisedAt::Confirmation,
-            Policy::Naive | Policy::Median | Policy::Robust => RaisedAt::Candidate,
+            Policy::Naive | Policy::Median | Policy::Robust | Policy::ChangePoint => {
+                RaisedAt::Candidate
+            }
         }
     }
 
@@ -146,8 +158,41 @@ impl Policy {
                     .map(|p| robust_judgement(p, &medians, settings))
                     .collect()
             }
+            Policy::ChangePoint => changepoint_judgements(endpoint, settings),
         }
     }
+}
+
+/// The `changepoint` policy on each comparable series of the endpoint
+/// ([`changepoint::comparable_series`]: runs with too few rounds left out,
+/// a new load profile starts afresh). Runs before a baseline exists are not
+/// judged, like under every other policy.
+fn changepoint_judgements(endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement> {
+    let params = ChangePointParams::from(&settings.changepoint);
+    let mut out = vec![Judgement::NotJudged; endpoint.points.len()];
+    for usable in changepoint::comparable_series(&endpoint.points) {
+        let medians: Vec<f64> = usable
+            .iter()
+            .map(|&i| endpoint.points[i].median_p99_ms)
+            .collect();
+        let online = changepoint::online_regressions(
+            &medians,
+            &params,
+            0,
+            settings.changepoint.min_runs_at_level,
+        );
+        for (k, &i) in usable.iter().enumerate() {
+            if endpoint.points[i].verdict == Verdict::NoBaseline {
+                continue;
+            }
+            out[i] = match online[k] {
+                Some(true) => Judgement::Over,
+                Some(false) => Judgement::Within,
+                None => Judgement::NotJudged,
+            };
+        }
+    }
+    out
 }
 
 /// The robust z-score of a point's median against its baseline window,

@@ -1,10 +1,11 @@
 //! `perfdash eval`: the policy evaluation on generated histories.
 
+use clap::Args;
 use std::path::PathBuf;
 
-use clap::Args;
+use anyhow::{Context, bail};
 
-use crate::error::Error;
+use super::EXIT_OK;
 use crate::eval::{self, EvalConfig, policies};
 
 /// Evaluates every alarm policy on seeded synthetic histories with injected
@@ -34,11 +35,10 @@ pub struct EvalArgs {
 pub fn run(args: EvalArgs) -> anyhow::Result<u8> {
     let defaults = EvalConfig::default();
     if args.runs < 2 * defaults.horizon + 12 || args.series == 0 {
-        return Err(Error::Usage(format!(
+        bail!(
             "--runs must be at least {} and --series at least 1",
             2 * defaults.horizon + 12
-        ))
-        .into());
+        );
     }
     let config = EvalConfig {
         seed: args.seed,
@@ -48,10 +48,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<u8> {
     };
     let report = eval::evaluate(&config, &policies::all());
     if args.json {
-        let text =
-            serde_json::to_string_pretty(&report).map_err(|e| Error::Internal(e.to_string()))?;
-        println!("{text}");
-        return Ok(super::EXIT_OK);
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(EXIT_OK);
     }
     let tables = report.to_markdown();
     match args.write {
@@ -60,15 +58,12 @@ pub fn run(args: EvalArgs) -> anyhow::Result<u8> {
             let old = match std::fs::read_to_string(&path) {
                 Ok(text) => text,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-                Err(source) => return Err(Error::Io { path, source }.into()),
+                Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
             };
             let new = eval::splice(&old, &tables);
-            std::fs::write(&path, new).map_err(|source| Error::Io {
-                path: path.clone(),
-                source,
-            })?;
+            std::fs::write(&path, new).with_context(|| format!("writing {}", path.display()))?;
             eprintln!("wrote the evaluation into {}", path.display());
         }
     }
-    Ok(super::EXIT_OK)
+    Ok(EXIT_OK)
 }

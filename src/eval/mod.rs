@@ -30,6 +30,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analyse::analyse;
+use crate::analyse::policy::Judgement;
 use crate::config::Settings;
 use crate::model::{Archive, EndpointRun, Round, RoundStats, Run, SourceFormat};
 use generate::{History, Injection, NOISE_MODELS, NoiseModel, Rng};
@@ -162,13 +163,13 @@ pub fn evaluate(config: &EvalConfig, policies: &[Box<dyn EvalPolicy>]) -> EvalRe
                                 .map(|e| {
                                     let k: usize =
                                         e.id.parse().expect("synthetic endpoint ids are numbers");
-                                    let marks = p.judge(e, &settings);
+                                    let judgements = p.judge(e, &settings);
                                     SeriesOutcome {
-                                        alarms: alarm_spans(&marks, p.raised_at_confirmation()),
+                                        alarms: alarm_spans(&judgements, p.raised_at(), &settings),
                                         onset: histories[k].onset,
-                                        judged: marks
+                                        judged: judgements
                                             .iter()
-                                            .filter(|m| **m != policies::Mark::NotJudged)
+                                            .filter(|j| **j != Judgement::NotJudged)
                                             .count(),
                                     }
                                 })
@@ -401,7 +402,7 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
                         format!("{k:03}"),
                         EndpointRun {
                             rounds,
-                            profiles: Vec::new(),
+                            ..Default::default()
                         },
                     )
                 })

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::analyse::alarms::{Alarm, PolicyStats, Regression};
 use crate::analyse::attribution::ProfileAnalysis;
+use crate::analyse::changepoint::LevelShift;
 use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, Policy, RunPoint};
 use crate::config::{AlarmSettings, AnalysisSettings};
 use crate::error::{Diagnostic, Error};
@@ -68,6 +69,8 @@ struct EndpointJson<'a> {
     threshold_ratio: f64,
     runs: Vec<PointJson<'a>>,
     policies: Option<&'a BTreeMap<Policy, PolicyStats>>,
+    /// Issue 6: level shifts found by change-point detection.
+    change_points: &'a [LevelShift],
 }
 
 #[derive(Serialize)]
@@ -141,6 +144,7 @@ pub fn analysis_json(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Erro
                 threshold_ratio: e.threshold_ratio,
                 runs: e.points.iter().map(point_json).collect(),
                 policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
+                change_points: &e.change_points,
             })
             .collect(),
         diagnostics: &analysis.diagnostics,
