@@ -79,7 +79,7 @@ fn series(rng: &mut Rng, noise: &Noise, runs: usize, step_at: Option<(usize, f64
                     "e".to_string(),
                     EndpointRun {
                         rounds,
-                        profiles: Vec::new(),
+                        ..Default::default()
                     },
                 )]),
                 problems: vec![],

@@ -21,6 +21,8 @@ pub struct Settings {
     pub alarms: AlarmSettings,
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
+    /// Caps on what one input file may cost (gzip bombs, endless lines).
+    pub limits: crate::ingest::limits::Limits,
     /// How rounds are recomputed from raw outputs (`[raw]`).
     pub raw: RawSettings,
     /// How flame-graph profiles are classified and attributed (`[profiles]`).
@@ -228,9 +230,13 @@ impl Settings {
     /// when there is none.
     pub fn load(archive_root: &Path) -> Result<Settings, Error> {
         let path = archive_root.join(SETTINGS_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+        // Read like every archive file: no symbolic links, no FIFOs, capped.
+        let text = match crate::ingest::limits::read_text_file(
+            &path,
+            &crate::ingest::limits::Limits::default(),
+        ) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(Settings::default()),
             Err(source) => return Err(Error::Io { path, source }),
         };
         Settings::parse(&text, &path)
@@ -261,6 +267,7 @@ impl Settings {
                 a.baseline_window
             ));
         }
+        self.limits.validate()?;
         let al = &self.alarms;
         if al.confirm_needed == 0 || al.confirm_needed > al.confirm_window {
             return Err(format!(

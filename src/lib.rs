@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod eval;
 pub mod ingest;
 pub mod model;
 pub mod pipeline;

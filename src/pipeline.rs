@@ -9,7 +9,7 @@ use crate::render::{RenderOptions, render_site_with};
 use crate::write::{WriteOptions, write_site};
 
 /// What `perfdash build` was asked to do.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     pub archive: PathBuf,
     pub out: PathBuf,
@@ -53,10 +53,19 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         )));
     }
     if loaded.archive.runs.is_empty() {
+        // The reasons must reach the user: without them "no readable
+        // runs" says nothing about which file to fix.
+        let reasons: String = loaded
+            .diagnostics
+            .iter()
+            .map(|d| format!("\n  {d}"))
+            .collect();
         return Err(Error::at(
             &opts.archive,
             None,
-            "no readable runs: nothing to build (see the warnings above, or docs/archive.md for the layout)",
+            format!(
+                "no readable runs: nothing to build (see docs/archive.md for the layout){reasons}"
+            ),
         ));
     }
     let round_files = loaded

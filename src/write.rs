@@ -98,11 +98,21 @@ fn check_target(out: &Path, archive: &Path, force: bool) -> Result<(), Error> {
     if out.parent().is_none() {
         return Err(Error::Usage("refusing to write the site to /".into()));
     }
+    // The home folder, the current folder, and any folder holding either
+    // would be replaced as a whole, even with --force: never.
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
-        && absolute(&home).is_ok_and(|h| h == out)
+        && absolute(&home).is_ok_and(|h| h.starts_with(out))
     {
         return Err(Error::Usage(format!(
-            "refusing to write the site to the home folder {}",
+            "refusing to write the site to {}: it is the home folder or holds it",
+            out.display()
+        )));
+    }
+    if let Ok(cwd) = std::env::current_dir()
+        && absolute(&cwd).is_ok_and(|c| c.starts_with(out))
+    {
+        return Err(Error::Usage(format!(
+            "refusing to write the site to {}: it is the current folder or holds it",
             out.display()
         )));
     }

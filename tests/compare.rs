@@ -155,12 +155,14 @@ fn bad_run_names_are_usage_errors() {
 }
 
 #[test]
-fn unreadable_files_of_the_compared_runs_are_warned_about() {
+fn unreadable_files_of_the_compared_runs_are_named_and_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
     release_archive(tmp.path());
     let bad = tmp.path().join("runs/2026-03-05T0300Z/orders/round-6.json");
     std::fs::write(&bad, "{ not json").unwrap();
-    let out = compare(tmp.path(), "release:1.4.0", "latest", "json").code(0);
+    // As for `perfdash check`: an incomplete run is bad input (exit 2), and
+    // the comparison of what could be read is still printed.
+    let out = compare(tmp.path(), "release:1.4.0", "latest", "json").code(2);
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(
         stderr.contains("warning: runs/2026-03-05T0300Z/orders/round-6.json"),

@@ -19,9 +19,7 @@ fn build(archive: &Path, out: &Path) {
     perfdash::pipeline::build(&perfdash::pipeline::BuildOptions {
         archive: archive.to_path_buf(),
         out: out.to_path_buf(),
-        strict: false,
-        force: false,
-        render: Default::default(),
+        ..Default::default()
     })
     .unwrap();
 }

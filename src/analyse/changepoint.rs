@@ -149,6 +149,49 @@ pub fn weak_change_points(series: &[f64], params: &ChangePointParams) -> Vec<Cha
         .collect()
 }
 
+/// The `changepoint` policy's view of each run, as it would have been
+/// computed when that run arrived: change points are detected on the run
+/// medians up to and including run `t`, and run `t` is *over* when the most
+/// recent change point raised the level (forward change > 0; its magnitude
+/// is already above `min_magnitude`), and both run `t` and the median of the
+/// runs since the change point are more than `min_magnitude` above the
+/// median level before it. (Otava's t-test needs a few runs to split off a
+/// one-run spike; until then the medians keep the spike from counting.)
+///
+/// A change point with fewer than `min_runs_at_level` runs after it (run `t`
+/// included) is not a level yet: run `t` is then not judged (`None`), so it
+/// neither raises, confirms nor reverts an alarm. With 2, a one-run spike
+/// does not alarm (while fresh it is not judged; one run later the run is
+/// back at the old level), at the cost of one run of delay. The first `skip` runs are
+/// not judged either (other policies have no baseline there).
+pub fn online_regressions(
+    medians: &[f64],
+    params: &ChangePointParams,
+    skip: usize,
+    min_runs_at_level: usize,
+) -> Vec<Option<bool>> {
+    (0..medians.len())
+        .map(|t| {
+            if t < skip {
+                return None;
+            }
+            let cps = detect(&medians[..=t], params);
+            let Some(cp) = cps.last() else {
+                return Some(false);
+            };
+            if t + 1 - cp.index < min_runs_at_level {
+                return None;
+            }
+            let previous = cps.len().checked_sub(2).map_or(0, |i| cps[i].index);
+            let before =
+                crate::stats::median(&medians[previous..cp.index]).unwrap_or(cp.mean_before);
+            let after = crate::stats::median(&medians[cp.index..=t]).unwrap_or(medians[t]);
+            let line = before * (1.0 + params.min_magnitude);
+            Some(cp.forward_change > 0.0 && medians[t] > line && after > line)
+        })
+        .collect()
+}
+
 /// Means, standard deviations and p-value either side of a split (Otava's
 /// `TTestStats`).
 #[derive(Debug, Clone, Copy)]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{EXIT_FINDINGS, EXIT_OK};
+use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
 use crate::analyse::compare::{compare, format_json, format_markdown, format_table, resolve_run};
 use crate::error::Error;
 use crate::ingest::load_archive;
@@ -33,10 +33,12 @@ pub enum CompareFormat {
     Markdown,
 }
 
-/// Prints the comparison to stdout. Exit 1 when an endpoint regressed,
-/// 0 otherwise (also when some are `inconclusive`: the output says so).
-/// Files of the two runs that could not be read are warned about on
-/// stderr; the comparison uses what could be read.
+/// Prints the comparison to stdout. Exit codes as `perfdash check`: 1 when
+/// an endpoint regressed, 0 otherwise (also when some are `inconclusive`:
+/// the output says so), 2 for bad input or usage. A compared run with
+/// unreadable inputs is bad input, as for `check`: the comparison of what
+/// could be read is still printed and the files are named on stderr, but
+/// it cannot vouch for the run, so the exit code is 2.
 pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     let loaded = load_archive(&args.archive)?;
     let archive = &loaded.archive;
@@ -66,7 +68,18 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Markdown => format_markdown(&comparison),
     };
     print!("{text}");
-    Ok(if comparison.has_regression() {
+    let incomplete: Vec<&str> = [a, b]
+        .iter()
+        .filter(|r| !r.problems.is_empty())
+        .map(|r| r.id.as_str())
+        .collect();
+    Ok(if !incomplete.is_empty() {
+        eprintln!(
+            "error: incomplete run(s) {}: some inputs could not be read (see the warnings above)",
+            incomplete.join(", ")
+        );
+        EXIT_ERROR
+    } else if comparison.has_regression() {
         EXIT_FINDINGS
     } else {
         EXIT_OK

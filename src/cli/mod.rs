@@ -12,6 +12,7 @@ mod build;
 mod check;
 mod compare;
 mod demo;
+mod eval;
 mod inspect;
 mod triage;
 
@@ -48,6 +49,8 @@ pub enum Command {
     Triage(triage::TriageArgs),
     /// Compare two runs endpoint by endpoint (the release check).
     Compare(compare::CompareArgs),
+    /// Evaluate every alarm policy on generated histories (docs/detection.md).
+    Eval(eval::EvalArgs),
 }
 
 /// Parses the command line, runs the command and maps the outcome to an
@@ -70,6 +73,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Triage(args) => triage::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Eval(args) => eval::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -247,14 +247,22 @@ sun/nio/ch/SocketChannelImpl.write;sun/nio/ch/IOUtil.write;sun/nio/ch/SocketDisp
                 f.add(&[matcher.as_str(), "java/util/regex/Matcher.matches;java/util/regex/Matcher.match;java/util/regex/Pattern$Start.match;java/util/regex/Pattern$Slice.match"], extra * 0.24);
             }
             _ => {
-                // An N+1 query: one more round trip per item.
+                // An N+1 query: the discount rules are loaded and mapped
+                // once per line item instead of once per quote, so the
+                // width lands in the pricing code's loop, the row mapping
+                // and the extra round trips.
+                let rules = format!("{service};{pkg}/DiscountRules.forLine");
                 let per_item = format!(
-                    "{service};{pkg}/DiscountRules.forLine;com/acme/pricing/DiscountRuleRepository.findByProduct;{JDBC_QUERY};{PG_EXEC}"
+                    "{rules};com/acme/pricing/DiscountRuleRepository.findByProduct;{JDBC_QUERY}"
                 );
-                f.add(&[per_item.as_str(), PG_READ], extra * 0.45);
-                f.add(&[per_item.as_str(), PG_SEND], extra * 0.25);
-                f.add(&[per_item.as_str(), PG_TUPLES], extra * 0.15);
-                f.add(&[service.as_str(), "com/acme/pricing/DiscountRules.forLine;com/acme/pricing/DiscountRuleRepository.findByProduct;org/springframework/jdbc/datasource/DataSourceUtils.getConnection;com/zaxxer/hikari/HikariDataSource.getConnection;com/zaxxer/hikari/pool/HikariPool.getConnection;com/zaxxer/hikari/util/ConcurrentBag.borrow"], extra * 0.15);
+                f.add(&[rules.as_str(), "com/acme/pricing/DiscountRule.applies;com/acme/pricing/ProductMatcher.matches;java/util/HashSet.contains"], extra * 0.16);
+                f.add(&[rules.as_str(), "com/acme/pricing/DiscountRule.apply;java/math/BigDecimal.multiply;java/math/BigDecimal.setScale"], extra * 0.12);
+                f.add(&[per_item.as_str(), "org/springframework/jdbc/core/RowMapperResultSetExtractor.extractData;com/acme/pricing/DiscountRuleRowMapper.mapRow;org/postgresql/jdbc/PgResultSet.getBigDecimal"], extra * 0.16);
+                f.add(&[per_item.as_str(), "org/springframework/jdbc/core/RowMapperResultSetExtractor.extractData;com/acme/pricing/DiscountRuleRowMapper.mapRow;com/acme/pricing/DiscountRule.<init>;java/util/HashSet.<init>"], extra * 0.1);
+                f.add(&[per_item.as_str(), PG_EXEC, PG_READ], extra * 0.2);
+                f.add(&[per_item.as_str(), PG_EXEC, PG_SEND], extra * 0.12);
+                f.add(&[per_item.as_str(), PG_EXEC, PG_TUPLES], extra * 0.08);
+                f.add(&[per_item.as_str(), "org/springframework/jdbc/datasource/DataSourceUtils.getConnection;com/zaxxer/hikari/HikariDataSource.getConnection;com/zaxxer/hikari/pool/HikariPool.getConnection;com/zaxxer/hikari/util/ConcurrentBag.borrow"], extra * 0.06);
             }
         }
     }

@@ -28,9 +28,12 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, Utc, Weekday};
 
+use crate::analyse::alarms::Alarm;
 use crate::analyse::verdict::{self, Evidence, Verdict};
+use crate::analyse::{Policy, analyse};
 use crate::config::Settings;
 use crate::error::Error;
+use crate::model::{Label, TriageLabel};
 use crate::stats::median;
 use rng::Rng;
 use story::{ENDPOINTS, EVENTS, EndpointDef, EventDef, RELEASES};
@@ -80,9 +83,9 @@ pub struct DemoReport {
     pub round_files: usize,
     pub profiles: usize,
     pub triage_labels: usize,
-    /// Alarms under the `naive` rule (round 1's p99 > baseline × ratio) and
-    /// under the `median` rule (the verdict `regression`), with the
-    /// default settings, over the whole history.
+    /// Alarms (episodes, see docs/alarms.md) of the `naive` policy (round
+    /// 1's p99 > baseline × ratio) and of the `median` policy (the verdict
+    /// `regression`) over the whole history, with the triage labels applied.
     pub naive_alarms: usize,
     pub median_alarms: usize,
     /// The injected events, in time order.
@@ -212,19 +215,14 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
             }
         }
     }
-    for label in &plan.labels {
-        w.write(
-            &format!("triage/{}--{}.toml", label.run, label.endpoint),
-            label.to_toml().as_bytes(),
-        )?;
+    // Label the alarms a team would have triaged, as judged by perfdash
+    // itself on the files just written.
+    let loaded = crate::ingest::load_archive(out)?;
+    let (labels, analysis) = triage_labels(&plan, loaded.archive);
+    for label in &labels {
+        w.write(&label_file(label), label_toml(label).as_bytes())?;
     }
-    let count = |f: fn(&Judged) -> bool| {
-        plan.runs
-            .iter()
-            .flat_map(|r| &r.endpoints)
-            .filter(|e| f(&e.judged))
-            .count()
-    };
+    let alarms = |policy: Policy| analysis.alarms.of(policy).count();
     Ok(DemoReport {
         root: out.to_path_buf(),
         runs: plan.runs.len(),
@@ -233,9 +231,9 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
         bytes: w.bytes,
         round_files,
         profiles,
-        triage_labels: plan.labels.len(),
-        naive_alarms: count(|j| j.naive_alarm),
-        median_alarms: count(|j| j.verdict == Verdict::Regression),
+        triage_labels: labels.len(),
+        naive_alarms: alarms(Policy::Naive),
+        median_alarms: alarms(Policy::Median),
         events: plan.events,
     })
 }
@@ -306,17 +304,23 @@ fn run_toml(run: &RunPlan) -> String {
         s.push_str(&format!("notes = {}\n", toml_str(&run.notes.join("; "))));
     }
     s.push_str(&format!(
-        "host = \"{}\"\njvm_flags = \"-Xms2g -Xmx2g -XX:+UseG1GC\"\nk6_version = \"1.3.0\"\n",
+        "\n[environment]\nhost = \"{}\"\njvm_flags = \"-Xms2g -Xmx2g -XX:+UseG1GC\"\njava = \"21.0.5\"\nk6 = \"1.3.0\"\n",
         run.host
     ));
+    s.push_str(
+        "\n[load]\nexecutor = \"constant-arrival-rate\"\nduration = \"60s\"\n\
+         script_hash = \"sha256:6f1d2c0e9b7a4f3e\"\n",
+    );
     s
 }
 
 /// Everything decided before writing.
 struct Plan {
     runs: Vec<RunPlan>,
+    placed: Vec<Placed>,
     events: Vec<InjectedEvent>,
-    labels: Vec<Label>,
+    /// The day of the last run: alarms reviewed after it are not triaged yet.
+    last_date: NaiveDate,
 }
 
 struct RunPlan {
@@ -334,45 +338,39 @@ struct RunPlan {
 struct EndpointPlan {
     index: usize,
     rounds: Vec<RoundFigures>,
+    /// Which rounds caught a GC pause.
+    gc_tail: Vec<bool>,
+    // Read by the test that checks this walk against `analyse`.
+    #[cfg_attr(not(test), allow(dead_code))]
     judged: Judged,
     profile: Option<String>,
 }
 
 /// How the default settings judge one endpoint in one run, walking the
-/// history the way `analyse` does (and, unlike it, letting runs that were
-/// triaged `accepted` join the baseline).
+/// history the way `analyse` does with the generator's own `accepted`
+/// label applied. Needed while generating: a noisy-neighbour run is placed
+/// against the baseline of its time.
 #[derive(Debug, Clone, PartialEq)]
 struct Judged {
     baseline: Option<f64>,
     median: f64,
-    first_round: f64,
     verdict: Verdict,
-    naive_alarm: bool,
 }
 
-/// A triage label: `triage/<run>--<endpoint>.toml`.
-#[derive(Debug, Clone, PartialEq)]
-struct Label {
-    run: String,
-    endpoint: &'static str,
-    label: &'static str,
-    note: String,
-    author: &'static str,
-    date: NaiveDate,
+fn label_file(label: &TriageLabel) -> String {
+    format!("triage/{}--{}.toml", label.run, label.endpoint)
 }
 
-impl Label {
-    fn to_toml(&self) -> String {
-        format!(
-            "run = {}\nendpoint = {}\nlabel = {}\nnote = {}\nauthor = {}\ndate = \"{}\"\n",
-            toml_str(&self.run),
-            toml_str(self.endpoint),
-            toml_str(self.label),
-            toml_str(&self.note),
-            toml_str(self.author),
-            self.date.format("%Y-%m-%d")
-        )
-    }
+fn label_toml(l: &TriageLabel) -> String {
+    format!(
+        "run = {}\nendpoint = {}\nlabel = {}\nnote = {}\nauthor = {}\ndate = {}\n",
+        toml_str(&l.run),
+        toml_str(&l.endpoint),
+        toml_str(l.label.as_str()),
+        toml_str(l.note.as_deref().unwrap_or_default()),
+        toml_str(&l.author),
+        l.date.format("%Y-%m-%d")
+    )
 }
 
 /// An event placed on the run axis: runs `start..end`.
@@ -385,6 +383,15 @@ struct Placed {
 impl Placed {
     fn hits(&self, run: usize, endpoint: &str) -> bool {
         (self.start..self.end).contains(&run) && self.def.endpoint.is_none_or(|e| e == endpoint)
+    }
+
+    /// A change people later trace to a commit: its onset gets a label.
+    fn onset_label(&self) -> Option<Label> {
+        match self.def.kind {
+            EventKind::CodeRegression | EventKind::GcRegression => Some(Label::Real),
+            EventKind::AcceptedChange => Some(Label::Accepted),
+            _ => None,
+        }
     }
 }
 
@@ -462,7 +469,6 @@ fn plan(opts: &DemoOptions) -> Plan {
         .collect();
 
     // Endpoint by endpoint, in time order, with the baseline walk.
-    let mut labels = Vec::new();
     let mut per_endpoint: Vec<Vec<EndpointPlan>> = Vec::new();
     for (ei, def) in ENDPOINTS.iter().enumerate() {
         let mut accepted: Vec<f64> = Vec::new();
@@ -478,45 +484,24 @@ fn plan(opts: &DemoOptions) -> Plan {
             let (rounds, gc_tail) = rounds_for(opts, def, ei, ri, n, &active, baseline);
             let p99: Vec<f64> = rounds.iter().map(|r| r.p99).collect();
             let med = median(&p99).expect("at least one round");
-            let evidence = |value: f64| Evidence {
+            let verdict = verdict::decide(&Evidence {
                 rounds: p99.len(),
                 expected_rounds: a.expected_rounds,
-                median_p99_ms: value,
+                median_p99_ms: med,
                 baseline_p99_ms: baseline,
                 threshold_ratio: settings.threshold_ratio(def.id),
-            };
-            let verdict = verdict::decide(&evidence(med));
-            let naive_alarm = verdict::decide(&evidence(p99[0])) == Verdict::Regression;
-            let accepted_change = active
+            });
+            let accepted_onset = active
                 .iter()
-                .any(|p| p.def.kind == EventKind::AcceptedChange);
-            if verdict.feeds_baseline() || (verdict == Verdict::Regression && accepted_change) {
-                accepted.push(med);
+                .any(|p| p.start == ri && p.onset_label() == Some(Label::Accepted));
+            match verdict::baseline_effect(verdict, accepted_onset) {
+                verdict::BaselineEffect::Join => accepted.push(med),
+                verdict::BaselineEffect::Restart => accepted = vec![med],
+                verdict::BaselineEffect::Skip => {}
             }
-            let judged = Judged {
-                baseline,
-                median: med,
-                first_round: p99[0],
-                verdict,
-                naive_alarm,
-            };
-            if verdict == Verdict::Regression || naive_alarm {
-                let date = review_date(run.started_at.date_naive());
-                if date <= last_date {
-                    let (label, note) = triage(&active, &judged, gc_tail[0]);
-                    labels.push(Label {
-                        run: run.id.clone(),
-                        endpoint: def.id,
-                        label,
-                        note,
-                        author: story::TRIAGERS[(date.iso_week().week() % 3) as usize],
-                        date,
-                    });
-                }
-            }
-            let profile = (opts.profiles
-                && wants_profile(&placed, ri, def.id, run.release.is_some(), n))
-            .then(|| {
+            let wanted =
+                opts.profiles && wants_profile(&placed, ri, def.id, run.release.is_some(), n);
+            let profile = wanted.then(|| {
                 let events: Vec<(EventKind, f64)> = active
                     .iter()
                     .filter(|p| {
@@ -539,7 +524,12 @@ fn plan(opts: &DemoOptions) -> Plan {
             plans.push(EndpointPlan {
                 index: ei,
                 rounds,
-                judged,
+                gc_tail,
+                judged: Judged {
+                    baseline,
+                    median: med,
+                    verdict,
+                },
                 profile,
             });
         }
@@ -554,7 +544,6 @@ fn plan(opts: &DemoOptions) -> Plan {
             .map(|c| c.next().expect("one plan per run"))
             .collect();
     }
-    labels.sort_by(|x, y| (&x.run, x.endpoint).cmp(&(&y.run, y.endpoint)));
 
     let events = placed
         .iter()
@@ -576,8 +565,9 @@ fn plan(opts: &DemoOptions) -> Plan {
         .collect();
     Plan {
         runs,
+        placed,
         events,
-        labels,
+        last_date,
     }
 }
 
@@ -590,10 +580,86 @@ fn review_date(run_date: NaiveDate) -> NaiveDate {
     d
 }
 
-/// The label and note a human would give this alarm, from what the
-/// generator knows caused it.
-fn triage(active: &[&Placed], j: &Judged, gc_tail_in_round_1: bool) -> (&'static str, String) {
-    let ratio = |v: f64| j.baseline.map_or(0.0, |b| v / b);
+/// The labels a team would have written by the last run, and the analysis
+/// with them applied.
+///
+/// People label the onset of each change they traced to a commit (`real`
+/// for a regression, `accepted` for an intended change) at the first review
+/// after it; then every alarm of any policy that is still unlabelled at a
+/// review gets a label from what actually caused it. Alarms raised after
+/// the last review (the last few runs) stay untriaged, as in real life.
+/// An `accepted` label moves the baseline and so changes later alarms; the
+/// loop repeats until no alarm is left to label.
+fn triage_labels(
+    plan: &Plan,
+    mut archive: crate::model::Archive,
+) -> (Vec<TriageLabel>, crate::analyse::Analysis) {
+    let index_of = |run: &str| plan.runs.iter().position(|r| r.id == run);
+    let make = |run: usize, endpoint: &str, label: Label, note: String| {
+        let date = review_date(plan.runs[run].started_at.date_naive());
+        TriageLabel {
+            run: plan.runs[run].id.clone(),
+            endpoint: endpoint.to_string(),
+            label,
+            note: Some(note),
+            author: story::TRIAGERS[(date.iso_week().week() % 3) as usize].to_string(),
+            date,
+            source: String::new(),
+        }
+    };
+    let mut labels: Vec<TriageLabel> = Vec::new();
+    for p in &plan.placed {
+        let (Some(label), Some(endpoint)) = (p.onset_label(), p.def.endpoint) else {
+            continue;
+        };
+        labels.push(make(
+            p.start,
+            endpoint,
+            label,
+            p.def.triage_note.to_string(),
+        ));
+    }
+    labels.retain(|l| l.date <= plan.last_date);
+    loop {
+        labels.sort_by(|x, y| (&x.run, &x.endpoint).cmp(&(&y.run, &y.endpoint)));
+        for l in &mut labels {
+            l.source = label_file(l);
+        }
+        archive.triage = labels.clone();
+        let analysis = analyse(&archive, Vec::new());
+        let mut added = false;
+        for alarm in analysis.alarms.alarms.iter().filter(|a| a.label.is_none()) {
+            let Some(run) = index_of(&alarm.run) else {
+                continue;
+            };
+            let taken = labels
+                .iter()
+                .any(|l| l.run == alarm.run && l.endpoint == alarm.endpoint);
+            if taken || review_date(plan.runs[run].started_at.date_naive()) > plan.last_date {
+                continue;
+            }
+            let line = analysis.settings.threshold_ratio(&alarm.endpoint);
+            let (label, note) = triage(plan, run, alarm, line);
+            labels.push(make(run, &alarm.endpoint, label, note));
+            added = true;
+        }
+        if !added {
+            return (labels, analysis);
+        }
+    }
+}
+
+/// The label and note a human would give an unlabelled alarm, from what
+/// the generator knows caused it.
+fn triage(plan: &Plan, run: usize, alarm: &Alarm, line: f64) -> (Label, String) {
+    // An accepted change explains only the alarm at its onset: after that,
+    // its level is the baseline and a new alarm has another cause.
+    let active: Vec<&Placed> = plan
+        .placed
+        .iter()
+        .filter(|p| p.hits(run, &alarm.endpoint))
+        .filter(|p| p.def.kind != EventKind::AcceptedChange || p.start == run)
+        .collect();
     for kind in [
         EventKind::CodeRegression,
         EventKind::GcRegression,
@@ -601,35 +667,52 @@ fn triage(active: &[&Placed], j: &Judged, gc_tail_in_round_1: bool) -> (&'static
         EventKind::NoisyNeighbour,
     ] {
         if let Some(p) = active.iter().find(|p| p.def.kind == kind) {
-            return (kind.triage_label(), p.def.triage_note.to_string());
+            let label = match kind.triage_label() {
+                "real" => Label::Real,
+                "accepted" => Label::Accepted,
+                _ => Label::Noise,
+            };
+            return (label, p.def.triage_note.to_string());
         }
     }
-    let median_note = format!("median of the rounds {:.2}× the baseline", ratio(j.median));
-    if j.verdict != Verdict::Regression {
-        if gc_tail_in_round_1 {
+    let ratio = |v: f64| alarm.baseline_p99_ms.map_or(0.0, |b| v / b);
+    let median_note = format!(
+        "median of the rounds {:.2}× the baseline",
+        ratio(alarm.median_p99_ms)
+    );
+    let first = alarm.round_p99_ms.first().copied().unwrap_or_default();
+    let ei = ENDPOINTS
+        .iter()
+        .position(|d| d.id == alarm.endpoint)
+        .expect("a demo endpoint");
+    if ratio(alarm.median_p99_ms) <= line && ratio(first) > line {
+        if plan.runs[run].endpoints[ei].gc_tail.first() == Some(&true) {
             return (
-                "noise",
+                Label::Noise,
                 format!(
                     "GC pause in round 1 only (its p99 {:.2}× the baseline); {median_note}",
-                    ratio(j.first_round)
+                    ratio(first)
                 ),
             );
         }
         return (
-            "noise",
+            Label::Noise,
             format!(
                 "round 1 over the line ({:.2}× the baseline), the other rounds are not; {median_note}",
-                ratio(j.first_round)
+                ratio(first)
             ),
         );
     }
     if let Some(p) = active.iter().find(|p| p.def.kind == EventKind::NoiseGrowth) {
-        return ("noise", format!("{}; {median_note}", p.def.triage_note));
+        return (
+            Label::Noise,
+            format!("{}; {median_note}", p.def.triage_note),
+        );
     }
     (
-        "noise",
+        Label::Noise,
         format!(
-            "test-environment drift, nothing changed in the service; {median_note}, next run back in the band"
+            "test-environment drift, nothing changed in the service; {median_note}; the next runs are back in the band"
         ),
     )
 }

@@ -86,6 +86,7 @@ fn inspect_file(path: &Path, opts: &InspectOptions) -> (Vec<InspectRow>, Vec<Dia
     let read = ReadOptions {
         metric: opts.metric.clone(),
         split_tag: Some(opts.split_tag.clone()),
+        limits: Default::default(),
     };
     let file = match raw::read_file(path, path, &read) {
         Ok(f) => f,

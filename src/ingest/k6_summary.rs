@@ -17,6 +17,12 @@ use serde_json::{Map, Value};
 use crate::error::Error;
 use crate::model::{RoundStats, SourceFormat};
 
+/// The largest figure accepted from a summary: 10^15 (as milliseconds,
+/// 31 000 years; as a request count, far beyond any test). Larger values
+/// are corrupt, and near `f64::MAX` the arithmetic downstream (medians,
+/// baseline × ratio) would overflow to infinity.
+pub const MAX_PLAUSIBLE_VALUE: f64 = 1e15;
+
 /// What a summary file gave for one round.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRound {
@@ -123,6 +129,13 @@ impl Summary {
 
 /// Parses a k6 summary of any of the three shapes.
 pub fn parse_summary(bytes: &[u8], path: &Path) -> Result<Summary, Error> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::at(
+            path,
+            None,
+            "empty file: expected a k6 summary (did the test run crash before writing it?)",
+        ));
+    }
     let doc: Value = serde_json::from_slice(bytes).map_err(|e| {
         let line = (e.line() > 0).then_some(e.line() as u64);
         Error::at(path, line, format!("not valid JSON: {e}"))
@@ -171,7 +184,15 @@ pub fn round_stats(summary: &Summary, path: &Path, metric: &str) -> Result<Summa
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) => {
                 let v = n.as_f64().unwrap_or(f64::NAN);
-                if v.is_finite() && v >= 0.0 {
+                if v > MAX_PLAUSIBLE_VALUE {
+                    Err(Error::at(
+                        path,
+                        None,
+                        format!(
+                            "{metric_key}.{key} is {v}: too large to be a measurement (the limit is {MAX_PLAUSIBLE_VALUE:e})"
+                        ),
+                    ))
+                } else if v.is_finite() && v >= 0.0 {
                     Ok(Some(v))
                 } else {
                     Err(Error::at(

@@ -21,6 +21,7 @@ pub mod cache;
 pub mod inspect;
 pub mod k6_summary;
 mod layout;
+pub mod limits;
 pub mod raw;
 mod run_meta;
 pub mod triage;
@@ -134,6 +135,23 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
             .cmp(&b.started_at)
             .then_with(|| a.id.cmp(&b.id))
     });
+    // Two folders for one moment (a re-uploaded run, `2026-05-04T0300Z`
+    // beside `2026-05-04t0300z`) would count twice towards the baseline:
+    // both are kept, in id order, but the user is told.
+    for pair in runs.windows(2) {
+        if pair[0].started_at == pair[1].started_at {
+            diagnostics.push(Diagnostic {
+                path: format!("{RUNS_DIR}/{}", pair[1].id),
+                line: None,
+                message: format!(
+                    "starts at the same time as {RUNS_DIR}/{} ({}): both are kept, ordered by id; \
+                     remove one if it is a copy",
+                    pair[0].id,
+                    pair[0].started_at.to_rfc3339()
+                ),
+            });
+        }
+    }
     let (mut labels, triage_diagnostics) = triage::load_triage(root);
     diagnostics.extend(triage_diagnostics);
     // A label on a run or endpoint that is not in the archive is most
@@ -239,6 +257,7 @@ impl RoundReader<'_> {
         let read = ReadOptions {
             metric: self.settings.analysis.metric.clone(),
             split_tag: endpoint.is_none().then(|| raw.split_tag.clone()),
+            limits: self.settings.limits.clone(),
         };
         let (tag_map, endpoint_warmups) = if endpoint.is_some() {
             Default::default()
@@ -308,15 +327,15 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     let rel = |p: &Path| relative(root, p);
 
     let meta_path = dir.join("run.toml");
-    let parsed_meta = match std::fs::read_to_string(&meta_path) {
-        Ok(text) => match parse_run_meta(&text, Path::new(&rel(&meta_path))) {
+    let parsed_meta = match limits::read_text_file(&meta_path, &reader.settings.limits) {
+        Ok(Some(text)) => match parse_run_meta(&text, Path::new(&rel(&meta_path))) {
             Ok(m) => Some(m),
             Err(e) => {
                 diags.push(Diagnostic::from_error(&e));
                 None
             }
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Ok(None) => None,
         Err(e) => {
             diags.push(Diagnostic::from_error(&Error::io(
                 Path::new(&rel(&meta_path)),
@@ -388,6 +407,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
         }
     }
 
+    missing_rounds(root, &jobs, &endpoint_dirs, &mut diags);
     let results: Vec<(&Job, Result<FileResult, Error>)> = jobs
         .par_iter()
         .map(|job| {
@@ -455,7 +475,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
             },
         );
     }
-    for (endpoint, profile) in read_profiles(profile_jobs, &mut diags) {
+    for (endpoint, profile) in read_profiles(profile_jobs, &reader.settings.limits, &mut diags) {
         if let Some(e) = run.endpoints.get_mut(&endpoint) {
             e.profiles.push(profile);
         }
@@ -481,6 +501,39 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     (Some(run), diags)
 }
 
+/// Warns about gaps in an endpoint folder's round numbers (`round-1, 2,
+/// 4`): a file that is not there at all is a lost file, unlike a short
+/// run, which simply has fewer rounds.
+fn missing_rounds(
+    root: &Path,
+    jobs: &[Job],
+    endpoint_dirs: &[(String, PathBuf)],
+    diags: &mut Vec<Diagnostic>,
+) {
+    for (name, path) in endpoint_dirs {
+        let seen: std::collections::BTreeSet<u32> = jobs
+            .iter()
+            .filter(|j| j.endpoint.as_deref() == Some(name))
+            .map(|j| j.name.number)
+            .collect();
+        let Some(&last) = seen.last() else { continue };
+        let missing: Vec<String> = (1..last)
+            .filter(|n| !seen.contains(n))
+            .map(|n| n.to_string())
+            .collect();
+        if !missing.is_empty() {
+            diags.push(Diagnostic {
+                path: relative(root, path),
+                line: None,
+                message: format!(
+                    "round(s) {} missing: there are files up to round-{last} but none for these numbers",
+                    missing.join(", ")
+                ),
+            });
+        }
+    }
+}
+
 /// A profile file to read: `<endpoint>/flame[.<kind>].<ext>`.
 struct ProfileJob {
     endpoint: String,
@@ -493,6 +546,7 @@ struct ProfileJob {
 /// file name wins. Problems become diagnostics naming the file.
 fn read_profiles(
     mut jobs: Vec<ProfileJob>,
+    limits: &limits::Limits,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<(String, ProfileFile)> {
     jobs.sort_by(|a, b| (&a.endpoint, &a.kind, &a.rel).cmp(&(&b.endpoint, &b.kind, &b.rel)));
@@ -516,7 +570,7 @@ fn read_profiles(
         .into_par_iter()
         .map(|job| {
             let rel = Path::new(&job.rel);
-            let read = std::fs::read(&job.path)
+            let read = limits::read_document(&job.path, limits)
                 .map_err(|e| Error::io(rel, e))
                 .and_then(|bytes| crate::profile::parse(&bytes, rel));
             (job, read)

@@ -119,7 +119,7 @@ fn value_text(value: &toml::Value) -> String {
 pub fn run_time_from_id(id: &str) -> Option<DateTime<Utc>> {
     let digits: String = id
         .chars()
-        .take_while(|c| c.is_ascii_digit() || matches!(c, '-' | '_' | 'T' | ':' | '.'))
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '-' | '_' | 'T' | 't' | ':' | '.'))
         .filter(char::is_ascii_digit)
         .collect();
     if digits.len() < 8 {
@@ -154,6 +154,11 @@ mod tests {
         assert_eq!(
             t("20260504-0315-nightly"),
             Some("2026-05-04T03:15:00+00:00".into())
+        );
+        assert_eq!(
+            t("2026-05-04t0300z"),
+            Some("2026-05-04T03:00:00+00:00".into()),
+            "a lower-case t (slug-style ids) is the same time"
         );
         assert_eq!(t("2026-13-04"), None);
         assert_eq!(t("nightly-42"), None);

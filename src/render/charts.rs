@@ -119,9 +119,14 @@ pub fn trend_chart(
                 .copied()
                 .chain(p.threshold_p99_ms(endpoint.threshold_ratio))
         })
+        .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max)
         .max(1.0)
         * 1.08;
+    // An infinite axis end sends plotters' tick search into an endless
+    // loop (found with a p99 of 1.7e308); keep the axis finite whatever
+    // the data says.
+    let y_max = y_max.min(f64::MAX / 4.0);
     let first_date = pts.first().map(|p| p.started_at);
 
     let mut svg = String::new();

@@ -4,10 +4,10 @@ pub mod evidence;
 pub mod percentile;
 pub mod student_t;
 
-pub use percentile::{Moments, PercentileMethod, moments, moments_by, percentiles, percentiles_by};
 mod proportion;
 mod robust;
 
+pub use percentile::{Moments, PercentileMethod, moments, moments_by, percentiles, percentiles_by};
 pub use proportion::{Interval, WILSON_Z95, wilson_interval};
 pub use robust::{MAD_TO_SIGMA, MIN_SCALE_FRACTION, mad, robust_scale, robust_z};
 

@@ -201,7 +201,7 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
                     endpoint.clone(),
                     EndpointRun {
                         rounds,
-                        profiles: Vec::new(),
+                        ..EndpointRun::default()
                     },
                 );
             }

@@ -334,3 +334,23 @@ proptest! {
         prop_assert!(cps.is_empty(), "{:?}", cps);
     }
 }
+
+/// The policy's online view: a one-run spike is never a level (not judged
+/// while fresh, within after), while a lasting step is over from its second run.
+#[test]
+fn online_view_of_a_spike_and_a_step() {
+    let params = ChangePointParams::default();
+    let mut spike = noisy(40, None, 0.0, 11);
+    spike[30] *= 1.5;
+    let marks = online_regressions(&spike, &params, 3, 2);
+    assert!(marks.iter().all(|m| *m != Some(true)), "{marks:?}");
+    let step = noisy(40, Some(30), 0.3, 11);
+    let marks = online_regressions(&step, &params, 3, 2);
+    assert_eq!(marks[30], None);
+    assert!(
+        marks[31..].iter().all(|m| *m == Some(true)),
+        "{:?}",
+        &marks[29..]
+    );
+    assert!(marks[3..30].iter().all(|m| *m == Some(false)));
+}

@@ -40,10 +40,10 @@ fn request<'a>(fields: &[&'a [u8]]) -> Result<(&'static str, &'a [u8], u64, u64,
 pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
     let mut grouper = Grouper::default();
     let split = opts.split_tag.is_some();
-    let reader = open_plain(path).map_err(|e| Error::io(shown, e))?;
+    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
     // Gatling replaces tabs and newlines inside messages with spaces, so a
     // record is exactly one line; quotes have no meaning. Split on '\n'.
-    scan_blocks(reader, |block, offset, eof| {
+    scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
         let complete = if eof {
             block.len()
         } else {

@@ -7,14 +7,34 @@ use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 use crate::error::Error;
+use crate::ingest::limits::{LimitedReader, Limits, is_limit_exceeded};
 
 /// The block size read at once. Large enough that per-read overhead
 /// vanishes, small enough to stay in L2/L3 cache.
 const BLOCK: usize = 1 << 20;
 
 /// Opens `path`, transparently decompressing gzip (told by the magic
-/// bytes, not the name), and returns a reader of the plain content.
-pub(crate) fn open_plain(path: &Path) -> io::Result<Box<dyn Read + Send>> {
+/// bytes, not the name), and returns a reader of the plain content. The
+/// decompressed stream is capped by `limits` (gzip bombs); a symbolic
+/// link, folder or FIFO is refused before it is opened.
+pub(crate) fn open_plain(path: &Path, limits: &Limits) -> io::Result<Box<dyn Read + Send>> {
+    crate::ingest::limits::check_regular_file(path)?;
+    let compressed_len = std::fs::symlink_metadata(path)?.len();
+    let plain = open_plain_uncapped(path)?;
+    if is_gzip(path)? {
+        Ok(Box::new(LimitedReader::new(
+            plain,
+            limits.decompressed_cap(compressed_len),
+            "the decompressed content",
+        )))
+    } else {
+        Ok(plain)
+    }
+}
+
+/// [`open_plain`] without the cap, for re-reading a prefix that was
+/// already read under it (line numbers of faults).
+fn open_plain_uncapped(path: &Path) -> io::Result<Box<dyn Read + Send>> {
     let mut file = File::open(path)?;
     let mut magic = [0u8; 2];
     let got = read_full(&mut file, &mut magic)?;
@@ -51,14 +71,16 @@ pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> 
 }
 
 /// The first `max` bytes of the plain (decompressed) content.
-pub(crate) fn head(path: &Path, max: usize) -> io::Result<Vec<u8>> {
-    let mut r = open_plain(path)?;
+pub(crate) fn head(path: &Path, max: usize, limits: &Limits) -> io::Result<Vec<u8>> {
+    let mut r = open_plain(path, limits)?;
     let mut buf = vec![0u8; max];
     let n = match read_full(&mut r, &mut buf) {
         Ok(n) => n,
         // A truncated gzip still has a readable beginning; the parser
         // reports the truncation.
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => 0,
+        // A bomb still has a readable beginning; the full read reports it.
+        Err(e) if is_limit_exceeded(&e) => max,
         Err(e) => return Err(e),
     };
     buf.truncate(n);
@@ -89,7 +111,7 @@ impl Fault {
 
 /// The 1-based line that holds byte `offset` of the plain content.
 pub(crate) fn line_of_offset(path: &Path, offset: u64) -> Option<u64> {
-    let mut r = open_plain(path).ok()?;
+    let mut r = open_plain_uncapped(path).ok()?;
     let mut remaining = offset;
     let mut lines = 1u64;
     let mut buf = vec![0u8; 64 * 1024];
@@ -117,8 +139,11 @@ pub(crate) struct ScanEnd {
 /// is carried over to the front of the next block (so a record never has
 /// to be complete within one read). At end of input `f` is called with
 /// `at_eof = true` and whatever is left; anything it leaves is dropped.
+/// A record longer than `max_record` bytes is a fault: the buffer grows
+/// to hold long records, but never without bound.
 pub(crate) fn scan_blocks(
     mut reader: impl Read,
+    max_record: usize,
     mut f: impl FnMut(&[u8], u64, bool) -> Result<usize, Fault>,
 ) -> Result<ScanEnd, ScanError> {
     let mut buf = vec![0u8; BLOCK];
@@ -127,8 +152,19 @@ pub(crate) fn scan_blocks(
     let mut end = ScanEnd::default();
     loop {
         if len == buf.len() {
-            // One record longer than the buffer: grow rather than fail.
-            buf.resize(buf.len() * 2, 0);
+            // One record longer than the buffer: grow rather than fail,
+            // up to the cap.
+            if buf.len() >= max_record {
+                return Err(ScanError::Fault(Fault::new(
+                    offset,
+                    format!(
+                        "a line longer than {max_record} bytes (limits.max_line_bytes): \
+                         not a load-test output, or raise the limit"
+                    ),
+                )));
+            }
+            let grown = (buf.len() * 2).min(max_record).max(buf.len() + 1);
+            buf.resize(grown, 0);
         }
         let n = match reader.read(&mut buf[len..]) {
             Ok(n) => n,

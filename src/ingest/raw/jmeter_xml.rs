@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::model::SourceFormat;
 
 pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    let plain = open_plain(path).map_err(|e| Error::io(shown, e))?;
+    let plain = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let mut reader = quick_xml::Reader::from_reader(BufReader::with_capacity(256 * 1024, plain));
     let mut buf = Vec::new();
     let mut depth = 0usize;

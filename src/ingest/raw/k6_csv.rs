@@ -44,8 +44,8 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
     let mut grouper = Grouper::default();
     let mut fields = Vec::with_capacity(32);
     let mut tail: Option<u64> = None;
-    let reader = open_plain(path).map_err(|e| Error::io(shown, e))?;
-    let end = scan_blocks(reader, |block, offset, eof| {
+    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
         for_each_record(block, eof, |record, at, unterminated| {
             let result = (|| -> Result<(), Fault> {
                 let fault = |msg: String| Fault::new(offset + at as u64, msg);

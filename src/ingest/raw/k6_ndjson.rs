@@ -155,8 +155,8 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
     let matcher = Matcher::new(&opts.metric, opts.split_tag.as_deref());
     let mut grouper = Grouper::default();
     let mut tail: Option<u64> = None; // offset of an incomplete last line
-    let reader = open_plain(path).map_err(|e| Error::io(shown, e))?;
-    let end = scan_blocks(reader, |block, offset, eof| {
+    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
         let complete = match memchr::memrchr(b'\n', block) {
             Some(i) => i + 1,
             None => 0,
@@ -256,8 +256,8 @@ fn slow_pass(
     use serde_json::Value;
     let mut grouper = Grouper::default();
     let point = Finder::new(b"\"Point\"");
-    let reader = open_plain(path).map_err(|e| Error::io(shown, e))?;
-    scan_blocks(reader, |block, offset, eof| {
+    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
         let complete = if eof {
             block.len()
         } else {

@@ -27,7 +27,7 @@ pub(crate) fn is_stats_header(first: &[u8]) -> bool {
 }
 
 pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    let plain = super::io::open_plain(path).map_err(|e| Error::io(shown, e))?;
+    let plain = super::io::open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let mut csv = csv::ReaderBuilder::new().flexible(true).from_reader(plain);
     let header = csv
         .headers()

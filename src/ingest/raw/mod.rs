@@ -114,6 +114,9 @@ pub struct ReadOptions {
     /// k6 tag `tag`; JMeter by label and Gatling/Locust by request name
     /// whatever `tag` says.
     pub split_tag: Option<String>,
+    /// Caps on decompression and line length (`[limits]`).
+    #[serde(default)]
+    pub limits: crate::ingest::limits::Limits,
 }
 
 impl Default for ReadOptions {
@@ -121,6 +124,7 @@ impl Default for ReadOptions {
         ReadOptions {
             metric: "http_req_duration".into(),
             split_tag: None,
+            limits: Default::default(),
         }
     }
 }
@@ -214,22 +218,13 @@ fn trim_cr(line: &[u8]) -> &[u8] {
 /// Reads a raw (or summary) file of any supported format. `shown` is the
 /// path used in messages (relative to the archive root).
 pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    let head = io::head(path, 64 * 1024).map_err(|e| Error::io(shown, e))?;
+    let head = io::head(path, 64 * 1024, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let kind = sniff(&head).map_err(|msg| Error::at(shown, None, msg))?;
     match kind {
         Sniffed::K6Summary => {
-            let bytes = std::fs::read(path).map_err(|e| Error::io(shown, e))?;
-            let bytes = if io::is_gzip(path).unwrap_or(false) {
-                let mut plain = Vec::new();
-                std::io::Read::read_to_end(
-                    &mut flate2::read::MultiGzDecoder::new(&bytes[..]),
-                    &mut plain,
-                )
+            // Read whole, so under the document cap (and the gzip caps).
+            let bytes = crate::ingest::limits::read_document(path, &opts.limits)
                 .map_err(|e| Error::io(shown, e))?;
-                plain
-            } else {
-                bytes
-            };
             let summary = super::k6_summary::parse(&bytes, shown, &opts.metric)?;
             Ok(RawFile {
                 format: summary.format,

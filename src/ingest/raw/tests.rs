@@ -29,6 +29,7 @@ fn settings(
         read: ReadOptions {
             metric: "http_req_duration".into(),
             split_tag: split.map(str::to_string),
+            limits: Default::default(),
         },
         stats: StatsOptions {
             warmup_s,

@@ -1,0 +1,74 @@
+//! `perfdash eval`: the policy evaluation on generated histories.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::error::Error;
+use crate::eval::{self, EvalConfig, policies};
+
+/// Evaluates every alarm policy on seeded synthetic histories with injected
+/// steps, ramps, spikes, GC-tail and noisy-neighbour runs, and prints (or
+/// writes into a document) the table of false alarms, recall and delay.
+#[derive(Debug, Clone, Args)]
+pub struct EvalArgs {
+    /// Replace the generated section of this Markdown file (between
+    /// `<!-- BEGIN perfdash eval -->` and `<!-- END perfdash eval -->`)
+    /// instead of printing the tables.
+    #[arg(long, value_name = "FILE")]
+    pub write: Option<PathBuf>,
+    /// Seed of the generated histories.
+    #[arg(long, default_value_t = EvalConfig::default().seed)]
+    pub seed: u64,
+    /// Histories per scenario and noise level.
+    #[arg(long, default_value_t = EvalConfig::default().series)]
+    pub series: usize,
+    /// Runs per history.
+    #[arg(long, default_value_t = EvalConfig::default().runs)]
+    pub runs: usize,
+    /// Print the full results as JSON instead of Markdown.
+    #[arg(long, conflicts_with = "write")]
+    pub json: bool,
+}
+
+pub fn run(args: EvalArgs) -> anyhow::Result<u8> {
+    let defaults = EvalConfig::default();
+    if args.runs < 2 * defaults.horizon + 12 || args.series == 0 {
+        return Err(Error::Usage(format!(
+            "--runs must be at least {} and --series at least 1",
+            2 * defaults.horizon + 12
+        ))
+        .into());
+    }
+    let config = EvalConfig {
+        seed: args.seed,
+        series: args.series,
+        runs: args.runs,
+        ..defaults
+    };
+    let report = eval::evaluate(&config, &policies::all());
+    if args.json {
+        let text =
+            serde_json::to_string_pretty(&report).map_err(|e| Error::Internal(e.to_string()))?;
+        println!("{text}");
+        return Ok(super::EXIT_OK);
+    }
+    let tables = report.to_markdown();
+    match args.write {
+        None => print!("{tables}"),
+        Some(path) => {
+            let old = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(source) => return Err(Error::Io { path, source }.into()),
+            };
+            let new = eval::splice(&old, &tables);
+            std::fs::write(&path, new).map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+            eprintln!("wrote the evaluation into {}", path.display());
+        }
+    }
+    Ok(super::EXIT_OK)
+}

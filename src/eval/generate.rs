@@ -1,0 +1,255 @@
+//! Seeded synthetic histories: quiet load-test runs of 5 rounds each, with
+//! events injected at a known run.
+
+use serde::Serialize;
+
+/// A small, fast, seeded generator (SplitMix64) so histories are the same on
+/// every machine and every run; the quality is ample for noise.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// Derives an independent stream from a seed and a path of indexes.
+    pub fn derive(seed: u64, path: &[u64]) -> Rng {
+        let mut r = Rng(seed);
+        for &p in path {
+            r.0 ^= p.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            r.next_u64();
+        }
+        r
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform integer in lo..=hi.
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next_u64() % (hi - lo + 1) as u64) as usize
+    }
+
+    /// Standard normal (Box–Muller; one of the pair is dropped for simplicity).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.uniform(); // (0, 1]
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+}
+
+/// How noisy an endpoint is. All noise is multiplicative.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct NoiseModel {
+    pub name: &'static str,
+    /// σ of the log of a run's level around the endpoint's level.
+    pub between_run: f64,
+    /// σ of the log of a round around its run's level.
+    pub within_run: f64,
+    /// Chance that a round has a GC tail …
+    pub gc_round_prob: f64,
+    /// … multiplying its p99 by this.
+    pub gc_factor: f64,
+    /// Chance that a run shares its host with a noisy neighbour …
+    pub neighbour_run_prob: f64,
+    /// … multiplying every round of it by this.
+    pub neighbour_factor: f64,
+}
+
+/// The two settings of DETECTION.md's simulation, plus background
+/// noisy-neighbour runs.
+pub const NOISE_MODELS: [NoiseModel; 2] = [
+    NoiseModel {
+        name: "typical",
+        between_run: 0.05,
+        within_run: 0.05,
+        gc_round_prob: 0.04,
+        gc_factor: 1.8,
+        neighbour_run_prob: 0.01,
+        neighbour_factor: 1.25,
+    },
+    NoiseModel {
+        name: "noisy",
+        between_run: 0.08,
+        within_run: 0.06,
+        gc_round_prob: 0.08,
+        gc_factor: 1.8,
+        neighbour_run_prob: 0.02,
+        neighbour_factor: 1.25,
+    },
+];
+
+/// What is injected at the onset run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Injection {
+    /// Nothing: a quiet history (false alarms only).
+    None,
+    /// A lasting level shift by this fraction (0.2 = 20% slower).
+    Step(f64),
+    /// A creeping regression: +`per_run` per run from the onset, up to `cap`.
+    Ramp { per_run: f64, cap: f64 },
+    /// One run slower by this fraction, then back (not a regression).
+    Spike(f64),
+    /// One run with two GC-tail rounds (not a regression).
+    GcRun,
+    /// One run entirely slowed by a noisy neighbour (not a regression).
+    NeighbourRun,
+}
+
+impl Injection {
+    /// Whether the injection is a real regression a policy should alarm on.
+    pub fn is_regression(self) -> bool {
+        matches!(self, Injection::Step(_) | Injection::Ramp { .. })
+    }
+
+    /// The multiplicative level of run `i` for onset `onset`.
+    fn level(self, i: usize, onset: usize) -> f64 {
+        match self {
+            Injection::Step(s) if i >= onset => 1.0 + s,
+            Injection::Ramp { per_run, cap } if i >= onset => {
+                1.0 + (per_run * (i - onset + 1) as f64).min(cap)
+            }
+            Injection::Spike(s) if i == onset => 1.0 + s,
+            _ => 1.0,
+        }
+    }
+}
+
+/// One generated endpoint history: the rounds' p99 per run, in ms.
+#[derive(Debug, Clone)]
+pub struct History {
+    pub rounds: Vec<Vec<f64>>,
+    /// The injected run (`None` for a quiet history).
+    pub onset: Option<usize>,
+}
+
+/// Generates one history of `runs` runs of `rounds` rounds around 100 ms.
+pub fn history(
+    rng: &mut Rng,
+    noise: &NoiseModel,
+    injection: Injection,
+    runs: usize,
+    rounds: usize,
+    onset: usize,
+) -> History {
+    let base = 100.0;
+    let mut out = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let mut run_level =
+            base * injection.level(i, onset) * (noise.between_run * rng.normal()).exp();
+        let neighbour = rng.uniform() < noise.neighbour_run_prob
+            || (injection == Injection::NeighbourRun && i == onset);
+        if neighbour {
+            run_level *= noise.neighbour_factor;
+        }
+        let mut run: Vec<f64> = (0..rounds)
+            .map(|_| {
+                let mut v = run_level * (noise.within_run * rng.normal()).exp();
+                if rng.uniform() < noise.gc_round_prob {
+                    v *= noise.gc_factor;
+                }
+                v
+            })
+            .collect();
+        if injection == Injection::GcRun && i == onset && rounds >= 2 {
+            // Two distinct rounds, anywhere in the run.
+            let first = rng.range(0, rounds - 1);
+            let second = (first + rng.range(1, rounds - 1)) % rounds;
+            run[first] *= noise.gc_factor;
+            run[second] *= noise.gc_factor;
+        }
+        out.push(run);
+    }
+    History {
+        rounds: out,
+        onset: (injection != Injection::None).then_some(onset),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeded_generation_is_deterministic() {
+        let a = history(
+            &mut Rng::derive(7, &[1, 2]),
+            &NOISE_MODELS[0],
+            Injection::Step(0.2),
+            30,
+            5,
+            15,
+        );
+        let b = history(
+            &mut Rng::derive(7, &[1, 2]),
+            &NOISE_MODELS[0],
+            Injection::Step(0.2),
+            30,
+            5,
+            15,
+        );
+        assert_eq!(a.rounds, b.rounds);
+        let c = history(
+            &mut Rng::derive(7, &[1, 3]),
+            &NOISE_MODELS[0],
+            Injection::Step(0.2),
+            30,
+            5,
+            15,
+        );
+        assert_ne!(a.rounds, c.rounds);
+    }
+
+    #[test]
+    fn normal_has_unit_variance() {
+        let mut rng = Rng::new(1);
+        let xs: Vec<f64> = (0..20_000).map(|_| rng.normal()).collect();
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64;
+        assert!(
+            mean.abs() < 0.03 && (var - 1.0).abs() < 0.05,
+            "{mean} {var}"
+        );
+    }
+
+    #[test]
+    fn step_shifts_the_level_from_the_onset() {
+        let quiet = NoiseModel {
+            name: "none",
+            between_run: 0.0,
+            within_run: 0.0,
+            gc_round_prob: 0.0,
+            gc_factor: 1.8,
+            neighbour_run_prob: 0.0,
+            neighbour_factor: 1.25,
+        };
+        let h = history(&mut Rng::new(1), &quiet, Injection::Step(0.2), 10, 5, 4);
+        assert_eq!(h.rounds[3], vec![100.0; 5]);
+        assert!(h.rounds[4].iter().all(|v| (v - 120.0).abs() < 1e-9));
+        let h = history(&mut Rng::new(1), &quiet, Injection::GcRun, 10, 5, 4);
+        assert_eq!(h.rounds[4].iter().filter(|v| **v > 150.0).count(), 2);
+        let h = history(
+            &mut Rng::new(1),
+            &quiet,
+            Injection::Ramp {
+                per_run: 0.01,
+                cap: 0.15,
+            },
+            30,
+            5,
+            4,
+        );
+        assert!((h.rounds[5][0] - 102.0).abs() < 1e-9 && (h.rounds[29][0] - 115.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,368 @@
+//! Caps on what one input file may cost, shared by every parser.
+//!
+//! Archives come from CI jobs and people; a gzip bomb (a few kilobytes
+//! that inflate to terabytes) or a file that is one endless line must cost
+//! a warning, not the machine. Every reader of archive files goes through
+//! [`open_input`] (or wraps its own reader in a [`LimitedReader`]) so the
+//! caps hold everywhere. The caps are set in `perfdash.toml` under
+//! `[limits]` (see `docs/errors.md`).
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// Default cap on the decompressed size of one file: 4 GiB.
+pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 4 << 30;
+/// Default cap on the decompression ratio: 64× the compressed size.
+/// Real load-test output compresses 10–30×; 64× leaves room without
+/// letting a bomb through.
+pub const DEFAULT_MAX_DECOMPRESSION_RATIO: u64 = 64;
+/// The ratio cap never pushes the limit below this, so that tiny files
+/// that compress very well (a few repeated lines) still open.
+pub const MIN_DECOMPRESSED_CAP: u64 = 1 << 20;
+/// Default cap on one line of a line-oriented file (NDJSON, CSV, folded
+/// stacks): 16 MiB. Real lines are well under 64 KiB.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
+/// Default cap on a file that is read whole (a k6 summary is a few KiB):
+/// 256 MiB.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 256 << 20;
+
+/// `[limits]` in perfdash.toml.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// A compressed file may not inflate to more than this many bytes.
+    pub max_decompressed_bytes: u64,
+    /// …nor to more than this many times its compressed size
+    /// (but never less than 1 MiB).
+    pub max_decompression_ratio: u64,
+    /// A line longer than this is skipped with a warning.
+    pub max_line_bytes: usize,
+    /// A file read whole (k6 summary, HTML profile) larger than this,
+    /// after decompression, is skipped with a warning.
+    pub max_document_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+            max_decompression_ratio: DEFAULT_MAX_DECOMPRESSION_RATIO,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
+        }
+    }
+}
+
+impl Limits {
+    /// The decompressed-size cap for a compressed file of `compressed_len` bytes.
+    pub fn decompressed_cap(&self, compressed_len: u64) -> u64 {
+        compressed_len
+            .saturating_mul(self.max_decompression_ratio)
+            .max(MIN_DECOMPRESSED_CAP)
+            .min(self.max_decompressed_bytes)
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.max_decompressed_bytes == 0
+            || self.max_decompression_ratio == 0
+            || self.max_line_bytes == 0
+            || self.max_document_bytes == 0
+        {
+            return Err("limits.* must all be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// The error a [`LimitedReader`] returns once its cap is passed. It is an
+/// `io::Error` of kind `InvalidData` wrapping this type, so callers can
+/// tell it apart with [`is_limit_exceeded`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "stopped after {cap} bytes: {what} is larger than the limit (raise [limits] in perfdash.toml if this file is genuine)"
+)]
+pub struct LimitExceeded {
+    pub cap: u64,
+    pub what: &'static str,
+}
+
+/// True when `err` came from a [`LimitedReader`] passing its cap.
+pub fn is_limit_exceeded(err: &io::Error) -> bool {
+    err.get_ref()
+        .is_some_and(|e| e.downcast_ref::<LimitExceeded>().is_some())
+}
+
+/// A reader that yields at most `cap` bytes and then fails, rather than
+/// silently truncating: a cut-off file must never pass for a whole one.
+#[derive(Debug)]
+pub struct LimitedReader<R> {
+    inner: R,
+    remaining: u64,
+    limit: LimitExceeded,
+}
+
+impl<R: Read> LimitedReader<R> {
+    /// `what` names the quantity in the error, e.g. "the decompressed content".
+    pub fn new(inner: R, cap: u64, what: &'static str) -> Self {
+        LimitedReader {
+            inner,
+            remaining: cap,
+            limit: LimitExceeded { cap, what },
+        }
+    }
+}
+
+impl<R: Read> Read for LimitedReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.remaining == 0 {
+            // At the cap: only an end of input is acceptable now.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(io::Error::new(io::ErrorKind::InvalidData, self.limit)),
+            };
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.remaining -= n as u64;
+        Ok(n)
+    }
+}
+
+/// The gzip magic number. Compression is told by content, never by name.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Opens an archive file for reading: gzip is inflated transparently
+/// (multi-member streams too, as `cat a.gz b.gz` gives), under the caps
+/// of `limits`. `what` tells the error messages which cap was hit.
+pub fn open_input(path: &Path, limits: &Limits) -> io::Result<Box<dyn BufRead + Send>> {
+    check_regular_file(path)?;
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    let mut reader = BufReader::new(file);
+    let compressed = reader.fill_buf()?.starts_with(&GZIP_MAGIC);
+    if compressed {
+        let cap = limits.decompressed_cap(meta.len());
+        let inflated = flate2::bufread::MultiGzDecoder::new(reader);
+        Ok(Box::new(BufReader::new(LimitedReader::new(
+            GzipErrors(inflated),
+            cap,
+            "the decompressed content",
+        ))))
+    } else {
+        Ok(Box::new(reader))
+    }
+}
+
+/// Refuses what must not be opened: a symbolic link (it could lead out of
+/// the archive), a folder (Unix opens it, then reads fail obscurely), a
+/// FIFO or device (opening a FIFO blocks until someone writes to it).
+pub fn check_regular_file(path: &Path) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(path)?;
+    let problem = if meta.file_type().is_symlink() {
+        "is a symbolic link; links are not followed"
+    } else if meta.is_dir() {
+        "is a folder, expected a file"
+    } else if !meta.is_file() {
+        "is not a regular file (a FIFO, socket or device)"
+    } else {
+        return Ok(());
+    };
+    Err(io::Error::new(io::ErrorKind::InvalidInput, problem))
+}
+
+/// Reads a small text file (run.toml, perfdash.toml, triage notes) under
+/// the document cap. `Ok(None)` when it does not exist.
+pub fn read_text_file(path: &Path, limits: &Limits) -> io::Result<Option<String>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    let bytes = read_document(path, limits)?;
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "not valid UTF-8 (byte {} is not part of a UTF-8 character)",
+                e.utf8_error().valid_up_to() + 1
+            ),
+        )
+    })
+}
+
+/// Reads a whole file (k6 summary, HTML profile) under the caps: gzip is
+/// inflated, and more than `max_document_bytes` is an error.
+pub fn read_document(path: &Path, limits: &Limits) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    LimitedReader::new(
+        open_input(path, limits)?,
+        limits.max_document_bytes,
+        "the file",
+    )
+    .read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Labels flate2's errors so that a corrupt gzip file says so.
+struct GzipErrors<R>(R);
+
+impl<R: Read> Read for GzipErrors<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "corrupt gzip: the compressed stream ends early (truncated file?)",
+                )
+            } else if is_limit_exceeded(&e) {
+                e
+            } else {
+                io::Error::new(io::ErrorKind::InvalidData, format!("corrupt gzip: {e}"))
+            }
+        })
+    }
+}
+
+/// One line read by [`read_line_capped`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A line without its `\n` (and `\r`), possibly not valid UTF-8.
+    Text(Vec<u8>),
+    /// A line longer than the cap: its bytes were skipped up to the next
+    /// `\n`; the count says how long it was.
+    TooLong(u64),
+    /// End of input.
+    End,
+}
+
+/// Reads one line of at most `max` bytes without ever holding more than
+/// `max` bytes of it in memory; longer lines are skipped to their end.
+pub fn read_line_capped(reader: &mut dyn BufRead, max: usize) -> io::Result<Line> {
+    let mut line = Vec::new();
+    let mut skipped: Option<u64> = None;
+    let mut any = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        let (chunk, done) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        match skipped.as_mut() {
+            Some(n) => *n += chunk.len() as u64,
+            None if line.len() + chunk.len() > max => {
+                skipped = Some((line.len() + chunk.len()) as u64);
+                line = Vec::new();
+            }
+            None => line.extend_from_slice(chunk),
+        }
+        let consumed = done.unwrap_or(buf.len());
+        reader.consume(consumed);
+        if done.is_some() {
+            break;
+        }
+    }
+    if let Some(n) = skipped {
+        return Ok(Line::TooLong(n));
+    }
+    if !any {
+        return Ok(Line::End);
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(Line::Text(line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn limited_reader_passes_up_to_the_cap_and_fails_beyond() {
+        let mut ok = Vec::new();
+        LimitedReader::new(&b"12345"[..], 5, "x")
+            .read_to_end(&mut ok)
+            .unwrap();
+        assert_eq!(ok, b"12345");
+        let mut out = Vec::new();
+        let err = LimitedReader::new(&b"123456"[..], 5, "x")
+            .read_to_end(&mut out)
+            .unwrap_err();
+        assert!(is_limit_exceeded(&err), "{err}");
+        assert!(err.to_string().contains("stopped after 5 bytes"), "{err}");
+    }
+
+    #[test]
+    fn cap_follows_ratio_with_floor_and_ceiling() {
+        let l = Limits::default();
+        assert_eq!(l.decompressed_cap(10), MIN_DECOMPRESSED_CAP);
+        assert_eq!(l.decompressed_cap(1 << 20), 64 << 20);
+        assert_eq!(l.decompressed_cap(1 << 40), DEFAULT_MAX_DECOMPRESSED_BYTES);
+        assert_eq!(l.decompressed_cap(u64::MAX), DEFAULT_MAX_DECOMPRESSED_BYTES);
+    }
+
+    #[test]
+    fn gzip_is_told_by_content_and_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("a.json");
+        std::fs::write(&plain, b"{}").unwrap();
+        assert_eq!(read_document(&plain, &Limits::default()).unwrap(), b"{}");
+        let packed = dir.path().join("b.json");
+        std::fs::write(&packed, gzip(b"{\"a\":1}")).unwrap();
+        assert_eq!(
+            read_document(&packed, &Limits::default()).unwrap(),
+            b"{\"a\":1}"
+        );
+        // 8 MiB of zeros compress to ~8 KiB: far beyond 64× and the 1 MiB floor.
+        let bomb = dir.path().join("c.json");
+        std::fs::write(&bomb, gzip(&vec![0u8; 8 << 20])).unwrap();
+        let err = read_document(&bomb, &Limits::default()).unwrap_err();
+        assert!(is_limit_exceeded(&err), "{err}");
+        let mut truncated = gzip(b"{\"a\":1}");
+        truncated.truncate(truncated.len() - 6);
+        std::fs::write(&packed, truncated).unwrap();
+        let err = read_document(&packed, &Limits::default()).unwrap_err();
+        assert!(err.to_string().starts_with("corrupt gzip"), "{err}");
+    }
+
+    #[test]
+    fn long_lines_are_skipped_whole() {
+        let text = format!("a\r\n{}\nb\nc", "x".repeat(100));
+        let mut r = std::io::BufReader::with_capacity(7, text.as_bytes());
+        let mut lines = Vec::new();
+        loop {
+            match read_line_capped(&mut r, 10).unwrap() {
+                Line::End => break,
+                l => lines.push(l),
+            }
+        }
+        assert_eq!(
+            lines,
+            vec![
+                Line::Text(b"a".to_vec()),
+                Line::TooLong(100),
+                Line::Text(b"b".to_vec()),
+                Line::Text(b"c".to_vec())
+            ]
+        );
+    }
+}

@@ -1,0 +1,667 @@
+//! One test per row of the bad-input table in `docs/errors.md`: each
+//! breaks a small, otherwise healthy archive in one way and checks the
+//! documented behaviour end to end through the `perfdash` binary (exit
+//! code, the warning naming `file[:line]` and the reason, the run marked
+//! incomplete in `data/analysis.json`, the rest of the site built).
+
+mod common;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The run every test breaks, and one of its round files.
+const RUN: &str = "2026-03-05T0300Z";
+const ROUND: &str = "runs/2026-03-05T0300Z/orders/round-3.json";
+
+struct Case {
+    tmp: tempfile::TempDir,
+    archive: PathBuf,
+}
+
+/// Six healthy runs of two endpoints, five rounds each.
+fn healthy() -> Case {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let runs: Vec<Vec<(&str, Vec<f64>)>> = (0..6)
+        .map(|i| {
+            let w = 1.0 + i as f64 / 100.0;
+            vec![
+                ("orders", vec![100.0 * w, 101.0, 99.0, 102.0 * w, 100.5]),
+                ("inventory", vec![40.0 * w; 5]),
+            ]
+        })
+        .collect();
+    common::write_archive(&archive, &runs);
+    Case { tmp, archive }
+}
+
+struct Outcome {
+    code: i32,
+    stderr: String,
+    out: PathBuf,
+}
+
+impl Outcome {
+    fn analysis(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(self.out.join("data/analysis.json")).unwrap())
+            .unwrap()
+    }
+
+    fn run(&self, id: &str) -> Option<Value> {
+        self.analysis()["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .cloned()
+    }
+
+    fn round_count(&self, endpoint: &str, run: &str) -> Option<usize> {
+        let doc = self.analysis();
+        let e = doc["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == endpoint)?
+            .clone();
+        let p = e["runs"]
+            .as_array()?
+            .iter()
+            .find(|p| p["run"] == run)?
+            .clone();
+        Some(p["round_p99_ms"].as_array()?.len())
+    }
+
+    /// Exit 1, a warning line starting with `prefix`, the site written.
+    fn warned(&self, prefix: &str) -> &Self {
+        assert_eq!(
+            self.code, 1,
+            "exit code 1 for warnings; stderr:\n{}",
+            self.stderr
+        );
+        assert!(
+            self.stderr
+                .lines()
+                .any(|l| l.starts_with(&format!("warning: {prefix}"))),
+            "expected a warning starting with {prefix:?}; stderr:\n{}",
+            self.stderr
+        );
+        assert!(self.out.join("index.html").is_file(), "the site was built");
+        self
+    }
+
+    /// The broken run is still shown, marked incomplete.
+    fn incomplete(&self, run: &str) -> &Self {
+        let r = self.run(run).expect("the run is still in the site");
+        assert_eq!(r["incomplete"], true, "{r}");
+        self
+    }
+
+    fn failed(&self, needle: &str) -> &Self {
+        assert_eq!(self.code, 2, "exit code 2; stderr:\n{}", self.stderr);
+        assert!(
+            self.stderr.contains(needle),
+            "{needle:?} in:\n{}",
+            self.stderr
+        );
+        assert!(!self.out.exists(), "nothing written");
+        self
+    }
+}
+
+fn build_with(case: &Case, extra: &[&str]) -> Outcome {
+    let out = case.tmp.path().join("site");
+    let output = Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["build", "--verbose", "--archive"])
+        .arg(&case.archive)
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    Outcome {
+        code: output.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        out,
+    }
+}
+
+fn build(case: &Case) -> Outcome {
+    build_with(case, &[])
+}
+
+fn put(case: &Case, rel: &str, bytes: impl AsRef<[u8]>) {
+    let path = case.archive.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// A summary whose p(99) is replaced by `value` (raw JSON text).
+fn summary_with_p99(value: &str) -> String {
+    common::k6_summary(123.0).replace("\"p(99)\":123.0", &format!("\"p(99)\":{value}"))
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn truncated_json() {
+    let case = healthy();
+    let whole = common::k6_summary(100.0);
+    put(&case, ROUND, &whole[..whole.len() / 2]);
+    let o = build(&case);
+    o.warned(&format!("{ROUND}:1: skipped: not valid JSON"))
+        .incomplete(RUN);
+    assert_eq!(o.round_count("orders", RUN), Some(4));
+}
+
+#[test]
+fn empty_file() {
+    let case = healthy();
+    put(&case, ROUND, "");
+    build(&case)
+        .warned(&format!("{ROUND}: skipped: empty file"))
+        .incomplete(RUN);
+    put(&case, ROUND, "\n  \n");
+    build(&case).warned(&format!("{ROUND}: skipped: empty file"));
+}
+
+#[test]
+fn wrong_types() {
+    let case = healthy();
+    put(&case, ROUND, summary_with_p99("\"123\""));
+    build(&case)
+        .warned(&format!(
+            "{ROUND}: skipped: http_req_duration.p(99) should be a number, found a string"
+        ))
+        .incomplete(RUN);
+    put(&case, ROUND, "[1, 2, 3]");
+    build(&case).warned(&format!("{ROUND}: skipped: not a k6 summary"));
+}
+
+#[test]
+fn nan_and_infinite_values() {
+    let case = healthy();
+    // JSON has no NaN; k6 never writes one, a hand-edited file might.
+    put(&case, ROUND, summary_with_p99("NaN"));
+    build(&case)
+        .warned(&format!("{ROUND}:1: skipped: not valid JSON"))
+        .incomplete(RUN);
+    // 1e999 overflows f64: serde_json refuses it rather than giving inf.
+    put(&case, ROUND, summary_with_p99("1e999"));
+    let o = build(&case);
+    o.warned(&format!("{ROUND}:1: skipped: not valid JSON"));
+    assert!(o.stderr.contains("number out of range"), "{}", o.stderr);
+    // Finite but absurd: near f64::MAX, medians and baseline × ratio
+    // overflow to infinity (which once hung the chart drawing).
+    put(&case, ROUND, summary_with_p99("1.7e308"));
+    build(&case).warned(&format!(
+        "{ROUND}: skipped: http_req_duration.p(99) is 170000000000000000000000000000"
+    ));
+    let o = build(&case);
+    assert!(
+        o.stderr.contains("too large to be a measurement"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn negative_values() {
+    let case = healthy();
+    put(&case, ROUND, summary_with_p99("-5"));
+    build(&case)
+        .warned(&format!(
+            "{ROUND}: skipped: http_req_duration.p(99) is -5: not a non-negative number"
+        ))
+        .incomplete(RUN);
+}
+
+#[test]
+fn missing_p99() {
+    let case = healthy();
+    put(
+        &case,
+        ROUND,
+        common::k6_summary(100.0).replace("\"p(99)\"", "\"p(98)\""),
+    );
+    let o = build(&case);
+    o.warned(&format!("{ROUND}: skipped: http_req_duration has no p(99)"))
+        .incomplete(RUN);
+    assert!(o.stderr.contains("summaryTrendStats"), "{}", o.stderr);
+}
+
+#[test]
+fn missing_metric() {
+    let case = healthy();
+    put(
+        &case,
+        ROUND,
+        common::k6_summary(100.0).replace("\"http_req_duration\"", "\"grpc_req_duration\""),
+    );
+    build(&case)
+        .warned(&format!("{ROUND}: skipped: no 'http_req_duration' metric"))
+        .incomplete(RUN);
+}
+
+#[test]
+fn unknown_json_shape() {
+    let case = healthy();
+    put(&case, ROUND, r#"{"hello": "world"}"#);
+    build(&case)
+        .warned(&format!("{ROUND}: skipped: not a k6 summary"))
+        .incomplete(RUN);
+}
+
+#[test]
+fn unknown_file_format() {
+    let case = healthy();
+    let rel = "runs/2026-03-05T0300Z/orders/round-3.xml";
+    std::fs::rename(case.archive.join(ROUND), case.archive.join(rel)).unwrap();
+    build(&case)
+        .warned(&format!("{rel}: ignored: not a round file"))
+        .incomplete(RUN);
+}
+
+#[test]
+fn missing_round() {
+    let case = healthy();
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    let o = build(&case);
+    o.warned("runs/2026-03-05T0300Z/orders: round(s) 3 missing")
+        .incomplete(RUN);
+    assert_eq!(o.round_count("orders", RUN), Some(4));
+    let verdict = o.analysis()["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "orders")
+        .unwrap()["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["run"] == RUN)
+        .unwrap()["verdict"]
+        .clone();
+    assert_eq!(verdict, "insufficient");
+}
+
+#[test]
+fn duplicate_round() {
+    let case = healthy();
+    let dup = "runs/2026-03-05T0300Z/orders/round-3.host-b.json";
+    put(&case, dup, common::k6_summary(900.0));
+    let o = build(&case);
+    // Files are read in name order; the first file for a number wins
+    // (`round-3.host-b.json` sorts before `round-3.json`).
+    o.warned(&format!(
+        "{ROUND}: skipped: round 3 is already read from {dup}"
+    ))
+    .incomplete(RUN);
+    assert_eq!(o.round_count("orders", RUN), Some(5));
+}
+
+#[test]
+fn run_folder_with_no_rounds() {
+    let case = healthy();
+    put(
+        &case,
+        "runs/2026-03-09T0300Z/run.toml",
+        "commit = \"abc\"\n",
+    );
+    let o = build(&case);
+    o.warned("runs/2026-03-09T0300Z: run skipped: it holds no readable rounds");
+    assert!(o.run("2026-03-09T0300Z").is_none());
+}
+
+#[test]
+fn endpoint_folder_with_no_rounds() {
+    let case = healthy();
+    std::fs::create_dir(case.archive.join("runs/2026-03-05T0300Z/payments")).unwrap();
+    build(&case)
+        .warned("runs/2026-03-05T0300Z/payments: no readable round files")
+        .incomplete(RUN);
+}
+
+#[test]
+fn duplicate_run_ids() {
+    let case = healthy();
+    // Same time and same slug as 2026-03-05T0300Z.
+    let copy = "runs/2026-03-05t0300z";
+    for n in 1..=5 {
+        put(
+            &case,
+            &format!("{copy}/orders/round-{n}.json"),
+            common::k6_summary(100.0),
+        );
+    }
+    let o = build(&case);
+    o.warned(&format!("{copy}: starts at the same time as runs/{RUN}"));
+    assert!(o.run(RUN).is_some() && o.run("2026-03-05t0300z").is_some());
+    // Distinct pages, deterministic: the smaller id keeps the plain slug.
+    assert!(o.out.join("runs/2026-03-05t0300z.html").is_file());
+    assert!(o.out.join("runs/2026-03-05t0300z-2.html").is_file());
+    let first = std::fs::read_to_string(o.out.join("runs/2026-03-05t0300z.html")).unwrap();
+    assert!(
+        first.contains(RUN),
+        "{RUN} sorts first and keeps the plain slug"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_names() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let case = healthy();
+    let run = case.archive.join("runs").join(RUN);
+    let bad_endpoint = run.join(std::ffi::OsStr::from_bytes(b"pay\xffments"));
+    std::fs::create_dir(&bad_endpoint).unwrap();
+    std::fs::write(bad_endpoint.join("round-1.json"), common::k6_summary(1.0)).unwrap();
+    let bad_round = run
+        .join("orders")
+        .join(std::ffi::OsStr::from_bytes(b"round-6\xfe.json"));
+    std::fs::write(bad_round, common::k6_summary(1.0)).unwrap();
+    let o = build(&case);
+    o.warned(&format!(
+        "runs/{RUN}/pay\u{fffd}ments: skipped: the name is not valid UTF-8"
+    ))
+    .warned(&format!(
+        "runs/{RUN}/orders/round-6\u{fffd}.json: skipped: the name is not valid UTF-8"
+    ))
+    .incomplete(RUN);
+    assert_eq!(o.round_count("orders", RUN), Some(5));
+}
+
+#[test]
+fn absurdly_long_lines() {
+    let case = healthy();
+    put(
+        &case,
+        "perfdash.toml",
+        "[limits]\nmax_document_bytes = 65536\n",
+    );
+    // One 1 MiB line: a summary padded with spaces (still valid JSON).
+    let padded = common::k6_summary(100.0).replacen('{', &format!("{{{}", " ".repeat(1 << 20)), 1);
+    put(&case, ROUND, padded);
+    build(&case)
+        .warned(&format!(
+            "{ROUND}: skipped: stopped after 65536 bytes: the file is larger than the limit"
+        ))
+        .incomplete(RUN);
+}
+
+#[test]
+fn corrupt_gzip() {
+    let case = healthy();
+    let mut packed = gzip(common::k6_summary(100.0).as_bytes());
+    packed.truncate(packed.len() / 2);
+    put(&case, ROUND, &packed);
+    build(&case)
+        .warned(&format!("{ROUND}: skipped: corrupt gzip"))
+        .incomplete(RUN);
+    let mut flipped = gzip(common::k6_summary(100.0).as_bytes());
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0xff;
+    put(&case, ROUND, &flipped);
+    build(&case).warned(&format!("{ROUND}: skipped: corrupt gzip"));
+}
+
+#[test]
+fn gzip_bomb() {
+    let case = healthy();
+    // Valid JSON once inflated: a summary followed by 32 MiB of spaces,
+    // about 32 KiB compressed (≈1000×).
+    let mut body = common::k6_summary(100.0).into_bytes();
+    body.extend(std::iter::repeat_n(b' ', 32 << 20));
+    let packed = gzip(&body);
+    assert!(packed.len() < 64 << 10);
+    put(&case, ROUND, &packed);
+    // Default cap: 64× the compressed size, at least 1 MiB.
+    let cap = (packed.len() as u64 * 64).max(1 << 20);
+    build(&case)
+        .warned(&format!(
+            "{ROUND}: skipped: stopped after {cap} bytes: the decompressed content is larger than the limit"
+        ))
+        .incomplete(RUN);
+    // The cap is configurable: a genuine, highly compressible file can be let in.
+    put(
+        &case,
+        "perfdash.toml",
+        "[limits]\nmax_decompression_ratio = 2000\nmax_document_bytes = 67108864\n",
+    );
+    let o = build(&case);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.round_count("orders", RUN), Some(5));
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_out_of_the_archive() {
+    use std::os::unix::fs::symlink;
+    let case = healthy();
+    let outside = case.tmp.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("secret.json"), common::k6_summary(987654.0)).unwrap();
+    std::fs::write(
+        outside.join("run.toml"),
+        "notes = \"outside-secret-note\"\n",
+    )
+    .unwrap();
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    symlink(outside.join("secret.json"), case.archive.join(ROUND)).unwrap();
+    symlink(
+        outside.join("run.toml"),
+        case.archive.join("runs").join(RUN).join("run.toml"),
+    )
+    .unwrap();
+    symlink(&outside, case.archive.join("runs/2026-03-09T0300Z")).unwrap();
+    symlink(
+        &outside,
+        case.archive.join("runs").join(RUN).join("payments"),
+    )
+    .unwrap();
+    let o = build(&case);
+    o.warned(&format!(
+        "{ROUND}: skipped: symbolic links are not followed"
+    ))
+    .warned(&format!("runs/{RUN}/run.toml: is a symbolic link"))
+    .warned("runs/2026-03-09T0300Z: skipped: symbolic links are not followed")
+    .warned(&format!(
+        "runs/{RUN}/payments: skipped: symbolic links are not followed"
+    ))
+    .incomplete(RUN);
+    for (path, bytes) in common::tree(&o.out) {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains("987654"),
+            "{path} shows data from outside the archive"
+        );
+        assert!(
+            !text.contains("outside-secret-note"),
+            "{path} shows data from outside"
+        );
+    }
+}
+
+#[test]
+fn unreadable_file_is_a_folder() {
+    let case = healthy();
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    std::fs::create_dir(case.archive.join(ROUND)).unwrap();
+    std::fs::create_dir(case.archive.join("runs").join(RUN).join("run.toml")).unwrap();
+    build(&case)
+        .warned(&format!(
+            "{ROUND}: ignored: folders inside an endpoint folder"
+        ))
+        .warned(&format!(
+            "runs/{RUN}/run.toml: is a folder, expected a file"
+        ))
+        .incomplete(RUN);
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_file_is_a_fifo() {
+    // Tests run as root, so permissions cannot make a file unreadable; a
+    // FIFO is worse anyway: opening it blocks until someone writes.
+    let case = healthy();
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    mkfifo(&case.archive.join(ROUND));
+    mkfifo(&case.archive.join("runs").join(RUN).join("run.toml"));
+    build(&case)
+        .warned(&format!("{ROUND}: skipped: not a regular file"))
+        .warned(&format!("runs/{RUN}/run.toml: is not a regular file"))
+        .incomplete(RUN);
+}
+
+#[test]
+fn bad_run_toml() {
+    let case = healthy();
+    put(
+        &case,
+        &format!("runs/{RUN}/run.toml"),
+        "commit = \"abc\"\nbranch = \n",
+    );
+    let o = build(&case);
+    o.warned(&format!("runs/{RUN}/run.toml:2: "))
+        .incomplete(RUN);
+    // The run keeps its time from the id.
+    assert_eq!(o.run(RUN).unwrap()["started_at"], "2026-03-05T03:00:00Z");
+    put(
+        &case,
+        &format!("runs/{RUN}/run.toml"),
+        b"notes = \"caf\xe9\"\n",
+    );
+    build(&case).warned(&format!("runs/{RUN}/run.toml: not valid UTF-8"));
+}
+
+#[test]
+fn run_id_without_a_date() {
+    let case = healthy();
+    put(
+        &case,
+        "runs/nightly-42/orders/round-1.json",
+        common::k6_summary(100.0),
+    );
+    let o = build(&case);
+    o.warned("runs/nightly-42: run skipped: no started_at in run.toml");
+    assert!(o.run("nightly-42").is_none());
+}
+
+#[test]
+fn stray_file_in_a_run_folder() {
+    let case = healthy();
+    put(
+        &case,
+        &format!("runs/{RUN}/summary.json"),
+        common::k6_summary(1.0),
+    );
+    build(&case)
+        .warned(&format!(
+            "runs/{RUN}/summary.json: ignored: files directly in a run folder"
+        ))
+        .incomplete(RUN);
+}
+
+#[test]
+fn settings_that_do_not_parse() {
+    let case = healthy();
+    put(
+        &case,
+        "perfdash.toml",
+        "[limits]\nmax_line_bytes = \"big\"\n",
+    );
+    build(&case).failed("perfdash.toml:2:");
+    put(&case, "perfdash.toml", "[limits]\nmax_line_bytes = 0\n");
+    build(&case).failed("limits.* must all be at least 1");
+}
+
+#[cfg(unix)]
+#[test]
+fn settings_behind_a_symlink() {
+    let case = healthy();
+    let elsewhere = case.tmp.path().join("elsewhere.toml");
+    std::fs::write(&elsewhere, "").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, case.archive.join("perfdash.toml")).unwrap();
+    build(&case).failed("perfdash.toml: is a symbolic link");
+}
+
+#[test]
+fn no_runs_folder() {
+    let case = healthy();
+    std::fs::rename(case.archive.join("runs"), case.archive.join("runz")).unwrap();
+    build(&case).failed("no runs/ folder");
+}
+
+#[test]
+fn no_readable_runs() {
+    let case = healthy();
+    for (path, _) in common::tree(&case.archive) {
+        std::fs::write(case.archive.join(path), "{").unwrap();
+    }
+    let o = build(&case);
+    o.failed("no readable runs");
+    assert!(
+        o.stderr.contains("not valid JSON"),
+        "the reasons are shown: {}",
+        o.stderr
+    );
+}
+
+#[test]
+fn strict_turns_warnings_into_errors() {
+    let case = healthy();
+    let o = build(&case);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let before = common::tree(&o.out);
+    put(&case, ROUND, "{");
+    let o = build_with(&case, &["--strict"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains(&format!("{ROUND}:1: skipped: not valid JSON")),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        common::tree(&o.out),
+        before,
+        "the previous site is untouched"
+    );
+}
+
+#[test]
+fn hidden_files_and_warmup_rounds_are_not_warnings() {
+    let case = healthy();
+    put(&case, "runs/.DS_Store", "junk");
+    put(
+        &case,
+        &format!("runs/{RUN}/orders/.round-3.json.swp"),
+        "junk",
+    );
+    put(
+        &case,
+        &format!("runs/{RUN}/orders/round-0.warmup.json"),
+        common::k6_summary(5000.0),
+    );
+    let o = build(&case);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.run(RUN).unwrap()["incomplete"], false);
+}
