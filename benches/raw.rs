@@ -85,6 +85,7 @@ fn bench_file(bencher: Bencher, path: &Path, split: Option<&str>) {
     let opts = ReadOptions {
         metric: "http_req_duration".into(),
         split_tag: split.map(str::to_string),
+        ..Default::default()
     };
     bencher
         .counter(BytesCount::new(plain_len(path)))

@@ -74,11 +74,23 @@ pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> 
 pub(crate) fn head(path: &Path, max: usize, limits: &Limits) -> io::Result<Vec<u8>> {
     let mut r = open_plain(path, limits)?;
     let mut buf = vec![0u8; max];
-    let n = match read_full(&mut r, &mut buf) {
+    let mut filled = 0;
+    let n = loop {
+        if filled == max {
+            break Ok(filled);
+        }
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break Ok(filled),
+            Ok(k) => filled += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    let n = match n {
         Ok(n) => n,
-        // A truncated gzip still has a readable beginning; the parser
-        // reports the truncation.
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => 0,
+        // A long truncated gzip still has a readable beginning; the
+        // parser reports the truncation. A short one is just corrupt.
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && filled == max => max,
         // A bomb still has a readable beginning; the full read reports it.
         Err(e) if is_limit_exceeded(&e) => max,
         Err(e) => return Err(e),

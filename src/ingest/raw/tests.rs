@@ -619,7 +619,7 @@ mod properties {
             let dir = tempfile::tempdir().unwrap();
             let p = dir.path().join("p.ndjson");
             std::fs::write(&p, &text).unwrap();
-            let opts = ReadOptions { metric: "http_req_duration".into(), split_tag: Some("name".into()) };
+            let opts = ReadOptions { metric: "http_req_duration".into(), split_tag: Some("name".into()), ..Default::default() };
             match read_file(&p, Path::new("p"), &opts) {
                 Ok(raw) => {
                     let RawContent::Samples { groups, .. } = raw.content else { panic!() };
