@@ -76,12 +76,15 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         OutputFormat::Table => print!("{}", report.to_table()),
         OutputFormat::Json => print!("{}", report.to_json()),
     }
+    let label = if report.rows.is_empty() {
+        "error"
+    } else {
+        "warning"
+    };
+    for d in &report.diagnostics {
+        eprintln!("{label}: {d}");
+    }
     if report.rows.is_empty() {
-        if args.format == OutputFormat::Json {
-            for d in &report.diagnostics {
-                eprintln!("error: {d}");
-            }
-        }
         return Ok(EXIT_ERROR);
     }
     let failed_rows = report.rows.iter().any(|r| r.stats.is_none());

@@ -144,7 +144,8 @@ impl InspectReport {
         serde_json::to_string_pretty(self).expect("plain data serialises") + "\n"
     }
 
-    /// A fixed-width text table, one line per endpoint of each file.
+    /// A fixed-width text table, one line per endpoint of each file
+    /// (diagnostics are not included: print them apart, on stderr).
     pub fn to_table(&self) -> String {
         let header = [
             "file", "endpoint", "format", "warm-up", "count", "req/s", "mean", "stddev", "min",
@@ -225,9 +226,6 @@ impl InspectReport {
                 "excluded from"
             }
         );
-        for d in &self.diagnostics {
-            let _ = writeln!(out, "warning: {d}");
-        }
         out
     }
 }

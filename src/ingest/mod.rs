@@ -649,7 +649,7 @@ fn list_endpoint(
                     path: relative(root, &path),
                     line: None,
                     message: "ignored: not a round file (expected round-<n>[.<label>].<ext> with ext one of \
-                              json, ndjson, csv, jtl, log, xml, optionally .gz, or round-<n>_stats.csv) \
+                              json, ndjson, csv, jtl, log, optionally .gz, or round-<n>_stats.csv) \
                               nor a profile (flame[.<kind>].<ext>)"
                         .into(),
                 }),
@@ -723,10 +723,18 @@ fn choose_rounds(
                 _ => diags.push(Diagnostic {
                     path: other.source,
                     line: None,
-                    message: format!(
-                        "skipped: round {} of {} is already read from {}",
-                        round.number, first.endpoint, round.source
-                    ),
+                    // The endpoint is in the path, except for run-level files.
+                    message: if other.rank == 1 || first.rank == 1 {
+                        format!(
+                            "skipped: round {} of {} is already read from {}",
+                            round.number, first.endpoint, round.source
+                        )
+                    } else {
+                        format!(
+                            "skipped: round {} is already read from {}",
+                            round.number, round.source
+                        )
+                    },
                 }),
             }
         }

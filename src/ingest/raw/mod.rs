@@ -219,13 +219,21 @@ fn trim_cr(line: &[u8]) -> &[u8] {
 /// Reads a raw (or summary) file of any supported format. `shown` is the
 /// path used in messages (relative to the archive root).
 pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    let head = io::head(path, 64 * 1024, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let gzip = io::is_gzip(path).unwrap_or(false);
+    let corrupt = |e: std::io::Error| {
+        if gzip && !crate::ingest::limits::is_limit_exceeded(&e) {
+            Error::at(shown, None, format!("corrupt gzip: {e}"))
+        } else {
+            Error::io(shown, e)
+        }
+    };
+    let head = io::head(path, 64 * 1024, &opts.limits).map_err(corrupt)?;
     let kind = sniff(&head).map_err(|msg| Error::at(shown, None, msg))?;
     match kind {
         Sniffed::K6Summary => {
             // Read whole, so under the document cap (and the gzip caps).
-            let bytes = crate::ingest::limits::read_document(path, &opts.limits)
-                .map_err(|e| Error::io(shown, e))?;
+            let bytes =
+                crate::ingest::limits::read_document(path, &opts.limits).map_err(corrupt)?;
             let summary = super::k6_summary::parse(&bytes, shown, &opts.metric)?;
             Ok(RawFile {
                 format: summary.format,

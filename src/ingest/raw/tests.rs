@@ -580,3 +580,56 @@ fn sniffing_by_content() {
     assert!(sniff(b"").is_err());
     assert!(sniff(b"hello\n").unwrap_err().contains("unknown"));
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One k6 Point line in k6's key order, written by serde_json (so any
+    /// tag value is escaped the way a JSON writer escapes it).
+    fn point(metric: &str, t_s: u32, value: f64, name: &str, ok: bool) -> String {
+        let tags = serde_json::json!({"expected_response": if ok { "true" } else { "false" }, "name": name, "url": "http://x/{a}\"b\""});
+        format!(
+            "{{\"metric\":{},\"type\":\"Point\",\"data\":{{\"time\":\"2026-05-04T03:{:02}:{:02}.5+00:00\",\"value\":{value},\"tags\":{tags}}}}}\n",
+            serde_json::to_string(metric).unwrap(),
+            t_s / 60 % 60,
+            t_s % 60
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// The fast prefix scan reads exactly what a JSON parser reads:
+        /// every sample, grouped by the decoded tag value, whatever the
+        /// value contains (quotes, backslashes, braces, non-ASCII).
+        #[test]
+        fn fast_scan_equals_json_parse(
+            rows in proptest::collection::vec((0u32..3000, 0.0f64..5000.0, "[a-z{}\"\\\\/ é&<>]{0,12}", any::<bool>(), any::<bool>()), 1..60),
+        ) {
+            let mut text = String::from("{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\"},\"metric\":\"http_req_duration\"}\n");
+            let mut want: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+            for (t, v, name, ok, other_metric) in &rows {
+                let metric = if *other_metric { "http_req_waiting" } else { "http_req_duration" };
+                text.push_str(&point(metric, *t, *v, name, *ok));
+                if !*other_metric {
+                    let e = want.entry(name.clone()).or_default();
+                    if *ok { e.0 += 1 } else { e.1 += 1 }
+                }
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("p.ndjson");
+            std::fs::write(&p, &text).unwrap();
+            let opts = ReadOptions { metric: "http_req_duration".into(), split_tag: Some("name".into()), ..Default::default() };
+            match read_file(&p, Path::new("p"), &opts) {
+                Ok(raw) => {
+                    let RawContent::Samples { groups, .. } = raw.content else { panic!() };
+                    let got: BTreeMap<String, (usize, usize)> =
+                        groups.iter().map(|(k, s)| (k.clone(), (s.ok.len(), s.failed.len()))).collect();
+                    prop_assert_eq!(got, want);
+                    prop_assert!(raw.warnings.is_empty());
+                }
+                Err(e) => prop_assert!(want.is_empty(), "{e}"),
+            }
+        }
+    }
+}
