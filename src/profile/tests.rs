@@ -847,9 +847,11 @@ mod properties {
 
     /// Frame names as profilers write them: spaces, generics, punctuation,
     /// digits, but no `;` (the separator), not ending in whitespace, and not
-    /// starting with `/` or `#` (a stack starting `//` or `#` is a comment line).
+    /// starting with `/` or `#` (a stack starting `//` or `#` is a comment line),
+    /// and not ending in a number such as `0.` (`a 0. 1` is a differential
+    /// line, `stack before after`, in FlameGraph's format).
     fn frame() -> impl Strategy<Value = String> {
-        "[a-zA-Z_<>&'\"(),.:$0-9{][a-zA-Z_<>&'\"(),.:/$ 0-9{}]{0,20}[a-zA-Z_<>&'\"(),.:/$)}]"
+        "[a-zA-Z_<>&'\"(),.:$0-9{][a-zA-Z_<>&'\"(),.:/$ 0-9{}]{0,20}[a-zA-Z_<>&'\"(),:/$)}]"
     }
 
     fn stacks() -> impl Strategy<Value = BTreeMap<String, u32>> {
