@@ -293,6 +293,10 @@ async function exerciseScripts(page) {
   // Tooltip on a heatmap cell.
   const cell = page.locator("svg.heatmap rect[data-tip]").last();
   if ((await cell.count()) > 0) {
+    // Scroll first: app.js hides the tooltip on scroll, and hover()
+    // scrolls the cell into view just before it moves the mouse.
+    await cell.scrollIntoViewIfNeeded();
+    await page.waitForTimeout(300);
     await cell.hover();
     const tipShown = page.locator(".pd-tooltip:not([hidden])");
     await tipShown.waitFor({ timeout: 3000 }).catch(() => {});
@@ -309,6 +313,8 @@ async function exerciseScripts(page) {
     const hit = page.locator("svg.chart .pd-hit").last();
     if ((await hit.count()) === 0) problem(where, "the trend chart has no points to hover");
     else {
+      await hit.scrollIntoViewIfNeeded();
+      await page.waitForTimeout(300);
       await hit.hover();
       const tip = page.locator(".pd-tooltip:not([hidden])");
       if ((await tip.count()) !== 1) problem(where, "hovering a chart point shows no tooltip");
