@@ -7,7 +7,7 @@ use crate::error::{Diagnostic, Error};
 use crate::ingest::cache::RoundCache;
 use crate::ingest::{LoadOptions, load_archive_with};
 use crate::render::{RenderOptions, render_site_with};
-use crate::write::{WriteOptions, write_site};
+use crate::write::{WriteOptions, check_output, inside_archive, write_site};
 
 /// What `perfdash build` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -53,9 +53,25 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     if let Some(w) = opts.warmup {
         crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
     }
+    let write_opts = WriteOptions {
+        out: opts.out.clone(),
+        archive: opts.archive.clone(),
+        force: opts.force,
+    };
+    // Refuse a bad target before reading anything: the round cache is
+    // written beside the output, and must never land in the archive.
+    check_output(&write_opts)?;
+    let cache = match opts.no_cache {
+        true => None,
+        false => Some(RoundCache::beside_output(&opts.out)),
+    };
+    let cache = match cache {
+        Some(c) if inside_archive(c.dir(), &opts.archive)? => None,
+        other => other,
+    };
     let load = LoadOptions {
         warmup_override: opts.warmup,
-        cache: (!opts.no_cache).then(|| RoundCache::beside_output(&opts.out)),
+        cache,
         progress: opts.progress,
     };
     let loaded = load_archive_with(&opts.archive, &load)?;
@@ -97,14 +113,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         .sum();
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
     let site = render_site_with(&analysis, &opts.render)?;
-    let written = write_site(
-        &site,
-        &WriteOptions {
-            out: opts.out.clone(),
-            archive: opts.archive.clone(),
-            force: opts.force,
-        },
-    )?;
+    let written = write_site(&site, &write_opts)?;
     Ok(BuildReport {
         runs: analysis.runs.len(),
         endpoints: analysis.endpoints.len(),

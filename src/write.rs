@@ -30,6 +30,18 @@ pub struct Written {
     pub bytes: u64,
 }
 
+/// Checks, before anything is read or written, that `opts.out` is a
+/// place perfdash may replace (the same check `write_site` makes), so
+/// that a refused target costs nothing and leaves nothing behind.
+pub fn check_output(opts: &WriteOptions) -> Result<(), Error> {
+    check_target(&absolute(&opts.out)?, &absolute(&opts.archive)?, opts.force)
+}
+
+/// Whether `path` lies inside the archive (after resolving `..` and links).
+pub fn inside_archive(path: &Path, archive: &Path) -> Result<bool, Error> {
+    Ok(absolute(path)?.starts_with(absolute(archive)?))
+}
+
 /// Writes `site` to `opts.out`, replacing what was there.
 pub fn write_site(site: &Site, opts: &WriteOptions) -> Result<Written, Error> {
     let out = absolute(&opts.out)?;

@@ -361,7 +361,7 @@ fn duplicate_round() {
     // Files are read in name order; the first file for a number wins
     // (`round-3.host-b.json` sorts before `round-3.json`).
     o.warned(&format!(
-        "{ROUND}: skipped: round 3 of orders is already read from {dup}"
+        "{ROUND}: skipped: round 3 is already read from {dup}"
     ))
     .incomplete(RUN);
     assert_eq!(o.round_count("orders", RUN), Some(5));
