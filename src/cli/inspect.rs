@@ -70,7 +70,46 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let report = inspect_files(&args.files, &opts);
+    // Flame-graph profiles (`flame[.<kind>].<ext>`) get total samples and
+    // category shares; everything else is a result file.
+    let (profile_files, result_files): (Vec<_>, Vec<_>) =
+        args.files.iter().cloned().partition(|f| {
+            f.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(crate::profile::kind_from_file_name)
+                .is_some()
+        });
+    let mut profile_errors = 0;
+    for path in &profile_files {
+        let summary = std::fs::read(path)
+            .map_err(|e| crate::error::Error::io(path, e))
+            .and_then(|bytes| {
+                crate::profile::inspect_profile(
+                    &bytes,
+                    path,
+                    &crate::config::ProfileSettings::default(),
+                )
+            });
+        match summary {
+            Ok(summary) => match args.format {
+                OutputFormat::Table => print!("{}", summary.to_table()),
+                OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+            },
+            Err(e) => {
+                eprintln!("error: {e}");
+                profile_errors += 1;
+            }
+        }
+    }
+    if result_files.is_empty() {
+        spinner.finish_and_clear();
+        return Ok(match profile_errors {
+            0 => EXIT_OK,
+            n if n == profile_files.len() => EXIT_ERROR,
+            _ => EXIT_FINDINGS,
+        });
+    }
+    let report = inspect_files(&result_files, &opts);
     spinner.finish_and_clear();
     match args.format {
         OutputFormat::Table => print!("{}", report.to_table()),
@@ -88,9 +127,11 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         return Ok(EXIT_ERROR);
     }
     let failed_rows = report.rows.iter().any(|r| r.stats.is_none());
-    Ok(if failed_rows || !report.diagnostics.is_empty() {
-        EXIT_FINDINGS
-    } else {
-        EXIT_OK
-    })
+    Ok(
+        if failed_rows || profile_errors > 0 || !report.diagnostics.is_empty() {
+            EXIT_FINDINGS
+        } else {
+            EXIT_OK
+        },
+    )
 }
