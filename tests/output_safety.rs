@@ -21,10 +21,13 @@ fn build(archive: &Path, out: &Path) -> std::process::Output {
         .unwrap()
 }
 
+/// The entries of `dir`, leaving out the round cache, which perfdash
+/// keeps beside the output by design (docs/raw-results.md).
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".perfdash-cache")
         .collect();
     v.sort();
     v
