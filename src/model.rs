@@ -171,6 +171,28 @@ pub struct Round {
     pub cross_check: Option<CrossCheck>,
 }
 
+impl Round {
+    /// A round read from one file, with nothing trimmed and no
+    /// cross-check (what a summary gives, and what tests and generated
+    /// histories build).
+    pub fn new(
+        number: u32,
+        source: impl Into<String>,
+        format: SourceFormat,
+        stats: RoundStats,
+    ) -> Round {
+        Round {
+            number,
+            label: None,
+            source: source.into(),
+            format,
+            stats,
+            warmup_s: None,
+            cross_check: None,
+        }
+    }
+}
+
 /// A summary of the same round as a raw file, kept as a cross-check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrossCheck {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::analyse::{Verdict, analyse};
+use crate::analyse::analyse;
 use crate::error::{Diagnostic, Error};
 use crate::ingest::cache::RoundCache;
 use crate::ingest::{LoadOptions, load_archive_with};
@@ -38,7 +38,7 @@ pub struct BuildReport {
     pub pages: usize,
     pub files: usize,
     pub bytes: u64,
-    /// Endpoints whose latest run is a regression.
+    /// Endpoints that regressed in the latest run.
     pub latest_regressions: usize,
     /// Inputs skipped on the way (each names its file).
     pub diagnostics: Vec<Diagnostic>,
@@ -121,11 +121,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         pages: site.pages(),
         files: written.files,
         bytes: written.bytes,
-        latest_regressions: analysis
-            .endpoints
-            .iter()
-            .filter(|e| e.latest().is_some_and(|p| p.verdict == Verdict::Regression))
-            .count(),
+        latest_regressions: analysis.latest_run_regressions(),
         diagnostics: analysis.diagnostics,
         rounds_parsed: counts.map_or(round_files, |c| c.read),
         rounds_from_cache: counts.map_or(0, |c| c.cached),

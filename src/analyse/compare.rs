@@ -741,17 +741,7 @@ pub fn format_table(c: &Comparison) -> String {
     out.push_str(&summary_line(c));
     out.push_str("\n\nrounds (p99 ms) and why:\n");
     for e in &c.endpoints {
-        let rounds = |s: &Option<Side>| {
-            s.as_ref()
-                .map(|s| {
-                    s.round_p99_ms
-                        .iter()
-                        .map(|v| fmt_ms(*v))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_else(|| "–".to_string())
-        };
+        let rounds = |s: &Option<Side>| rounds_text(s, " ");
         out.push_str(&format!(
             "  {}: A [{}]  B [{}]  {}: {}\n",
             e.name,
@@ -824,17 +814,7 @@ pub fn format_markdown(c: &Comparison) -> String {
     }
     out.push_str("\n<details><summary>Rounds (p99 ms) and reasons</summary>\n\n");
     for e in &c.endpoints {
-        let rounds = |s: &Option<Side>| {
-            s.as_ref()
-                .map(|s| {
-                    s.round_p99_ms
-                        .iter()
-                        .map(|v| fmt_ms(*v))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                })
-                .unwrap_or_else(|| "–".to_string())
-        };
+        let rounds = |s: &Option<Side>| rounds_text(s, ", ");
         out.push_str(&format!(
             "- {}: A [{}], B [{}]: {}\n",
             md_cell(&e.name),
@@ -883,3 +863,17 @@ pub fn format_json(c: &Comparison) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A side's round p99s for the text and Markdown reports, or `–` when the
+/// endpoint is missing from that run.
+fn rounds_text(side: &Option<Side>, separator: &str) -> String {
+    side.as_ref()
+        .map(|s| {
+            s.round_p99_ms
+                .iter()
+                .map(|v| fmt_ms(*v))
+                .collect::<Vec<_>>()
+                .join(separator)
+        })
+        .unwrap_or_else(|| "–".to_string())
+}

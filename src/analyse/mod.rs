@@ -48,6 +48,24 @@ pub struct Analysis {
     pub releases: compare::ReleaseHistory,
 }
 
+impl Analysis {
+    /// How many endpoints regressed in the latest run: the figure the
+    /// overview and `perfdash build` both report.
+    pub fn latest_run_regressions(&self) -> usize {
+        let Some(latest) = self.runs.last() else {
+            return 0;
+        };
+        self.endpoints
+            .iter()
+            .filter(|e| {
+                e.points
+                    .iter()
+                    .any(|p| p.run == latest.id && p.verdict == Verdict::Regression)
+            })
+            .count()
+    }
+}
+
 /// A run as the site lists it.
 #[derive(Debug, Clone)]
 pub struct RunInfo {

@@ -9,18 +9,15 @@ use super::*;
 use crate::model::{EndpointRun, Round, RoundStats, Run, SourceFormat};
 
 fn round(number: u32, p99: f64) -> Round {
-    Round {
+    Round::new(
         number,
-        label: None,
-        source: format!("round-{number}.json"),
-        format: SourceFormat::K6HandleSummary,
-        stats: RoundStats {
+        format!("round-{number}.json"),
+        SourceFormat::K6HandleSummary,
+        RoundStats {
             p99_ms: p99,
             ..Default::default()
         },
-        warmup_s: None,
-        cross_check: None,
-    }
+    )
 }
 
 /// An archive with one endpoint `e` whose runs have the given round p99s.

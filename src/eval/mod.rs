@@ -385,17 +385,16 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
                     let rounds = h.rounds[i]
                         .iter()
                         .enumerate()
-                        .map(|(n, &p99)| Round {
-                            number: n as u32 + 1,
-                            label: None,
-                            source: String::new(),
-                            format: SourceFormat::K6HandleSummary,
-                            stats: RoundStats {
-                                p99_ms: p99,
-                                ..Default::default()
-                            },
-                            warmup_s: None,
-                            cross_check: None,
+                        .map(|(n, &p99)| {
+                            Round::new(
+                                n as u32 + 1,
+                                String::new(),
+                                SourceFormat::K6HandleSummary,
+                                RoundStats {
+                                    p99_ms: p99,
+                                    ..Default::default()
+                                },
+                            )
                         })
                         .collect();
                     (

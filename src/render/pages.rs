@@ -277,19 +277,7 @@ pub(super) fn render_pages(
             .then_with(|| a.name.cmp(&b.name))
     });
     let latest_run = analysis.runs.last();
-    let latest_regressions = latest_run
-        .map(|r| {
-            analysis
-                .endpoints
-                .iter()
-                .filter(|e| {
-                    e.points
-                        .iter()
-                        .any(|p| p.run == r.id && p.verdict == Verdict::Regression)
-                })
-                .count()
-        })
-        .unwrap_or(0);
+    let latest_regressions = analysis.latest_run_regressions();
     let mut by_name: Vec<&EndpointAnalysis> = analysis.endpoints.iter().collect();
     by_name.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
     let heat_rows: Vec<HeatmapRow> = by_name

@@ -32,18 +32,15 @@ fn run_id(i: usize) -> String {
 }
 
 fn round(number: u32, p99: f64) -> Round {
-    Round {
+    Round::new(
         number,
-        label: None,
-        source: format!("round-{number}.json"),
-        format: SourceFormat::K6HandleSummary,
-        stats: RoundStats {
+        format!("round-{number}.json"),
+        SourceFormat::K6HandleSummary,
+        RoundStats {
             p99_ms: p99,
             ..Default::default()
         },
-        warmup_s: None,
-        cross_check: None,
-    }
+    )
 }
 
 /// Endpoints (id → rounds per run); every endpoint has every run.

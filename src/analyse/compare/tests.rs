@@ -10,21 +10,18 @@ use crate::config::Settings;
 use crate::model::{Round, RoundStats, RunMeta, SourceFormat};
 
 fn round(number: u32, p99: f64) -> Round {
-    Round {
+    Round::new(
         number,
-        label: None,
-        source: format!("round-{number}.json"),
-        format: SourceFormat::K6HandleSummary,
-        stats: RoundStats {
+        format!("round-{number}.json"),
+        SourceFormat::K6HandleSummary,
+        RoundStats {
             p99_ms: p99,
             throughput_rps: Some(200.0 + number as f64),
             count: Some(1000),
             error_rate: Some(0.001 * number as f64),
             ..Default::default()
         },
-        warmup_s: None,
-        cross_check: None,
-    }
+    )
 }
 
 fn run(i: usize, id: &str, release: Option<&str>, endpoints: &[(&str, &[f64])]) -> Run {
