@@ -72,6 +72,7 @@ fn series(rng: &mut Rng, noise: &Noise, runs: usize, step_at: Option<(usize, f64
                 })
                 .collect();
             Run {
+                capacity: Default::default(),
                 id: format!("run-{i:03}"),
                 started_at: t0 + Duration::hours(56 * i as i64),
                 meta: Default::default(),

@@ -60,6 +60,7 @@ fn run(rng: &mut Rng, id: &str, noise: &Noise, level: f64) -> Run {
         })
         .collect();
     Run {
+        capacity: Default::default(),
         id: id.to_string(),
         started_at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
         meta: Default::default(),

@@ -31,6 +31,53 @@ pub struct Settings {
     pub profiles: ProfileSettings,
     /// Which run comparisons the site shows.
     pub compare: CompareSettings,
+    /// Capacity from step-load runs (`[capacity]`, docs/capacity.md).
+    pub capacity: CapacitySettings,
+}
+
+/// `[capacity]`: how step-load files are cut into steps and judged
+/// (docs/capacity.md). Per-endpoint objectives and headroom live in
+/// `[endpoints.<id>]`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct CapacitySettings {
+    /// Seconds dropped at the start of every step before it is measured
+    /// (queues fill, pools grow).
+    pub settle_seconds: f64,
+    /// A load level must hold at least this long to count as a step
+    /// (shorter levels are ramps).
+    pub min_step_seconds: f64,
+    /// The p99 objective a step must meet, ms (per endpoint:
+    /// `capacity_objective_p99_ms`).
+    pub objective_p99_ms: f64,
+    /// A step must have an error rate below this fraction.
+    pub max_error_rate: f64,
+    /// Recommended limit = knee × (1 − headroom) (per endpoint:
+    /// `capacity_headroom`).
+    pub headroom: f64,
+    /// A capacity regression: the knee below baseline knee × (1 − this).
+    pub regression_drop: f64,
+    /// How many earlier accepted knees form the baseline (their median).
+    pub baseline_window: usize,
+    /// A k6 tag whose values name the steps (e.g. `scenario` when each step
+    /// is its own scenario). Unset: steps are the plateaus of the `vus`
+    /// gauge (k6) or of `allThreads` (JMeter).
+    pub step_tag: Option<String>,
+}
+
+impl Default for CapacitySettings {
+    fn default() -> Self {
+        CapacitySettings {
+            settle_seconds: 5.0,
+            min_step_seconds: 5.0,
+            objective_p99_ms: 500.0,
+            max_error_rate: 0.01,
+            headroom: 0.20,
+            regression_drop: 0.15,
+            baseline_window: 5,
+            step_tag: None,
+        }
+    }
 }
 
 /// `[profiles]`: classification of flame-graph stacks (see `docs/profiles.md`).
@@ -254,6 +301,10 @@ pub struct EndpointSettings {
     pub threshold_ratio: Option<f64>,
     /// Overrides `raw.warmup_seconds` for this endpoint.
     pub warmup_seconds: Option<f64>,
+    /// Overrides `capacity.objective_p99_ms` for this endpoint.
+    pub capacity_objective_p99_ms: Option<f64>,
+    /// Overrides `capacity.headroom` for this endpoint.
+    pub capacity_headroom: Option<f64>,
 }
 
 impl Settings {
@@ -369,6 +420,7 @@ impl Settings {
             }
         }
         check_warmup("raw.warmup_seconds", self.raw.warmup_seconds)?;
+        self.validate_capacity()?;
         if !(self.raw.summary_tolerance.is_finite() && self.raw.summary_tolerance >= 0.0) {
             return Err("raw.summary_tolerance must be a non-negative number".into());
         }
@@ -383,6 +435,64 @@ impl Settings {
             }
         }
         Ok(())
+    }
+
+    fn validate_capacity(&self) -> Result<(), String> {
+        let c = &self.capacity;
+        let seconds = |key: &str, v: f64| {
+            (v.is_finite() && v >= 0.0).then_some(()).ok_or(format!(
+                "capacity.{key} must be a number of seconds ≥ 0 (got {v})"
+            ))
+        };
+        seconds("settle_seconds", c.settle_seconds)?;
+        seconds("min_step_seconds", c.min_step_seconds)?;
+        let objective = |key: &str, v: f64| {
+            (v.is_finite() && v > 0.0)
+                .then_some(())
+                .ok_or(format!("{key} must be a positive number of ms (got {v})"))
+        };
+        let fraction = |key: &str, v: f64| {
+            (v.is_finite() && (0.0..1.0).contains(&v))
+                .then_some(())
+                .ok_or(format!(
+                    "{key} must be a fraction in [0, 1), e.g. 0.2 (got {v})"
+                ))
+        };
+        objective("capacity.objective_p99_ms", c.objective_p99_ms)?;
+        fraction("capacity.max_error_rate", c.max_error_rate)?;
+        fraction("capacity.headroom", c.headroom)?;
+        fraction("capacity.regression_drop", c.regression_drop)?;
+        if c.baseline_window == 0 {
+            return Err("capacity.baseline_window must be at least 1".into());
+        }
+        if c.step_tag.as_deref() == Some("") {
+            return Err("capacity.step_tag must not be empty".into());
+        }
+        for (id, e) in &self.endpoints {
+            if let Some(v) = e.capacity_objective_p99_ms {
+                objective(&format!("endpoints.{id}.capacity_objective_p99_ms"), v)?;
+            }
+            if let Some(v) = e.capacity_headroom {
+                fraction(&format!("endpoints.{id}.capacity_headroom"), v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The p99 objective (ms) a step of this endpoint must meet.
+    pub fn capacity_objective_ms(&self, endpoint: &str) -> f64 {
+        self.endpoints
+            .get(endpoint)
+            .and_then(|e| e.capacity_objective_p99_ms)
+            .unwrap_or(self.capacity.objective_p99_ms)
+    }
+
+    /// The headroom below the knee for this endpoint's recommended limit.
+    pub fn capacity_headroom(&self, endpoint: &str) -> f64 {
+        self.endpoints
+            .get(endpoint)
+            .and_then(|e| e.capacity_headroom)
+            .unwrap_or(self.capacity.headroom)
     }
 
     /// The threshold ratio that applies to one endpoint.

@@ -48,6 +48,9 @@ pub struct Run {
     pub meta: RunMeta,
     /// Endpoint id (folder name) → what that endpoint's folder held.
     pub endpoints: BTreeMap<String, EndpointRun>,
+    /// Endpoint id → the steps of its step-load file (`steps.<ext>`), if
+    /// any (docs/capacity.md).
+    pub capacity: BTreeMap<String, StepSeries>,
     /// Problems found while reading this run (skipped files and the like).
     /// A run with problems is shown as incomplete.
     pub problems: Vec<String>,
@@ -279,4 +282,80 @@ pub struct RoundStats {
     pub max_ms: Option<f64>,
     /// Failed requests / all requests, 0..=1.
     pub error_rate: Option<f64>,
+}
+
+/// What the load level of a step is counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadUnit {
+    /// k6 virtual users (the `vus` gauge).
+    Vus,
+    /// JMeter active threads (`allThreads`).
+    Threads,
+    /// Steps named by a tag (one k6 scenario per step); the level is the
+    /// mean of the `vus` gauge in the step when the file has it, else the
+    /// measured throughput (arrival-rate steps).
+    Tagged,
+}
+
+impl LoadUnit {
+    /// The unit as shown after a load figure.
+    pub fn label(self) -> &'static str {
+        match self {
+            LoadUnit::Vus => "VUs",
+            LoadUnit::Threads => "threads",
+            LoadUnit::Tagged => "load",
+        }
+    }
+}
+
+/// One step of a step-load round, measured after its settling time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// 1-based, in time order.
+    pub number: u32,
+    /// The step tag's value when steps are tagged.
+    pub label: Option<String>,
+    /// The load level (VUs, threads, …; see [`LoadUnit`]).
+    pub load: f64,
+    /// Seconds from the first sample of the file to the step's start.
+    pub start_s: f64,
+    /// The step's length, seconds (settling included).
+    pub duration_s: f64,
+    /// The measured window after settling, seconds.
+    pub window_s: f64,
+    /// Requests in the window (failed ones included).
+    pub count: u64,
+    /// `count ÷ window_s`.
+    pub throughput_rps: f64,
+    /// p99 of the successful requests in the window (the `[raw]
+    /// percentile` method); `None` when none succeeded.
+    pub p99_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub mean_ms: Option<f64>,
+    /// Failed ÷ all requests in the window.
+    pub error_rate: f64,
+    /// Requests in flight by Little's law: throughput × mean latency (s).
+    pub concurrency: Option<f64>,
+    /// Mean CPU % over the window, from `resources.csv`.
+    pub cpu_pct: Option<f64>,
+    /// Mean memory over the window, from `resources.csv` (its unit).
+    pub memory: Option<f64>,
+}
+
+/// The steps of one endpoint's step-load file in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepSeries {
+    /// The step-load file, relative to the archive root.
+    pub source: String,
+    pub format: SourceFormat,
+    pub unit: LoadUnit,
+    /// Seconds dropped at the start of each step.
+    pub settle_s: f64,
+    /// The file's first sample, µs since the Unix epoch: steps' `start_s`
+    /// count from it.
+    pub origin_unix_us: i64,
+    pub steps: Vec<Step>,
+    /// The resource CSV joined to the steps, if any.
+    pub resources: Option<String>,
 }

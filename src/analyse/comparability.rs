@@ -127,6 +127,7 @@ mod tests {
     fn environment_markers_skip_runs_without_an_environment() {
         let t = |h| Utc.with_ymd_and_hms(2026, 1, 1, h, 0, 0).unwrap();
         let run = |id: &str, h, env: &[(&str, &str)]| Run {
+            capacity: Default::default(),
             id: id.into(),
             started_at: t(h),
             meta: crate::model::RunMeta {

@@ -7,6 +7,7 @@
 
 pub mod alarms;
 pub mod attribution;
+pub mod capacity;
 pub mod changepoint;
 pub mod comparability;
 pub mod compare;
@@ -46,6 +47,8 @@ pub struct Analysis {
     pub comparisons: Vec<compare::SiteComparison>,
     /// One row per release, for the release history page.
     pub releases: compare::ReleaseHistory,
+    /// Step-load runs per endpoint: knees, limits, capacity verdicts.
+    pub capacity: Vec<capacity::EndpointCapacity>,
 }
 
 impl Analysis {
@@ -203,6 +206,7 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
         environment_changes,
         comparisons,
         releases: compare::release_history(archive),
+        capacity: capacity::analyse_capacity(archive),
     }
 }
 

@@ -30,6 +30,7 @@ fn archive(runs: &[Vec<f64>]) -> Archive {
             .iter()
             .enumerate()
             .map(|(i, p99s)| Run {
+                capacity: Default::default(),
                 id: format!("run-{i:03}"),
                 started_at: t0 + Duration::hours(56 * i as i64),
                 meta: Default::default(),

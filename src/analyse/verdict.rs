@@ -130,6 +130,88 @@ pub fn band(ratio: f64, threshold_ratio: f64) -> Band {
     }
 }
 
+/// The capacity verdict of one endpoint in one step-load run. The strings
+/// are part of the JSON data contract (`capacity` section of
+/// `docs/data-contract.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacityVerdict {
+    /// The knee fell below baseline knee × (1 − drop), or no step met the
+    /// objective where earlier runs had a knee.
+    Regression,
+    /// The knee rose above baseline knee ÷ (1 − drop).
+    Improvement,
+    /// Within the band.
+    Ok,
+    /// Too few earlier accepted knees to form a baseline.
+    NoBaseline,
+    /// No step met the objective, and there is no baseline to compare with.
+    NoKnee,
+}
+
+impl CapacityVerdict {
+    /// The contract string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CapacityVerdict::Regression => "regression",
+            CapacityVerdict::Improvement => "improvement",
+            CapacityVerdict::Ok => "ok",
+            CapacityVerdict::NoBaseline => "no-baseline",
+            CapacityVerdict::NoKnee => "no-knee",
+        }
+    }
+}
+
+impl std::fmt::Display for CapacityVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Decides a capacity verdict from a run's knee (req/s; `None`: no step
+/// met the objective), the baseline knee (median of earlier accepted
+/// knees) and the allowed drop (0.15 by default):
+///
+/// * regression: knee < baseline × (1 − drop), or no knee at all while
+///   there is a baseline (capacity fell below the lightest step);
+/// * improvement: knee > baseline ÷ (1 − drop) (symmetric on a log scale);
+/// * ok in between (the band's edges are ok);
+/// * `no-baseline` / `no-knee` without a baseline.
+pub fn decide_capacity(
+    knee_rps: Option<f64>,
+    baseline_rps: Option<f64>,
+    drop: f64,
+) -> CapacityVerdict {
+    let Some(baseline) = baseline_rps.filter(|b| *b > 0.0) else {
+        return if knee_rps.is_some() {
+            CapacityVerdict::NoBaseline
+        } else {
+            CapacityVerdict::NoKnee
+        };
+    };
+    let Some(knee) = knee_rps else {
+        return CapacityVerdict::Regression;
+    };
+    // The latency rule's band, turned round: capacity regresses when it
+    // falls, so knee ÷ baseline below (1 − drop) is the "above" side.
+    match band(baseline / knee, 1.0 / (1.0 - drop)) {
+        Band::Above => CapacityVerdict::Regression,
+        Band::Below => CapacityVerdict::Improvement,
+        Band::Within => CapacityVerdict::Ok,
+    }
+}
+
+/// Whether a run's knee may join later runs' capacity baselines: as for
+/// latency, a regression stays out unless triaged `accepted` (an intended
+/// change), and a run without a knee has nothing to add.
+pub fn capacity_feeds_baseline(verdict: CapacityVerdict, accepted: bool) -> bool {
+    match verdict {
+        CapacityVerdict::Regression => accepted,
+        CapacityVerdict::NoKnee => false,
+        CapacityVerdict::Ok | CapacityVerdict::Improvement | CapacityVerdict::NoBaseline => true,
+    }
+}
+
 /// The verdict of one endpoint when two runs are compared (`perfdash
 /// compare`, the comparison pages). The strings are part of the JSON data
 /// contract (`docs/data-contract.md`, compare section).

@@ -375,6 +375,7 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
         .expect("valid date");
     let archive_runs = (0..runs)
         .map(|i| Run {
+            capacity: Default::default(),
             id: format!("run-{i:03}"),
             started_at: t0 + Duration::hours(56 * i as i64),
             meta: Default::default(),

@@ -18,6 +18,7 @@
 //! run is marked incomplete, and the rest is read.
 
 pub mod cache;
+pub mod capacity;
 pub mod inspect;
 pub mod k6_summary;
 mod layout;
@@ -157,9 +158,11 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
     // A label on a run or endpoint that is not in the archive is most
     // likely a typo; say so rather than silently ignoring it.
     labels.retain(|label| {
-        let known = runs
-            .iter()
-            .any(|r| r.id == label.run && r.endpoints.contains_key(&label.endpoint));
+        let known = runs.iter().any(|r| {
+            r.id == label.run
+                && (r.endpoints.contains_key(&label.endpoint)
+                    || r.capacity.contains_key(&label.endpoint))
+        });
         if !known {
             let (path, line) = triage::split_source(&label.source);
             diagnostics.push(Diagnostic {
@@ -363,6 +366,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     let run_warmup = run_warmup(&meta, &rel(&meta_path), &mut diags);
 
     let mut run = Run {
+        capacity: Default::default(),
         id: id.to_string(),
         started_at,
         meta,
@@ -378,11 +382,20 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     };
     let mut jobs = Vec::new();
     let mut profile_jobs = Vec::new();
+    let mut steps_jobs = Vec::new();
     let mut endpoint_dirs = Vec::new();
     for entry in entries {
         match entry {
             layout::Entry::Dir { name, path } => {
-                list_endpoint(root, &name, &path, &mut jobs, &mut profile_jobs, &mut diags);
+                list_endpoint(
+                    root,
+                    &name,
+                    &path,
+                    &mut jobs,
+                    &mut profile_jobs,
+                    &mut steps_jobs,
+                    &mut diags,
+                );
                 endpoint_dirs.push((name, path));
             }
             layout::Entry::File { name, .. } if name == "run.toml" => {}
@@ -480,8 +493,9 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
             e.profiles.push(profile);
         }
     }
+    run.capacity = read_steps_files(reader, steps_jobs, &mut diags);
     for (name, path) in endpoint_dirs {
-        if !run.endpoints.contains_key(&name) {
+        if !run.endpoints.contains_key(&name) && !run.capacity.contains_key(&name) {
             diags.push(Diagnostic {
                 path: rel(&path),
                 line: None,
@@ -490,7 +504,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
         }
     }
     run.problems = diags.iter().map(|d| d.to_string()).collect();
-    if run.endpoints.is_empty() {
+    if run.endpoints.is_empty() && run.capacity.is_empty() {
         diags.push(Diagnostic {
             path: rel(dir),
             line: None,
@@ -532,6 +546,95 @@ fn missing_rounds(
             });
         }
     }
+}
+
+/// A step-load file to read: `<endpoint>/steps.<ext>`, with the
+/// endpoint's `resources.csv` when there is one.
+struct StepsJob {
+    endpoint: String,
+    path: PathBuf,
+    rel: String,
+    resources: PathBuf,
+}
+
+/// Reads the step-load files of a run in parallel and joins resource
+/// readings to their steps. Problems become diagnostics naming the file;
+/// a bad resource CSV only loses the resource columns.
+fn read_steps_files(
+    reader: &RoundReader<'_>,
+    jobs: Vec<StepsJob>,
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, crate::model::StepSeries> {
+    let s = reader.settings;
+    let opts = capacity::StepOptions::new(
+        &s.capacity,
+        ReadOptions {
+            metric: s.analysis.metric.clone(),
+            split_tag: None,
+            limits: s.limits.clone(),
+        },
+        s.raw.percentile,
+    );
+    let results: Vec<_> = jobs
+        .into_par_iter()
+        .map(|job| {
+            let series = capacity::read_steps(&job.path, Path::new(&job.rel), &opts);
+            let resources = series.as_ref().ok().and_then(|_| {
+                let rel = relative(reader.root, &job.resources);
+                match job.resources.try_exists() {
+                    Ok(true) => Some((
+                        rel.clone(),
+                        capacity::read_resources(&job.resources, Path::new(&rel), &s.limits),
+                    )),
+                    _ => None,
+                }
+            });
+            (job, series, resources)
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for (job, series, resources) in results {
+        let mut series = match series {
+            Ok(series) => series,
+            Err(e) => {
+                diags.push(Diagnostic {
+                    message: format!(
+                        "skipped step-load file: {}",
+                        Diagnostic::from_error(&e).message
+                    ),
+                    ..Diagnostic::from_error(&e)
+                });
+                continue;
+            }
+        };
+        match resources {
+            Some((rel, Ok(readings))) => {
+                capacity::join_resources(&mut series, &readings);
+                series.resources = Some(rel);
+            }
+            Some((_, Err(e))) => diags.push(Diagnostic {
+                message: format!(
+                    "resource readings ignored: {}",
+                    Diagnostic::from_error(&e).message
+                ),
+                ..Diagnostic::from_error(&e)
+            }),
+            None => {}
+        }
+        if out.contains_key(&job.endpoint) {
+            diags.push(Diagnostic {
+                path: job.rel,
+                line: None,
+                message: format!(
+                    "skipped: {} already has a step-load file in this run",
+                    job.endpoint
+                ),
+            });
+        } else {
+            out.insert(job.endpoint, series);
+        }
+    }
+    out
 }
 
 /// A profile file to read: `<endpoint>/flame[.<kind>].<ext>`.
@@ -612,6 +715,7 @@ fn list_endpoint(
     dir: &Path,
     jobs: &mut Vec<Job>,
     profiles: &mut Vec<ProfileJob>,
+    steps: &mut Vec<StepsJob>,
     diags: &mut Vec<Diagnostic>,
 ) {
     let entries = match layout::list_dir(dir) {
@@ -636,6 +740,19 @@ fn list_endpoint(
             });
             continue;
         }
+        if let layout::Entry::File { name, path } = &entry
+            && (capacity::is_steps_file_name(name) || name == capacity::RESOURCES_FILE)
+        {
+            if name != capacity::RESOURCES_FILE {
+                steps.push(StepsJob {
+                    endpoint: endpoint.to_string(),
+                    resources: dir.join(capacity::RESOURCES_FILE),
+                    path: path.clone(),
+                    rel: relative(root, path),
+                });
+            }
+            continue;
+        }
         match entry {
             layout::Entry::File { name, path } => match parse_round_file_name(&name) {
                 Some(n) if n.is_warmup() => {}
@@ -649,8 +766,8 @@ fn list_endpoint(
                     path: relative(root, &path),
                     line: None,
                     message: "ignored: not a round file (expected round-<n>[.<label>].<ext> with ext one of \
-                              json, ndjson, csv, jtl, log, optionally .gz, or round-<n>_stats.csv) \
-                              nor a profile (flame[.<kind>].<ext>)"
+                              json, ndjson, csv, jtl, log, optionally .gz, or round-<n>_stats.csv), \
+                              nor a profile (flame[.<kind>].<ext>), nor a step-load file (steps.<ext>, resources.csv)"
                         .into(),
                 }),
             },

@@ -206,6 +206,7 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
                 );
             }
             runs.push(Run {
+                capacity: Default::default(),
                 id,
                 started_at,
                 meta: RunMeta {

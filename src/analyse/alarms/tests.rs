@@ -52,6 +52,7 @@ fn archive(endpoints: &[(&str, Vec<Vec<f64>>)], triage: &[(usize, &str, Label)])
         settings: Settings::default(),
         runs: (0..n)
             .map(|i| Run {
+                capacity: Default::default(),
                 id: run_id(i),
                 started_at: t0 + Duration::hours(56 * i as i64),
                 meta: Default::default(),

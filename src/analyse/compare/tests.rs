@@ -27,6 +27,7 @@ fn round(number: u32, p99: f64) -> Round {
 fn run(i: usize, id: &str, release: Option<&str>, endpoints: &[(&str, &[f64])]) -> Run {
     let t0 = Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap();
     Run {
+        capacity: Default::default(),
         id: id.to_string(),
         started_at: t0 + Duration::hours(56 * i as i64),
         meta: RunMeta {

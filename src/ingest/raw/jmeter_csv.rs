@@ -46,6 +46,9 @@ struct Columns {
     elapsed: usize,
     label: Option<usize>,
     success: Option<usize>,
+    /// `allThreads`: active threads of all thread groups when the sample
+    /// ended (read only for step-load files).
+    all_threads: Option<usize>,
     needed: usize,
     has_header: bool,
 }
@@ -88,6 +91,7 @@ fn header_columns(first: &[u8]) -> Option<Columns> {
     let (time, elapsed) = (find("timeStamp"), find("elapsed"));
     let label = find("label");
     let success = find("success");
+    let all_threads = find("allThreads");
     let needed = [time, elapsed, label, success]
         .into_iter()
         .flatten()
@@ -101,6 +105,7 @@ fn header_columns(first: &[u8]) -> Option<Columns> {
         elapsed: elapsed.unwrap_or(usize::MAX),
         label,
         success,
+        all_threads,
         needed,
         has_header: true,
     })
@@ -118,13 +123,16 @@ fn headerless(first: &[u8]) -> Result<Columns, String> {
     }
     match fields.len() {
         // 2.13 and 5.x defaults both start timeStamp,elapsed,label,
-        // responseCode,responseMessage,threadName,dataType,success.
-        12 | 17 if is_bool(f(7)) => Ok(Columns {
+        // responseCode,responseMessage,threadName,dataType,success; then
+        // 2.13: bytes,grpThreads,allThreads; 5.x: failureMessage,bytes,
+        // sentBytes,grpThreads,allThreads.
+        n @ (12 | 17) if is_bool(f(7)) => Ok(Columns {
             delim,
             time: 0,
             elapsed: 1,
             label: Some(2),
             success: Some(7),
+            all_threads: Some(if n == 12 { 10 } else { 12 }),
             needed: 8,
             has_header: false,
         }),
@@ -136,6 +144,28 @@ fn headerless(first: &[u8]) -> Result<Columns, String> {
 }
 
 pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+    read_inner(path, shown, opts, None)
+}
+
+/// [`read`], and also the `allThreads` level over time for step-load
+/// files: one `(time µs, threads)` point each time the level changes
+/// (in file order), so the extra memory is per change, not per sample.
+pub fn read_with_threads(
+    path: &Path,
+    shown: &Path,
+    opts: &ReadOptions,
+) -> Result<(RawFile, Vec<(i64, f64)>), Error> {
+    let mut levels = Vec::new();
+    let raw = read_inner(path, shown, opts, Some(&mut levels))?;
+    Ok((raw, levels))
+}
+
+fn read_inner(
+    path: &Path,
+    shown: &Path,
+    opts: &ReadOptions,
+    mut levels: Option<&mut Vec<(i64, f64)>>,
+) -> Result<RawFile, Error> {
     let mut columns: Option<Columns> = None;
     let mut grouper = Grouper::default();
     let mut fields = Vec::with_capacity(32);
@@ -171,7 +201,11 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
                         c
                     }
                 };
-                split_fields(record, cols.delim, cols.needed, &mut fields);
+                let needed = match (&levels, cols.all_threads) {
+                    (Some(_), Some(i)) => cols.needed.max(i + 1),
+                    _ => cols.needed,
+                };
+                split_fields(record, cols.delim, needed, &mut fields);
                 let get = |i: usize| fields.get(i).map(|&(a, b)| &record[a..b]);
                 let (Some(t), Some(e)) = (get(cols.time), get(cols.elapsed)) else {
                     return Err(fault(format!(
@@ -201,6 +235,12 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
                     Default::default()
                 };
                 grouper.push(&label, Sample { t_us, ms }, success);
+                if let Some(levels) = levels.as_deref_mut()
+                    && let Some(threads) = cols.all_threads.and_then(get).and_then(parse_u64)
+                    && levels.last().is_none_or(|&(_, l)| l != threads as f64)
+                {
+                    levels.push((t_us, threads as f64));
+                }
                 Ok(())
             })();
             match result {
