@@ -194,12 +194,12 @@ fn reasoning(
 }
 
 /// A figure with thousands separators and sensible precision (2,600;
-/// 36.5; 4.43).
+/// 36.5; 4.43; whole numbers such as VUs without decimals).
 pub fn number(v: f64) -> String {
     if !v.is_finite() {
         return "–".into();
     }
-    if v.abs() >= 100.0 {
+    if v.abs() >= 100.0 || v == v.round() {
         let n = v.round() as i64;
         let digits = n.unsigned_abs().to_string();
         let mut out = String::new();
