@@ -621,17 +621,18 @@ fn read_steps_files(
             }),
             None => {}
         }
-        if out.contains_key(&job.endpoint) {
-            diags.push(Diagnostic {
+        match out.entry(job.endpoint) {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(series);
+            }
+            std::collections::btree_map::Entry::Occupied(o) => diags.push(Diagnostic {
                 path: job.rel,
                 line: None,
                 message: format!(
                     "skipped: {} already has a step-load file in this run",
-                    job.endpoint
+                    o.key()
                 ),
-            });
-        } else {
-            out.insert(job.endpoint, series);
+            }),
         }
     }
     out

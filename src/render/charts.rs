@@ -306,7 +306,7 @@ fn contiguous(items: impl Iterator<Item = Option<(f64, f64)>>) -> Vec<Vec<(f64, 
 /// Makes a plotters SVG responsive and accessible: drops the fixed size
 /// (the viewBox stays), adds `role="img"`, a `<title>` and a `<desc>`, and
 /// appends `extra` markup at the end.
-fn finish_svg(svg: String, id: &str, title: &str, desc: &str, extra: &str) -> String {
+pub(super) fn finish_svg(svg: String, id: &str, title: &str, desc: &str, extra: &str) -> String {
     let Some(open_end) = svg.find('>') else {
         return svg;
     };

@@ -38,6 +38,23 @@ struct AnalysisJson<'a> {
     regressions: &'a [Regression],
     alarm_weeks: f64,
     environment_changes: &'a [EnvironmentChange],
+    /// Issue 9: capacity from step-load runs, per endpoint.
+    capacity: CapacityJson<'a>,
+}
+
+#[derive(Serialize)]
+struct CapacityJson<'a> {
+    settings: &'a crate::config::CapacitySettings,
+    endpoints: Vec<CapacityEndpointJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct CapacityEndpointJson<'a> {
+    slug: &'a str,
+    /// The capacity page, relative to the site root.
+    page: String,
+    #[serde(flatten)]
+    capacity: &'a crate::analyse::capacity::EndpointCapacity,
 }
 
 #[derive(Serialize)]
@@ -161,6 +178,18 @@ pub fn analysis_json(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Erro
         regressions: &analysis.alarms.regressions,
         alarm_weeks: analysis.alarms.weeks,
         environment_changes: &analysis.environment_changes,
+        capacity: CapacityJson {
+            settings: &analysis.settings.capacity,
+            endpoints: analysis
+                .capacity
+                .iter()
+                .map(|c| CapacityEndpointJson {
+                    slug: slugs.endpoint(&c.id),
+                    page: super::capacity::capacity_href(slugs, &c.id),
+                    capacity: c,
+                })
+                .collect(),
+        },
     };
     let mut bytes = serde_json::to_vec_pretty(&doc)
         .map_err(|e| Error::Internal(format!("analysis.json: {e}")))?;

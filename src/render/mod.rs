@@ -11,6 +11,7 @@
 //! weekly.html                     the weekly review (alarms, triage, policies)
 //! releases.html                   release history and the list of comparisons
 //! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
+//! capacity/<endpoint-slug>.html   knee, limit and steps of step-load runs (capacity)
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
 //! data/endpoints/<slug>.csv       each endpoint's history as CSV
 //! flame/<endpoint-slug>/<run-slug>.<kind>.{html,svg,diff.svg}  flame graphs (flame_pages)
@@ -18,6 +19,7 @@
 //! ```
 
 mod assets;
+pub mod capacity;
 pub mod charts;
 pub mod compare;
 pub mod data;
@@ -69,7 +71,15 @@ pub struct Slugs {
 impl Slugs {
     pub fn new(analysis: &Analysis) -> Slugs {
         Slugs {
-            endpoints: slug::unique_slugs(analysis.endpoints.iter().map(|e| e.id.as_str())),
+            // Capacity-only endpoints (step-load files but no rounds) get
+            // slugs too, for their capacity pages.
+            endpoints: slug::unique_slugs(
+                analysis
+                    .endpoints
+                    .iter()
+                    .map(|e| e.id.as_str())
+                    .chain(analysis.capacity.iter().map(|e| e.id.as_str())),
+            ),
             runs: slug::unique_slugs(analysis.runs.iter().map(|r| r.id.as_str())),
         }
     }

@@ -77,6 +77,8 @@ pub struct IndexPage {
     /// The calendar heatmap (SVG) and how many older weeks it leaves out.
     pub heatmap: String,
     pub heatmap_older_weeks: usize,
+    /// Endpoints with step-load runs: latest knee, limit, verdict.
+    pub capacity: Vec<super::capacity::CapacitySummary>,
 }
 
 pub struct PointRow {
@@ -109,6 +111,9 @@ pub struct EndpointPage {
     pub latest: Option<PointRow>,
     pub threshold_ratio: String,
     pub settings_line: String,
+    /// The capacity page and its one-line summary, when the endpoint has
+    /// step-load runs.
+    pub capacity: Option<(String, String)>,
 }
 
 pub struct RoundRow {
@@ -239,6 +244,7 @@ pub(super) fn render_pages(
     site: &mut Site,
 ) -> Result<(), Error> {
     let settings = settings_line(analysis);
+    let capacity = super::capacity::render_capacity_pages(analysis, slugs, site, &settings)?;
 
     // Overview.
     let mut rows: Vec<EndpointRow> = analysis
@@ -309,6 +315,7 @@ pub(super) fn render_pages(
         rows,
         settings_line: settings.clone(),
         diagnostics: analysis.diagnostics.iter().map(|d| d.to_string()).collect(),
+        capacity,
     };
     site.insert("index.html", render(&index, "index.html")?);
 
@@ -362,6 +369,23 @@ pub(super) fn render_pages(
             rows,
             threshold_ratio: format!("×{}", e.threshold_ratio),
             settings_line: settings.clone(),
+            capacity: analysis
+                .capacity
+                .iter()
+                .find(|c| c.id == e.id)
+                .and_then(|c| {
+                    let p = c.latest()?;
+                    Some((
+                        format!("{root}{}", super::capacity::capacity_href(slugs, &c.id)),
+                        format!(
+                            "Latest step-load run {} ({}): {} — capacity {}.",
+                            p.run,
+                            f::date(p.started_at),
+                            p.knee.reasoning,
+                            p.verdict.as_str()
+                        ),
+                    ))
+                }),
         };
         site.insert(&format!("endpoints/{slug}.html"), render(&page, &e.id)?);
     }
