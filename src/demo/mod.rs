@@ -20,6 +20,7 @@
 
 mod flame;
 mod rng;
+mod steps;
 mod story;
 mod summary;
 
@@ -82,6 +83,9 @@ pub struct DemoReport {
     pub bytes: u64,
     pub round_files: usize,
     pub profiles: usize,
+    /// Step-load files (`steps.csv.gz`), one per capacity endpoint in
+    /// every step-load run.
+    pub step_files: usize,
     pub triage_labels: usize,
     /// Alarms (episodes, see docs/alarms.md) of the `naive` policy (round
     /// 1's p99 > baseline × ratio) and of the `median` policy (the verdict
@@ -114,7 +118,7 @@ impl fmt::Display for DemoReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "wrote {}: {} runs × {} endpoints, {} files ({:.1} MB): {} round files, {} profiles, {} triage labels",
+            "wrote {}: {} runs × {} endpoints, {} files ({:.1} MB): {} round files, {} profiles, {} step-load files, {} triage labels",
             self.root.display(),
             self.runs,
             self.endpoints,
@@ -122,6 +126,7 @@ impl fmt::Display for DemoReport {
             self.bytes as f64 / 1e6,
             self.round_files,
             self.profiles,
+            self.step_files,
             self.triage_labels
         )?;
         writeln!(
@@ -186,6 +191,7 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
     w.write(crate::config::SETTINGS_FILE, settings_toml().as_bytes())?;
     let mut round_files = 0;
     let mut profiles = 0;
+    let mut step_files = 0;
     for run in &plan.runs {
         w.write(
             &format!("runs/{}/run.toml", run.id),
@@ -214,6 +220,9 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
                 profiles += 1;
             }
         }
+        if steps::is_step_run(run.index) {
+            step_files += write_step_load(&mut w, opts, run)?;
+        }
     }
     // Label the alarms a team would have triaged, as judged by perfdash
     // itself on the files just written.
@@ -231,6 +240,7 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
         bytes: w.bytes,
         round_files,
         profiles,
+        step_files,
         triage_labels: labels.len(),
         naive_alarms: alarms(Policy::Naive),
         median_alarms: alarms(Policy::Median),
@@ -249,8 +259,44 @@ injected where is described in docs/archive.md (\"The bundled demo archive\").
 - `runs/<run-id>/run.toml`: run time, commit, branch, release, notes, host
 - `runs/<run-id>/<endpoint>/round-<n>.json`: k6 handleSummary() data per round
 - `runs/<run-id>/<endpoint>/flame.cpu.collapsed`: 30 s CPU profile (async-profiler collapsed)
+- `runs/<run-id>/<endpoint>/steps.csv.gz`: a JMeter step-load round (every other Friday, 3 endpoints)
+- `runs/<run-id>/<endpoint>/resources.csv`: host CPU and memory during the step-load round
 - `triage/<run-id>--<endpoint>.toml`: a human's label for an alarm
 ";
+
+/// Writes one run's step-load files and resource readings; returns how
+/// many step-load files it wrote.
+fn write_step_load(w: &mut Writer, opts: &DemoOptions, run: &RunPlan) -> Result<usize, Error> {
+    // After the load-test rounds: 70 minutes past the run's start.
+    let start_ms = run.started_at.timestamp_millis() + 70 * 60 * 1000;
+    let mut written = 0;
+    for (i, def) in steps::CAPACITY.iter().enumerate() {
+        let dropped = def.drop.is_some_and(|(release, _)| {
+            RELEASES
+                .iter()
+                .find(|(_, _, v)| *v == release)
+                .is_some_and(|&(week, slot, _)| run.index >= run_index(week, slot))
+        });
+        let capacity = def.capacity_rps
+            * if dropped {
+                def.drop.map_or(1.0, |d| d.1)
+            } else {
+                1.0
+            };
+        let mut rng = Rng::derive(opts.seed, "steps", run.index as u64, i as u64);
+        let (bytes, utilisation) = steps::render(def, capacity, run.index, start_ms, &mut rng);
+        w.write(
+            &format!("runs/{}/{}/steps.csv.gz", run.id, def.endpoint),
+            &bytes,
+        )?;
+        w.write(
+            &format!("runs/{}/{}/resources.csv", run.id, def.endpoint),
+            steps::resources(start_ms, &utilisation, &mut rng).as_bytes(),
+        )?;
+        written += 1;
+    }
+    Ok(written)
+}
 
 struct Writer {
     root: PathBuf,
@@ -287,6 +333,9 @@ fn settings_toml() -> String {
             def.id,
             toml_str(def.name)
         ));
+        if let Some(c) = steps::CAPACITY.iter().find(|c| c.endpoint == def.id) {
+            s.push_str(&format!("capacity_objective_p99_ms = {}\n", c.objective_ms));
+        }
     }
     s
 }

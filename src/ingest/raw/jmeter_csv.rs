@@ -167,6 +167,7 @@ fn read_inner(
     mut levels: Option<&mut Vec<(i64, f64)>>,
 ) -> Result<RawFile, Error> {
     let mut columns: Option<Columns> = None;
+    let mut latest: Option<(i64, f64)> = None;
     let mut grouper = Grouper::default();
     let mut fields = Vec::with_capacity(32);
     let split = opts.split_tag.is_some();
@@ -237,9 +238,16 @@ fn read_inner(
                 grouper.push(&label, Sample { t_us, ms }, success);
                 if let Some(levels) = levels.as_deref_mut()
                     && let Some(threads) = cols.all_threads.and_then(get).and_then(parse_u64)
-                    && levels.last().is_none_or(|&(_, l)| l != threads as f64)
                 {
-                    levels.push((t_us, threads as f64));
+                    let threads = threads as f64;
+                    if levels.last().is_none_or(|&(_, l)| l != threads) {
+                        levels.push((t_us, threads));
+                    }
+                    // The latest sample, so that the last level lasts
+                    // until it (pushed at the end).
+                    if latest.is_none_or(|(t, _)| t_us >= t) {
+                        latest = Some((t_us, threads));
+                    }
                 }
                 Ok(())
             })();
@@ -254,6 +262,11 @@ fn read_inner(
         })
     })
     .map_err(|e| e.into_error(path, shown))?;
+    if let (Some(levels), Some(latest)) = (levels, latest)
+        && levels.last() != Some(&latest)
+    {
+        levels.push(latest);
+    }
     let warnings = super::k6_ndjson::truncation_warnings(path, shown, tail, &end);
     let groups = grouper.finish(|k| String::from_utf8_lossy(k).into_owned());
     if groups.is_empty() {
