@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::config::Settings;
 use crate::model::{Round, RoundStats, RunMeta, SourceFormat};
+use crate::report::compare::{format_json, format_markdown, format_table};
 use crate::test_support::{self, archive};
 
 fn round(number: u32, p99: f64) -> Round {
@@ -321,7 +322,7 @@ fn formatters_show_every_endpoint_and_escape_names() {
 
     let md = format_markdown(&c);
     assert!(
-        md.contains("| GET /a\\|b &lt;x&gt; | 100 | 130 | 1.30 |"),
+        md.contains("| GET /a\\|b \\<x\\> | 100 | 130 | 1.30 |"),
         "{md}"
     );
     assert!(md.contains("**regression**"), "{md}");
