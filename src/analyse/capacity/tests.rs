@@ -168,28 +168,17 @@ fn series(knee_rps: f64) -> StepSeries {
 
 #[test]
 fn knee_history_flags_a_drop_and_keeps_it_out_of_the_baseline() {
-    use chrono::TimeZone;
     let knees = [1000.0, 1040.0, 980.0, 1010.0, 700.0, 690.0];
     let runs = knees
         .iter()
         .enumerate()
-        .map(|(i, &k)| crate::model::Run {
-            id: format!("2026-01-{:02}T0300Z", i + 1),
-            started_at: chrono::Utc
-                .with_ymd_and_hms(2026, 1, i as u32 + 1, 3, 0, 0)
-                .unwrap(),
-            meta: Default::default(),
-            endpoints: Default::default(),
-            capacity: [("search".to_string(), series(k))].into(),
-            problems: Vec::new(),
+        .map(|(i, &k)| {
+            let mut run = crate::test_support::run(i, &[]);
+            run.capacity.insert("search".to_string(), series(k));
+            run
         })
         .collect();
-    let archive = Archive {
-        root: Default::default(),
-        settings: Default::default(),
-        runs,
-        triage: Vec::new(),
-    };
+    let archive = crate::test_support::archive(runs);
     let e = &analyse_capacity(&archive)[0];
     let verdicts: Vec<&str> = e.runs.iter().map(|p| p.verdict.as_str()).collect();
     assert_eq!(
