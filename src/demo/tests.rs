@@ -625,3 +625,57 @@ fn the_committed_archive_is_what_the_generator_writes() {
          missing {missing:?}\nextra {extra:?}\nchanged {changed:?}"
     );
 }
+
+#[test]
+fn step_load_runs_show_the_capacity_story() {
+    use crate::analyse::verdict::CapacityVerdict;
+    let analysis = bundled_analysis();
+    assert_eq!(bundled().1.step_files, 13 * steps::CAPACITY.len());
+    let ids: Vec<&str> = analysis.capacity.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, ["inventory-reserve", "order-detail", "order-search"]);
+    for e in &analysis.capacity {
+        assert_eq!(e.runs.len(), 13, "{}", e.id);
+        for p in &e.runs {
+            // Every step of the ladder is found, with its CPU joined.
+            assert_eq!(
+                p.series.steps.len(),
+                steps::THREADS.len(),
+                "{} {}",
+                e.id,
+                p.run
+            );
+            assert!(p.series.steps.iter().all(|s| s.cpu_pct.is_some()));
+            assert!(p.knee.knee_rps.is_some(), "{} {}", e.id, p.run);
+        }
+        let regressions: Vec<(&str, Option<&str>)> = e
+            .runs
+            .iter()
+            .filter(|p| p.verdict == CapacityVerdict::Regression)
+            .map(|p| (p.run.as_str(), p.release.as_deref()))
+            .collect();
+        if e.id == "inventory-reserve" {
+            // From the 1.7.0 run on: the knee fell by about 30%.
+            assert_eq!(regressions.len(), 6);
+            assert_eq!(regressions[0].1, Some("1.7.0"));
+            let first = e
+                .runs
+                .iter()
+                .find(|p| p.verdict == CapacityVerdict::Regression)
+                .unwrap();
+            let ratio = first.ratio.unwrap();
+            assert!((0.6..0.8).contains(&ratio), "{ratio}");
+        } else {
+            assert!(regressions.is_empty(), "{}: {regressions:?}", e.id);
+        }
+    }
+    // The GC storm in one order-detail step is read as noise, not a break.
+    let detail = &analysis.capacity[1];
+    let noisy: Vec<(&str, &[u32])> = detail
+        .runs
+        .iter()
+        .filter(|p| !p.knee.noise_steps.is_empty())
+        .map(|p| (p.run.as_str(), p.knee.noise_steps.as_slice()))
+        .collect();
+    assert_eq!(noisy.len(), 1, "{noisy:?}");
+    assert_eq!(noisy[0].1, [3]);
+}
