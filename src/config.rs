@@ -441,7 +441,8 @@ impl Settings {
         Ok(())
     }
 
-    fn validate_capacity(&self) -> Result<(), String> {
+    /// Checks `[capacity]` and the per-endpoint capacity keys.
+    pub fn validate_capacity(&self) -> Result<(), String> {
         let c = &self.capacity;
         let seconds = |key: &str, v: f64| {
             (v.is_finite() && v >= 0.0).then_some(()).ok_or(format!(

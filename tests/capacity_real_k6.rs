@@ -94,3 +94,56 @@ fn the_knee_and_limit_match_the_independent_computation() {
     assert!((loose.knee_rps.unwrap() - 36.495).abs() < 1e-6);
     assert!((loose.limit_rps.unwrap() - 29.196).abs() < 1e-6);
 }
+
+#[test]
+fn inspect_steps_prints_the_steps_and_the_knee() {
+    let out = assert_cmd::Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["inspect", "--steps", "--objective", "100"])
+        .arg(file())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("  3      8 VUs"), "{text}");
+    assert!(text.contains("knee 20.2 req/s at 8 VUs (step 3"), "{text}");
+    assert!(
+        text.contains("limit = 20.2 × (1 − 20%) = 16.1 req/s"),
+        "{text}"
+    );
+
+    let json = assert_cmd::Command::cargo_bin("perfdash")
+        .unwrap()
+        .args([
+            "inspect",
+            "--steps",
+            "--objective",
+            "350",
+            "--format",
+            "json",
+        ])
+        .arg(file())
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc[0]["knee"]["knee_step"], 4);
+    assert_eq!(doc[0]["series"]["steps"].as_array().unwrap().len(), 5);
+
+    // A file whose load never steps up is refused with the reason.
+    let flat =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k6-real/round-1.ndjson.gz");
+    let out = assert_cmd::Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["inspect", "--steps"])
+        .arg(&flat)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a step-load round"), "{err}");
+}

@@ -35,6 +35,23 @@ pub struct InspectArgs {
     /// Locust: request name).
     #[arg(long, value_name = "TAG", default_value = "name")]
     pub split_tag: String,
+    /// Read the files as step-load rounds: print each step (load,
+    /// throughput, p99 after settling, errors) and the knee and limit
+    /// (docs/capacity.md) instead of whole-file statistics.
+    #[arg(long)]
+    pub steps: bool,
+    /// With --steps: the p99 objective a step must meet, ms.
+    #[arg(long, value_name = "MS", default_value_t = crate::config::CapacitySettings::default().objective_p99_ms)]
+    pub objective: f64,
+    /// With --steps: the headroom below the knee for the limit (0.2 = 20%).
+    #[arg(long, value_name = "FRACTION", default_value_t = crate::config::CapacitySettings::default().headroom)]
+    pub headroom: f64,
+    /// With --steps: seconds dropped at the start of each step.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::config::CapacitySettings::default().settle_seconds)]
+    pub settle: f64,
+    /// With --steps: a k6 tag naming the steps (one scenario per step).
+    #[arg(long, value_name = "TAG")]
+    pub step_tag: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -51,6 +68,9 @@ pub enum Method {
 
 pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     crate::config::check_warmup("--warmup", args.warmup).map_err(anyhow::Error::msg)?;
+    if args.steps {
+        return run_steps(&args);
+    }
     let opts = InspectOptions {
         warmup_s: args.warmup,
         method: match args.percentile {
@@ -134,4 +154,109 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
             EXIT_OK
         },
     )
+}
+
+/// `inspect --steps`: each file as a step-load round.
+fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
+    use crate::analyse::capacity::{Objective, find_knee, number};
+    use crate::ingest::capacity::{StepOptions, read_steps};
+    let settings = crate::config::CapacitySettings {
+        settle_seconds: args.settle,
+        headroom: args.headroom,
+        objective_p99_ms: args.objective,
+        step_tag: args.step_tag.clone(),
+        ..Default::default()
+    };
+    let check = crate::config::Settings {
+        capacity: settings.clone(),
+        ..Default::default()
+    };
+    check.validate_capacity().map_err(anyhow::Error::msg)?;
+    let method = match args.percentile {
+        Method::Linear => PercentileMethod::Linear,
+        Method::JmeterDashboard => PercentileMethod::JmeterDashboard,
+    };
+    let opts = StepOptions::new(
+        &settings,
+        crate::ingest::raw::ReadOptions {
+            metric: args.metric.clone(),
+            ..Default::default()
+        },
+        method,
+    );
+    let objective = Objective {
+        p99_ms: settings.objective_p99_ms,
+        max_error_rate: settings.max_error_rate,
+        headroom: settings.headroom,
+    };
+    let mut json = Vec::new();
+    let mut errors = 0;
+    for path in &args.files {
+        match read_steps(path, path, &opts) {
+            Ok(series) => {
+                let knee = find_knee(&series.steps, series.unit, &objective);
+                match args.format {
+                    OutputFormat::Table => {
+                        println!(
+                            "{} ({}, settle {} s)",
+                            path.display(),
+                            series.format.describe(),
+                            series.settle_s
+                        );
+                        println!(
+                            "{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>7}  judged",
+                            "step",
+                            "load",
+                            "start s",
+                            "window s",
+                            "requests",
+                            "req/s",
+                            "p99 ms",
+                            "errors"
+                        );
+                        for (st, c) in series.steps.iter().zip(&knee.checks) {
+                            let role = if knee.knee_step == Some(st.number) {
+                                "knee".to_string()
+                            } else if c.noise {
+                                format!("noise: {}", c.reasons.join(", "))
+                            } else if c.meets {
+                                "meets".to_string()
+                            } else {
+                                format!("misses: {}", c.reasons.join(", "))
+                            };
+                            println!(
+                                "{:>4} {:>10} {:>8.1} {:>8.1} {:>10} {:>10} {:>10} {:>6.2}%  {role}",
+                                st.number,
+                                format!("{} {}", number(st.load), series.unit.label()),
+                                st.start_s,
+                                st.window_s,
+                                st.count,
+                                number(st.throughput_rps),
+                                st.p99_ms.map(number).unwrap_or_else(|| "–".into()),
+                                st.error_rate * 100.0
+                            );
+                        }
+                        println!("{}\n", knee.reasoning);
+                    }
+                    OutputFormat::Json => json.push(serde_json::json!({
+                        "file": path.display().to_string(),
+                        "series": series,
+                        "knee": knee,
+                    })),
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                errors += 1;
+            }
+        }
+    }
+    if args.format == OutputFormat::Json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    }
+    Ok(match errors {
+        0 => EXIT_OK,
+        n if n == args.files.len() => EXIT_ERROR,
+        _ => EXIT_FINDINGS,
+    })
 }
