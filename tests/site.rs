@@ -327,6 +327,23 @@ fn page_sizes_for_three_years_of_history() {
         "  static/ (css+js+icon)   {:>8} bytes",
         size("static/style.css") + size("static/app.js") + size("static/favicon.svg")
     );
+    let capacity: Vec<(&str, usize)> = site
+        .files()
+        .filter(|(p, _)| p.starts_with("capacity/"))
+        .map(|(p, b)| (p, b.len()))
+        .collect();
+    assert_eq!(capacity.len(), 3);
+    let largest_capacity = capacity.iter().max_by_key(|(_, n)| *n).unwrap();
+    println!(
+        "  largest capacity page   {:>8} bytes ({}, 78 step-load runs)",
+        largest_capacity.1, largest_capacity.0
+    );
     assert!(overview < 300_000, "overview is {overview} bytes");
     assert!(largest.1 < 500_000, "{} is {} bytes", largest.0, largest.1);
+    assert!(
+        largest_capacity.1 < 500_000,
+        "{} is {} bytes",
+        largest_capacity.0,
+        largest_capacity.1
+    );
 }

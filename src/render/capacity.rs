@@ -18,6 +18,10 @@ use crate::analyse::capacity::{CapacityPoint, EndpointCapacity, number};
 use crate::analyse::verdict::CapacityVerdict;
 use crate::error::Error;
 
+/// Runs whose step tables the page shows (newest first); older runs' steps
+/// are in `data/analysis.json`, so that years of history keep the page light.
+pub const STEP_TABLE_RUNS: usize = 12;
+
 const LINE: RGBColor = RGBColor(0x1f, 0x4e, 0x79);
 const GREY: RGBColor = RGBColor(0x44, 0x44, 0x44);
 const OBJECTIVE: RGBColor = RGBColor(0xe0, 0x7b, 0x00);
@@ -426,6 +430,8 @@ pub struct CapacityPage {
     pub cpu_chart: Option<String>,
     pub history_chart: String,
     pub rows: Vec<RunRow>,
+    /// How many of `rows` (newest first) get their step table.
+    pub step_table_runs: usize,
     pub settings_line: String,
 }
 
@@ -540,6 +546,7 @@ pub(super) fn render_capacity_pages(
             cpu_chart,
             history_chart: history_chart(e, "capacity-history")?,
             rows: e.runs.iter().rev().map(|p| run_row(p, slugs)).collect(),
+            step_table_runs: STEP_TABLE_RUNS,
             settings_line: settings_line.to_string(),
         };
         let html = page.render().map_err(|err| {

@@ -154,6 +154,9 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
         .and_utc();
     let mut level: Vec<f64> = (0..endpoints).map(|i| 30.0 + 17.0 * i as f64).collect();
     let mut runs = Vec::new();
+    // Its own stream, so that the latency history is what it was before
+    // step-load rounds were added.
+    let mut capacity_rng = Rng::new(9);
     for week in 0..weeks {
         for day in [0i64, 2, 4] {
             let started_at = start + Duration::days(week as i64 * 7 + day);
@@ -205,8 +208,21 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
                     },
                 );
             }
+            // Every other Friday, three endpoints get a step-load round.
+            let mut capacity = BTreeMap::new();
+            if day == 4 && week % 2 == 0 {
+                for endpoint in ids.iter().take(3) {
+                    capacity.insert(
+                        endpoint.clone(),
+                        step_series(
+                            &mut capacity_rng,
+                            &format!("runs/{id}/{endpoint}/steps.csv.gz"),
+                        ),
+                    );
+                }
+            }
             runs.push(Run {
-                capacity: Default::default(),
+                capacity,
                 id,
                 started_at,
                 meta: RunMeta {
@@ -224,5 +240,43 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
         settings: Settings::default(),
         runs,
         triage: Vec::new(),
+    }
+}
+
+/// A nine-step JMeter step-load round whose latency bends at about 2,600
+/// req/s, with CPU readings.
+fn step_series(rng: &mut Rng, source: &str) -> perfdash::model::StepSeries {
+    let steps = (0..9)
+        .map(|k| {
+            let threads = 50.0 * (k + 1) as f64;
+            let rps = 3200.0 * (1.0 - 1.0 / (1.0 + threads / 250.0)) * (0.97 + 0.06 * rng.next());
+            let p99 = 60.0 + 2.0 * (threads / 100.0) * (threads / 100.0) * 20.0;
+            perfdash::model::Step {
+                number: k + 1,
+                label: None,
+                load: threads,
+                start_s: 15.0 * k as f64,
+                duration_s: 15.0,
+                window_s: 10.0,
+                count: (rps * 10.0) as u64,
+                throughput_rps: rps,
+                p99_ms: Some(p99),
+                p50_ms: Some(p99 / 3.0),
+                mean_ms: Some(p99 / 2.5),
+                error_rate: 0.0,
+                concurrency: Some(rps * p99 / 2500.0),
+                cpu_pct: Some(10.0 + 9.0 * (k + 1) as f64),
+                memory: Some(1000.0 + 20.0 * k as f64),
+            }
+        })
+        .collect();
+    perfdash::model::StepSeries {
+        source: source.to_string(),
+        format: SourceFormat::JmeterCsv,
+        unit: perfdash::model::LoadUnit::Threads,
+        settle_s: 5.0,
+        origin_unix_us: 0,
+        steps,
+        resources: Some(source.replace("steps.csv.gz", "resources.csv")),
     }
 }
