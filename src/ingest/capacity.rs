@@ -452,13 +452,16 @@ fn parse_time(t: &str) -> Option<i64> {
 /// the readings inside its measured window (`None` when there are none).
 pub fn join_resources(series: &mut StepSeries, readings: &[Reading]) {
     let origin_us = series.origin_unix_us;
-    for step in &mut series.steps {
+    let last = series.steps.len().saturating_sub(1);
+    for (i, step) in series.steps.iter_mut().enumerate() {
         let a =
             origin_us + ((step.start_s + (step.duration_s - step.window_s)) * 1e6).round() as i64;
         let b = origin_us + ((step.start_s + step.duration_s) * 1e6).round() as i64;
+        // Half-open like the step windows, but the last step keeps the
+        // reading at its very end.
         let inside: Vec<&Reading> = readings
             .iter()
-            .filter(|r| r.t_us >= a && r.t_us <= b)
+            .filter(|r| r.t_us >= a && (r.t_us < b || (i == last && r.t_us == b)))
             .collect();
         let mean = |f: fn(&Reading) -> Option<f64>| {
             let v: Vec<f64> = inside.iter().filter_map(|r| f(r)).collect();
