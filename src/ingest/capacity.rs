@@ -600,4 +600,93 @@ mod tests {
         let bad = parse_resources("time,cpu\nnoon,5\n", Path::new("r.csv")).unwrap_err();
         assert!(bad.to_string().contains("r.csv:2"), "{bad}");
     }
+
+    fn k6_point(metric: &str, t_ms: i64, value: f64, tags: &str) -> String {
+        let t = chrono::DateTime::from_timestamp_millis(t_ms)
+            .unwrap()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        format!(
+            "{{\"metric\":\"{metric}\",\"type\":\"Point\",\"data\":{{\"time\":\"{t}\",\"value\":{value},\"tags\":{{{tags}}}}}}}\n"
+        )
+    }
+
+    #[test]
+    fn one_scenario_per_step_gives_tagged_steps() {
+        // Three constant-arrival-rate scenarios of 10 s each (5, 10, 20
+        // req/s) and no vus gauge: the scenario tag names the steps and the
+        // load is the measured throughput.
+        let mut text = String::from(
+            "{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\",\"type\":\"trend\"},\"metric\":\"http_req_duration\"}\n",
+        );
+        let t0 = 1_780_000_000_000i64;
+        for (k, (name, rate)) in [("r05", 5), ("r10", 10), ("r20", 20)].iter().enumerate() {
+            for i in 0..rate * 10 {
+                let t = t0 + k as i64 * 10_000 + i * 1000 / rate;
+                let tags = format!("\"expected_response\":\"true\",\"scenario\":\"{name}\"");
+                text.push_str(&k6_point("http_req_duration", t, 10.0 + k as f64, &tags));
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("steps.ndjson");
+        std::fs::write(&path, text).unwrap();
+        let settings = crate::config::Settings {
+            capacity: CapacitySettings {
+                settle_seconds: 2.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let series = steps_of_file(&path, &settings).unwrap();
+        assert_eq!(series.unit, LoadUnit::Tagged);
+        let labels: Vec<&str> = series
+            .steps
+            .iter()
+            .filter_map(|s| s.label.as_deref())
+            .collect();
+        assert_eq!(labels, ["r05", "r10", "r20"]);
+        let p99: Vec<f64> = series.steps.iter().map(|s| s.p99_ms.unwrap()).collect();
+        assert_eq!(p99, [10.0, 11.0, 12.0]);
+        // Each step spans its first to last sample; 2 s settle.
+        for (s, rate) in series.steps.iter().zip([5.0, 10.0, 20.0]) {
+            assert_eq!(s.load, s.throughput_rps);
+            assert!((s.throughput_rps - rate).abs() / rate < 0.15, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn headerless_jmeter_rows_give_all_threads_from_their_layout() {
+        // JMeter 5.x default columns without a header: allThreads is the
+        // 13th; three levels of 6 s each.
+        let mut text = String::new();
+        let t0 = 1_780_000_000_000i64;
+        for (k, threads) in [4, 8, 16].iter().enumerate() {
+            for i in 0..60 {
+                let t = t0 + k as i64 * 6000 + i * 100;
+                text.push_str(&format!(
+                    "{t},{},GET /x,200,OK,Thread Group 1-1,text,true,,120,80,{threads},{threads},http://x/,5,0,1\n",
+                    10 + k
+                ));
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("steps.csv");
+        std::fs::write(&path, text).unwrap();
+        let settings = crate::config::Settings {
+            capacity: CapacitySettings {
+                settle_seconds: 1.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let series = steps_of_file(&path, &settings).unwrap();
+        assert_eq!(series.unit, LoadUnit::Threads);
+        let loads: Vec<f64> = series.steps.iter().map(|s| s.load).collect();
+        assert_eq!(loads, [4.0, 8.0, 16.0]);
+        let p99: Vec<f64> = series.steps.iter().map(|s| s.p99_ms.unwrap()).collect();
+        assert_eq!(p99, [10.0, 11.0, 12.0]);
+        // 6 s steps − 1 s settle = 5 s windows of 10 req/s; the last step
+        // ends at its last reading (5.9 s in): 4.9 s, 49 requests.
+        assert_eq!(series.steps[0].count, 50);
+        assert_eq!(series.steps[2].count, 49);
+    }
 }
