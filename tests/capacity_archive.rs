@@ -189,4 +189,24 @@ fn step_load_files_are_read_alone_or_beside_rounds_and_judged() {
         json["capacity"]["endpoints"][0]["page"],
         "capacity/reserve.html"
     );
+
+    // With the round cache: step-load results are cached too (errors are
+    // not), and a cached load gives the same steps.
+    let cache_dir = tempfile::tempdir().unwrap();
+    let load_cached = || {
+        let opts = perfdash::ingest::LoadOptions {
+            cache: Some(perfdash::ingest::RoundCache::new(cache_dir.path())),
+            ..Default::default()
+        };
+        perfdash::ingest::load_archive_with(root, &opts).unwrap()
+    };
+    let first = load_cached();
+    let entries = std::fs::read_dir(cache_dir.path()).unwrap().count();
+    assert_eq!(entries, 2 + 3, "2 round files and 3 good step-load files");
+    let second = load_cached();
+    assert_eq!(second.counts.cached, 2);
+    for (a, b) in first.archive.runs.iter().zip(&second.archive.runs) {
+        assert_eq!(a.capacity, b.capacity);
+    }
+    assert_eq!(second.archive.runs[2].capacity, archive.runs[2].capacity);
 }

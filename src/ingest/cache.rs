@@ -86,7 +86,7 @@ impl RoundCache {
         settings: &FileSettings,
         compute: impl FnOnce() -> Result<FileResult, Error>,
     ) -> Result<FileResult, Error> {
-        let Some(entry) = self.entry_path(path, settings) else {
+        let Some(entry) = self.entry_path(path, "", settings) else {
             self.read.fetch_add(1, Ordering::Relaxed);
             return compute();
         };
@@ -102,12 +102,38 @@ impl RoundCache {
         Ok(result)
     }
 
+    /// Like [`Self::get_or_compute`] for other per-file results (step-load
+    /// files: `kind` = `"steps"`), keyed by `kind` as well so that they
+    /// never meet round entries. Not counted in [`ReadCounts`], which
+    /// counts round files.
+    pub fn get_or_compute_other<K: Serialize, T: Serialize + serde::de::DeserializeOwned>(
+        &self,
+        kind: &str,
+        path: &Path,
+        key: &K,
+        compute: impl FnOnce() -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let Some(entry) = self.entry_path(path, kind, key) else {
+            return compute();
+        };
+        if let Ok(bytes) = std::fs::read(&entry)
+            && let Ok(result) = serde_json::from_slice::<T>(&bytes)
+        {
+            return Ok(result);
+        }
+        let result = compute()?;
+        self.store(&entry, &result);
+        Ok(result)
+    }
+
     /// Counts a file read without the cache (no cache configured).
     pub(crate) fn count_uncached(&self) {
         self.read.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn entry_path(&self, path: &Path, settings: &FileSettings) -> Option<PathBuf> {
+    /// `kind` is empty for round files (so their keys are what they were
+    /// before other kinds existed).
+    fn entry_path(&self, path: &Path, kind: &str, settings: &impl Serialize) -> Option<PathBuf> {
         let canonical = std::fs::canonicalize(path).ok()?;
         let meta = std::fs::metadata(&canonical).ok()?;
         let mtime = meta
@@ -118,6 +144,10 @@ impl RoundCache {
             .as_nanos();
         let mut h = Fnv64::default();
         h.write_u32(CACHE_VERSION);
+        if !kind.is_empty() {
+            h.write(kind.as_bytes());
+            h.write_u8(0);
+        }
         h.write(canonical.as_os_str().as_encoded_bytes());
         h.write_u8(0);
         h.write_u64(meta.len());
@@ -126,7 +156,7 @@ impl RoundCache {
         Some(self.dir.join(format!("{:016x}.json", h.finish())))
     }
 
-    fn store(&self, entry: &Path, result: &FileResult) {
+    fn store(&self, entry: &Path, result: &impl Serialize) {
         let Ok(bytes) = serde_json::to_vec(result) else {
             return;
         };

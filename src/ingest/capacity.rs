@@ -38,8 +38,8 @@ pub fn is_steps_file_name(name: &str) -> bool {
 /// The file name of resource readings beside a step-load file.
 pub const RESOURCES_FILE: &str = "resources.csv";
 
-/// How to cut and measure steps.
-#[derive(Debug, Clone)]
+/// How to cut and measure steps (also the cache key of a step-load file).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct StepOptions {
     pub read: ReadOptions,
     pub settle_s: f64,

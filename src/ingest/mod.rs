@@ -578,7 +578,11 @@ fn read_steps_files(
     let results: Vec<_> = jobs
         .into_par_iter()
         .map(|job| {
-            let series = capacity::read_steps(&job.path, Path::new(&job.rel), &opts);
+            let read = || capacity::read_steps(&job.path, Path::new(&job.rel), &opts);
+            let series = match &reader.opts.cache {
+                Some(cache) => cache.get_or_compute_other("steps", &job.path, &opts, read),
+                None => read(),
+            };
             let resources = series.as_ref().ok().and_then(|_| {
                 let rel = relative(reader.root, &job.resources);
                 match job.resources.try_exists() {
