@@ -153,6 +153,12 @@ fn step_load_files_are_read_alone_or_beside_rounds_and_judged() {
         "{}",
         e.runs[2].knee.reasoning
     );
+    // The knee's CPU reading is part of the reasoning.
+    assert!(
+        e.runs[2].knee.reasoning.contains("errors 0%, CPU 10%)"),
+        "{}",
+        e.runs[2].knee.reasoning
+    );
     let verdicts: Vec<CapacityVerdict> = e.runs.iter().map(|p| p.verdict).collect();
     assert_eq!(
         verdicts,

@@ -147,8 +147,13 @@ fn reasoning(
     match knee {
         Some(i) => {
             let s = &steps[i];
+            // "2,600 req/s at 80% CPU": the reading a limit is argued from.
+            let cpu = s
+                .cpu_pct
+                .map(|c| format!(", CPU {}%", number(c)))
+                .unwrap_or_default();
             parts.push(format!(
-                "knee {} req/s at {} (step {}: p99 {} ≤ {} objective, errors {}); limit = {} × (1 − {}) = {} req/s",
+                "knee {} req/s at {} (step {}: p99 {} ≤ {} objective, errors {}{cpu}); limit = {} × (1 − {}) = {} req/s",
                 number(s.throughput_rps),
                 load(s),
                 s.number,

@@ -22,6 +22,9 @@ use crate::error::Error;
 /// are in `data/analysis.json`, so that years of history keep the page light.
 pub const STEP_TABLE_RUNS: usize = 12;
 
+/// The p99 chart's axis ends at this multiple of the objective.
+const LATENCY_CAP: f64 = 4.0;
+
 const LINE: RGBColor = RGBColor(0x1f, 0x4e, 0x79);
 const GREY: RGBColor = RGBColor(0x44, 0x44, 0x44);
 const OBJECTIVE: RGBColor = RGBColor(0xe0, 0x7b, 0x00);
@@ -58,6 +61,9 @@ struct XyChart<'a> {
     marks: Vec<Mark>,
     /// x values are days since this time: label them as dates.
     dates_from: Option<DateTime<Utc>>,
+    /// The y axis ends here at most; higher values are drawn at the top
+    /// edge (one saturated step's p99 would otherwise flatten the rest).
+    y_cap: Option<f64>,
 }
 
 /// A small x–y chart: plotters draws the axes; lines and marks are
@@ -74,7 +80,9 @@ fn xy_chart(c: &XyChart<'_>) -> Result<String, Error> {
         .filter(|(x, y)| finite(*x) && finite(*y));
     let (x_max, y_max) = all.fold((0.0f64, 0.0f64), |(a, b), (x, y)| (a.max(x), b.max(y)));
     let x_max = (x_max * 1.08).clamp(1.0, f64::MAX / 4.0);
-    let y_max = (y_max * 1.12).clamp(1.0, f64::MAX / 4.0);
+    let y_max = (y_max * 1.12)
+        .min(c.y_cap.unwrap_or(f64::MAX))
+        .clamp(1.0, f64::MAX / 4.0);
     let mut svg = String::new();
     let mut marks = String::new();
     {
@@ -108,7 +116,7 @@ fn xy_chart(c: &XyChart<'_>) -> Result<String, Error> {
             .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
             .draw()
             .map_err(e)?;
-        let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y.min(y_max)));
         for line in &c.lines {
             let pts: Vec<(f64, f64)> = line
                 .points
@@ -209,6 +217,7 @@ fn throughput_chart(e: &EndpointCapacity, p: &CapacityPoint, id: &str) -> Result
             .into_iter()
             .collect(),
         dates_from: None,
+        y_cap: None,
     })
 }
 
@@ -244,8 +253,10 @@ fn latency_chart(e: &EndpointCapacity, p: &CapacityPoint, id: &str) -> Result<St
         title: format!("{}: p99 against throughput, run {}", e.name, p.run),
         desc: format!(
             "Each dot is one step's p99 after settling, at its throughput; the dashed line is the {} ms objective; \
-             the green ring marks the knee, the red ring the first sustained break.",
-            f::ms(e.objective.p99_ms)
+             the green ring marks the knee, the red ring the first sustained break. The axis ends at {} × the objective: \
+             higher p99s are drawn at the top edge.",
+            f::ms(e.objective.p99_ms),
+            LATENCY_CAP
         ),
         x_desc: "throughput (req/s)",
         y_desc: "p99 latency (ms)",
@@ -269,6 +280,7 @@ fn latency_chart(e: &EndpointCapacity, p: &CapacityPoint, id: &str) -> Result<St
         ],
         marks,
         dates_from: None,
+        y_cap: Some(e.objective.p99_ms * LATENCY_CAP),
     })
 }
 
@@ -299,6 +311,7 @@ fn cpu_chart(e: &EndpointCapacity, p: &CapacityPoint, id: &str) -> Result<Option
         }],
         marks: Vec::new(),
         dates_from: None,
+        y_cap: None,
     })
     .map(Some)
 }
@@ -375,6 +388,7 @@ fn history_chart(e: &EndpointCapacity, id: &str) -> Result<String, Error> {
         ],
         marks,
         dates_from: t0,
+        y_cap: None,
     })
 }
 
