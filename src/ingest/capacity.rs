@@ -689,4 +689,38 @@ mod tests {
         assert_eq!(series.steps[0].count, 50);
         assert_eq!(series.steps[2].count, 49);
     }
+
+    #[test]
+    fn k6_csv_vus_rows_give_the_steps() {
+        // k6 --out csv: whole-second timestamps, a vus row every second.
+        let mut text = String::from(
+            "metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata\n",
+        );
+        let t0 = 1_780_000_000i64;
+        for (k, vus) in [5, 10, 20].iter().enumerate() {
+            for s in 0..10 {
+                let t = t0 + k as i64 * 10 + s;
+                text.push_str(&format!("vus,{t},{vus},,,,,,,,,,,,,,,,\n"));
+                for _ in 0..*vus {
+                    text.push_str(&format!(
+                        "http_req_duration,{t},{},,,,true,,GET,x,HTTP/1.1,default,,200,,,http://x,,\n",
+                        10 + k
+                    ));
+                }
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("steps.csv");
+        std::fs::write(&path, text).unwrap();
+        let series = steps_of_file(&path, &crate::config::Settings::default()).unwrap();
+        assert_eq!(series.format, SourceFormat::K6Csv);
+        assert_eq!(series.unit, LoadUnit::Vus);
+        let loads: Vec<f64> = series.steps.iter().map(|s| s.load).collect();
+        assert_eq!(loads, [5.0, 10.0, 20.0]);
+        // Steps of 10 s, 5 s settling: 5 whole seconds of vus requests each
+        // (the last: its last reading is 9 s in, so 4 s).
+        let counts: Vec<u64> = series.steps.iter().map(|s| s.count).collect();
+        assert_eq!(counts, [25, 50, 80]);
+        assert_eq!(series.steps[1].p99_ms, Some(11.0));
+    }
 }
