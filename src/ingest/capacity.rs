@@ -723,4 +723,38 @@ mod tests {
         assert_eq!(counts, [25, 50, 80]);
         assert_eq!(series.steps[1].p99_ms, Some(11.0));
     }
+
+    proptest::proptest! {
+        /// A ladder of rising levels held 6–30 s each, with 1 s ramp
+        /// readings between them and gauge readings every second, gives
+        /// back exactly its levels and hold times.
+        #[test]
+        fn plateaus_recover_a_rising_ladder(
+            holds in proptest::collection::vec((1u32..50, 6i64..30), 3..8),
+        ) {
+            let mut level = 0.0;
+            let mut t = 0i64;
+            let mut readings = Vec::new();
+            let mut expected = Vec::new();
+            for (rise, hold) in holds {
+                // A ramp reading halfway to the next level.
+                readings.push((t * 1_000_000, level + rise as f64 / 2.0));
+                t += 1;
+                level += rise as f64;
+                expected.push((level, t, t + hold));
+                for s in 0..hold {
+                    readings.push(((t + s) * 1_000_000, level));
+                }
+                t += hold;
+            }
+            // The last level lasts until its last reading.
+            let last = expected.last_mut().unwrap();
+            last.2 -= 1;
+            let got: Vec<(f64, i64, i64)> = plateaus(level_points(readings), 5.0)
+                .iter()
+                .map(|p| (p.level, p.start_us / 1_000_000, p.end_us / 1_000_000))
+                .collect();
+            proptest::prop_assert_eq!(got, expected);
+        }
+    }
 }
