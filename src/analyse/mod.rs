@@ -10,6 +10,7 @@ pub mod attribution;
 pub mod changepoint;
 pub mod comparability;
 pub mod compare;
+pub mod evidence;
 pub mod gate;
 pub mod policy;
 pub mod verdict;
@@ -120,6 +121,13 @@ pub struct RunPoint {
     /// Flame-graph profiles of this endpoint in this run, classified and
     /// compared with the baseline's ([`attribution`]).
     pub profiles: Vec<attribution::ProfileAnalysis>,
+    /// A regression inside a change a human triaged `accepted` (see
+    /// [`verdict::accepted_change_continues`]): still a regression by the
+    /// numbers, shown as accepted rather than alarming.
+    pub accepted_change: bool,
+    /// The rounds' band, likely GC/noise rounds, and the shift of this
+    /// run's median against its baseline window ([`evidence`]).
+    pub evidence: evidence::Evidence,
 }
 
 impl RunPoint {
@@ -279,6 +287,12 @@ fn judge_series(
                 .iter()
                 .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
         accepted_change = verdict::accepted_change_continues(verdict, accepted_by_triage);
+        let window_medians: Vec<f64> = if baseline_p99_ms.is_some() {
+            window.iter().map(|r| r.median_p99_ms).collect()
+        } else {
+            Vec::new()
+        };
+        let evidence = evidence::evidence(rounds, &window_medians, &[median_p99_ms]);
         if verdict::baseline_effect(verdict, accepted_by_triage) == verdict::BaselineEffect::Join {
             accepted.push(AcceptedRun {
                 id: &run.id,
@@ -299,6 +313,8 @@ fn judge_series(
             baseline_runs,
             not_comparable,
             profiles: Vec::new(),
+            accepted_change: accepted_by_triage && verdict == Verdict::Regression,
+            evidence,
         });
     }
     points

@@ -21,6 +21,8 @@ mod assets;
 pub mod charts;
 pub mod compare;
 pub mod data;
+pub mod display;
+pub mod evidence;
 pub mod flame;
 pub mod flame_pages;
 pub mod format;
