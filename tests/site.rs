@@ -330,3 +330,116 @@ fn page_sizes_for_three_years_of_history() {
     assert!(overview < 300_000, "overview is {overview} bytes");
     assert!(largest.1 < 500_000, "{} is {} bytes", largest.0, largest.1);
 }
+
+/// The history page lists every endpoint's change points, newest first,
+/// with links to the endpoint and the onset run, the levels, the change,
+/// the direction and the p-value, exactly as `analysis.json` has them; and
+/// the environment changes, with old → new values.
+#[test]
+fn the_history_page_lists_change_points_newest_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    // alpha: +50% from run 20; beta: −40% from run 30; gamma: quiet.
+    let runs: Vec<Vec<(&str, Vec<f64>)>> = (0..40)
+        .map(|i| {
+            let wobble = [0.0, 1.0, -1.0, 2.0, -2.0][i % 5];
+            let rounds = |level: f64| (0..5).map(|r| level + wobble + r as f64 * 0.5).collect();
+            vec![
+                ("alpha", rounds(if i < 20 { 100.0 } else { 150.0 })),
+                ("beta", rounds(if i < 30 { 200.0 } else { 120.0 })),
+                ("gamma", rounds(50.0)),
+            ]
+        })
+        .collect();
+    common::write_archive(&archive, &runs);
+    for (day, host) in [("2026-03-11", "perf-01"), ("2026-03-12", "perf-02")] {
+        std::fs::write(
+            archive.join(format!("runs/{day}T0300Z/run.toml")),
+            format!("[environment]\nhost = \"{host}\"\n"),
+        )
+        .unwrap();
+    }
+    let out = tmp.path().join("site");
+    build(&archive, &out);
+    let html = read(&out, "history.html");
+    let json: Value = serde_json::from_str(&read(&out, "data/analysis.json")).unwrap();
+
+    let mut expected: Vec<(String, String, String, f64, f64, f64, String)> = Vec::new();
+    for e in json["endpoints"].as_array().unwrap() {
+        for c in e["change_points"].as_array().unwrap() {
+            expected.push((
+                c["started_at"].as_str().unwrap().to_string(),
+                e["slug"].as_str().unwrap().to_string(),
+                c["run"].as_str().unwrap().to_string(),
+                c["level_before_ms"].as_f64().unwrap(),
+                c["level_after_ms"].as_f64().unwrap(),
+                c["change"].as_f64().unwrap(),
+                c["direction"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    expected.sort_by(|a, b| b.0.cmp(&a.0));
+    assert_eq!(
+        expected
+            .iter()
+            .map(|e| (e.1.as_str(), e.2.as_str()))
+            .collect::<Vec<_>>(),
+        [("beta", "2026-04-01T0300Z"), ("alpha", "2026-03-22T0300Z")],
+        "the step series have exactly their change points"
+    );
+
+    let table = &html[html.find("<table class=\"changepoints").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let rows: Vec<&str> = table
+        .split("<tbody>")
+        .nth(1)
+        .unwrap()
+        .split("<tr>")
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), expected.len());
+    for (row, (_, slug, run, before, after, change, direction)) in rows.iter().zip(&expected) {
+        let links = hrefs(row);
+        assert_eq!(
+            links,
+            [
+                format!("endpoints/{slug}.html"),
+                format!("runs/{}.html#{slug}", run.to_lowercase())
+            ]
+        );
+        assert!(row.contains(&format!(">{run}</a>")), "{row}");
+        assert!(
+            row.contains(&format!("{before:.1} → {after:.1}"))
+                || row.contains(&format!("{before:.0} → {after:.0}")),
+            "{row}"
+        );
+        assert!(row.contains(&format!("{:+.1}%", change * 100.0)), "{row}");
+        assert!(row.contains(&format!(">{direction}</span>")), "{row}");
+        assert!(
+            row.contains("e-"),
+            "a tiny p-value in scientific notation: {row}"
+        );
+    }
+    // Levels are medians of run medians: 201 → 121 and 101 → 151.
+    assert!(
+        rows[0].contains("-39.8%") && rows[1].contains("+49.5%"),
+        "{rows:?}"
+    );
+    // Every linked page exists.
+    for href in hrefs(table) {
+        let path = href.split('#').next().unwrap();
+        assert!(out.join(path).is_file(), "{href}");
+    }
+
+    // The environment change, and the nav link to the page from every page.
+    let env = &html[html.find("<table class=\"env-changes\"").unwrap()..];
+    assert!(env.contains(">2026-03-12T0300Z</a>") && env.contains("host perf-01 → perf-02"));
+    assert!(read(&out, "index.html").contains("href=\"history.html\">History</a>"));
+    assert!(read(&out, "endpoints/alpha.html").contains("href=\"../history.html\">History</a>"));
+    // Both markers are on the endpoint chart, and the change point table under it.
+    let alpha = read(&out, "endpoints/alpha.html");
+    assert!(alpha.contains("class=\"pd-changepoint\" data-run=\"2026-03-22T0300Z\""));
+    assert!(alpha.contains("class=\"pd-envchange\" data-run=\"2026-03-12T0300Z\""));
+    assert!(alpha.contains("<h2 id=\"change-points\">"));
+    assert!(!read(&out, "endpoints/gamma.html").contains("<h2 id=\"change-points\">"));
+}

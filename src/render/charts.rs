@@ -866,3 +866,230 @@ fn ellipsis(s: &str, max: usize) -> String {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use chrono::{Duration, TimeZone, Utc};
+
+    use super::*;
+    use crate::analyse::analyse;
+    use crate::analyse::comparability::SettingChange;
+    use crate::config::Settings;
+    use crate::model::{
+        Archive, EndpointRun, Label, Round, RoundStats, Run, SourceFormat, TriageLabel,
+    };
+
+    /// One endpoint `e`, one run every 2 days from 2026-01-05, with these
+    /// round p99s; `accepted` labels the alarm on that run `accepted`.
+    fn archive(runs: &[Vec<f64>], accepted: Option<usize>) -> Archive {
+        let t0 = Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap();
+        Archive {
+            root: "archive".into(),
+            settings: Settings::default(),
+            runs: runs
+                .iter()
+                .enumerate()
+                .map(|(i, p99s)| Run {
+                    id: format!("run-{i:03}"),
+                    started_at: t0 + Duration::days(2 * i as i64),
+                    meta: Default::default(),
+                    endpoints: BTreeMap::from([(
+                        "e".to_string(),
+                        EndpointRun {
+                            profiles: Vec::new(),
+                            rounds: p99s
+                                .iter()
+                                .enumerate()
+                                .map(|(n, p)| {
+                                    Round::new(
+                                        n as u32 + 1,
+                                        format!("round-{}.json", n + 1),
+                                        SourceFormat::K6HandleSummary,
+                                        RoundStats {
+                                            p99_ms: *p,
+                                            ..Default::default()
+                                        },
+                                    )
+                                })
+                                .collect(),
+                        },
+                    )]),
+                    problems: vec![],
+                })
+                .collect(),
+            triage: accepted
+                .map(|i| TriageLabel {
+                    run: format!("run-{i:03}"),
+                    endpoint: "e".into(),
+                    label: Label::Accepted,
+                    note: None,
+                    author: "t".into(),
+                    date: chrono::NaiveDate::from_ymd_opt(2026, 3, 1).unwrap(),
+                    source: "triage/t.toml:1".into(),
+                })
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// 20 runs near 100 ms, then 20 near 150 ms (a +50% step at run 20).
+    fn step_series() -> Vec<Vec<f64>> {
+        (0..40)
+            .map(|i| {
+                let level = if i < 20 { 100.0 } else { 150.0 };
+                let wobble = [0.0, 1.0, -1.0, 2.0, -2.0][i % 5];
+                (0..5).map(|r| level + wobble + r as f64 * 0.5).collect()
+            })
+            .collect()
+    }
+
+    fn infos(e: &EndpointAnalysis) -> Vec<PointInfo> {
+        e.points
+            .iter()
+            .map(|p| PointInfo {
+                href: format!("{}.html", p.run),
+                title: format!("Run {}", p.run),
+            })
+            .collect()
+    }
+
+    /// The `cx` of the overlay point of `run`.
+    fn point_x(svg: &str, run: &str) -> i32 {
+        let at = svg
+            .find(&format!(r#"<a href="{run}.html">"#))
+            .unwrap_or_else(|| panic!("{run} in the overlay"));
+        let rest = &svg[at..];
+        let cx = &rest[rest.find("cx=\"").unwrap() + 4..];
+        cx[..cx.find('"').unwrap()].parse().unwrap()
+    }
+
+    fn attr<'a>(tag: &'a str, name: &str) -> &'a str {
+        let needle = format!("{name}=\"");
+        let v = &tag[tag.find(&needle).unwrap() + needle.len()..];
+        &v[..v.find('"').unwrap()]
+    }
+
+    #[test]
+    fn change_point_and_environment_markers_sit_at_their_runs() {
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        assert_eq!(e.change_points.len(), 1, "{:?}", e.change_points);
+        let cp = &e.change_points[0];
+        assert_eq!((cp.run.as_str(), cp.point_index), ("run-020", 20));
+
+        let env = EnvironmentChange {
+            run: "run-007".into(),
+            started_at: e.points[7].started_at,
+            previous_run: "run-006".into(),
+            changes: vec![SettingChange {
+                key: "host".into(),
+                before: Some("perf-01".into()),
+                after: Some("<b>perf-03</b>".into()),
+            }],
+        };
+        // A change outside the endpoint's time span is not drawn.
+        let outside = EnvironmentChange {
+            run: "later".into(),
+            started_at: e.points[39].started_at + Duration::days(5),
+            ..env.clone()
+        };
+        let svg = trend_chart(e, &infos(e), &[env, outside], "c").unwrap();
+
+        // One change-point marker, at the onset run's x, between its
+        // neighbours, labelled with the change and the onset date.
+        let markers: Vec<&str> = svg.split("<g class=\"pd-changepoint\"").skip(1).collect();
+        assert_eq!(markers.len(), 1);
+        let m = markers[0];
+        assert_eq!(attr(m, "data-run"), "run-020");
+        let x: i32 = attr(m, "data-x").parse().unwrap();
+        assert_eq!(x, point_x(&svg, "run-020"));
+        assert!(point_x(&svg, "run-019") < x && x < point_x(&svg, "run-021"));
+        assert!(m.contains(&format!("M{x} ")), "vertical line at x: {m}");
+        assert!(m.contains(">+50% from 2026-02-14</text>"), "{m}");
+        // Level segments: before from the first run to the onset, after
+        // from the onset to the last run.
+        let levels = attr(m, "d");
+        assert!(
+            levels.starts_with(&format!("M{} ", point_x(&svg, "run-000")))
+                && levels.ends_with(&format!("H{}", point_x(&svg, "run-039"))),
+            "{levels}"
+        );
+
+        // One environment marker at its run, the values escaped.
+        let env: Vec<&str> = svg.split("<g class=\"pd-envchange\"").skip(1).collect();
+        assert_eq!(env.len(), 1);
+        assert_eq!(attr(env[0], "data-run"), "run-007");
+        let ex: i32 = attr(env[0], "data-x").parse().unwrap();
+        assert_eq!(ex, point_x(&svg, "run-007"));
+        assert!(env[0].contains("host perf-01 → &lt;b&gt;perf-03&lt;/b&gt;"));
+        assert!(env[0].contains(">env: host</text>"));
+        assert!(!svg.contains("<b>"));
+
+        // Both have a legend entry; the chart without them has neither.
+        assert!(svg.contains(">change point: level before → after</text>"));
+        assert!(svg.contains(">environment change</text>"));
+        let steady: Vec<Vec<f64>> = step_series().into_iter().take(20).collect();
+        let quiet = analyse(&archive(&steady, None), vec![]);
+        let q = &quiet.endpoints[0];
+        let svg = trend_chart(q, &infos(q), &[], "q").unwrap();
+        assert!(!svg.contains("pd-changepoint") && !svg.contains("pd-envchange"));
+        assert!(!svg.contains("change point") && !svg.contains("environment change"));
+    }
+
+    #[test]
+    fn accepted_changes_are_drawn_as_accepted_everywhere() {
+        // The step's first regression is triaged `accepted`: its runs are a
+        // regression by the numbers but shown in the accepted colour.
+        let analysis = analyse(&archive(&step_series(), Some(20)), vec![]);
+        let e = &analysis.endpoints[0];
+        let accepted: Vec<&str> = e
+            .points
+            .iter()
+            .filter(|p| display_state(p) == DisplayState::Accepted)
+            .map(|p| p.run.as_str())
+            .collect();
+        assert!(accepted.first() == Some(&"run-020"), "{accepted:?}");
+        assert!(
+            e.points
+                .iter()
+                .all(|p| display_state(p) != DisplayState::Regression),
+            "the whole accepted step is accepted"
+        );
+
+        let svg = trend_chart(e, &infos(e), &[], "c").unwrap();
+        assert!(svg.contains(&format!(r#"stroke="{}""#, hex(ACCEPTED))));
+        assert!(!svg.contains(&format!(r#"stroke="{}""#, hex(REGRESSION))));
+        assert!(svg.contains(">accepted change (triaged)</text>"));
+
+        let spark = sparkline(e, 52);
+        assert!(spark.contains(r#"class="v-accepted""#));
+        assert!(!spark.contains(r#"class="v-regression""#));
+
+        let (heat, _) = heatmap(
+            &[HeatmapRow {
+                endpoint: e,
+                href: "e.html".into(),
+            }],
+            53,
+            "h",
+        );
+        let cells = heat
+            .split("<rect ")
+            .filter(|c| c.contains("data-tip-target"))
+            .filter(|c| c.contains(r#"class="h-accepted""#))
+            .count();
+        assert!(cells > 0, "accepted weeks in the heatmap");
+        assert!(!heat.contains(r#"class="h-regression" data-tip-target"#));
+        assert!(heat.contains(">accepted change</text>"), "legend entry");
+
+        // Unlabelled, the same runs are regressions.
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        assert!(
+            sparkline(e, 52).contains(r#"class="v-regression""#)
+                && !sparkline(e, 52).contains("v-accepted")
+        );
+    }
+}
