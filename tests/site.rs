@@ -443,3 +443,79 @@ fn the_history_page_lists_change_points_newest_first() {
     assert!(alpha.contains("<h2 id=\"change-points\">"));
     assert!(!read(&out, "endpoints/gamma.html").contains("<h2 id=\"change-points\">"));
 }
+
+/// The evidence beside an alarm, end to end on a hand-made history:
+/// `orders` steps from ~103 to ~134 ms at run 11 (of 14), and every run's
+/// round 4 is a 2× GC round. The median policy's alarm is raised at run 11
+/// and its runs over the line are 11, 12 and 13.
+#[test]
+fn alarms_carry_their_evidence_in_the_data_and_on_the_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let out = tmp.path().join("site");
+    build(&archive, &out);
+    let json: Value = serde_json::from_str(&read(&out, "data/analysis.json")).unwrap();
+    let alarm = json["alarms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["policy"] == "median" && a["endpoint"] == "orders")
+        .expect("a median alarm on orders");
+    assert_eq!(alarm["run"], "2026-03-13T0300Z");
+    let ev = &alarm["evidence"];
+    // Run 11's rounds: 130 × 1.02 × [1, 1.02, 0.98, 2, 1.01].
+    let close = |v: &Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-9;
+    assert!(close(&ev["band"]["low"], 132.6 * 0.98), "{ev}");
+    assert!(close(&ev["band"]["high"], 132.6 * 2.0), "{ev}");
+    assert_eq!(ev["band"]["coverage"], 0.9375);
+    assert_eq!(ev["outlier_rounds"].as_array().unwrap().len(), 1);
+    assert_eq!(ev["outlier_rounds"][0]["round"], 4);
+    // Run medians: window 103.02 105.04 102.01 104.03 101.00 (twice);
+    // alarmed 133.926 136.552 132.613. 3 vs 10: [D(4), D(27)] of the 30
+    // differences, coverage 1 − 14/286.
+    let s = &ev["shift"];
+    assert!(close(&s["estimate_ms"], 31.512), "{s}");
+    assert!(close(&s["low_ms"], 28.583), "{s}");
+    assert!(close(&s["high_ms"], 34.542), "{s}");
+    assert!(close(&s["coverage"], 1.0 - 14.0 / 286.0), "{s}");
+    assert_eq!(
+        (s["alarmed_runs"].as_u64(), s["baseline_runs"].as_u64()),
+        (Some(3), Some(10))
+    );
+    // Each run point carries its own evidence: one run against ten.
+    let orders = json["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "orders")
+        .unwrap();
+    let p12 = &orders["runs"][12];
+    assert_eq!(p12["evidence"]["shift"]["alarmed_runs"], 1);
+    assert!(close(
+        &p12["evidence"]["shift"]["coverage"],
+        1.0 - 2.0 / 11.0
+    ));
+    assert_eq!(p12["accepted_change"], false);
+
+    // The pages show it: the median alarm's numbers on the endpoint page
+    // when median is the default policy, the GC round flagged on the run page.
+    let page = read(&out, "endpoints/orders.html");
+    if perfdash::analyse::policy::DEFAULT_POLICY.name() == "median" {
+        assert!(page.contains("130–265 ms (93.75%)"), "band");
+        assert!(page.contains("round 4 (265 ms)"), "GC round");
+        assert!(
+            page.contains("+31.5 ms [+28.6, +34.5] · 95.1% · 3 vs 10 runs"),
+            "shift"
+        );
+    }
+    assert!(page.contains("<h2 id=\"alarms\">"));
+    let run = read(&out, "runs/2026-03-14t0300z.html");
+    assert!(run.contains("<dl class=\"evidence\">"));
+    assert_eq!(
+        run.matches(">likely GC/noise</span>").count(),
+        1,
+        "round 4 of orders only"
+    );
+    assert!(run.contains("1 vs 10 runs") || run.contains("3 vs 10 runs"));
+}
