@@ -9,6 +9,7 @@
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
 //! weekly.html                     the weekly review (alarms, triage, policies)
+//! history.html                    every change point, newest first, and environment changes
 //! releases.html                   release history and the list of comparisons
 //! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
