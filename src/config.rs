@@ -190,6 +190,9 @@ impl Default for AnalysisSettings {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct AlarmSettings {
+    /// The policy `perfdash check` gates on and the weekly page and
+    /// `perfdash triage` follow, unless `--policy` says otherwise.
+    pub policy: crate::analyse::Policy,
     /// A candidate alarm is decided over this many judged runs after it.
     pub confirm_window: usize,
     /// It is `confirmed` when at least this many of them are over too, and
@@ -207,6 +210,7 @@ pub struct AlarmSettings {
 impl Default for AlarmSettings {
     fn default() -> Self {
         AlarmSettings {
+            policy: crate::analyse::policy::DEFAULT_POLICY,
             confirm_window: 3,
             confirm_needed: 2,
             robust_k: 3.5,

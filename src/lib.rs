@@ -17,4 +17,6 @@ pub mod profile;
 pub mod render;
 pub mod report;
 pub mod stats;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod write;

@@ -207,6 +207,36 @@ fn policies_disagree_about_a_fresh_regression() {
 }
 
 #[test]
+fn the_archive_can_choose_its_policy() {
+    let a = quiet();
+    a.run(12, &[("orders", 130.0), (ODD, 50.0)]);
+    a.cmd(&["check"]).code(1);
+    std::fs::write(
+        a.root().join("perfdash.toml"),
+        "[alarms]\npolicy = \"persistent\"\n",
+    )
+    .unwrap();
+    // The archive's policy waits for confirmation; --policy still overrides it.
+    let text = stdout(&a.cmd(&["check"]).code(0));
+    assert!(text.contains("(policy persistent)"), "{text}");
+    a.cmd(&["check", "--policy", "median"]).code(1);
+    // The weekly review and triage follow it too.
+    let untriaged = stdout(&a.cmd(&["triage"]).code(0));
+    assert!(untriaged.starts_with("0 untriaged alarm(s)"), "{untriaged}");
+    // A name that is not a policy is an error naming the file.
+    std::fs::write(
+        a.root().join("perfdash.toml"),
+        "[alarms]\npolicy = \"Median\"\n",
+    )
+    .unwrap();
+    let err = stderr(&a.cmd(&["check"]).code(2));
+    assert!(
+        err.contains("perfdash.toml") && err.contains("changepoint"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_gc_round_in_front_fails_only_the_naive_policy() {
     let a = quiet();
     let dir = a.run(12, &[("orders", 100.0), (ODD, 50.0)]);

@@ -160,8 +160,8 @@ fn the_demo_archive_weekly_review_and_gate() {
     }
 }
 
-/// The weekly page shows, beside each confirmed regression of the default
-/// policy, the flame-graph attribution of its runs over the line (code
+/// The weekly page shows, beside each confirmed regression of the
+/// archive's policy, the flame-graph attribution of its runs over the line (code
 /// regression vs GC/lock, with the category shift) and links to the flame
 /// page; and the accepted change on cart-checkout is drawn as accepted.
 #[test]
@@ -176,7 +176,7 @@ fn the_demo_weekly_page_attributes_confirmed_regressions() {
     let review = perfdash::analyse::weekly::weekly_review(
         a,
         perfdash::analyse::weekly::WeekSpec::LastSevenDays,
-        perfdash::analyse::policy::DEFAULT_POLICY,
+        a.settings.alarms.policy,
     )
     .unwrap();
     let mut attributed = 0;

@@ -6,6 +6,10 @@
 //! `k6_summary/p99-near-f64-max.json` was found by hand while checking
 //! NaN/∞ handling: finite, but medians and baseline × ratio overflowed to
 //! infinity and plotters then looped forever on the infinite axis.
+//!
+//! `perf_script/blank-line-before-first-event-*` (a lone newline) was found by
+//! the `perf_script` target in its first seconds: inferno's perf collapser
+//! asserts that the first block names an event, and panicked.
 
 use std::path::{Path, PathBuf};
 
@@ -171,5 +175,23 @@ fn async_profiler_html() {
 
 #[test]
 fn perf_script() {
+    let found = inputs("perf_script");
+    assert!(!found.is_empty(), "the known regression inputs are present");
+    // The collapser on its own, with every option on, as the fuzz target
+    // calls it: it must return (Ok or Err), never panic.
+    for (_, data) in &found {
+        if let Ok(text) = std::str::from_utf8(data) {
+            let _ = perfdash::profile::collapse_perf(
+                text,
+                perfdash::profile::PerfOptions {
+                    annotate_jit: true,
+                    annotate_kernel: true,
+                    include_pid: true,
+                    include_tid: true,
+                    include_addrs: true,
+                },
+            );
+        }
+    }
     profile("perf_script", b"", "flame.txt");
 }

@@ -97,23 +97,9 @@ pub fn evidence(rounds: &[Round], baseline_medians: &[f64], alarmed_medians: &[f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{RoundStats, SourceFormat};
 
     fn rounds(p99: &[f64]) -> Vec<Round> {
-        p99.iter()
-            .enumerate()
-            .map(|(i, v)| {
-                Round::new(
-                    i as u32 + 1,
-                    format!("round-{}.json", i + 1),
-                    SourceFormat::K6HandleSummary,
-                    RoundStats {
-                        p99_ms: *v,
-                        ..Default::default()
-                    },
-                )
-            })
-            .collect()
+        crate::test_support::endpoint_run(p99, crate::test_support::round).rounds
     }
 
     /// A hand-made alarm: rounds [98, 101, 99, 102, 180] (the GC round of

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::changepoint::{self, ChangePointParams};
 use super::verdict::{self, Evidence, Verdict};
@@ -24,7 +24,7 @@ use crate::stats::{median, robust_z};
 
 /// A gating policy. The names are part of the JSON contract and of
 /// `perfdash check --policy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy {
     /// The first round's p99 over baseline × ratio: what teams did before
@@ -43,10 +43,14 @@ pub enum Policy {
     /// The latest Otava change point on the run medians so far raised the
     /// level by more than `changepoint.min_magnitude`, and the run is still
     /// at the new level (docs/detection.md).
+    // Spelled as on the command line; kebab-case would give `change-point`.
+    #[serde(rename = "changepoint")]
     ChangePoint,
 }
 
-/// The policy `perfdash check` uses unless told otherwise.
+/// The policy `perfdash check`, the weekly page and `perfdash triage` use
+/// unless `[alarms] policy` or `--policy` says otherwise. It follows from
+/// the evaluation in docs/detection.md (a test keeps the two in step).
 pub const DEFAULT_POLICY: Policy = Policy::Median;
 
 /// One run as one policy sees it.

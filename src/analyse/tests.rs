@@ -1,54 +1,12 @@
 //! Unit and property tests of the baseline and verdict logic.
 
-use std::collections::BTreeMap;
-
-use chrono::{Duration, TimeZone, Utc};
 use proptest::prelude::*;
 
 use super::*;
-use crate::model::{EndpointRun, Round, RoundStats, Run, SourceFormat};
-
-fn round(number: u32, p99: f64) -> Round {
-    Round::new(
-        number,
-        format!("round-{number}.json"),
-        SourceFormat::K6HandleSummary,
-        RoundStats {
-            p99_ms: p99,
-            ..Default::default()
-        },
-    )
-}
 
 /// An archive with one endpoint `e` whose runs have the given round p99s.
 fn archive(runs: &[Vec<f64>]) -> Archive {
-    let t0 = Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap();
-    Archive {
-        root: "archive".into(),
-        settings: Settings::default(),
-        runs: runs
-            .iter()
-            .enumerate()
-            .map(|(i, p99s)| Run {
-                id: format!("run-{i:03}"),
-                started_at: t0 + Duration::hours(56 * i as i64),
-                meta: Default::default(),
-                endpoints: BTreeMap::from([(
-                    "e".to_string(),
-                    EndpointRun {
-                        profiles: Vec::new(),
-                        rounds: p99s
-                            .iter()
-                            .enumerate()
-                            .map(|(n, p)| round(n as u32 + 1, *p))
-                            .collect(),
-                    },
-                )]),
-                problems: vec![],
-            })
-            .collect(),
-        triage: vec![],
-    }
+    crate::test_support::archive_of(&[("e", runs.to_vec())])
 }
 
 fn verdicts(runs: &[Vec<f64>]) -> Vec<Verdict> {

@@ -6,7 +6,7 @@ use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use crate::analyse::gate::{RunSelector, check};
-use crate::analyse::{Policy, analyse, policy::DEFAULT_POLICY};
+use crate::analyse::{Policy, analyse};
 use crate::ingest::{LoadOptions, load_archive_with};
 use crate::report::check::{CheckFormat, render};
 
@@ -21,9 +21,10 @@ pub struct CheckArgs {
     /// Check the latest run (the default).
     #[arg(long)]
     pub latest: bool,
-    /// The gating policy (docs/alarms.md).
-    #[arg(long, value_name = "NAME", default_value = DEFAULT_POLICY.name(), value_parser = policy_parser())]
-    pub policy: Policy,
+    /// The gating policy (docs/alarms.md) [default: `[alarms] policy` in
+    /// perfdash.toml, else median].
+    #[arg(long, value_name = "NAME", value_parser = policy_parser())]
+    pub policy: Option<Policy>,
     /// Output: a short summary, JSON, a GitHub step summary, or JUnit XML.
     #[arg(long, value_name = "FORMAT", default_value = "text",
           value_parser = PossibleValuesParser::new(["text", "json", "markdown", "junit"])
@@ -58,7 +59,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         Some(id) => RunSelector::Id(id),
         None => RunSelector::Latest,
     };
-    let report = check(&analysis, &which, args.policy)?;
+    let policy = args.policy.unwrap_or(analysis.settings.alarms.policy);
+    let report = check(&analysis, &which, policy)?;
     if elsewhere > report.problems.len() {
         eprintln!(
             "warning: {} input(s) skipped in the archive; `perfdash build --verbose` lists them",

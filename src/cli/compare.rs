@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
-use crate::analyse::compare::{compare, format_json, format_markdown, format_table, resolve_run};
+use crate::analyse::compare::{compare, resolve_run};
 use crate::error::Error;
 use crate::ingest::load_archive;
+use crate::report::compare::{format_json, format_markdown, format_table};
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {

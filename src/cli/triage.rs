@@ -17,25 +17,26 @@ pub struct TriageArgs {
     /// Print a ready-to-fill triage entry for each untriaged alarm.
     #[arg(long)]
     pub template: bool,
-    /// Whose alarms: a policy name, or `all` for every policy's.
-    #[arg(long, value_name = "NAME", default_value = "median")]
-    pub policy: String,
+    /// Whose alarms: a policy name, or `all` for every policy's [default:
+    /// `[alarms] policy` in perfdash.toml, else median].
+    #[arg(long, value_name = "NAME")]
+    pub policy: Option<String>,
     /// The date written into template entries (default: today, UTC).
     #[arg(long, value_name = "YYYY-MM-DD")]
     pub date: Option<NaiveDate>,
 }
 
 pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
-    let policies: Vec<Policy> = if args.policy == "all" {
-        Policy::ALL.to_vec()
-    } else {
-        vec![
-            args.policy
-                .parse::<Policy>()
-                .map_err(|e| crate::error::Error::Usage(format!("--policy: {e}, or all")))?,
-        ]
+    // A bad name is a usage error before anything is read.
+    let asked: Option<Vec<Policy>> = match args.policy.as_deref() {
+        None => None,
+        Some("all") => Some(Policy::ALL.to_vec()),
+        Some(name) => Some(vec![name.parse::<Policy>().map_err(|e| {
+            crate::error::Error::Usage(format!("--policy: {e}, or all"))
+        })?]),
     };
     let loaded = load_archive(&args.archive)?;
+    let policies = asked.unwrap_or_else(|| vec![loaded.archive.settings.alarms.policy]);
     for d in &loaded.diagnostics {
         if d.path.starts_with(crate::ingest::triage::TRIAGE_DIR) {
             eprintln!("warning: {d}");

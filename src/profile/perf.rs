@@ -61,9 +61,53 @@ pub fn collapse_perf(text: &str, options: PerfOptions) -> std::io::Result<String
     // perfdash already parallelises across files.
     opts.nthreads = 1;
     let mut folder = Folder::from(opts);
+    // inferno reads the first block to learn the event type and asserts that
+    // it found one, so a blank line before the first event (as after a
+    // `perf script --header`) panics it (found by fuzzing). Blank and comment
+    // lines before the first event carry nothing; start at the event.
+    let text = skip_leading_blank_and_comment_lines(text);
+    collapse_guarded("perf script", |out| {
+        folder.collapse(Cursor::new(text.as_bytes()), out)
+    })
+}
+
+/// `text` from its first line that is neither blank nor a `#` comment.
+fn skip_leading_blank_and_comment_lines(text: &str) -> &str {
+    let mut rest = text;
+    while let Some(end) = rest.find('\n') {
+        let line = &rest[..end];
+        if line.trim().is_empty() || line.starts_with('#') {
+            rest = &rest[end + 1..];
+        } else {
+            break;
+        }
+    }
+    rest
+}
+
+/// Runs an inferno collapser, turning a panic inside it into an error: its
+/// internal assertions are about its own state, and a file that trips one is
+/// bad input to report with its name, not a reason to abort the build.
+fn collapse_guarded(
+    what: &str,
+    collapse: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
+) -> std::io::Result<String> {
     let mut out = Vec::new();
-    folder.collapse(Cursor::new(text.as_bytes()), &mut out)?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| collapse(&mut out)));
+    match outcome {
+        Ok(result) => result.map(|()| String::from_utf8_lossy(&out).into_owned()),
+        Err(panic) => {
+            let reason = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown reason".to_string());
+            Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{what} collapser (inferno) rejected the input: {reason}"),
+            ))
+        }
+    }
 }
 
 /// Whether the text starts like `perf script` output: an event line followed
@@ -100,9 +144,9 @@ pub fn collapse_dtrace(text: &str) -> std::io::Result<String> {
     let mut opts = inferno::collapse::dtrace::Options::default();
     opts.nthreads = 1;
     let mut folder = inferno::collapse::dtrace::Folder::from(opts);
-    let mut out = Vec::new();
-    folder.collapse(Cursor::new(text.as_bytes()), &mut out)?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    collapse_guarded("DTrace", |out| {
+        folder.collapse(Cursor::new(text.as_bytes()), out)
+    })
 }
 
 /// Whether the text looks like DTrace aggregation output (stack lines with

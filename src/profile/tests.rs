@@ -901,3 +901,35 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn perf_script_with_a_header_and_blank_lines_before_the_first_event() {
+    // `perf script --header` writes `#` lines; a blank line before the first
+    // event used to panic inferno's collapser (found by fuzzing).
+    let body = "java 4242 [001] 1000.000001: 1000 cycles:\n\
+                \t7f0000000001 parseOrder (/srv/app.so)\n\
+                \t7f0000000002 main (/srv/app.so)\n\n\
+                java 4242 [001] 1000.000002: 1000 cycles:\n\
+                \t7f0000000003 writeJson (/srv/app.so)\n\
+                \t7f0000000002 main (/srv/app.so)\n\n";
+    let plain = collapse_perf(body, PerfOptions::PLAIN).unwrap();
+    let with_header = format!("# ========\n# captured on: today\n#\n\n\n{body}");
+    assert_eq!(
+        collapse_perf(&with_header, PerfOptions::PLAIN).unwrap(),
+        plain
+    );
+    // Weighted by the period (1000 cycles each).
+    assert_eq!(
+        plain,
+        "java;main;parseOrder 1000\njava;main;writeJson 1000\n"
+    );
+    // Input with no event at all is an error or empty, never a panic.
+    for odd in [
+        "\n",
+        "\n\n\n",
+        "# only a comment\n\n",
+        "not perf\n\n\tframe\n",
+    ] {
+        let _ = collapse_perf(odd, PerfOptions::PLAIN);
+    }
+}

@@ -869,69 +869,31 @@ fn ellipsis(s: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
-    use chrono::{Duration, TimeZone, Utc};
+    use chrono::Duration;
 
     use super::*;
     use crate::analyse::analyse;
     use crate::analyse::comparability::SettingChange;
-    use crate::config::Settings;
-    use crate::model::{
-        Archive, EndpointRun, Label, Round, RoundStats, Run, SourceFormat, TriageLabel,
-    };
+    use crate::model::{Archive, Label, TriageLabel};
+    use crate::test_support;
 
-    /// One endpoint `e`, one run every 2 days from 2026-01-05, with these
-    /// round p99s; `accepted` labels the alarm on that run `accepted`.
+    /// One endpoint `e` with these round p99s (runs from
+    /// `test_support`); `accepted` labels the alarm on that run `accepted`.
     fn archive(runs: &[Vec<f64>], accepted: Option<usize>) -> Archive {
-        let t0 = Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap();
-        Archive {
-            root: "archive".into(),
-            settings: Settings::default(),
-            runs: runs
-                .iter()
-                .enumerate()
-                .map(|(i, p99s)| Run {
-                    id: format!("run-{i:03}"),
-                    started_at: t0 + Duration::days(2 * i as i64),
-                    meta: Default::default(),
-                    endpoints: BTreeMap::from([(
-                        "e".to_string(),
-                        EndpointRun {
-                            profiles: Vec::new(),
-                            rounds: p99s
-                                .iter()
-                                .enumerate()
-                                .map(|(n, p)| {
-                                    Round::new(
-                                        n as u32 + 1,
-                                        format!("round-{}.json", n + 1),
-                                        SourceFormat::K6HandleSummary,
-                                        RoundStats {
-                                            p99_ms: *p,
-                                            ..Default::default()
-                                        },
-                                    )
-                                })
-                                .collect(),
-                        },
-                    )]),
-                    problems: vec![],
-                })
-                .collect(),
-            triage: accepted
-                .map(|i| TriageLabel {
-                    run: format!("run-{i:03}"),
-                    endpoint: "e".into(),
-                    label: Label::Accepted,
-                    note: None,
-                    author: "t".into(),
-                    date: chrono::NaiveDate::from_ymd_opt(2026, 3, 1).unwrap(),
-                    source: "triage/t.toml:1".into(),
-                })
-                .into_iter()
-                .collect(),
-        }
+        let mut archive = test_support::archive_of(&[("e", runs.to_vec())]);
+        archive.triage = accepted
+            .map(|i| TriageLabel {
+                run: test_support::run_id(i),
+                endpoint: "e".into(),
+                label: Label::Accepted,
+                note: None,
+                author: "t".into(),
+                date: chrono::NaiveDate::from_ymd_opt(2026, 3, 1).unwrap(),
+                source: "triage/t.toml:1".into(),
+            })
+            .into_iter()
+            .collect();
+        archive
     }
 
     /// 20 runs near 100 ms, then 20 near 150 ms (a +50% step at run 20).
@@ -1007,7 +969,8 @@ mod tests {
         assert_eq!(x, point_x(&svg, "run-020"));
         assert!(point_x(&svg, "run-019") < x && x < point_x(&svg, "run-021"));
         assert!(m.contains(&format!("M{x} ")), "vertical line at x: {m}");
-        assert!(m.contains(">+50% from 2026-02-14</text>"), "{m}");
+        // Run 20 starts 20 × 56 h after 2026-01-05 03:00: 2026-02-20.
+        assert!(m.contains(">+50% from 2026-02-20</text>"), "{m}");
         // Level segments: before from the first run to the onset, after
         // from the onset to the last run.
         let levels = attr(m, "d");

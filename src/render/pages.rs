@@ -13,7 +13,6 @@ use super::flame_pages::{FlameLink, flame_links};
 use super::{Site, Slugs, format as f};
 use crate::analyse::alarms::Alarm;
 use crate::analyse::changepoint::LevelShift;
-use crate::analyse::policy::DEFAULT_POLICY;
 use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, RunPoint, Verdict};
 use crate::error::Error;
 use crate::model::Round;
@@ -145,7 +144,7 @@ pub struct EnvChangeRow {
     pub changes: String,
 }
 
-/// One alarm of the default policy with its evidence.
+/// One alarm of the archive's policy with its evidence.
 pub struct AlarmRow {
     pub run: String,
     pub run_href: String,
@@ -168,7 +167,7 @@ pub struct EndpointPage {
     pub chart: String,
     pub change_points: Vec<ChangePointRow>,
     pub env_changes: Vec<EnvChangeRow>,
-    /// The default policy's name, for the alarm table's caption.
+    /// The archive's policy (`[alarms] policy`), for the alarm table's caption.
     pub policy: &'static str,
     pub alarms: Vec<AlarmRow>,
     pub csv_href: String,
@@ -502,7 +501,7 @@ pub(super) fn render_pages(
         rows.reverse(); // newest first
         let mut alarms: Vec<AlarmRow> = analysis
             .alarms
-            .of(DEFAULT_POLICY)
+            .of(analysis.settings.alarms.policy)
             .filter(|a| a.endpoint == e.id)
             .map(|a| alarm_row(a, slugs, root))
             .collect();
@@ -530,7 +529,7 @@ pub(super) fn render_pages(
                 .rev()
                 .map(|c| env_change_row(c, slugs, root))
                 .collect(),
-            policy: DEFAULT_POLICY.name(),
+            policy: analysis.settings.alarms.policy.name(),
             alarms,
             csv_href: format!("{root}data/endpoints/{slug}.csv"),
             latest: e.latest().map(|p| point_row(p, e, slugs, root)),
@@ -689,8 +688,8 @@ pub fn history_page(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Error
     render(&page, "history.html")
 }
 
-/// The evidence a run page shows for one endpoint: the default policy's
-/// alarm raised at this run (its shift covers the alarm's runs over the
+/// The evidence a run page shows for one endpoint: the archive's policy's
+/// (`[alarms] policy`) alarm raised at this run (its shift covers the alarm's runs over the
 /// line), else the run's own evidence when it regressed, else none.
 fn run_evidence(
     analysis: &Analysis,
@@ -699,13 +698,13 @@ fn run_evidence(
 ) -> Option<(String, EvidenceView)> {
     if let Some(a) = analysis
         .alarms
-        .of(DEFAULT_POLICY)
+        .of(analysis.settings.alarms.policy)
         .find(|a| a.endpoint == e.id && a.run == p.run)
     {
         return Some((
             format!(
                 "{} alarm ({}, {} run(s) over the line)",
-                DEFAULT_POLICY.name(),
+                analysis.settings.alarms.policy.name(),
                 a.state.as_str(),
                 a.over_runs.len()
             ),

@@ -251,13 +251,14 @@ fn policy_cell(s: &PolicyStats) -> PolicyCell {
     }
 }
 
-/// Renders `weekly.html` for the chosen week under the default policy.
+/// Renders `weekly.html` for the chosen week under the archive's policy
+/// (`[alarms] policy`, median by default).
 pub fn weekly_page(
     analysis: &Analysis,
     slugs: &Slugs,
     week: WeekSpec,
 ) -> Result<Option<Vec<u8>>, Error> {
-    let policy = crate::analyse::policy::DEFAULT_POLICY;
+    let policy = analysis.settings.alarms.policy;
     let Some(review): Option<WeeklyReview> = weekly_review(analysis, week, policy) else {
         return Ok(None);
     };

@@ -3,6 +3,7 @@
 //! I/O.
 
 pub mod check;
+pub mod compare;
 pub mod triage;
 
 /// Escapes text for XML content and attribute values.

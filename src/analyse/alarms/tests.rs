@@ -6,13 +6,11 @@
 //! level and a quiet window has MAD 0 (the robust scale is then the 2%
 //! floor: 2 ms at 100 ms).
 
-use std::collections::BTreeMap;
-
-use chrono::{Duration, NaiveDate, TimeZone, Utc};
+use chrono::NaiveDate;
 
 use super::*;
 use crate::analyse::{Analysis, analyse};
-use crate::model::{Archive, EndpointRun, Round, RoundStats, Run, SourceFormat};
+use crate::model::Archive;
 
 const WOBBLE: [f64; 5] = [0.99, 1.0, 1.01, 1.0, 1.02];
 
@@ -27,54 +25,11 @@ fn levels(quiet: usize, tail: &[f64]) -> Vec<Vec<f64>> {
     runs
 }
 
-fn run_id(i: usize) -> String {
-    format!("run-{i:03}")
-}
-
-fn round(number: u32, p99: f64) -> Round {
-    Round::new(
-        number,
-        format!("round-{number}.json"),
-        SourceFormat::K6HandleSummary,
-        RoundStats {
-            p99_ms: p99,
-            ..Default::default()
-        },
-    )
-}
+use crate::test_support::run_id;
 
 /// Endpoints (id → rounds per run); every endpoint has every run.
 fn archive(endpoints: &[(&str, Vec<Vec<f64>>)], triage: &[(usize, &str, Label)]) -> Archive {
-    let t0 = Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap();
-    let n = endpoints[0].1.len();
     Archive {
-        root: "archive".into(),
-        settings: Settings::default(),
-        runs: (0..n)
-            .map(|i| Run {
-                id: run_id(i),
-                started_at: t0 + Duration::hours(56 * i as i64),
-                meta: Default::default(),
-                endpoints: endpoints
-                    .iter()
-                    .map(|(id, runs)| {
-                        let rounds = runs[i]
-                            .iter()
-                            .enumerate()
-                            .map(|(k, p)| round(k as u32 + 1, *p))
-                            .collect();
-                        (
-                            id.to_string(),
-                            EndpointRun {
-                                rounds,
-                                profiles: Vec::new(),
-                            },
-                        )
-                    })
-                    .collect::<BTreeMap<_, _>>(),
-                problems: vec![],
-            })
-            .collect(),
         triage: triage
             .iter()
             .map(|&(i, endpoint, label)| TriageLabel {
@@ -87,6 +42,7 @@ fn archive(endpoints: &[(&str, Vec<Vec<f64>>)], triage: &[(usize, &str, Label)])
                 source: format!("triage/{i}.toml:1"),
             })
             .collect(),
+        ..crate::test_support::archive_of(endpoints)
     }
 }
 

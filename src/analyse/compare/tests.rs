@@ -2,12 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{Duration, TimeZone, Utc};
 use proptest::prelude::*;
 
 use super::*;
 use crate::config::Settings;
 use crate::model::{Round, RoundStats, RunMeta, SourceFormat};
+use crate::report::compare::{format_json, format_markdown, format_table};
+use crate::test_support::{self, archive};
 
 fn round(number: u32, p99: f64) -> Round {
     Round::new(
@@ -25,41 +26,17 @@ fn round(number: u32, p99: f64) -> Round {
 }
 
 fn run(i: usize, id: &str, release: Option<&str>, endpoints: &[(&str, &[f64])]) -> Run {
-    let t0 = Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap();
     Run {
         id: id.to_string(),
-        started_at: t0 + Duration::hours(56 * i as i64),
         meta: RunMeta {
             release: release.map(str::to_string),
             ..Default::default()
         },
         endpoints: endpoints
             .iter()
-            .map(|(name, p99s)| {
-                let rounds = p99s
-                    .iter()
-                    .enumerate()
-                    .map(|(n, p)| round(n as u32 + 1, *p))
-                    .collect();
-                (
-                    name.to_string(),
-                    EndpointRun {
-                        rounds,
-                        profiles: Vec::new(),
-                    },
-                )
-            })
+            .map(|(name, p99s)| (name.to_string(), test_support::endpoint_run(p99s, round)))
             .collect::<BTreeMap<_, _>>(),
-        problems: vec![],
-    }
-}
-
-fn archive(runs: Vec<Run>) -> Archive {
-    Archive {
-        root: "archive".into(),
-        settings: Settings::default(),
-        runs,
-        triage: vec![],
+        ..test_support::run(i, &[])
     }
 }
 
@@ -345,7 +322,7 @@ fn formatters_show_every_endpoint_and_escape_names() {
 
     let md = format_markdown(&c);
     assert!(
-        md.contains("| GET /a\\|b &lt;x&gt; | 100 | 130 | 1.30 |"),
+        md.contains("| GET /a\\|b \\<x\\> | 100 | 130 | 1.30 |"),
         "{md}"
     );
     assert!(md.contains("**regression**"), "{md}");

@@ -1,0 +1,96 @@
+//! Builders for the hand-made archives of unit tests, so that a new field
+//! on a model type is added in one place rather than in every test file.
+//!
+//! Runs are 56 hours apart (three a week) from Monday 2026-01-05 03:00 UTC
+//! and are named `run-000`, `run-001`, …; rounds are k6 summaries with only
+//! their p99 set unless a test says otherwise.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+
+use crate::config::Settings;
+use crate::model::{Archive, EndpointRun, Round, RoundStats, Run, SourceFormat};
+
+/// Round `number` (1-based) with the given p99 and nothing else.
+pub fn round(number: u32, p99: f64) -> Round {
+    round_with(
+        number,
+        RoundStats {
+            p99_ms: p99,
+            ..Default::default()
+        },
+    )
+}
+
+/// Round `number` with the given statistics.
+pub fn round_with(number: u32, stats: RoundStats) -> Round {
+    Round::new(
+        number,
+        format!("round-{number}.json"),
+        SourceFormat::K6HandleSummary,
+        stats,
+    )
+}
+
+/// When run `i` started.
+pub fn run_time(i: usize) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap() + Duration::hours(56 * i as i64)
+}
+
+/// The id of run `i`.
+pub fn run_id(i: usize) -> String {
+    format!("run-{i:03}")
+}
+
+/// One endpoint's rounds in one run, numbered from 1, made by `make_round`.
+pub fn endpoint_run(p99s: &[f64], make_round: fn(u32, f64) -> Round) -> EndpointRun {
+    EndpointRun {
+        rounds: p99s
+            .iter()
+            .enumerate()
+            .map(|(k, &p99)| make_round(k as u32 + 1, p99))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Run `i` with the given endpoints' round p99s.
+pub fn run(i: usize, endpoints: &[(&str, &[f64])]) -> Run {
+    Run {
+        id: run_id(i),
+        started_at: run_time(i),
+        meta: Default::default(),
+        endpoints: endpoints
+            .iter()
+            .map(|(id, p99s)| (id.to_string(), endpoint_run(p99s, round)))
+            .collect::<BTreeMap<_, _>>(),
+        problems: vec![],
+    }
+}
+
+/// An archive of these runs with default settings and no triage labels.
+pub fn archive(runs: Vec<Run>) -> Archive {
+    Archive {
+        root: "archive".into(),
+        settings: Settings::default(),
+        runs,
+        triage: vec![],
+    }
+}
+
+/// An archive in which every endpoint has every run: `(id, rounds per run)`.
+pub fn archive_of(endpoints: &[(&str, Vec<Vec<f64>>)]) -> Archive {
+    let n = endpoints.first().map_or(0, |(_, runs)| runs.len());
+    archive(
+        (0..n)
+            .map(|i| {
+                let this_run: Vec<(&str, &[f64])> = endpoints
+                    .iter()
+                    .map(|(id, runs)| (*id, runs[i].as_slice()))
+                    .collect();
+                run(i, &this_run)
+            })
+            .collect(),
+    )
+}
