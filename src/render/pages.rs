@@ -483,7 +483,10 @@ pub(super) fn render_pages(
                         f::ratio(Some(r)),
                         f::change(Some(r))
                     )),
-                    p.verdict.as_str()
+                    match display_state(p) {
+                        DisplayState::Accepted => "regression (accepted change)",
+                        _ => p.verdict.as_str(),
+                    }
                 ),
             })
             .collect();
