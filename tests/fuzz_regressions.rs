@@ -10,6 +10,10 @@
 //! `perf_script/blank-line-before-first-event-*` (a lone newline) was found by
 //! the `perf_script` target in its first seconds: inferno's perf collapser
 //! asserts that the first block names an event, and panicked.
+//!
+//! `folded/nbsp-before-count-*` was found by the `folded` target after two
+//! minutes: a no-break space (two bytes in UTF-8) before a count was taken
+//! for the separator and the slice after it split a character.
 
 use std::path::{Path, PathBuf};
 
@@ -56,6 +60,7 @@ fn the_known_crash_inputs_are_kept() {
         ("k6_summary", "p99-near-f64-max.json"),
         ("csv_jtl", "timestamp-overflow-5e6b59b6"),
         ("perf_script", "blank-line-before-first-event-adc83b19"),
+        ("folded", "nbsp-before-count-a730cd2a"),
     ] {
         assert!(
             inputs(target).iter().any(|(p, _)| p.ends_with(name)),
