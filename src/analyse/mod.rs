@@ -238,8 +238,8 @@ fn judge_series(
     let a = &settings.analysis;
     // Accepted runs, oldest first.
     let mut accepted: Vec<AcceptedRun> = Vec::new();
-    // Inside a stretch of regressions a human accepted (see verdict.rs).
-    let mut accepted_change = false;
+    // Changes a human accepted, in progress (see verdict.rs).
+    let mut accepted_changes = verdict::AcceptedChanges::new(a.baseline_window);
     let mut points = Vec::with_capacity(series.len());
     for &(run_index, rounds) in series {
         let run = &archive.runs[run_index];
@@ -281,12 +281,12 @@ fn judge_series(
         } else {
             Vec::new()
         };
-        let accepted_by_triage = accepted_change
-            || archive
-                .triage
-                .iter()
-                .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
-        accepted_change = verdict::accepted_change_continues(verdict, accepted_by_triage);
+        let labelled_accepted = archive
+            .triage
+            .iter()
+            .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
+        let accepted_by_triage =
+            accepted_changes.next_run(verdict, median_p99_ms, labelled_accepted, threshold_ratio);
         let window_medians: Vec<f64> = if baseline_p99_ms.is_some() {
             window.iter().map(|r| r.median_p99_ms).collect()
         } else {
@@ -313,7 +313,7 @@ fn judge_series(
             baseline_runs,
             not_comparable,
             profiles: Vec::new(),
-            accepted_change: accepted_by_triage && verdict == Verdict::Regression,
+            accepted_change: accepted_by_triage,
             evidence,
         });
     }
