@@ -10,6 +10,8 @@ pub mod config;
 pub mod demo;
 pub mod error;
 pub mod eval;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ingest;
 pub mod model;
 pub mod pipeline;

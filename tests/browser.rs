@@ -108,7 +108,13 @@ fn every_page_of_the_bundled_archive_works_in_a_browser() {
     let (ok, out) = check(&site, Some(&shots));
     println!("{out}");
     assert!(ok, "browser check failed:\n{out}");
-    for name in ["overview.png", "endpoint.png", "run.png"] {
+    for name in [
+        "overview.png",
+        "endpoint.png",
+        "run.png",
+        "weekly.png",
+        "history.png",
+    ] {
         assert!(shots.join(name).is_file(), "screenshot {name}");
     }
     println!("screenshots in {}", shots.display());

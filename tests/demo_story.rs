@@ -159,3 +159,78 @@ fn the_demo_archive_weekly_review_and_gate() {
         }
     }
 }
+
+/// The weekly page shows, beside each confirmed regression of the
+/// archive's policy, the flame-graph attribution of its runs over the line (code
+/// regression vs GC/lock, with the category shift) and links to the flame
+/// page; and the accepted change on cart-checkout is drawn as accepted.
+#[test]
+fn the_demo_weekly_page_attributes_confirmed_regressions() {
+    let a = demo();
+    let site = perfdash::render::render_site(a).unwrap();
+    let page =
+        |p: &str| String::from_utf8(site.get(p).unwrap_or_else(|| panic!("{p}")).to_vec()).unwrap();
+    let weekly = page("weekly.html");
+    let confirmed = &weekly[weekly.find("<h2 id=\"confirmed\">").unwrap()..];
+    let confirmed = &confirmed[..confirmed.find("<h2 id=\"fp-by-week\">").unwrap()];
+    let review = perfdash::analyse::weekly::weekly_review(
+        a,
+        perfdash::analyse::weekly::WeekSpec::LastSevenDays,
+        a.settings.alarms.policy,
+    )
+    .unwrap();
+    let mut attributed = 0;
+    for r in &review.confirmed {
+        let e = a
+            .endpoints
+            .iter()
+            .find(|e| e.id == r.alarm.endpoint)
+            .unwrap();
+        let summary = r
+            .alarm
+            .over_runs
+            .iter()
+            .filter_map(|run| e.points.iter().find(|p| &p.run == run))
+            .flat_map(|p| &p.profiles)
+            .find_map(|pa| pa.attribution.as_ref().map(|x| x.summary.clone()));
+        if let Some(summary) = summary {
+            assert!(confirmed.contains(&summary), "{summary} on the page");
+            attributed += 1;
+        }
+    }
+    assert!(
+        attributed > 0,
+        "the demo's confirmed regressions have profiles"
+    );
+    assert!(confirmed.contains("code regression (application +"));
+    // Its flame links point at pages of the site.
+    let links: Vec<&str> = confirmed
+        .split("href=\"")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .filter(|h| h.starts_with("flame/"))
+        .collect();
+    assert!(!links.is_empty());
+    for l in links {
+        assert!(site.get(l).is_some(), "{l}");
+    }
+
+    // cart-checkout's step was triaged `accepted`: accepted in the
+    // overview's heatmap and sparkline, and on its chart's legend.
+    let index = page("index.html");
+    assert!(index.contains("class=\"h-accepted\" data-tip-target"));
+    assert!(index.contains("class=\"v-accepted\""));
+    assert!(page("endpoints/cart-checkout.html").contains(">accepted change (triaged)</text>"));
+    // The history page lists the change points the demo injected.
+    let history = page("history.html");
+    for e in &a.endpoints {
+        for cp in &e.change_points {
+            assert!(
+                history.contains(&format!(">{}</a></td>", cp.run)),
+                "{} {}",
+                e.id,
+                cp.run
+            );
+        }
+    }
+}

@@ -44,11 +44,16 @@ fn hostile_archive(root: &Path) {
         "-2+3",
         "javascript:alert(1)",
     ];
+    // A step after the third run, so that every endpoint has a change
+    // point (chart marker, history page) carrying its hostile name.
     let runs: Vec<Vec<(&str, Vec<f64>)>> = (0..6)
         .map(|i| {
             endpoints
                 .iter()
-                .map(|e| (*e, vec![100.0 + i as f64 * 9.0; 5]))
+                .map(|e| {
+                    let level = if i < 3 { 100.0 } else { 160.0 };
+                    (*e, (0..5).map(|r| level + (i + r) as f64 * 0.5).collect())
+                })
                 .collect()
         })
         .collect();
@@ -66,8 +71,15 @@ fn hostile_archive(root: &Path) {
         run.join("run.toml"),
         format!(
             "notes = \"{SCRIPT} and {IMG}\"\ncommit = {SCRIPT:?}\nbranch = {IMG:?}\n\
-             release = \"javascript:alert(1)\"\n{IMG:?} = {SCRIPT:?}\n"
+             release = \"javascript:alert(1)\"\n{IMG:?} = {SCRIPT:?}\n\
+             [environment]\n\"<b onmouseover=alert(6)>\" = \"<script>alert(6)</script>\"\n"
         ),
+    )
+    .unwrap();
+    // An environment change (chart marker, lists) with payloads as key and value.
+    std::fs::write(
+        root.join("runs/2026-03-06T0300Z/run.toml"),
+        "[environment]\n\"<b onmouseover=alert(6)>\" = \"plain\"\n",
     )
     .unwrap();
     // A frame name (a folded profile of `orders`), with alert(2) so that
@@ -302,12 +314,26 @@ fn hostile_names_never_become_markup_and_files_stay_inside_the_site() {
         "javascript:alert(1)",
         "<img src=x onerror=alert(2)>", // frame name
         "<script>alert(4)</script>",    // triage note
+        "<b onmouseover=alert(6)>",     // environment key
+        "<script>alert(6)</script>",    // environment value
     ] {
         assert!(
             all_text.contains(payload),
             "{payload:?} is shown as text somewhere"
         );
     }
+
+    // Every endpoint stepped up, so the history page lists change points
+    // under the hostile display names, as text.
+    let history = files
+        .iter()
+        .find(|(p, _)| p == "history.html")
+        .map(|(_, b)| visible_text(&Html::parse_document(&String::from_utf8_lossy(b))))
+        .expect("history.html");
+    assert!(
+        history.contains(SCRIPT) && history.contains("<b onmouseover=alert(6)>"),
+        "{history}"
+    );
 
     // A tag value becomes an endpoint id through the slug rule (unless
     // [raw.tags] maps it), so the raw value never reaches a page; the

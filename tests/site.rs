@@ -347,3 +347,192 @@ fn page_sizes_for_three_years_of_history() {
         largest_capacity.1
     );
 }
+
+/// The history page lists every endpoint's change points, newest first,
+/// with links to the endpoint and the onset run, the levels, the change,
+/// the direction and the p-value, exactly as `analysis.json` has them; and
+/// the environment changes, with old → new values.
+#[test]
+fn the_history_page_lists_change_points_newest_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    // alpha: +50% from run 20; beta: −40% from run 30; gamma: quiet.
+    let runs: Vec<Vec<(&str, Vec<f64>)>> = (0..40)
+        .map(|i| {
+            let wobble = [0.0, 1.0, -1.0, 2.0, -2.0][i % 5];
+            let rounds = |level: f64| (0..5).map(|r| level + wobble + r as f64 * 0.5).collect();
+            vec![
+                ("alpha", rounds(if i < 20 { 100.0 } else { 150.0 })),
+                ("beta", rounds(if i < 30 { 200.0 } else { 120.0 })),
+                ("gamma", rounds(50.0)),
+            ]
+        })
+        .collect();
+    common::write_archive(&archive, &runs);
+    for (day, host) in [("2026-03-11", "perf-01"), ("2026-03-12", "perf-02")] {
+        std::fs::write(
+            archive.join(format!("runs/{day}T0300Z/run.toml")),
+            format!("[environment]\nhost = \"{host}\"\n"),
+        )
+        .unwrap();
+    }
+    let out = tmp.path().join("site");
+    build(&archive, &out);
+    let html = read(&out, "history.html");
+    let json: Value = serde_json::from_str(&read(&out, "data/analysis.json")).unwrap();
+
+    let mut expected: Vec<(String, String, String, f64, f64, f64, String)> = Vec::new();
+    for e in json["endpoints"].as_array().unwrap() {
+        for c in e["change_points"].as_array().unwrap() {
+            expected.push((
+                c["started_at"].as_str().unwrap().to_string(),
+                e["slug"].as_str().unwrap().to_string(),
+                c["run"].as_str().unwrap().to_string(),
+                c["level_before_ms"].as_f64().unwrap(),
+                c["level_after_ms"].as_f64().unwrap(),
+                c["change"].as_f64().unwrap(),
+                c["direction"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    expected.sort_by(|a, b| b.0.cmp(&a.0));
+    assert_eq!(
+        expected
+            .iter()
+            .map(|e| (e.1.as_str(), e.2.as_str()))
+            .collect::<Vec<_>>(),
+        [("beta", "2026-04-01T0300Z"), ("alpha", "2026-03-22T0300Z")],
+        "the step series have exactly their change points"
+    );
+
+    let table = &html[html.find("<table class=\"changepoints").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let rows: Vec<&str> = table
+        .split("<tbody>")
+        .nth(1)
+        .unwrap()
+        .split("<tr>")
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), expected.len());
+    for (row, (_, slug, run, before, after, change, direction)) in rows.iter().zip(&expected) {
+        let links = hrefs(row);
+        assert_eq!(
+            links,
+            [
+                format!("endpoints/{slug}.html"),
+                format!("runs/{}.html#{slug}", run.to_lowercase())
+            ]
+        );
+        assert!(row.contains(&format!(">{run}</a>")), "{row}");
+        assert!(
+            row.contains(&format!("{before:.1} → {after:.1}"))
+                || row.contains(&format!("{before:.0} → {after:.0}")),
+            "{row}"
+        );
+        assert!(row.contains(&format!("{:+.1}%", change * 100.0)), "{row}");
+        assert!(row.contains(&format!(">{direction}</span>")), "{row}");
+        assert!(
+            row.contains("e-"),
+            "a tiny p-value in scientific notation: {row}"
+        );
+    }
+    // Levels are medians of run medians: 201 → 121 and 101 → 151.
+    assert!(
+        rows[0].contains("-39.8%") && rows[1].contains("+49.5%"),
+        "{rows:?}"
+    );
+    // Every linked page exists.
+    for href in hrefs(table) {
+        let path = href.split('#').next().unwrap();
+        assert!(out.join(path).is_file(), "{href}");
+    }
+
+    // The environment change, and the nav link to the page from every page.
+    let env = &html[html.find("<table class=\"env-changes\"").unwrap()..];
+    assert!(env.contains(">2026-03-12T0300Z</a>") && env.contains("host perf-01 → perf-02"));
+    assert!(read(&out, "index.html").contains("href=\"history.html\">History</a>"));
+    assert!(read(&out, "endpoints/alpha.html").contains("href=\"../history.html\">History</a>"));
+    // Both markers are on the endpoint chart, and the change point table under it.
+    let alpha = read(&out, "endpoints/alpha.html");
+    assert!(alpha.contains("class=\"pd-changepoint\" data-run=\"2026-03-22T0300Z\""));
+    assert!(alpha.contains("class=\"pd-envchange\" data-run=\"2026-03-12T0300Z\""));
+    assert!(alpha.contains("<h2 id=\"change-points\">"));
+    assert!(!read(&out, "endpoints/gamma.html").contains("<h2 id=\"change-points\">"));
+}
+
+/// The evidence beside an alarm, end to end on a hand-made history:
+/// `orders` steps from ~103 to ~134 ms at run 11 (of 14), and every run's
+/// round 4 is a 2× GC round. The median policy's alarm is raised at run 11
+/// and its runs over the line are 11, 12 and 13.
+#[test]
+fn alarms_carry_their_evidence_in_the_data_and_on_the_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let out = tmp.path().join("site");
+    build(&archive, &out);
+    let json: Value = serde_json::from_str(&read(&out, "data/analysis.json")).unwrap();
+    let alarm = json["alarms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["policy"] == "median" && a["endpoint"] == "orders")
+        .expect("a median alarm on orders");
+    assert_eq!(alarm["run"], "2026-03-13T0300Z");
+    let ev = &alarm["evidence"];
+    // Run 11's rounds: 130 × 1.02 × [1, 1.02, 0.98, 2, 1.01].
+    let close = |v: &Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-9;
+    assert!(close(&ev["band"]["low"], 132.6 * 0.98), "{ev}");
+    assert!(close(&ev["band"]["high"], 132.6 * 2.0), "{ev}");
+    assert_eq!(ev["band"]["coverage"], 0.9375);
+    assert_eq!(ev["outlier_rounds"].as_array().unwrap().len(), 1);
+    assert_eq!(ev["outlier_rounds"][0]["round"], 4);
+    // Run medians: window 103.02 105.04 102.01 104.03 101.00 (twice);
+    // alarmed 133.926 136.552 132.613. 3 vs 10: [D(4), D(27)] of the 30
+    // differences, coverage 1 − 14/286.
+    let s = &ev["shift"];
+    assert!(close(&s["estimate_ms"], 31.512), "{s}");
+    assert!(close(&s["low_ms"], 28.583), "{s}");
+    assert!(close(&s["high_ms"], 34.542), "{s}");
+    assert!(close(&s["coverage"], 1.0 - 14.0 / 286.0), "{s}");
+    assert_eq!(
+        (s["alarmed_runs"].as_u64(), s["baseline_runs"].as_u64()),
+        (Some(3), Some(10))
+    );
+    // Each run point carries its own evidence: one run against ten.
+    let orders = json["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "orders")
+        .unwrap();
+    let p12 = &orders["runs"][12];
+    assert_eq!(p12["evidence"]["shift"]["alarmed_runs"], 1);
+    assert!(close(
+        &p12["evidence"]["shift"]["coverage"],
+        1.0 - 2.0 / 11.0
+    ));
+    assert_eq!(p12["accepted_change"], false);
+
+    // The pages show it: the median alarm's numbers on the endpoint page
+    // when median is the default policy, the GC round flagged on the run page.
+    let page = read(&out, "endpoints/orders.html");
+    if perfdash::analyse::policy::DEFAULT_POLICY.name() == "median" {
+        assert!(page.contains("130–265 ms (93.75%)"), "band");
+        assert!(page.contains("round 4 (265 ms)"), "GC round");
+        assert!(
+            page.contains("+31.5 ms [+28.6, +34.5] · 95.1% · 3 vs 10 runs"),
+            "shift"
+        );
+    }
+    assert!(page.contains("<h2 id=\"alarms\">"));
+    let run = read(&out, "runs/2026-03-14t0300z.html");
+    assert!(run.contains("<dl class=\"evidence\">"));
+    assert_eq!(
+        run.matches(">likely GC/noise</span>").count(),
+        1,
+        "round 4 of orders only"
+    );
+    assert!(run.contains("1 vs 10 runs") || run.contains("3 vs 10 runs"));
+}

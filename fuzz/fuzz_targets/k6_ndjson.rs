@@ -1,55 +1,10 @@
 //! k6 NDJSON (`--out json`) records, as the raw reader sees a file: a
 //! valid first record so the content is recognised, then arbitrary lines.
+//!
+//! The input shaping and the checks live in `perfdash::fuzzing::check_k6_ndjson`,
+//! shared with `tests/fuzz_regressions.rs`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use std::io::Write as _;
-use std::path::Path;
 
-use perfdash::ingest::raw::{FileSettings, ReadOptions, analyse_file};
-
-/// The raw readers stream from files (gzip-transparent), so every input
-/// is written to one temporary file per process and read back.
-fn with_file(bytes: &[u8], f: impl FnOnce(&Path)) {
-    thread_local! {
-        static FILE: tempfile::NamedTempFile = tempfile::NamedTempFile::new().unwrap();
-    }
-    FILE.with(|file| {
-        let mut handle = file.reopen().unwrap();
-        handle.set_len(0).unwrap();
-        handle.write_all(bytes).unwrap();
-        f(file.path());
-    });
-}
-
-fn check(path: &Path) {
-    for split in [None, Some("name".to_string())] {
-        let mut settings = FileSettings {
-            read: ReadOptions {
-                split_tag: split,
-                ..Default::default()
-            },
-            stats: Default::default(),
-            tag_map: Default::default(),
-            endpoint_warmups: Default::default(),
-        };
-        settings.stats.warmup_s = 0.0;
-        match analyse_file(path, Path::new("runs/r/round-1.x"), &settings) {
-            Ok(result) => {
-                for group in result.groups.values().flatten() {
-                    let s = &group.stats;
-                    assert!(s.p99_ms.is_finite() && s.p99_ms >= 0.0, "{s:?}");
-                }
-            }
-            Err(e) => assert!(e.to_string().starts_with("runs/r/round-1.x"), "{e}"),
-        }
-    }
-}
-
-const PREFIX: &[u8] = b"{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\",\"type\":\"trend\",\"contains\":\"time\"},\"metric\":\"http_req_duration\"}\n";
-
-fuzz_target!(|data: &[u8]| {
-    let mut bytes = PREFIX.to_vec();
-    bytes.extend_from_slice(data);
-    with_file(&bytes, check);
-});
+fuzz_target!(|data: &[u8]| perfdash::fuzzing::check_k6_ndjson(data));

@@ -237,6 +237,10 @@ pub struct Alarm {
     pub run_median_ratio: Option<f64>,
     /// How many endpoints that median is over.
     pub run_endpoints: usize,
+    /// The candidate run's rounds (band, likely GC/noise rounds) and the
+    /// shift of the episode's runs over the line against the candidate's
+    /// baseline window (`analyse::evidence`).
+    pub evidence: super::evidence::Evidence,
     /// Positions in the endpoint's points (for pages, not the contract).
     #[serde(skip)]
     pub candidate_index: usize,
@@ -447,6 +451,14 @@ fn make_alarm(
         .map(|(_, l)| *l);
     let candidate = &points[ep.candidate];
     let over_runs = ep.over.iter().map(|&i| points[i].run.clone()).collect();
+    let baseline_medians: Vec<f64> = candidate
+        .baseline_runs
+        .iter()
+        .filter_map(|id| points.iter().find(|p| &p.run == id))
+        .map(|p| p.median_p99_ms)
+        .collect();
+    let over_medians: Vec<f64> = ep.over.iter().map(|&i| points[i].median_p99_ms).collect();
+    let evidence = super::evidence::evidence(&candidate.rounds, &baseline_medians, &over_medians);
     Some(Alarm {
         endpoint: endpoint.id.clone(),
         run: candidate.run.clone(),
@@ -472,6 +484,7 @@ fn make_alarm(
             .get(candidate.run.as_str())
             .and_then(|r| median(r)),
         run_endpoints: run_ratios.get(candidate.run.as_str()).map_or(0, Vec::len),
+        evidence,
         candidate_index: ep.candidate,
         raised_index: raised,
     })

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use super::RunPoint;
 use super::verdict::{self, BaselineEffect, Verdict};
-use crate::model::{Archive, Label};
+use crate::model::Archive;
 use crate::profile::{
     Category, CategoryShares, Classifier, FrameGrowth, Profile, ProfileFormat, grown_frames,
 };
@@ -291,11 +291,9 @@ pub fn attach_profiles(
             ));
         }
         point.profiles = analysed;
-        let accepted_by_triage = archive
-            .triage
-            .iter()
-            .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
-        if verdict::baseline_effect(point.verdict, accepted_by_triage) != BaselineEffect::Skip {
+        // Profiles follow the latency baseline: a run that joined it
+        // (including one inside an accepted change) becomes the reference.
+        if verdict::baseline_effect(point.verdict, point.accepted_change) != BaselineEffect::Skip {
             bases.extend(new_bases);
         }
     }

@@ -11,6 +11,7 @@ pub mod capacity;
 pub mod changepoint;
 pub mod comparability;
 pub mod compare;
+pub mod evidence;
 pub mod gate;
 pub mod policy;
 pub mod verdict;
@@ -123,6 +124,13 @@ pub struct RunPoint {
     /// Flame-graph profiles of this endpoint in this run, classified and
     /// compared with the baseline's ([`attribution`]).
     pub profiles: Vec<attribution::ProfileAnalysis>,
+    /// A regression inside a change a human triaged `accepted` (see
+    /// [`verdict::accepted_change_continues`]): still a regression by the
+    /// numbers, shown as accepted rather than alarming.
+    pub accepted_change: bool,
+    /// The rounds' band, likely GC/noise rounds, and the shift of this
+    /// run's median against its baseline window ([`evidence`]).
+    pub evidence: evidence::Evidence,
 }
 
 impl RunPoint {
@@ -234,8 +242,8 @@ fn judge_series(
     let a = &settings.analysis;
     // Accepted runs, oldest first.
     let mut accepted: Vec<AcceptedRun> = Vec::new();
-    // Inside a stretch of regressions a human accepted (see verdict.rs).
-    let mut accepted_change = false;
+    // Changes a human accepted, in progress (see verdict.rs).
+    let mut accepted_changes = verdict::AcceptedChanges::new(a.baseline_window);
     let mut points = Vec::with_capacity(series.len());
     for &(run_index, rounds) in series {
         let run = &archive.runs[run_index];
@@ -277,12 +285,18 @@ fn judge_series(
         } else {
             Vec::new()
         };
-        let accepted_by_triage = accepted_change
-            || archive
-                .triage
-                .iter()
-                .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
-        accepted_change = verdict::accepted_change_continues(verdict, accepted_by_triage);
+        let labelled_accepted = archive
+            .triage
+            .iter()
+            .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
+        let accepted_by_triage =
+            accepted_changes.next_run(verdict, median_p99_ms, labelled_accepted, threshold_ratio);
+        let window_medians: Vec<f64> = if baseline_p99_ms.is_some() {
+            window.iter().map(|r| r.median_p99_ms).collect()
+        } else {
+            Vec::new()
+        };
+        let evidence = evidence::evidence(rounds, &window_medians, &[median_p99_ms]);
         if verdict::baseline_effect(verdict, accepted_by_triage) == verdict::BaselineEffect::Join {
             accepted.push(AcceptedRun {
                 id: &run.id,
@@ -303,6 +317,8 @@ fn judge_series(
             baseline_runs,
             not_comparable,
             profiles: Vec::new(),
+            accepted_change: accepted_by_triage,
+            evidence,
         });
     }
     points

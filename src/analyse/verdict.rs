@@ -64,11 +64,71 @@ pub fn baseline_effect(verdict: Verdict, accepted: bool) -> BaselineEffect {
     }
 }
 
-/// Whether an accepted change is still in progress after a run: it lasts
-/// while the runs keep regressing (a run with too few rounds does not end
-/// it), so one label on the alarm's first run accepts the whole step.
-pub fn accepted_change_continues(verdict: Verdict, accepted: bool) -> bool {
-    accepted && matches!(verdict, Verdict::Regression | Verdict::Insufficient)
+/// Accepted changes on one endpoint, walked in time order.
+///
+/// A human labels a regression `accepted` (an intended change). From that
+/// run on, runs at the accepted level (up to its median × the threshold
+/// ratio) count as part of the change: they keep the verdict `regression`
+/// but join the baseline, so the baseline moves to the new level. The
+/// change lasts until more than half of the baseline window has joined
+/// since the label: the window's median then sits at the new level, and a
+/// run above the line again is a new regression. A run well above the
+/// accepted level is a new regression even inside the change.
+///
+/// Ending the change at the first run that is not a regression (the rule
+/// before) let one quiet run end it while the baseline was still catching
+/// up, so the runs after it turned red again at the accepted level.
+#[derive(Debug, Clone)]
+pub struct AcceptedChanges {
+    baseline_window: usize,
+    current: Option<AcceptedChange>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct AcceptedChange {
+    /// The labelled run's median p99.
+    level_ms: f64,
+    /// Runs that joined the baseline since the label (the labelled one too).
+    joined: usize,
+}
+
+impl AcceptedChanges {
+    pub fn new(baseline_window: usize) -> AcceptedChanges {
+        AcceptedChanges {
+            baseline_window,
+            current: None,
+        }
+    }
+
+    /// Takes the next run and says whether it is part of an accepted change
+    /// (pass the answer to [`baseline_effect`]). `labelled_accepted`: a
+    /// triage label says `accepted` for this run.
+    pub fn next_run(
+        &mut self,
+        verdict: Verdict,
+        median_p99_ms: f64,
+        labelled_accepted: bool,
+        threshold_ratio: f64,
+    ) -> bool {
+        if labelled_accepted && verdict == Verdict::Regression {
+            self.current = Some(AcceptedChange {
+                level_ms: median_p99_ms,
+                joined: 0,
+            });
+        }
+        let Some(change) = self.current.as_mut() else {
+            return false;
+        };
+        let at_accepted_level = median_p99_ms <= change.level_ms * threshold_ratio;
+        let accepted = verdict == Verdict::Regression && at_accepted_level;
+        if baseline_effect(verdict, accepted) == BaselineEffect::Join {
+            change.joined += 1;
+            if change.joined > self.baseline_window / 2 {
+                self.current = None;
+            }
+        }
+        accepted
+    }
 }
 
 impl std::fmt::Display for Verdict {
@@ -336,10 +396,6 @@ mod tests {
             baseline_effect(Verdict::Regression, true),
             BaselineEffect::Join
         );
-        assert!(accepted_change_continues(Verdict::Regression, true));
-        assert!(accepted_change_continues(Verdict::Insufficient, true));
-        assert!(!accepted_change_continues(Verdict::Ok, true));
-        assert!(!accepted_change_continues(Verdict::Regression, false));
         assert_eq!(
             baseline_effect(Verdict::Regression, false),
             BaselineEffect::Skip
@@ -349,6 +405,28 @@ mod tests {
             baseline_effect(Verdict::Insufficient, true),
             BaselineEffect::Skip
         );
+    }
+
+    #[test]
+    fn an_accepted_change_lasts_until_the_baseline_has_caught_up() {
+        use Verdict::{Ok, Regression};
+        let mut walk = AcceptedChanges::new(10);
+        assert!(
+            !walk.next_run(Regression, 130.0, false, 1.15),
+            "no label yet"
+        );
+        assert!(walk.next_run(Regression, 130.0, true, 1.15), "labelled");
+        assert!(walk.next_run(Regression, 135.0, false, 1.15));
+        // A quiet run does not end it (the old rule did) ...
+        assert!(!walk.next_run(Ok, 112.0, false, 1.15));
+        // ... so the next runs at the accepted level are still accepted.
+        assert!(walk.next_run(Regression, 131.0, false, 1.15));
+        // A run well above the accepted level is a new regression.
+        assert!(!walk.next_run(Regression, 131.0 * 1.2, false, 1.15));
+        // Six of ten runs joined (label, 135, 112, 131, and two more): over.
+        assert!(walk.next_run(Regression, 129.0, false, 1.15));
+        assert!(walk.next_run(Regression, 128.0, false, 1.15));
+        assert!(!walk.next_run(Regression, 130.0, false, 1.15), "ended");
     }
 
     #[test]

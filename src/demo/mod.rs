@@ -521,8 +521,8 @@ fn plan(opts: &DemoOptions) -> Plan {
     let mut per_endpoint: Vec<Vec<EndpointPlan>> = Vec::new();
     for (ei, def) in ENDPOINTS.iter().enumerate() {
         let mut accepted: Vec<f64> = Vec::new();
-        // Inside a stretch of regressions a human accepted (verdict.rs).
-        let mut accepted_change = false;
+        // Changes a human accepted, in progress (verdict.rs).
+        let mut accepted_changes = verdict::AcceptedChanges::new(a.baseline_window);
         let mut plans = Vec::with_capacity(n);
         for (ri, run) in runs.iter().enumerate() {
             let active: Vec<&Placed> = placed.iter().filter(|p| p.hits(ri, def.id)).collect();
@@ -545,8 +545,12 @@ fn plan(opts: &DemoOptions) -> Plan {
             let accepted_onset = active
                 .iter()
                 .any(|p| p.start == ri && p.onset_label() == Some(Label::Accepted));
-            let accepted_by_triage = accepted_change || accepted_onset;
-            accepted_change = verdict::accepted_change_continues(verdict, accepted_by_triage);
+            let accepted_by_triage = accepted_changes.next_run(
+                verdict,
+                med,
+                accepted_onset,
+                settings.threshold_ratio(def.id),
+            );
             if verdict::baseline_effect(verdict, accepted_by_triage)
                 == verdict::BaselineEffect::Join
             {

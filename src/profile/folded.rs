@@ -113,7 +113,11 @@ pub(super) fn parse_line(line: &str) -> Option<Line<'_>> {
 
 /// `(text before the count, count)` when `line` ends in whitespace + a count.
 fn split_count(line: &str) -> Option<(&str, f64)> {
-    let at = line.rfind(|c: char| c.is_whitespace())?;
+    // ASCII whitespace only, as the tools write it (a space; FlameGraph's
+    // `\s`): a no-break space inside a frame name is part of the name. It
+    // also keeps `at + 1` on a character boundary (fuzzing found a U+00A0
+    // here panicking the slice).
+    let at = line.rfind(|c: char| c.is_ascii_whitespace())?;
     let token = &line[at + 1..];
     if !is_count(token) {
         return None;

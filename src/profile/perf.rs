@@ -66,6 +66,16 @@ pub fn collapse_perf(text: &str, options: PerfOptions) -> std::io::Result<String
     // `perf script --header`) panics it (found by fuzzing). Blank and comment
     // lines before the first event carry nothing; start at the event.
     let text = skip_leading_blank_and_comment_lines(text);
+    // The same check inferno's format detection makes (the first line that
+    // is not blank or a comment is an event line, followed by a stack line):
+    // anything else would trip that assertion.
+    if !text.is_empty() && !looks_like_perf_script(text) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not perf script output: the first line that is not blank or a comment \
+             is not an event line followed by a stack line",
+        ));
+    }
     collapse_guarded("perf script", |out| {
         folder.collapse(Cursor::new(text.as_bytes()), out)
     })
@@ -74,15 +84,13 @@ pub fn collapse_perf(text: &str, options: PerfOptions) -> std::io::Result<String
 /// `text` from its first line that is neither blank nor a `#` comment.
 fn skip_leading_blank_and_comment_lines(text: &str) -> &str {
     let mut rest = text;
-    while let Some(end) = rest.find('\n') {
-        let line = &rest[..end];
-        if line.trim().is_empty() || line.starts_with('#') {
-            rest = &rest[end + 1..];
-        } else {
-            break;
+    loop {
+        let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+        if rest.is_empty() || !(line.trim().is_empty() || line.starts_with('#')) {
+            return rest;
         }
+        rest = after;
     }
-    rest
 }
 
 /// Runs an inferno collapser, turning a panic inside it into an error: its

@@ -933,3 +933,19 @@ fn perf_script_with_a_header_and_blank_lines_before_the_first_event() {
         let _ = collapse_perf(odd, PerfOptions::PLAIN);
     }
 }
+
+#[test]
+fn a_no_break_space_is_part_of_a_frame_name_not_a_separator() {
+    // Found by fuzzing: U+00A0 before the count panicked the parser.
+    let p = parse_folded(
+        "main;format\u{a0}price 7\nmain;idle\u{a0}3\n",
+        Path::new("flame.folded"),
+        "cpu",
+    )
+    .unwrap();
+    assert_eq!(p.total, 7.0, "{:?}", p.warnings);
+    assert_eq!(
+        p.warnings,
+        ["line 2: skipped, not `stack count`: main;idle\u{a0}3"]
+    );
+}

@@ -8,8 +8,10 @@ use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
+use super::display::{DisplayState, display_state};
 use super::xml_escape;
-use crate::analyse::{EndpointAnalysis, Verdict};
+use crate::analyse::changepoint::{self, LevelShift};
+use crate::analyse::{EndpointAnalysis, EnvironmentChange, Verdict};
 use crate::error::Error;
 
 pub const REGRESSION: RGBColor = RGBColor(0xc6, 0x28, 0x28);
@@ -18,14 +20,37 @@ const MEDIAN: RGBColor = RGBColor(0x1f, 0x4e, 0x79);
 const ROUND: RGBColor = RGBColor(0x8a, 0x97, 0xa8);
 const BASELINE: RGBColor = RGBColor(0x44, 0x44, 0x44);
 const THRESHOLD: RGBColor = RGBColor(0xe0, 0x7b, 0x00);
+/// Runs of a change triaged `accepted`: neutral, not alarming.
+pub const ACCEPTED: RGBColor = RGBColor(0x7e, 0x6f, 0xa8);
+/// Change points (level shifts): solid purple marker and level segments.
+pub const CHANGE_POINT: RGBColor = RGBColor(0x6a, 0x1b, 0x9a);
+/// Environment changes: dotted teal marker, unlike every other line.
+pub const ENVIRONMENT: RGBColor = RGBColor(0x00, 0x7c, 0x89);
 
 const SECONDS_PER_DAY: f64 = 86_400.0;
 /// Where the plot starts: above it are the caption and the legend row.
 const LEGEND_TOP: u32 = 62;
+/// The second legend row (accepted change, change point, environment
+/// change) when the chart has any of them.
+const LEGEND_ROW: u32 = 20;
 
-/// The trend chart's legend as one row of SVG under the caption, so it
-/// never covers data (plotters only offers legends inside the plot).
-fn trend_legend(name: &str, ratio: f64, width: u32) -> String {
+/// What the second legend row shows: only what the chart draws.
+#[derive(Debug, Clone, Copy, Default)]
+struct ExtraLegend {
+    accepted: bool,
+    change_points: bool,
+    environment: bool,
+}
+
+impl ExtraLegend {
+    fn any(self) -> bool {
+        self.accepted || self.change_points || self.environment
+    }
+}
+
+/// The trend chart's legend as rows of SVG under the caption, so it never
+/// covers data (plotters only offers legends inside the plot).
+fn trend_legend(name: &str, ratio: f64, width: u32, extra: ExtraLegend) -> String {
     let y = 46;
     let items: [(&str, String); 6] = [
         (
@@ -68,6 +93,14 @@ fn trend_legend(name: &str, ratio: f64, width: u32) -> String {
         xml_escape(name)
     );
     let mut x = 90usize;
+    let item = |out: &mut String, x: &mut usize, y: u32, label: &str, mark: &str| {
+        let _ = write!(
+            out,
+            r#"<g transform="translate({x},{y})">{mark}<text x="14" y="4.5">{}</text></g>"#,
+            xml_escape(label)
+        );
+        *x += 14 + label.chars().count() * 8 + 24;
+    };
     for (label, mark) in items {
         // Short words: the figure caption and <desc> explain them.
         let label = match label {
@@ -75,12 +108,33 @@ fn trend_legend(name: &str, ratio: f64, width: u32) -> String {
             "regression line" => format!("regression line (×{ratio})"),
             other => other.to_string(),
         };
-        let _ = write!(
-            out,
-            r#"<g transform="translate({x},{y})">{mark}<text x="14" y="4.5">{}</text></g>"#,
-            xml_escape(&label)
+        item(&mut out, &mut x, y, &label, &mark);
+    }
+    let mut x = 90usize;
+    let y2 = y + LEGEND_ROW;
+    if extra.accepted {
+        let mark = format!(r##"<circle r="4.5" fill="{}"/>"##, hex(ACCEPTED));
+        item(&mut out, &mut x, y2, "accepted change (triaged)", &mark);
+    }
+    if extra.change_points {
+        let mark = format!(
+            r##"<path d="M0 -7V7" stroke="{0}" stroke-width="2"/><path d="M-9 3H0M0 -3H9" stroke="{0}" stroke-width="3" stroke-opacity="0.6"/>"##,
+            hex(CHANGE_POINT)
         );
-        x += 14 + label.chars().count() * 8 + 24;
+        item(
+            &mut out,
+            &mut x,
+            y2,
+            "change point: level before → after",
+            &mark,
+        );
+    }
+    if extra.environment {
+        let mark = format!(
+            r##"<path d="M0 -7V7" stroke="{}" stroke-width="2" stroke-dasharray="2 2"/>"##,
+            hex(ENVIRONMENT)
+        );
+        item(&mut out, &mut x, y2, "environment change", &mark);
     }
     out.push_str("</g>");
     out
@@ -99,14 +153,39 @@ pub struct PointInfo {
 /// The endpoint trend chart: every round as a dot, the per-run median
 /// p99, the baseline, the baseline × ratio line, and regressions marked.
 /// `points[i]` describes `endpoint.points[i]` for the overlay.
+///
+/// On top: each change point as a solid purple marker at its onset run,
+/// with the level before and after as horizontal segments and a label
+/// (`+31% from 2026-09-14`); each environment change in the chart's time
+/// span as a dotted teal marker labelled with the keys that changed.
 pub fn trend_chart(
     endpoint: &EndpointAnalysis,
     points: &[PointInfo],
+    environment: &[EnvironmentChange],
     id: &str,
 ) -> Result<String, Error> {
     const W: u32 = 960;
-    const H: u32 = 400;
     let pts = &endpoint.points;
+    let span = (
+        pts.first().map(|p| p.started_at),
+        pts.last().map(|p| p.started_at),
+    );
+    let environment: Vec<&EnvironmentChange> = match span {
+        (Some(first), Some(last)) => environment
+            .iter()
+            .filter(|c| first <= c.started_at && c.started_at <= last)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let extra = ExtraLegend {
+        accepted: pts
+            .iter()
+            .any(|p| display_state(p) == DisplayState::Accepted),
+        change_points: !endpoint.change_points.is_empty(),
+        environment: !environment.is_empty(),
+    };
+    let legend_top = LEGEND_TOP + if extra.any() { LEGEND_ROW } else { 0 };
+    let h: u32 = 338 + legend_top;
     let t0 = pts.first().map(|p| p.started_at.timestamp()).unwrap_or(0);
     let day =
         |p: &crate::analyse::RunPoint| (p.started_at.timestamp() - t0) as f64 / SECONDS_PER_DAY;
@@ -134,7 +213,7 @@ pub fn trend_chart(
     let mut marks = String::new();
     let legend;
     {
-        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (W, h)).into_drawing_area();
         let e = |e: DrawingAreaErrorKind<_>| {
             Error::Internal(format!("drawing the chart for {}: {e:?}", endpoint.id))
         };
@@ -143,7 +222,7 @@ pub fn trend_chart(
             .margin(12)
             // Room for the caption and the legend row drawn above the
             // plot by `trend_legend` (plotters would draw it over data).
-            .margin_top(LEGEND_TOP)
+            .margin_top(legend_top)
             .x_label_area_size(46)
             .y_label_area_size(70)
             .build_cartesian_2d(-0.5f64..x_max + 0.5, 0f64..y_max)
@@ -228,15 +307,16 @@ pub fn trend_chart(
             polyline(&medians),
             hex(MEDIAN)
         );
-        for (verdicts, colour, radius) in [
-            (&[Verdict::Ok, Verdict::NoBaseline][..], MEDIAN, 3),
-            (&[Verdict::Improvement][..], IMPROVEMENT, 4),
-            (&[Verdict::Regression][..], REGRESSION, 5),
+        for (states, colour, radius) in [
+            (&[DisplayState::Ok, DisplayState::NoBaseline][..], MEDIAN, 3),
+            (&[DisplayState::Improvement][..], IMPROVEMENT, 4),
+            (&[DisplayState::Accepted][..], ACCEPTED, 4),
+            (&[DisplayState::Regression][..], REGRESSION, 5),
         ] {
             let d = dots(
                 &mut pts
                     .iter()
-                    .filter(|p| verdicts.contains(&p.verdict))
+                    .filter(|p| states.contains(&display_state(p)))
                     .map(|p| px(day(p), p.median_p99_ms)),
             );
             if !d.is_empty() {
@@ -257,7 +337,20 @@ pub fn trend_chart(
                 hex(MEDIAN)
             );
         }
-        legend = trend_legend(&endpoint.name, ratio, W);
+        let (_, plot_y) = chart.plotting_area().get_pixel_range();
+        let plot = PlotBox {
+            top: plot_y.start,
+            bottom: plot_y.end,
+            right: W as i32,
+        };
+        let x_of = |p: &crate::analyse::RunPoint| px(day(p), 0.0).0;
+        let y_of = |v: f64| px(0.0, v.min(y_max)).1;
+        marks.push_str(&change_point_marks(endpoint, &plot, &x_of, &y_of));
+        let x_at = |t: chrono::DateTime<chrono::Utc>| {
+            px((t.timestamp() - t0) as f64 / SECONDS_PER_DAY, 0.0).0
+        };
+        marks.push_str(&environment_marks(&environment, &plot, &x_at));
+        legend = trend_legend(&endpoint.name, ratio, W, extra);
         for (p, info) in pts.iter().zip(points) {
             let (cx, cy) = chart.backend_coord(&(day(p), p.median_p99_ms));
             let _ = write!(
@@ -271,15 +364,31 @@ pub fn trend_chart(
         root.present().map_err(e)?;
     }
     let title = format!("{}: p99 latency per run", endpoint.name);
-    let desc = format!(
+    let mut desc = format!(
         "Each grey dot is one round's p99; the blue line joins each run's median of rounds; the grey line is the baseline \
          and the dashed orange line the regression threshold (baseline ×{}). {} runs, {} regressions.",
         endpoint.threshold_ratio,
         pts.len(),
         pts.iter()
-            .filter(|p| p.verdict == Verdict::Regression)
+            .filter(|p| display_state(p) == DisplayState::Regression)
             .count()
     );
+    let accepted = pts
+        .iter()
+        .filter(|p| display_state(p) == DisplayState::Accepted)
+        .count();
+    if accepted > 0 {
+        let _ = write!(
+            desc,
+            " {accepted} runs of accepted changes (triaged as intended) in purple-grey."
+        );
+    }
+    for cp in &endpoint.change_points {
+        let _ = write!(desc, " Change point: {}.", change_point_words(cp));
+    }
+    for c in &environment {
+        let _ = write!(desc, " Environment change: {}.", environment_words(c));
+    }
     Ok(finish_svg(
         svg,
         id,
@@ -300,6 +409,160 @@ fn contiguous(items: impl Iterator<Item = Option<(f64, f64)>>) -> Vec<Vec<(f64, 
         }
     }
     out.retain(|s| !s.is_empty());
+    out
+}
+
+/// The plot area in SVG pixels, for markers spanning its height.
+struct PlotBox {
+    top: i32,
+    bottom: i32,
+    /// The SVG's right edge: labels near it are anchored at their end.
+    right: i32,
+}
+
+/// Picks a row for a label at `x` so that labels closer than `gap` pixels
+/// do not overlap: the first row whose last label is far enough left
+/// (row 0 again when all are taken).
+fn label_row(rows: &mut Vec<i32>, x: i32, gap: i32, max_rows: usize) -> usize {
+    if let Some(r) = rows.iter().position(|last| x - *last >= gap) {
+        rows[r] = x;
+        return r;
+    }
+    if rows.len() < max_rows {
+        rows.push(x);
+        return rows.len() - 1;
+    }
+    rows[0] = x;
+    0
+}
+
+/// `+31% from 2026-09-14 (1.2 → 1.6 ms)`.
+fn change_point_words(cp: &LevelShift) -> String {
+    format!(
+        "{} from {} ({} → {} ms, run {}, {})",
+        super::format::signed_percent(cp.change),
+        super::format::date(cp.started_at),
+        super::format::ms(cp.level_before_ms),
+        super::format::ms(cp.level_after_ms),
+        cp.run,
+        cp.direction
+    )
+}
+
+/// `run X: host perf-01 → perf-03`.
+fn environment_words(c: &EnvironmentChange) -> String {
+    format!(
+        "{} at run {}: {}",
+        super::format::date(c.started_at),
+        c.run,
+        super::format::setting_changes(&c.changes)
+    )
+}
+
+/// Change-point markers: a solid vertical line at the onset run, the level
+/// before (from the previous change point or the start of its comparable
+/// series) and after (to the next one or the series' end) as horizontal
+/// segments, and a label at the top of the plot.
+fn change_point_marks(
+    endpoint: &EndpointAnalysis,
+    plot: &PlotBox,
+    x_of: &dyn Fn(&crate::analyse::RunPoint) -> i32,
+    y_of: &dyn Fn(f64) -> i32,
+) -> String {
+    let pts = &endpoint.points;
+    let series = changepoint::comparable_series(pts);
+    let onsets: Vec<usize> = endpoint
+        .change_points
+        .iter()
+        .map(|c| c.point_index)
+        .collect();
+    let colour = hex(CHANGE_POINT);
+    let mut out = String::new();
+    let mut rows = Vec::new();
+    for cp in &endpoint.change_points {
+        let i = cp.point_index;
+        let Some(onset) = pts.get(i) else {
+            continue;
+        };
+        let (start, end) = series
+            .iter()
+            .find(|s| s.contains(&i))
+            .and_then(|s| Some((*s.first()?, *s.last()?)))
+            .unwrap_or((0, pts.len() - 1));
+        let from = onsets
+            .iter()
+            .copied()
+            .filter(|&j| start <= j && j < i)
+            .max()
+            .unwrap_or(start);
+        let to = onsets
+            .iter()
+            .copied()
+            .filter(|&j| i < j && j <= end)
+            .min()
+            .unwrap_or(end);
+        let x = x_of(onset);
+        let (y_before, y_after) = (y_of(cp.level_before_ms), y_of(cp.level_after_ms));
+        let words = change_point_words(cp);
+        let label = format!(
+            "{} from {}",
+            super::format::signed_percent(cp.change),
+            super::format::date(cp.started_at)
+        );
+        let row = label_row(&mut rows, x, 150, 3);
+        let ly = plot.top + 14 + 16 * row as i32;
+        let (lx, anchor) = if x + 150 > plot.right {
+            (x - 5, "end")
+        } else {
+            (x + 5, "start")
+        };
+        let _ = write!(
+            out,
+            r##"<g class="pd-changepoint" data-run="{run}" data-x="{x}" data-tip-target><title>Change point: {title}</title><path d="M{x0} {y_before}H{x}M{x} {y_after}H{x1}" stroke="{colour}" stroke-width="3" stroke-opacity="0.6" fill="none"/><path d="M{x} {top}V{bottom}" stroke="{colour}" stroke-width="2"/><path d="M{x} {top}V{bottom}" stroke="transparent" stroke-width="10"/><text x="{lx}" y="{ly}" text-anchor="{anchor}" font-family="sans-serif" font-size="13" font-weight="600" fill="{colour}">{label}</text></g>"##,
+            run = xml_escape(&onset.run),
+            title = xml_escape(&words),
+            x0 = x_of(&pts[from]),
+            x1 = x_of(&pts[to]),
+            top = plot.top,
+            bottom = plot.bottom,
+            label = xml_escape(&label),
+        );
+    }
+    out
+}
+
+/// Environment-change markers: a dotted vertical line at the run whose
+/// `[environment]` changed, labelled at the bottom of the plot with the
+/// keys that changed (the full old → new values are in its title).
+fn environment_marks(
+    changes: &[&EnvironmentChange],
+    plot: &PlotBox,
+    x_at: &dyn Fn(chrono::DateTime<chrono::Utc>) -> i32,
+) -> String {
+    let colour = hex(ENVIRONMENT);
+    let mut out = String::new();
+    let mut rows = Vec::new();
+    for c in changes {
+        let x = x_at(c.started_at);
+        let keys: Vec<&str> = c.changes.iter().map(|k| k.key.as_str()).collect();
+        let label = ellipsis(&format!("env: {}", keys.join(", ")), 28);
+        let row = label_row(&mut rows, x, 8 * label.chars().count() as i32 + 10, 3);
+        let ly = plot.bottom - 6 - 16 * row as i32;
+        let (lx, anchor) = if x + 8 * label.chars().count() as i32 + 10 > plot.right {
+            (x - 4, "end")
+        } else {
+            (x + 4, "start")
+        };
+        let _ = write!(
+            out,
+            r##"<g class="pd-envchange" data-run="{run}" data-x="{x}" data-tip-target><title>Environment change: {title}</title><path d="M{x} {top}V{bottom}" stroke="{colour}" stroke-width="2" stroke-dasharray="2 3"/><path d="M{x} {top}V{bottom}" stroke="transparent" stroke-width="10"/><text x="{lx}" y="{ly}" text-anchor="{anchor}" font-family="sans-serif" font-size="12" fill="{colour}">{label}</text></g>"##,
+            run = xml_escape(&c.run),
+            title = xml_escape(&environment_words(c)),
+            top = plot.top,
+            bottom = plot.bottom,
+            label = xml_escape(&label),
+        );
+    }
     out
 }
 
@@ -361,12 +624,14 @@ pub fn sparkline(endpoint: &EndpointAnalysis, max_points: usize) -> String {
     }
     let mut marks = String::new();
     for (i, p) in pts.iter().enumerate() {
-        if p.verdict == Verdict::Regression || i + 1 == pts.len() {
+        let state = display_state(p);
+        if matches!(state, DisplayState::Regression | DisplayState::Accepted) || i + 1 == pts.len()
+        {
             let (x, y) = coord(i, p.median_p99_ms);
             let _ = write!(
                 marks,
                 r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" class="v-{}"/>"#,
-                p.verdict.as_str()
+                state.key()
             );
         }
     }
@@ -379,28 +644,15 @@ pub fn sparkline(endpoint: &EndpointAnalysis, max_points: usize) -> String {
     )
 }
 
-/// How bad a verdict is for the heatmap's "worst verdict of the week":
-/// a regression outranks an incomplete run, which outranks a run that
-/// could not be judged yet, then ok, then an improvement.
-fn severity(v: Verdict) -> u8 {
-    match v {
-        Verdict::Regression => 0,
-        Verdict::Insufficient => 1,
-        Verdict::NoBaseline => 2,
-        Verdict::Ok => 3,
-        Verdict::Improvement => 4,
-    }
+/// The heatmap legend swatches: every display state (worst first, see
+/// [`DisplayState::severity`]), then "no run".
+fn heatmap_legend() -> Vec<(&'static str, &'static str)> {
+    DisplayState::ALL
+        .iter()
+        .map(|s| (s.key(), s.words()))
+        .chain(std::iter::once(("none", "no run")))
+        .collect()
 }
-
-/// The legend, in severity order, with the words the page uses.
-const HEATMAP_LEGEND: &[(&str, &str)] = &[
-    ("regression", "regression"),
-    ("insufficient", "insufficient rounds"),
-    ("no-baseline", "no baseline yet"),
-    ("ok", "ok"),
-    ("improvement", "improvement"),
-    ("none", "no run"),
-];
 
 /// One heatmap row: an endpoint, where its page is, and its history.
 pub struct HeatmapRow<'a> {
@@ -445,7 +697,8 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
         .collect();
 
     // Wide enough for the grid, the axis name and the legend row.
-    let legend_w: usize = HEATMAP_LEGEND
+    let legend = heatmap_legend();
+    let legend_w: usize = legend
         .iter()
         .map(|(_, words)| CELL + 5 + words.len() * 7 + 16)
         .sum();
@@ -501,11 +754,11 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
                 String::new()
             },
         );
-        let mut by_week: BTreeMap<chrono::NaiveDate, Vec<Verdict>> = BTreeMap::new();
+        let mut by_week: BTreeMap<chrono::NaiveDate, Vec<DisplayState>> = BTreeMap::new();
         for p in &e.points {
             let w = week_start(p.started_at);
             if w >= first_week {
-                by_week.entry(w).or_default().push(p.verdict);
+                by_week.entry(w).or_default().push(display_state(p));
             }
         }
         for (i, w) in weeks.iter().enumerate() {
@@ -524,21 +777,21 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
                     let worst = vs
                         .iter()
                         .copied()
-                        .min_by_key(|v| severity(*v))
+                        .min()
                         .expect("a week in the map has a run");
-                    let mut counts: BTreeMap<u8, (Verdict, usize)> = BTreeMap::new();
+                    let mut counts: BTreeMap<DisplayState, usize> = BTreeMap::new();
                     for v in vs {
-                        counts.entry(severity(*v)).or_insert((*v, 0)).1 += 1;
+                        *counts.entry(*v).or_insert(0) += 1;
                     }
                     let detail: Vec<String> = counts
-                        .values()
-                        .map(|(v, n)| format!("{n} {}", v.as_str()))
+                        .iter()
+                        .map(|(v, n)| format!("{n} {}", v.key()))
                         .collect();
                     (
-                        worst.as_str().to_string(),
+                        worst.key().to_string(),
                         format!(
                             "{head}\nWorst: {}\nRuns: {} ({})",
-                            worst.as_str(),
+                            worst.key(),
                             vs.len(),
                             detail.join(", ")
                         ),
@@ -561,7 +814,7 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
         LABEL_W - 8,
         legend_y + 12
     );
-    for (key, words) in HEATMAP_LEGEND {
+    for (key, words) in &legend {
         let _ = write!(
             body,
             r#"<rect x="{x}" y="{legend_y}" width="{CELL}" height="{CELL}" class="h-{key}"/><text x="{}" y="{}" class="hm-legend">{words}</text>"#,
@@ -578,7 +831,7 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
                 .points
                 .iter()
                 .filter(|p| week_start(p.started_at) >= first_week)
-                .filter(|p| p.verdict == Verdict::Regression)
+                .filter(|p| display_state(p) == DisplayState::Regression)
                 .count()
         })
         .collect();
@@ -589,8 +842,8 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
     );
     let desc = format!(
         "{} endpoints by {} ISO weeks. Each cell is coloured by the worst verdict of that endpoint's runs in that week \
-         (regression, insufficient rounds, no baseline yet, ok, improvement), or grey when there was no run. \
-         {} regressed runs in these weeks.",
+         (regression, insufficient rounds, no baseline yet, accepted change, ok, improvement), or grey when there was no run. \
+         {} regressed runs in these weeks (accepted changes not counted).",
         rows.len(),
         shown,
         counted.iter().sum::<usize>()
@@ -611,5 +864,195 @@ fn ellipsis(s: &str, max: usize) -> String {
         let mut out: String = s.chars().take(max - 1).collect();
         out.push('…');
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration;
+
+    use super::*;
+    use crate::analyse::analyse;
+    use crate::analyse::comparability::SettingChange;
+    use crate::model::{Archive, Label, TriageLabel};
+    use crate::test_support;
+
+    /// One endpoint `e` with these round p99s (runs from
+    /// `test_support`); `accepted` labels the alarm on that run `accepted`.
+    fn archive(runs: &[Vec<f64>], accepted: Option<usize>) -> Archive {
+        let mut archive = test_support::archive_of(&[("e", runs.to_vec())]);
+        archive.triage = accepted
+            .map(|i| TriageLabel {
+                run: test_support::run_id(i),
+                endpoint: "e".into(),
+                label: Label::Accepted,
+                note: None,
+                author: "t".into(),
+                date: chrono::NaiveDate::from_ymd_opt(2026, 3, 1).unwrap(),
+                source: "triage/t.toml:1".into(),
+            })
+            .into_iter()
+            .collect();
+        archive
+    }
+
+    /// 20 runs near 100 ms, then 20 near 150 ms (a +50% step at run 20).
+    fn step_series() -> Vec<Vec<f64>> {
+        (0..40)
+            .map(|i| {
+                let level = if i < 20 { 100.0 } else { 150.0 };
+                let wobble = [0.0, 1.0, -1.0, 2.0, -2.0][i % 5];
+                (0..5).map(|r| level + wobble + r as f64 * 0.5).collect()
+            })
+            .collect()
+    }
+
+    fn infos(e: &EndpointAnalysis) -> Vec<PointInfo> {
+        e.points
+            .iter()
+            .map(|p| PointInfo {
+                href: format!("{}.html", p.run),
+                title: format!("Run {}", p.run),
+            })
+            .collect()
+    }
+
+    /// The `cx` of the overlay point of `run`.
+    fn point_x(svg: &str, run: &str) -> i32 {
+        let at = svg
+            .find(&format!(r#"<a href="{run}.html">"#))
+            .unwrap_or_else(|| panic!("{run} in the overlay"));
+        let rest = &svg[at..];
+        let cx = &rest[rest.find("cx=\"").unwrap() + 4..];
+        cx[..cx.find('"').unwrap()].parse().unwrap()
+    }
+
+    fn attr<'a>(tag: &'a str, name: &str) -> &'a str {
+        let needle = format!("{name}=\"");
+        let v = &tag[tag.find(&needle).unwrap() + needle.len()..];
+        &v[..v.find('"').unwrap()]
+    }
+
+    #[test]
+    fn change_point_and_environment_markers_sit_at_their_runs() {
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        assert_eq!(e.change_points.len(), 1, "{:?}", e.change_points);
+        let cp = &e.change_points[0];
+        assert_eq!((cp.run.as_str(), cp.point_index), ("run-020", 20));
+
+        let env = EnvironmentChange {
+            run: "run-007".into(),
+            started_at: e.points[7].started_at,
+            previous_run: "run-006".into(),
+            changes: vec![SettingChange {
+                key: "host".into(),
+                before: Some("perf-01".into()),
+                after: Some("<b>perf-03</b>".into()),
+            }],
+        };
+        // A change outside the endpoint's time span is not drawn.
+        let outside = EnvironmentChange {
+            run: "later".into(),
+            started_at: e.points[39].started_at + Duration::days(5),
+            ..env.clone()
+        };
+        let svg = trend_chart(e, &infos(e), &[env, outside], "c").unwrap();
+
+        // One change-point marker, at the onset run's x, between its
+        // neighbours, labelled with the change and the onset date.
+        let markers: Vec<&str> = svg.split("<g class=\"pd-changepoint\"").skip(1).collect();
+        assert_eq!(markers.len(), 1);
+        let m = markers[0];
+        assert_eq!(attr(m, "data-run"), "run-020");
+        let x: i32 = attr(m, "data-x").parse().unwrap();
+        assert_eq!(x, point_x(&svg, "run-020"));
+        assert!(point_x(&svg, "run-019") < x && x < point_x(&svg, "run-021"));
+        assert!(m.contains(&format!("M{x} ")), "vertical line at x: {m}");
+        // Run 20 starts 20 × 56 h after 2026-01-05 03:00: 2026-02-20.
+        assert!(m.contains(">+50% from 2026-02-20</text>"), "{m}");
+        // Level segments: before from the first run to the onset, after
+        // from the onset to the last run.
+        let levels = attr(m, "d");
+        assert!(
+            levels.starts_with(&format!("M{} ", point_x(&svg, "run-000")))
+                && levels.ends_with(&format!("H{}", point_x(&svg, "run-039"))),
+            "{levels}"
+        );
+
+        // One environment marker at its run, the values escaped.
+        let env: Vec<&str> = svg.split("<g class=\"pd-envchange\"").skip(1).collect();
+        assert_eq!(env.len(), 1);
+        assert_eq!(attr(env[0], "data-run"), "run-007");
+        let ex: i32 = attr(env[0], "data-x").parse().unwrap();
+        assert_eq!(ex, point_x(&svg, "run-007"));
+        assert!(env[0].contains("host perf-01 → &lt;b&gt;perf-03&lt;/b&gt;"));
+        assert!(env[0].contains(">env: host</text>"));
+        assert!(!svg.contains("<b>"));
+
+        // Both have a legend entry; the chart without them has neither.
+        assert!(svg.contains(">change point: level before → after</text>"));
+        assert!(svg.contains(">environment change</text>"));
+        let steady: Vec<Vec<f64>> = step_series().into_iter().take(20).collect();
+        let quiet = analyse(&archive(&steady, None), vec![]);
+        let q = &quiet.endpoints[0];
+        let svg = trend_chart(q, &infos(q), &[], "q").unwrap();
+        assert!(!svg.contains("pd-changepoint") && !svg.contains("pd-envchange"));
+        assert!(!svg.contains("change point") && !svg.contains("environment change"));
+    }
+
+    #[test]
+    fn accepted_changes_are_drawn_as_accepted_everywhere() {
+        // The step's first regression is triaged `accepted`: its runs are a
+        // regression by the numbers but shown in the accepted colour.
+        let analysis = analyse(&archive(&step_series(), Some(20)), vec![]);
+        let e = &analysis.endpoints[0];
+        let accepted: Vec<&str> = e
+            .points
+            .iter()
+            .filter(|p| display_state(p) == DisplayState::Accepted)
+            .map(|p| p.run.as_str())
+            .collect();
+        assert!(accepted.first() == Some(&"run-020"), "{accepted:?}");
+        assert!(
+            e.points
+                .iter()
+                .all(|p| display_state(p) != DisplayState::Regression),
+            "the whole accepted step is accepted"
+        );
+
+        let svg = trend_chart(e, &infos(e), &[], "c").unwrap();
+        assert!(svg.contains(&format!(r#"stroke="{}""#, hex(ACCEPTED))));
+        assert!(!svg.contains(&format!(r#"stroke="{}""#, hex(REGRESSION))));
+        assert!(svg.contains(">accepted change (triaged)</text>"));
+
+        let spark = sparkline(e, 52);
+        assert!(spark.contains(r#"class="v-accepted""#));
+        assert!(!spark.contains(r#"class="v-regression""#));
+
+        let (heat, _) = heatmap(
+            &[HeatmapRow {
+                endpoint: e,
+                href: "e.html".into(),
+            }],
+            53,
+            "h",
+        );
+        let cells = heat
+            .split("<rect ")
+            .filter(|c| c.contains("data-tip-target"))
+            .filter(|c| c.contains(r#"class="h-accepted""#))
+            .count();
+        assert!(cells > 0, "accepted weeks in the heatmap");
+        assert!(!heat.contains(r#"class="h-regression" data-tip-target"#));
+        assert!(heat.contains(">accepted change</text>"), "legend entry");
+
+        // Unlabelled, the same runs are regressions.
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        assert!(
+            sparkline(e, 52).contains(r#"class="v-regression""#)
+                && !sparkline(e, 52).contains("v-accepted")
+        );
     }
 }

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use crate::analyse::alarms::{Alarm, PolicyStats, Regression};
 use crate::analyse::attribution::ProfileAnalysis;
 use crate::analyse::changepoint::LevelShift;
+use crate::analyse::evidence::Evidence;
 use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, Policy, RunPoint};
 use crate::config::{AlarmSettings, AnalysisSettings};
 use crate::error::{Diagnostic, Error};
@@ -105,6 +106,12 @@ struct PointJson<'a> {
     /// Issue 4: flame-graph profiles, their category shares, the change
     /// against the baseline's profile and, on regressions, the attribution.
     profiles: &'a [ProfileAnalysis],
+    /// Issue 5: a regression inside a change triaged `accepted` (shown as
+    /// accepted, not as an alarm).
+    accepted_change: bool,
+    /// Issue 6: the rounds' band, likely GC/noise rounds and the shift of
+    /// this run's median against its baseline window.
+    evidence: &'a Evidence,
 }
 
 fn timestamp(t: DateTime<Utc>) -> String {
@@ -124,6 +131,8 @@ fn point_json(p: &RunPoint) -> PointJson<'_> {
         not_comparable: p.not_comparable.as_deref(),
         rounds: &p.rounds,
         profiles: &p.profiles,
+        accepted_change: p.accepted_change,
+        evidence: &p.evidence,
     }
 }
 

@@ -54,6 +54,47 @@ pub fn count(v: Option<u64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "–".into())
 }
 
+/// A relative change as a signed whole percentage: `+31%`, `-20%`.
+pub fn signed_percent(change: f64) -> String {
+    format!("{:+.0}%", change * 100.0)
+}
+
+/// A p-value: fixed digits down to 0.001, then scientific (`3.5e-28`).
+pub fn pvalue(p: f64) -> String {
+    if !p.is_finite() {
+        "–".into()
+    } else if p >= 0.001 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
+/// A signed duration in ms: `+31.2`, `-4.0`.
+pub fn signed_ms(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{}", ms(v))
+    } else {
+        ms(v)
+    }
+}
+
+/// `host perf-01 → perf-03, jvm_flags (none) → -Xmx4g`.
+pub fn setting_changes(changes: &[crate::analyse::comparability::SettingChange]) -> String {
+    changes
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} → {}",
+                c.key,
+                c.before.as_deref().unwrap_or("(none)"),
+                c.after.as_deref().unwrap_or("(none)")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub fn date(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d").to_string()
 }

@@ -9,6 +9,7 @@
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
 //! weekly.html                     the weekly review (alarms, triage, policies)
+//! history.html                    every change point, newest first, and environment changes
 //! releases.html                   release history and the list of comparisons
 //! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
 //! capacity/<endpoint-slug>.html   knee, limit and steps of step-load runs (capacity)
@@ -23,6 +24,8 @@ pub mod capacity;
 pub mod charts;
 pub mod compare;
 pub mod data;
+pub mod display;
+pub mod evidence;
 pub mod flame;
 pub mod flame_pages;
 pub mod format;

@@ -7,9 +7,13 @@
 use askama::Template;
 
 use super::charts::{HeatmapRow, PointInfo, heatmap, sparkline, trend_chart};
+use super::display::{DisplayState, display_state};
+use super::evidence::{EvidenceView, evidence_view};
 use super::flame_pages::{FlameLink, flame_links};
 use super::{Site, Slugs, format as f};
-use crate::analyse::{Analysis, EndpointAnalysis, RunPoint, Verdict};
+use crate::analyse::alarms::Alarm;
+use crate::analyse::changepoint::LevelShift;
+use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, RunPoint, Verdict};
 use crate::error::Error;
 use crate::model::Round;
 
@@ -20,10 +24,27 @@ const SPARK_RUNS: usize = 52;
 const HEATMAP_WEEKS: usize = 53;
 
 pub struct VerdictView {
-    /// The contract string, also the CSS class suffix.
+    /// The contract string.
     pub key: &'static str,
+    /// How it is shown ([`display_state`]): the CSS class suffix; the
+    /// verdict's key but for `accepted` (a regression a human accepted).
+    pub state: &'static str,
     /// Sort key: regressions first.
     pub rank: u8,
+}
+
+impl VerdictView {
+    /// The verdict of one run, shown by its display state.
+    pub fn of(p: &RunPoint) -> VerdictView {
+        let state = display_state(p);
+        let mut view = VerdictView::from(p.verdict);
+        view.state = state.key();
+        if state == DisplayState::Accepted {
+            // After the verdicts that need a look, before plain ok.
+            view.rank = 4;
+        }
+        view
+    }
 }
 
 impl From<Verdict> for VerdictView {
@@ -33,10 +54,11 @@ impl From<Verdict> for VerdictView {
             Verdict::Insufficient => 1,
             Verdict::NoBaseline => 2,
             Verdict::Improvement => 3,
-            Verdict::Ok => 4,
+            Verdict::Ok => 5,
         };
         VerdictView {
             key: v.as_str(),
+            state: v.as_str(),
             rank,
         }
     }
@@ -99,6 +121,45 @@ pub struct PointRow {
     pub flames: Vec<FlameLink>,
 }
 
+/// One change point under the endpoint chart and on the history page.
+pub struct ChangePointRow {
+    pub endpoint: String,
+    pub endpoint_href: String,
+    pub run: String,
+    pub run_href: String,
+    pub date: String,
+    pub before: String,
+    pub after: String,
+    pub change: String,
+    /// `regression` or `improvement` (also the CSS class suffix).
+    pub direction: &'static str,
+    pub pvalue: String,
+}
+
+/// One environment change, under the endpoint chart and on the history page.
+pub struct EnvChangeRow {
+    pub run: String,
+    pub run_href: String,
+    pub date: String,
+    pub previous_run: String,
+    pub previous_href: String,
+    pub changes: String,
+}
+
+/// One alarm of the archive's policy with its evidence.
+pub struct AlarmRow {
+    pub run: String,
+    pub run_href: String,
+    pub date: String,
+    pub state: &'static str,
+    pub label: String,
+    pub median: String,
+    pub baseline: String,
+    pub ratio: String,
+    pub change: String,
+    pub evidence: EvidenceView,
+}
+
 #[derive(Template)]
 #[template(path = "endpoint.html")]
 pub struct EndpointPage {
@@ -106,6 +167,11 @@ pub struct EndpointPage {
     pub name: String,
     pub id: String,
     pub chart: String,
+    pub change_points: Vec<ChangePointRow>,
+    pub env_changes: Vec<EnvChangeRow>,
+    /// The archive's policy (`[alarms] policy`), for the alarm table's caption.
+    pub policy: &'static str,
+    pub alarms: Vec<AlarmRow>,
     pub csv_href: String,
     pub rows: Vec<PointRow>,
     pub latest: Option<PointRow>,
@@ -132,6 +198,8 @@ pub struct RoundRow {
     pub p99: String,
     pub max: String,
     pub error_rate: String,
+    /// Over 1.5 × the run's median p99: likely GC or noise.
+    pub outlier: bool,
 }
 
 pub struct RunEndpointRow {
@@ -146,6 +214,9 @@ pub struct RunEndpointRow {
     pub rounds: Vec<RoundRow>,
     /// Flame-graph pages of this endpoint in this run.
     pub flames: Vec<FlameLink>,
+    /// On an alarmed run (a regression, or a default-policy alarm raised
+    /// here): the evidence, and what raised it.
+    pub evidence: Option<(String, EvidenceView)>,
 }
 
 #[derive(Template)]
@@ -160,6 +231,18 @@ pub struct RunPage {
     pub regressions: usize,
     pub prev: Option<(String, String)>,
     pub next: Option<(String, String)>,
+}
+
+#[derive(Template)]
+#[template(path = "history.html")]
+pub struct HistoryPage {
+    pub root: &'static str,
+    /// Every endpoint's change points, newest first.
+    pub change_points: Vec<ChangePointRow>,
+    pub env_changes: Vec<EnvChangeRow>,
+    pub regressions: usize,
+    pub improvements: usize,
+    pub settings_line: String,
 }
 
 pub struct RunListRow {
@@ -231,10 +314,69 @@ fn point_row(p: &RunPoint, e: &EndpointAnalysis, slugs: &Slugs, root: &str) -> P
         threshold: f::opt_ms(p.threshold_p99_ms(e.threshold_ratio)),
         ratio: f::ratio(p.ratio),
         change: f::change(p.ratio),
-        verdict: p.verdict.into(),
+        verdict: VerdictView::of(p),
         throughput: f::rate(tput),
         error_rate: f::percent(err),
         flames: flame_links(p, e, slugs, root),
+    }
+}
+
+/// A change point as a table row, links relative to `root`.
+pub fn change_point_row(
+    cp: &LevelShift,
+    e: &EndpointAnalysis,
+    slugs: &Slugs,
+    root: &str,
+) -> ChangePointRow {
+    ChangePointRow {
+        endpoint: e.name.clone(),
+        endpoint_href: format!("{root}endpoints/{}.html", slugs.endpoint(&e.id)),
+        run: cp.run.clone(),
+        run_href: format!(
+            "{root}runs/{}.html#{}",
+            slugs.run(&cp.run),
+            slugs.endpoint(&e.id)
+        ),
+        date: f::date(cp.started_at),
+        before: f::ms(cp.level_before_ms),
+        after: f::ms(cp.level_after_ms),
+        change: format!("{:+.1}%", cp.change * 100.0),
+        direction: cp.direction,
+        pvalue: f::pvalue(cp.pvalue),
+    }
+}
+
+/// An environment change as a table row, links relative to `root`.
+pub fn env_change_row(c: &EnvironmentChange, slugs: &Slugs, root: &str) -> EnvChangeRow {
+    EnvChangeRow {
+        run: c.run.clone(),
+        run_href: format!("{root}runs/{}.html", slugs.run(&c.run)),
+        date: f::date(c.started_at),
+        previous_run: c.previous_run.clone(),
+        previous_href: format!("{root}runs/{}.html", slugs.run(&c.previous_run)),
+        changes: f::setting_changes(&c.changes),
+    }
+}
+
+fn alarm_row(a: &Alarm, slugs: &Slugs, root: &str) -> AlarmRow {
+    AlarmRow {
+        run: a.run.clone(),
+        run_href: format!(
+            "{root}runs/{}.html#{}",
+            slugs.run(&a.run),
+            slugs.endpoint(&a.endpoint)
+        ),
+        date: f::date(a.started_at),
+        state: a.state.as_str(),
+        label: a
+            .label
+            .map(|l| l.to_string())
+            .unwrap_or_else(|| "untriaged".into()),
+        median: f::ms(a.median_p99_ms),
+        baseline: f::opt_ms(a.baseline_p99_ms),
+        ratio: f::ratio(a.ratio),
+        change: f::change(a.ratio),
+        evidence: evidence_view(&a.evidence),
     }
 }
 
@@ -265,7 +407,7 @@ pub(super) fn render_pages(
                 ratio: f::ratio(p.ratio),
                 ratio_raw: p.ratio.unwrap_or(0.0),
                 change: f::change(p.ratio),
-                verdict: p.verdict.into(),
+                verdict: VerdictView::of(p),
                 runs: e.points.len(),
                 regressions: e
                     .points
@@ -348,22 +490,57 @@ pub(super) fn render_pages(
                         f::ratio(Some(r)),
                         f::change(Some(r))
                     )),
-                    p.verdict.as_str()
+                    match display_state(p) {
+                        DisplayState::Accepted => "regression (accepted change)",
+                        _ => p.verdict.as_str(),
+                    }
                 ),
             })
             .collect();
-        let chart = trend_chart(e, &infos, &format!("chart-{slug}"))?;
+        let chart = trend_chart(
+            e,
+            &infos,
+            &analysis.environment_changes,
+            &format!("chart-{slug}"),
+        )?;
         let mut rows: Vec<PointRow> = e
             .points
             .iter()
             .map(|p| point_row(p, e, slugs, root))
             .collect();
         rows.reverse(); // newest first
+        let mut alarms: Vec<AlarmRow> = analysis
+            .alarms
+            .of(analysis.settings.alarms.policy)
+            .filter(|a| a.endpoint == e.id)
+            .map(|a| alarm_row(a, slugs, root))
+            .collect();
+        alarms.reverse(); // newest first
+        let (first, last) = (
+            e.points.first().map(|p| p.started_at),
+            e.points.last().map(|p| p.started_at),
+        );
         let page = EndpointPage {
             root,
             name: e.name.clone(),
             id: e.id.clone(),
             chart,
+            change_points: e
+                .change_points
+                .iter()
+                .rev()
+                .map(|cp| change_point_row(cp, e, slugs, root))
+                .collect(),
+            env_changes: analysis
+                .environment_changes
+                .iter()
+                .filter(|c| first.is_some_and(|t| t <= c.started_at))
+                .filter(|c| last.is_some_and(|t| c.started_at <= t))
+                .rev()
+                .map(|c| env_change_row(c, slugs, root))
+                .collect(),
+            policy: analysis.settings.alarms.policy.name(),
+            alarms,
             csv_href: format!("{root}data/endpoints/{slug}.csv"),
             latest: e.latest().map(|p| point_row(p, e, slugs, root)),
             rows,
@@ -390,6 +567,9 @@ pub(super) fn render_pages(
         site.insert(&format!("endpoints/{slug}.html"), render(&page, &e.id)?);
     }
 
+    // History of level shifts and environment changes.
+    site.insert("history.html", history_page(analysis, slugs)?);
+
     // Run pages.
     let mut list = Vec::with_capacity(analysis.runs.len());
     for (i, run) in analysis.runs.iter().enumerate() {
@@ -407,9 +587,21 @@ pub(super) fn render_pages(
                 baseline: f::opt_ms(p.baseline_p99_ms),
                 ratio: f::ratio(p.ratio),
                 change: f::change(p.ratio),
-                verdict: p.verdict.into(),
-                rounds: p.rounds.iter().map(round_row).collect(),
+                verdict: VerdictView::of(p),
+                rounds: p
+                    .rounds
+                    .iter()
+                    .map(|r| {
+                        let outlier = p
+                            .evidence
+                            .outlier_rounds
+                            .iter()
+                            .any(|o| o.round == r.number);
+                        round_row(r, outlier)
+                    })
+                    .collect(),
                 flames: flame_links(p, e, slugs, root),
+                evidence: run_evidence(analysis, e, p),
             });
         }
         let regressions = rows
@@ -475,7 +667,86 @@ pub(super) fn render_pages(
     Ok(())
 }
 
-fn round_row(r: &Round) -> RoundRow {
+/// `history.html`: every change point of every endpoint, newest first
+/// (ties by endpoint name, then id), and the environment changes.
+pub fn history_page(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Error> {
+    let mut shifts: Vec<(&LevelShift, &EndpointAnalysis)> = analysis
+        .endpoints
+        .iter()
+        .flat_map(|e| e.change_points.iter().map(move |cp| (cp, e)))
+        .collect();
+    shifts.sort_by(|(a, ea), (b, eb)| {
+        b.started_at
+            .cmp(&a.started_at)
+            .then_with(|| ea.name.cmp(&eb.name))
+            .then_with(|| ea.id.cmp(&eb.id))
+            .then_with(|| a.point_index.cmp(&b.point_index))
+    });
+    let c = &analysis.settings.changepoint;
+    let page = HistoryPage {
+        root: "",
+        regressions: shifts
+            .iter()
+            .filter(|(cp, _)| cp.direction == "regression")
+            .count(),
+        improvements: shifts
+            .iter()
+            .filter(|(cp, _)| cp.direction != "regression")
+            .count(),
+        change_points: shifts
+            .iter()
+            .map(|(cp, e)| change_point_row(cp, e, slugs, ""))
+            .collect(),
+        env_changes: analysis
+            .environment_changes
+            .iter()
+            .rev()
+            .map(|ch| env_change_row(ch, slugs, ""))
+            .collect(),
+        settings_line: format!(
+            "Change points: Otava's E-divisive means with a t-test over each endpoint's run medians \
+             (window {}, p-value under {}, minimum change {}), per stretch of runs with the same load profile; \
+             runs with too few rounds are left out.",
+            c.window_len,
+            c.max_pvalue,
+            f::percent(Some(c.min_magnitude))
+        ),
+    };
+    render(&page, "history.html")
+}
+
+/// The evidence a run page shows for one endpoint: the archive's policy's
+/// (`[alarms] policy`) alarm raised at this run (its shift covers the alarm's runs over the
+/// line), else the run's own evidence when it regressed, else none.
+fn run_evidence(
+    analysis: &Analysis,
+    e: &EndpointAnalysis,
+    p: &RunPoint,
+) -> Option<(String, EvidenceView)> {
+    if let Some(a) = analysis
+        .alarms
+        .of(analysis.settings.alarms.policy)
+        .find(|a| a.endpoint == e.id && a.run == p.run)
+    {
+        return Some((
+            format!(
+                "{} alarm ({}, {} run(s) over the line)",
+                analysis.settings.alarms.policy.name(),
+                a.state.as_str(),
+                a.over_runs.len()
+            ),
+            evidence_view(&a.evidence),
+        ));
+    }
+    (p.verdict == Verdict::Regression).then(|| {
+        (
+            format!("{} run", display_state(p).words()),
+            evidence_view(&p.evidence),
+        )
+    })
+}
+
+fn round_row(r: &Round, outlier: bool) -> RoundRow {
     let s = &r.stats;
     RoundRow {
         number: r.number,
@@ -493,5 +764,6 @@ fn round_row(r: &Round) -> RoundRow {
         p99: f::ms(s.p99_ms),
         max: f::opt_ms(s.max_ms),
         error_rate: f::percent(s.error_rate),
+        outlier,
     }
 }

@@ -3,6 +3,8 @@
 
 use askama::Template;
 
+use super::evidence::{EvidenceView, evidence_view};
+use super::flame_pages::{FlameLink, flame_links};
 use super::{Slugs, format as f, xml_escape};
 use crate::analyse::alarms::{Alarm, PolicyStats};
 use crate::analyse::weekly::{ReviewAlarm, WeekSpec, WeeklyReview, weekly_review};
@@ -29,6 +31,13 @@ pub struct AlarmRow {
     pub note: String,
     pub confirmed: String,
     pub closed: String,
+    /// Band, likely GC/noise rounds, shift ([`super::evidence`]).
+    pub stats: EvidenceView,
+    /// Flame graphs of the alarm's runs over the line, with the
+    /// attribution (code regression vs GC/lock) when profiles exist.
+    pub flames: Vec<FlameLink>,
+    /// The run the flame graphs are of.
+    pub flame_run: String,
 }
 
 pub struct PolicyHead {
@@ -139,6 +148,27 @@ pub fn evidence_svg(a: &Alarm, threshold_ratio: f64) -> String {
     s
 }
 
+/// The flame graphs of an alarm: those of its first run over the line
+/// with an attribution, else of its first run with any profile.
+fn alarm_flames(analysis: &Analysis, a: &Alarm, slugs: &Slugs) -> (String, Vec<FlameLink>) {
+    let Some(e) = analysis.endpoints.iter().find(|e| e.id == a.endpoint) else {
+        return (String::new(), Vec::new());
+    };
+    let over: Vec<&crate::analyse::RunPoint> = a
+        .over_runs
+        .iter()
+        .filter_map(|run| e.points.iter().find(|p| &p.run == run))
+        .collect();
+    let chosen = over
+        .iter()
+        .find(|p| p.profiles.iter().any(|pa| pa.attribution.is_some()))
+        .or_else(|| over.iter().find(|p| !p.profiles.is_empty()));
+    match chosen {
+        Some(p) => (p.run.clone(), flame_links(p, e, slugs, "")),
+        None => (String::new(), Vec::new()),
+    }
+}
+
 fn alarm_row(analysis: &Analysis, r: &ReviewAlarm, slugs: &Slugs) -> AlarmRow {
     let a = &r.alarm;
     let ratio = analysis
@@ -147,6 +177,7 @@ fn alarm_row(analysis: &Analysis, r: &ReviewAlarm, slugs: &Slugs) -> AlarmRow {
         .find(|e| e.id == a.endpoint)
         .map(|e| e.threshold_ratio)
         .unwrap_or(analysis.settings.analysis.threshold_ratio);
+    let (flame_run, flames) = alarm_flames(analysis, a, slugs);
     AlarmRow {
         endpoint: r.endpoint_name.clone(),
         endpoint_href: format!("endpoints/{}.html", slugs.endpoint(&a.endpoint)),
@@ -193,6 +224,9 @@ fn alarm_row(analysis: &Analysis, r: &ReviewAlarm, slugs: &Slugs) -> AlarmRow {
         note: a.label_note.clone().unwrap_or_default(),
         confirmed: a.confirmed_run.clone().unwrap_or_else(|| "–".into()),
         closed: a.closed_run.clone().unwrap_or_else(|| "open".into()),
+        stats: evidence_view(&a.evidence),
+        flames,
+        flame_run,
     }
 }
 

@@ -222,6 +222,7 @@ function showcase() {
       pick((p) => p.startsWith("runs/") && !p.endsWith("index.html")),
     runs: pick((p) => p === "runs/index.html"),
     weekly: pick((p) => /week/i.test(p)),
+    history: pick((p) => p === "history.html"),
     flame: pick((p) => /flame/i.test(p) && !p.endsWith("index.html")) ?? pick((p) => /flame/i.test(p)),
   };
 }
