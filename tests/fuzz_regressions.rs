@@ -13,6 +13,9 @@
 //! `perf_script/form-feed-only-*` (a lone form feed, blank to inferno but
 //! not a line) found the same assertion again after the first fix: input
 //! that inferno's own format check rejects is no longer handed to it.
+//! `perf_script/non-ascii-symbol-end-*` (read as DTrace) found inferno slicing
+//! a symbol's last 17 bytes inside a multi-byte character: non-ASCII text is
+//! now shielded as ASCII escapes on its way through inferno.
 //!
 //! `folded/nbsp-before-count-*` was found by the `folded` target after two
 //! minutes: a no-break space (two bytes in UTF-8) before a count was taken
@@ -80,6 +83,7 @@ fn the_known_crash_inputs_are_kept() {
         ("perf_script", "blank-line-before-first-event-adc83b19"),
         ("folded", "nbsp-before-count-a730cd2a"),
         ("perf_script", "form-feed-only-1e32e3c3"),
+        ("perf_script", "non-ascii-symbol-end-43a9fe2f"),
     ] {
         assert!(
             inputs(target).iter().any(|(p, _)| p.ends_with(name)),

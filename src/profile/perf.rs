@@ -76,8 +76,8 @@ pub fn collapse_perf(text: &str, options: PerfOptions) -> std::io::Result<String
              is not an event line followed by a stack line",
         ));
     }
-    collapse_guarded("perf script", |out| {
-        folder.collapse(Cursor::new(text.as_bytes()), out)
+    collapse_guarded("perf script", text, |input, out| {
+        folder.collapse(Cursor::new(input), out)
     })
 }
 
@@ -93,17 +93,27 @@ fn skip_leading_blank_and_comment_lines(text: &str) -> &str {
     }
 }
 
-/// Runs an inferno collapser, turning a panic inside it into an error: its
-/// internal assertions are about its own state, and a file that trips one is
-/// bad input to report with its name, not a reason to abort the build.
+/// Runs an inferno collapser on `text`.
+///
+/// inferno slices symbol names at byte offsets that are not always character
+/// boundaries (its Rust-symbol fix-up takes the last 17 bytes), so a frame
+/// name with a non-ASCII character near its end panicked it (found by
+/// fuzzing; a Java method named in Unicode would do it). The text is handed
+/// over with every non-ASCII character shielded as an ASCII escape and
+/// restored afterwards, so such names come through intact. Any other panic
+/// inside inferno is reported as bad input, not a crash of the build.
 fn collapse_guarded(
     what: &str,
-    collapse: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
+    text: &str,
+    collapse: impl FnOnce(&[u8], &mut Vec<u8>) -> std::io::Result<()>,
 ) -> std::io::Result<String> {
+    let shielded = shield_non_ascii(text);
     let mut out = Vec::new();
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| collapse(&mut out)));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        collapse(shielded.as_bytes(), &mut out)
+    }));
     match outcome {
-        Ok(result) => result.map(|()| String::from_utf8_lossy(&out).into_owned()),
+        Ok(result) => result.map(|()| unshield(&String::from_utf8_lossy(&out))),
         Err(panic) => {
             let reason = panic
                 .downcast_ref::<&str>()
@@ -116,6 +126,64 @@ fn collapse_guarded(
             ))
         }
     }
+}
+
+/// Opens and closes a shielded character: `\x01<hex code point>\x02`. Hex
+/// digits and these two control characters mean nothing to inferno's
+/// parsers (no separator, bracket, offset or hash rule applies to them).
+const SHIELD_OPEN: char = '\u{1}';
+const SHIELD_CLOSE: char = '\u{2}';
+
+/// Replaces every non-ASCII character (and the two shield characters
+/// themselves, so that the mapping is reversible) with an ASCII escape.
+pub(super) fn shield_non_ascii(text: &str) -> std::borrow::Cow<'_, str> {
+    let needs = |c: char| !c.is_ascii() || c == SHIELD_OPEN || c == SHIELD_CLOSE;
+    if !text.chars().any(needs) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if needs(c) {
+            out.push(SHIELD_OPEN);
+            out.push_str(&format!("{:X}", c as u32));
+            out.push(SHIELD_CLOSE);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Reverses [`shield_non_ascii`]. An escape inferno cut in half (it never
+/// cuts inside one) is left as it is rather than guessed.
+pub(super) fn unshield(text: &str) -> String {
+    if !text.contains(SHIELD_OPEN) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(SHIELD_OPEN) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let decoded = after.find(SHIELD_CLOSE).and_then(|end| {
+            let c = u32::from_str_radix(&after[..end], 16)
+                .ok()
+                .and_then(char::from_u32)?;
+            Some((c, end))
+        });
+        match decoded {
+            Some((c, end)) => {
+                out.push(c);
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push(SHIELD_OPEN);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Whether the text starts like `perf script` output: an event line followed
@@ -152,8 +220,8 @@ pub fn collapse_dtrace(text: &str) -> std::io::Result<String> {
     let mut opts = inferno::collapse::dtrace::Options::default();
     opts.nthreads = 1;
     let mut folder = inferno::collapse::dtrace::Folder::from(opts);
-    collapse_guarded("DTrace", |out| {
-        folder.collapse(Cursor::new(text.as_bytes()), out)
+    collapse_guarded("DTrace", text, |input, out| {
+        folder.collapse(Cursor::new(input), out)
     })
 }
 

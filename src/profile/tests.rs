@@ -949,3 +949,27 @@ fn a_no_break_space_is_part_of_a_frame_name_not_a_separator() {
         ["line 2: skipped, not `stack count`: main;idle\u{a0}3"]
     );
 }
+
+#[test]
+fn non_ascii_frame_names_come_through_inferno_intact() {
+    // Found by fuzzing: inferno's Rust-symbol fix-up slices the last 17
+    // bytes of a name and panicked inside a multi-byte character.
+    let perf = "java 4242 [001] 1000.000001: 1000 cycles:\n\
+                \t7f0000000001 Bestellung.prüfePreisÄnderungÜberall (/tmp/perf-4242.map)\n\
+                \t7f0000000002 main (/srv/app.so)\n\n";
+    assert_eq!(
+        collapse_perf(perf, PerfOptions::PLAIN).unwrap(),
+        "java;main;Bestellung.prüfePreisÄnderungÜberall 1000\n"
+    );
+    // DTrace lists the leaf first.
+    let dtrace = "\n\n  libc.so.1`main+0x1\n  app`注文を確認する処理です+0x10\n  5\n";
+    assert_eq!(
+        collapse_dtrace(dtrace).unwrap(),
+        "app`注文を確認する処理です;libc.so.1`main 5\n"
+    );
+    // The shield characters themselves survive too.
+    assert_eq!(
+        perf::unshield(&perf::shield_non_ascii("a\u{1}b\u{2}é😀")),
+        "a\u{1}b\u{2}é😀"
+    );
+}
