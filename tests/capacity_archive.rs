@@ -216,3 +216,99 @@ fn step_load_files_are_read_alone_or_beside_rounds_and_judged() {
     }
     assert_eq!(second.archive.runs[2].capacity, archive.runs[2].capacity);
 }
+
+/// `perfdash check` fails a run whose knee dropped, in every format, and
+/// passes it once a human labels the drop `accepted`.
+#[test]
+fn a_capacity_regression_fails_the_gate_until_it_is_triaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "perfdash.toml",
+        b"[capacity]\nsettle_seconds = 2\n\n[endpoints.reserve]\ncapacity_objective_p99_ms = 100\n",
+    );
+    // Knee at 30 req/s in three runs, then 20 req/s (p99 150 ms from 30
+    // threads on): a third lower, below the ×0.85 line.
+    let healthy = [
+        (10, 10, 20, 0),
+        (20, 20, 25, 0),
+        (30, 30, 30, 0),
+        (40, 35, 50, 0),
+    ];
+    let slower = [
+        (10, 10, 20, 0),
+        (20, 20, 25, 0),
+        (30, 30, 50, 0),
+        (40, 35, 60, 0),
+    ];
+    let runs = [
+        "2026-06-01T0300Z",
+        "2026-06-03T0300Z",
+        "2026-06-05T0300Z",
+        "2026-06-08T0300Z",
+    ];
+    for (i, run) in runs.iter().enumerate() {
+        let steps: &[(u32, u32, u64, u32)] = if i < 3 { &healthy } else { &slower };
+        write(
+            root,
+            &format!("runs/{run}/reserve/steps.csv.gz"),
+            &jmeter_steps(T0_MS + i as i64 * 172_800_000, steps),
+        );
+    }
+    let check = |format: &str| {
+        let out = assert_cmd::Command::cargo_bin("perfdash")
+            .unwrap()
+            .args(["check", "--format", format, "--archive"])
+            .arg(root)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let (code, text) = check("text");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.starts_with("FAIL: 1 capacity regression in run 2026-06-08T0300Z"),
+        "{text}"
+    );
+    assert!(
+        text.contains("knee 20.0 req/s vs baseline 30.0 req/s (×0.67, line ×0.85)"),
+        "{text}"
+    );
+    let (_, json) = check("json");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let reserve = &json["capacity"][0];
+    assert_eq!(reserve["endpoint"], "reserve");
+    assert_eq!(reserve["status"], "regression");
+    assert_eq!(reserve["knee_rps"], 20.0);
+    assert_eq!(reserve["limit_rps"], 16.0);
+    let (_, junit) = check("junit");
+    assert!(
+        junit.contains("failures=\"1\"") && junit.contains("type=\"capacity-regression\""),
+        "{junit}"
+    );
+    let (_, markdown) = check("markdown");
+    assert!(
+        markdown.contains(
+            "| reserve | **regression** | 20.0 req/s | 30.0 req/s | ×0.67 | 16.0 req/s |"
+        ),
+        "{markdown}"
+    );
+    // Earlier runs pass.
+    let out = assert_cmd::Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["check", "--run", "2026-06-05T0300Z", "--archive"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    // An intended change, triaged: the gate passes and says why.
+    write(
+        root,
+        "triage/2026-06-08T0300Z--reserve.toml",
+        b"run = \"2026-06-08T0300Z\"\nendpoint = \"reserve\"\nlabel = \"accepted\"\nnote = \"fraud check added\"\nauthor = \"test\"\ndate = 2026-06-09\n",
+    );
+    let (code, text) = check("text");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("triaged-accepted"), "{text}");
+}

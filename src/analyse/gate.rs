@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::alarms::{self, AlarmState, Episode};
 use super::policy::{Judgement, Policy, RaisedAt};
+use super::verdict::CapacityVerdict;
 use super::{Analysis, Verdict};
 use crate::error::Error;
 use crate::model::Label;
@@ -121,6 +122,26 @@ pub struct EndpointCheck {
     pub reason: String,
 }
 
+/// One endpoint's step-load result in the checked run: its knee against
+/// the knees of earlier runs (docs/capacity.md). Independent of the policy.
+#[derive(Debug, Clone, Serialize)]
+pub struct CapacityCheck {
+    pub endpoint: String,
+    pub name: String,
+    /// `regression`, `triaged-noise`, `triaged-accepted`, `ok`,
+    /// `improvement` or `no-baseline`.
+    pub status: CheckStatus,
+    pub knee_rps: Option<f64>,
+    pub baseline_knee_rps: Option<f64>,
+    /// knee ÷ baseline knee.
+    pub ratio: Option<f64>,
+    /// A regression is a knee below baseline × this.
+    pub line_ratio: f64,
+    pub limit_rps: Option<f64>,
+    /// One sentence saying why.
+    pub reason: String,
+}
+
 /// The gate's answer for one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
@@ -131,6 +152,9 @@ pub struct CheckReport {
     pub exit_code: u8,
     /// Sorted by endpoint id.
     pub endpoints: Vec<EndpointCheck>,
+    /// Endpoints with a step-load file in this run, sorted by id; a
+    /// capacity regression fails the gate like a latency one.
+    pub capacity: Vec<CapacityCheck>,
     /// Inputs of this run that could not be read (they make the outcome
     /// `bad-input`).
     pub problems: Vec<String>,
@@ -142,6 +166,10 @@ pub struct CheckReport {
 impl CheckReport {
     pub fn count(&self, status: CheckStatus) -> usize {
         self.endpoints.iter().filter(|e| e.status == status).count()
+    }
+
+    pub fn capacity_count(&self, status: CheckStatus) -> usize {
+        self.capacity.iter().filter(|c| c.status == status).count()
     }
 }
 
@@ -288,11 +316,14 @@ pub fn check(
         .iter()
         .cloned()
         .partition(|p| p.contains(": ignored: "));
+    let capacity = capacity_checks(analysis, &run.id);
     let outcome = if !problems.is_empty() {
         Outcome::BadInput
     } else if endpoints
         .iter()
-        .any(|e| e.status == CheckStatus::Regression)
+        .map(|e| e.status)
+        .chain(capacity.iter().map(|c| c.status))
+        .any(|s| s == CheckStatus::Regression)
     {
         Outcome::Regression
     } else {
@@ -305,7 +336,68 @@ pub fn check(
         outcome,
         exit_code: outcome.exit_code(),
         endpoints,
+        capacity,
         problems,
         ignored,
     })
+}
+
+/// The checked run's step-load results. A capacity regression a human
+/// labelled (`triage/` entry for the run and endpoint) does not fail the
+/// gate, as for latency.
+fn capacity_checks(analysis: &Analysis, run: &str) -> Vec<CapacityCheck> {
+    let mut out = Vec::new();
+    for endpoint in &analysis.capacity {
+        let Some(point) = endpoint.runs.iter().find(|p| p.run == run) else {
+            continue;
+        };
+        let line_ratio = 1.0 - endpoint.regression_drop;
+        let knee = point.knee.knee_rps;
+        let figures = match (knee, point.baseline_knee_rps, point.ratio) {
+            (Some(k), Some(b), Some(r)) => format!(
+                "knee {k:.1} req/s vs baseline {b:.1} req/s (×{r:.2}, line ×{line_ratio:.2})"
+            ),
+            (Some(k), _, _) => format!("knee {k:.1} req/s"),
+            (None, Some(b), _) => {
+                format!("no step met the objective (baseline knee {b:.1} req/s)")
+            }
+            (None, None, _) => "no step met the objective".to_string(),
+        };
+        let label = analysis
+            .alarms
+            .labels
+            .iter()
+            .find(|l| l.run == run && l.endpoint == endpoint.id)
+            .map(|l| l.label);
+        let status = match point.verdict {
+            CapacityVerdict::Regression => match label {
+                Some(Label::Noise) => CheckStatus::TriagedNoise,
+                Some(Label::Accepted) => CheckStatus::TriagedAccepted,
+                _ => CheckStatus::Regression,
+            },
+            CapacityVerdict::Improvement => CheckStatus::Improvement,
+            CapacityVerdict::Ok => CheckStatus::Ok,
+            CapacityVerdict::NoBaseline | CapacityVerdict::NoKnee => CheckStatus::NoBaseline,
+        };
+        let reason = match status {
+            CheckStatus::TriagedNoise => format!("{figures}; triaged as noise"),
+            CheckStatus::TriagedAccepted => format!("{figures}; triaged as accepted"),
+            CheckStatus::NoBaseline if point.baseline_knee_rps.is_none() => {
+                format!("{figures}; too few earlier step-load runs to compare with")
+            }
+            _ => figures,
+        };
+        out.push(CapacityCheck {
+            endpoint: endpoint.id.clone(),
+            name: endpoint.name.clone(),
+            status,
+            knee_rps: knee,
+            baseline_knee_rps: point.baseline_knee_rps,
+            ratio: point.ratio,
+            line_ratio,
+            limit_rps: point.knee.limit_rps,
+            reason,
+        });
+    }
+    out
 }

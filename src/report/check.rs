@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::str::FromStr;
 
 use super::{markdown_cell, xml_escape};
-use crate::analyse::gate::{CheckReport, CheckStatus, EndpointCheck, Outcome};
+use crate::analyse::gate::{CapacityCheck, CheckReport, CheckStatus, EndpointCheck, Outcome};
 
 /// How `perfdash check` prints its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,17 +45,34 @@ pub fn render(report: &CheckReport, format: CheckFormat) -> String {
 
 fn headline(report: &CheckReport) -> String {
     let regressions = report.count(CheckStatus::Regression);
+    let capacity = report.capacity_count(CheckStatus::Regression);
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     match report.outcome {
         Outcome::Pass => format!(
             "no regression in run {} (policy {})",
             report.run, report.policy
         ),
-        Outcome::Regression => format!(
-            "{regressions} endpoint{} regressed in run {} (policy {})",
-            if regressions == 1 { "" } else { "s" },
-            report.run,
-            report.policy
-        ),
+        Outcome::Regression => {
+            let mut parts = Vec::new();
+            if regressions > 0 {
+                parts.push(format!(
+                    "{regressions} endpoint{} regressed",
+                    plural(regressions)
+                ));
+            }
+            if capacity > 0 {
+                parts.push(format!(
+                    "{capacity} capacity regression{}",
+                    plural(capacity)
+                ));
+            }
+            format!(
+                "{} in run {} (policy {})",
+                parts.join(" and "),
+                report.run,
+                report.policy
+            )
+        }
         Outcome::BadInput => format!(
             "run {} has {} unreadable input{}: the gate cannot vouch for it (policy {})",
             report.run,
@@ -67,6 +84,14 @@ fn headline(report: &CheckReport) -> String {
 }
 
 fn counts(report: &CheckReport) -> String {
+    status_counts(|status| report.count(status))
+}
+
+fn capacity_counts(report: &CheckReport) -> String {
+    status_counts(|status| report.capacity_count(status))
+}
+
+fn status_counts(count: impl Fn(CheckStatus) -> usize) -> String {
     let mut parts = Vec::new();
     for status in [
         CheckStatus::Regression,
@@ -80,7 +105,7 @@ fn counts(report: &CheckReport) -> String {
         CheckStatus::Insufficient,
         CheckStatus::Missing,
     ] {
-        let n = report.count(status);
+        let n = count(status);
         if n > 0 {
             parts.push(format!("{n} {}", status.as_str()));
         }
@@ -133,6 +158,27 @@ pub fn text(report: &CheckReport) -> String {
         report.endpoints.len(),
         counts(report)
     );
+    if !report.capacity.is_empty() {
+        for c in report
+            .capacity
+            .iter()
+            .filter(|c| !matches!(c.status, CheckStatus::Ok | CheckStatus::Improvement))
+        {
+            let _ = writeln!(
+                out,
+                "  capacity {:<16} {}  {}",
+                c.status.as_str(),
+                c.endpoint,
+                c.reason
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{} step-load: {}",
+            report.capacity.len(),
+            capacity_counts(report)
+        );
+    }
     out
 }
 
@@ -189,6 +235,42 @@ pub fn markdown(report: &CheckReport) -> String {
             rounds.join(", ")
         );
     }
+    if !report.capacity.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n**Capacity (step load)**: {}\n",
+            markdown_cell(&capacity_counts(report))
+        );
+        let _ = writeln!(
+            out,
+            "| Endpoint | Status | Knee | Baseline knee | Ratio | Limit |"
+        );
+        let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
+        let mut rows: Vec<&CapacityCheck> = report.capacity.iter().collect();
+        rows.sort_by_key(|c| (c.status, c.endpoint.clone()));
+        let rps = |v: Option<f64>| {
+            v.map(|v| format!("{v:.1} req/s"))
+                .unwrap_or_else(|| "–".into())
+        };
+        for c in rows {
+            let status = match c.status {
+                CheckStatus::Regression => "**regression**".to_string(),
+                s => s.as_str().to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                markdown_cell(&c.name),
+                status,
+                rps(c.knee_rps),
+                rps(c.baseline_knee_rps),
+                c.ratio
+                    .map(|r| format!("×{r:.2}"))
+                    .unwrap_or_else(|| "–".into()),
+                rps(c.limit_rps)
+            );
+        }
+    }
     if !report.problems.is_empty() {
         let _ = writeln!(out, "\n**Unreadable inputs**\n");
         for p in &report.problems {
@@ -201,14 +283,17 @@ pub fn markdown(report: &CheckReport) -> String {
 /// JUnit XML: one test case per endpoint; regressions are failures,
 /// unjudged endpoints are skipped, unreadable inputs are errors.
 pub fn junit(report: &CheckReport) -> String {
-    let failures = report.count(CheckStatus::Regression);
+    let failures =
+        report.count(CheckStatus::Regression) + report.capacity_count(CheckStatus::Regression);
     let skipped = report
         .endpoints
         .iter()
-        .filter(|e| e.status.is_skipped())
+        .map(|e| e.status)
+        .chain(report.capacity.iter().map(|c| c.status))
+        .filter(|s| s.is_skipped())
         .count();
     let errors = usize::from(!report.problems.is_empty());
-    let tests = report.endpoints.len() + errors;
+    let tests = report.endpoints.len() + report.capacity.len() + errors;
     let suite = format!("perfdash check {} ({})", report.run, report.policy);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -242,6 +327,35 @@ pub fn junit(report: &CheckReport) -> String {
                         e.endpoint,
                         rounds.join(", ")
                     ))
+                );
+            }
+            s if s.is_skipped() => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <skipped message=\"{detail}\"/>\n    </testcase>"
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <system-out>{detail}</system-out>\n    </testcase>"
+                );
+            }
+        }
+    }
+    for c in &report.capacity {
+        let _ = write!(
+            out,
+            "    <testcase classname=\"perfdash.capacity\" name=\"{}\" time=\"0\"",
+            xml_escape(&c.endpoint)
+        );
+        let detail = xml_escape(&format!("{}: {}", c.status.as_str(), c.reason));
+        match c.status {
+            CheckStatus::Regression => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <failure type=\"capacity-regression\" message=\"{detail}\">{}</failure>\n    </testcase>",
+                    xml_escape(&format!("{} ({}): {}", c.name, c.endpoint, c.reason))
                 );
             }
             s if s.is_skipped() => {
