@@ -16,6 +16,9 @@
 //! `perf_script/non-ascii-symbol-end-*` (read as DTrace) found inferno slicing
 //! a symbol's last 17 bytes inside a multi-byte character: non-ASCII text is
 //! now shielded as ASCII escapes on its way through inferno.
+//! `perf_script/dtrace-count-without-stack-*` found inferno's DTrace
+//! collapser subtracting one from an empty stack's length: counts that
+//! follow no stack line are dropped first.
 //!
 //! `folded/nbsp-before-count-*` was found by the `folded` target after two
 //! minutes: a no-break space (two bytes in UTF-8) before a count was taken
@@ -84,6 +87,7 @@ fn the_known_crash_inputs_are_kept() {
         ("folded", "nbsp-before-count-a730cd2a"),
         ("perf_script", "form-feed-only-1e32e3c3"),
         ("perf_script", "non-ascii-symbol-end-43a9fe2f"),
+        ("perf_script", "dtrace-count-without-stack-f05012e1"),
     ] {
         assert!(
             inputs(target).iter().any(|(p, _)| p.ends_with(name)),

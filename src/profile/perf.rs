@@ -220,9 +220,47 @@ pub fn collapse_dtrace(text: &str) -> std::io::Result<String> {
     let mut opts = inferno::collapse::dtrace::Options::default();
     opts.nthreads = 1;
     let mut folder = inferno::collapse::dtrace::Folder::from(opts);
-    collapse_guarded("DTrace", text, |input, out| {
+    let text = drop_counts_without_stacks(text);
+    collapse_guarded("DTrace", &text, |input, out| {
         folder.collapse(Cursor::new(input), out)
     })
+}
+
+/// Drops count lines that follow no stack line. inferno's DTrace collapser
+/// takes one from the stack's length at every count, so a count with no
+/// stack before it (a truncated or hand-edited file) overflowed (found by
+/// fuzzing); such a count counts nothing. Lines are read as inferno reads
+/// them: a header up to the first blank line, then trimmed lines that are
+/// blank, a count (an unsigned integer) or a stack frame.
+fn drop_counts_without_stacks(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut in_header = true;
+    let mut frames_since_count = 0usize;
+    let mut dropped = false;
+    let mut kept = String::new();
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        let keep = if in_header {
+            in_header = !trimmed.is_empty();
+            true
+        } else if trimmed.is_empty() {
+            true
+        } else if trimmed.parse::<u64>().is_ok() {
+            std::mem::replace(&mut frames_since_count, 0) > 0
+        } else {
+            frames_since_count += 1;
+            true
+        };
+        if keep {
+            kept.push_str(line);
+        } else {
+            dropped = true;
+        }
+    }
+    if dropped {
+        std::borrow::Cow::Owned(kept)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// Whether the text looks like DTrace aggregation output (stack lines with

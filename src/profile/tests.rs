@@ -973,3 +973,14 @@ fn non_ascii_frame_names_come_through_inferno_intact() {
         "a\u{1}b\u{2}é😀"
     );
 }
+
+#[test]
+fn dtrace_counts_without_a_stack_count_nothing() {
+    // Found by fuzzing: a count line with no stack before it overflowed
+    // inferno's DTrace collapser.
+    let dtrace = "CPU ID FUNCTION:NAME\n\n  app`main+0x1\n  3\n\n  7\n\n  app`work+0x2\n  app`main+0x1\n  5\n";
+    assert_eq!(
+        collapse_dtrace(dtrace).unwrap(),
+        "app`main 3\napp`main;app`work 5\n"
+    );
+}
