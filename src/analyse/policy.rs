@@ -174,7 +174,10 @@ impl Policy {
 fn changepoint_judgements(endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement> {
     let params = ChangePointParams::from(&settings.changepoint);
     let mut out = vec![Judgement::NotJudged; endpoint.points.len()];
-    for usable in changepoint::comparable_series(&endpoint.points) {
+    let series = changepoint::comparable_series(&endpoint.points)
+        .into_iter()
+        .flat_map(|usable| split_at_accepted_changes(usable, &endpoint.points));
+    for usable in series {
         let medians: Vec<f64> = usable
             .iter()
             .map(|&i| endpoint.points[i].median_p99_ms)
@@ -195,6 +198,27 @@ fn changepoint_judgements(endpoint: &EndpointAnalysis, settings: &Settings) -> V
                 None => Judgement::NotJudged,
             };
         }
+    }
+    out
+}
+
+/// Splits a series where an accepted change begins: a level a human
+/// accepted is the new normal, so the change point that led to it must not
+/// keep raising alarms, and later shifts are measured from the new level.
+fn split_at_accepted_changes(usable: Vec<usize>, points: &[RunPoint]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    let mut in_accepted = false;
+    for i in usable {
+        let starts = points[i].accepted_change && !in_accepted;
+        in_accepted = points[i].accepted_change;
+        if starts && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        current.push(i);
+    }
+    if !current.is_empty() {
+        out.push(current);
     }
     out
 }

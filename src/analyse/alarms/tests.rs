@@ -489,3 +489,20 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn an_accepted_change_stops_the_changepoint_policy_too() {
+    // A 35% step at run 12 that stays: changepoint alarms one run later.
+    let runs = levels(12, &[135.0; 8]);
+    let a = analysed(&[("e", runs.clone())], &[]);
+    assert_eq!(alarms_of(&a, "e", Policy::ChangePoint), [(13, Confirmed)]);
+    // Accepted at its first run: the new level is the normal one, for the
+    // change-point policy as for the baseline.
+    let a = analysed(&[("e", runs)], &[(12, "e", Label::Accepted)]);
+    assert_eq!(alarms_of(&a, "e", Policy::ChangePoint), []);
+    assert!(
+        a.endpoints[0].points[12..15]
+            .iter()
+            .all(|p| p.accepted_change)
+    );
+}
