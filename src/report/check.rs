@@ -194,6 +194,18 @@ fn ms(v: Option<f64>) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
+fn ratio(r: Option<f64>) -> String {
+    r.map(|r| format!("×{r:.2}")).unwrap_or_else(|| "–".into())
+}
+
+/// A status cell; regressions in bold so they stand out in a long table.
+fn markdown_status(status: CheckStatus) -> String {
+    match status {
+        CheckStatus::Regression => "**regression**".to_string(),
+        s => s.as_str().to_string(),
+    }
+}
+
 /// A GitHub step summary (`>> $GITHUB_STEP_SUMMARY`).
 pub fn markdown(report: &CheckReport) -> String {
     let mut out = String::new();
@@ -217,21 +229,15 @@ pub fn markdown(report: &CheckReport) -> String {
     // Failures first, so a long table still shows them above the fold.
     rows.sort_by_key(|e| (e.status, e.endpoint.clone()));
     for e in rows {
-        let status = match e.status {
-            CheckStatus::Regression => "**regression**".to_string(),
-            s => s.as_str().to_string(),
-        };
         let rounds: Vec<String> = e.round_p99_ms.iter().map(|r| format!("{r:.1}")).collect();
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} |",
             markdown_cell(&e.name),
-            status,
+            markdown_status(e.status),
             ms(e.median_p99_ms),
             ms(e.baseline_p99_ms),
-            e.ratio
-                .map(|r| format!("×{r:.2}"))
-                .unwrap_or_else(|| "–".into()),
+            ratio(e.ratio),
             rounds.join(", ")
         );
     }
@@ -253,20 +259,14 @@ pub fn markdown(report: &CheckReport) -> String {
                 .unwrap_or_else(|| "–".into())
         };
         for c in rows {
-            let status = match c.status {
-                CheckStatus::Regression => "**regression**".to_string(),
-                s => s.as_str().to_string(),
-            };
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
                 markdown_cell(&c.name),
-                status,
+                markdown_status(c.status),
                 rps(c.knee_rps),
                 rps(c.baseline_knee_rps),
-                c.ratio
-                    .map(|r| format!("×{r:.2}"))
-                    .unwrap_or_else(|| "–".into()),
+                ratio(c.ratio),
                 rps(c.limit_rps)
             );
         }
@@ -278,6 +278,43 @@ pub fn markdown(report: &CheckReport) -> String {
         }
     }
     out
+}
+
+/// One JUnit test case: a failure for a regression, skipped when it was
+/// not judged, the status as output otherwise.
+struct JunitCase<'a> {
+    classname: &'a str,
+    name: &'a str,
+    status: CheckStatus,
+    reason: &'a str,
+    failure_type: &'a str,
+    failure_body: String,
+}
+
+fn junit_case(out: &mut String, case: JunitCase) {
+    let _ = write!(
+        out,
+        "    <testcase classname=\"{}\" name=\"{}\" time=\"0\"",
+        xml_escape(case.classname),
+        xml_escape(case.name)
+    );
+    let detail = xml_escape(&format!("{}: {}", case.status.as_str(), case.reason));
+    let _ = match case.status {
+        CheckStatus::Regression => writeln!(
+            out,
+            ">\n      <failure type=\"{}\" message=\"{detail}\">{}</failure>\n    </testcase>",
+            case.failure_type,
+            xml_escape(&case.failure_body)
+        ),
+        s if s.is_skipped() => writeln!(
+            out,
+            ">\n      <skipped message=\"{detail}\"/>\n    </testcase>"
+        ),
+        _ => writeln!(
+            out,
+            ">\n      <system-out>{detail}</system-out>\n    </testcase>"
+        ),
+    };
 }
 
 /// JUnit XML: one test case per endpoint; regressions are failures,
@@ -306,71 +343,38 @@ pub fn junit(report: &CheckReport) -> String {
         xml_escape(&suite),
         report.started_at.format("%Y-%m-%dT%H:%M:%S")
     );
+    let policy_class = format!("perfdash.{}", report.policy);
     for e in &report.endpoints {
-        let _ = write!(
-            out,
-            "    <testcase classname=\"perfdash.{}\" name=\"{}\" time=\"0\"",
-            xml_escape(&report.policy.to_string()),
-            xml_escape(&e.endpoint)
+        let rounds: Vec<String> = e.round_p99_ms.iter().map(|r| format!("{r:.1}")).collect();
+        junit_case(
+            &mut out,
+            JunitCase {
+                classname: &policy_class,
+                name: &e.endpoint,
+                status: e.status,
+                reason: &e.reason,
+                failure_type: "regression",
+                failure_body: format!(
+                    "{} ({}): round p99s {} ms",
+                    e.name,
+                    e.endpoint,
+                    rounds.join(", ")
+                ),
+            },
         );
-        let detail = xml_escape(&format!("{}: {}", e.status.as_str(), e.reason));
-        match e.status {
-            CheckStatus::Regression => {
-                let rounds: Vec<String> =
-                    e.round_p99_ms.iter().map(|r| format!("{r:.1}")).collect();
-                let _ = writeln!(
-                    out,
-                    ">\n      <failure type=\"regression\" message=\"{detail}\">{}</failure>\n    </testcase>",
-                    xml_escape(&format!(
-                        "{} ({}): round p99s {} ms",
-                        e.name,
-                        e.endpoint,
-                        rounds.join(", ")
-                    ))
-                );
-            }
-            s if s.is_skipped() => {
-                let _ = writeln!(
-                    out,
-                    ">\n      <skipped message=\"{detail}\"/>\n    </testcase>"
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    out,
-                    ">\n      <system-out>{detail}</system-out>\n    </testcase>"
-                );
-            }
-        }
     }
     for c in &report.capacity {
-        let _ = write!(
-            out,
-            "    <testcase classname=\"perfdash.capacity\" name=\"{}\" time=\"0\"",
-            xml_escape(&c.endpoint)
+        junit_case(
+            &mut out,
+            JunitCase {
+                classname: "perfdash.capacity",
+                name: &c.endpoint,
+                status: c.status,
+                reason: &c.reason,
+                failure_type: "capacity-regression",
+                failure_body: format!("{} ({}): {}", c.name, c.endpoint, c.reason),
+            },
         );
-        let detail = xml_escape(&format!("{}: {}", c.status.as_str(), c.reason));
-        match c.status {
-            CheckStatus::Regression => {
-                let _ = writeln!(
-                    out,
-                    ">\n      <failure type=\"capacity-regression\" message=\"{detail}\">{}</failure>\n    </testcase>",
-                    xml_escape(&format!("{} ({}): {}", c.name, c.endpoint, c.reason))
-                );
-            }
-            s if s.is_skipped() => {
-                let _ = writeln!(
-                    out,
-                    ">\n      <skipped message=\"{detail}\"/>\n    </testcase>"
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    out,
-                    ">\n      <system-out>{detail}</system-out>\n    </testcase>"
-                );
-            }
-        }
     }
     if !report.problems.is_empty() {
         let _ = writeln!(
