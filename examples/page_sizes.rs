@@ -1,8 +1,8 @@
 //! Page sizes for a long history, as reported in BENCHMARKS.md
 //! ("## Page sizes"): generates the demo archive with WEEKS weeks
 //! (default 156 = three years, 12 endpoints, 3 runs a week, 5 rounds),
-//! builds the site and prints the size of the overview and the largest
-//! endpoint, run and list pages.
+//! builds the site and prints the size of the overview, the largest
+//! endpoint, run and capacity pages, and the list pages.
 //!
 //! ```text
 //! cargo run --release --example page_sizes            # 156 weeks
@@ -54,6 +54,7 @@ fn main() -> anyhow::Result<()> {
     };
     let (endpoint, endpoint_name) = largest(&site.join("endpoints"), "");
     let (run, run_name) = largest(&site.join("runs"), "index.html");
+    let (capacity, capacity_name) = largest(&site.join("capacity"), "");
     println!(
         "{weeks} weeks: {} runs, {} endpoints, {} pages, {} bytes in all",
         report.runs, report.endpoints, report.pages, report.bytes
@@ -66,10 +67,10 @@ fn main() -> anyhow::Result<()> {
         "largest endpoint page      {endpoint:>9} bytes (budget 500 000) endpoints/{endpoint_name}"
     );
     println!("largest run page           {run:>9} bytes runs/{run_name}");
-    println!(
-        "runs/index.html            {:>9} bytes",
-        size("runs/index.html")
-    );
+    println!("largest capacity page      {capacity:>9} bytes capacity/{capacity_name}");
+    for page in ["runs/index.html", "weekly.html", "history.html"] {
+        println!("{page:<26} {:>9} bytes", size(page));
+    }
     println!(
         "data/analysis.json         {:>9} bytes",
         size("data/analysis.json")

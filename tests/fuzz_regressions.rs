@@ -18,7 +18,9 @@
 //! now shielded as ASCII escapes on its way through inferno.
 //! `perf_script/dtrace-count-without-stack-*` found inferno's DTrace
 //! collapser subtracting one from an empty stack's length: counts that
-//! follow no stack line are dropped first.
+//! follow no stack line are dropped first. `dtrace-count-after-header-*`
+//! found that check reading a different text from inferno's (U+0085 is blank
+//! before shielding, not after): every check now reads the shielded text.
 //!
 //! `folded/nbsp-before-count-*` was found by the `folded` target after two
 //! minutes: a no-break space (two bytes in UTF-8) before a count was taken
@@ -88,6 +90,7 @@ fn the_known_crash_inputs_are_kept() {
         ("perf_script", "form-feed-only-1e32e3c3"),
         ("perf_script", "non-ascii-symbol-end-43a9fe2f"),
         ("perf_script", "dtrace-count-without-stack-f05012e1"),
+        ("perf_script", "dtrace-count-after-header-ac6a9cd4"),
     ] {
         assert!(
             inputs(target).iter().any(|(p, _)| p.ends_with(name)),

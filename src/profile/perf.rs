@@ -65,7 +65,11 @@ pub fn collapse_perf(text: &str, options: PerfOptions) -> std::io::Result<String
     // it found one, so a blank line before the first event (as after a
     // `perf script --header`) panics it (found by fuzzing). Blank and comment
     // lines before the first event carry nothing; start at the event.
-    let text = skip_leading_blank_and_comment_lines(text);
+    // Every check below runs on the text exactly as inferno will get it
+    // (shielded, see `collapse_guarded`): a character such as U+0085 is
+    // blank to `trim` before shielding and not after.
+    let shielded = shield_non_ascii(text);
+    let text = skip_leading_blank_and_comment_lines(&shielded);
     // The same check inferno's format detection makes (the first line that
     // is not blank or a comment is an event line, followed by a stack line):
     // anything else would trip that assertion.
@@ -93,21 +97,22 @@ fn skip_leading_blank_and_comment_lines(text: &str) -> &str {
     }
 }
 
-/// Runs an inferno collapser on `text`.
+/// Runs an inferno collapser on `shielded` text (see [`shield_non_ascii`])
+/// and restores the characters in its output.
 ///
 /// inferno slices symbol names at byte offsets that are not always character
 /// boundaries (its Rust-symbol fix-up takes the last 17 bytes), so a frame
 /// name with a non-ASCII character near its end panicked it (found by
-/// fuzzing; a Java method named in Unicode would do it). The text is handed
-/// over with every non-ASCII character shielded as an ASCII escape and
-/// restored afterwards, so such names come through intact. Any other panic
-/// inside inferno is reported as bad input, not a crash of the build.
+/// fuzzing; a Java method named in Unicode would do it). Callers hand it the
+/// text with every non-ASCII character shielded as an ASCII escape, and run
+/// their own checks on that same text, so such names come through intact.
+/// Any other panic inside inferno is reported as bad input, not a crash of
+/// the build.
 fn collapse_guarded(
     what: &str,
-    text: &str,
+    shielded: &str,
     collapse: impl FnOnce(&[u8], &mut Vec<u8>) -> std::io::Result<()>,
 ) -> std::io::Result<String> {
-    let shielded = shield_non_ascii(text);
     let mut out = Vec::new();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         collapse(shielded.as_bytes(), &mut out)
@@ -220,7 +225,8 @@ pub fn collapse_dtrace(text: &str) -> std::io::Result<String> {
     let mut opts = inferno::collapse::dtrace::Options::default();
     opts.nthreads = 1;
     let mut folder = inferno::collapse::dtrace::Folder::from(opts);
-    let text = drop_counts_without_stacks(text);
+    let shielded = shield_non_ascii(text);
+    let text = drop_counts_without_stacks(&shielded);
     collapse_guarded("DTrace", &text, |input, out| {
         folder.collapse(Cursor::new(input), out)
     })
