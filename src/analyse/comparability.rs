@@ -52,7 +52,13 @@ pub fn describe_changes(
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
 ) -> String {
-    changes(before, after)
+    describe(&changes(before, after))
+}
+
+/// The changes in words, as the not-comparable reason and the environment
+/// markers show them: `host perf-01 → perf-03, jvm_flags (none) → -Xmx4g`.
+pub fn describe(changes: &[SettingChange]) -> String {
+    changes
         .iter()
         .map(|c| {
             format!(

@@ -79,20 +79,10 @@ pub fn signed_ms(v: f64) -> String {
     }
 }
 
-/// `host perf-01 → perf-03, jvm_flags (none) → -Xmx4g`.
+/// `host perf-01 → perf-03, jvm_flags (none) → -Xmx4g`: the same words as
+/// the analysis uses for a not-comparable run.
 pub fn setting_changes(changes: &[crate::analyse::comparability::SettingChange]) -> String {
-    changes
-        .iter()
-        .map(|c| {
-            format!(
-                "{} {} → {}",
-                c.key,
-                c.before.as_deref().unwrap_or("(none)"),
-                c.after.as_deref().unwrap_or("(none)")
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    crate::analyse::comparability::describe(changes)
 }
 
 pub fn date(t: DateTime<Utc>) -> String {
