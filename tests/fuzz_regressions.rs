@@ -21,6 +21,8 @@
 //! follow no stack line are dropped first. `dtrace-count-after-header-*`
 //! found that check reading a different text from inferno's (U+0085 is blank
 //! before shielding, not after): every check now reads the shielded text.
+//! `dtrace-count-sum-overflow-*`: two DTrace counts near 7 × 10^18 overflowed
+//! inferno's `u64` sum; counts and perf periods above 10^15 are refused.
 //!
 //! `folded/nbsp-before-count-*` was found by the `folded` target after two
 //! minutes: a no-break space (two bytes in UTF-8) before a count was taken
@@ -91,6 +93,7 @@ fn the_known_crash_inputs_are_kept() {
         ("perf_script", "non-ascii-symbol-end-43a9fe2f"),
         ("perf_script", "dtrace-count-without-stack-f05012e1"),
         ("perf_script", "dtrace-count-after-header-ac6a9cd4"),
+        ("perf_script", "dtrace-count-sum-overflow-ac8f6d40"),
     ] {
         assert!(
             inputs(target).iter().any(|(p, _)| p.ends_with(name)),

@@ -69,6 +69,8 @@ pub fn collapse_perf(text: &str, options: PerfOptions) -> std::io::Result<String
     // (shielded, see `collapse_guarded`): a character such as U+0085 is
     // blank to `trim` before shielding and not after.
     let shielded = shield_non_ascii(text);
+    // On the whole text, so that the line number is the file's.
+    reject_implausible_numbers(&shielded, |line| !line.starts_with([' ', '\t', '#']))?;
     let text = skip_leading_blank_and_comment_lines(&shielded);
     // The same check inferno's format detection makes (the first line that
     // is not blank or a comment is an event line, followed by a stack line):
@@ -226,10 +228,42 @@ pub fn collapse_dtrace(text: &str) -> std::io::Result<String> {
     opts.nthreads = 1;
     let mut folder = inferno::collapse::dtrace::Folder::from(opts);
     let shielded = shield_non_ascii(text);
+    reject_implausible_numbers(&shielded, |line| line.trim().parse::<u64>().is_ok())?;
     let text = drop_counts_without_stacks(&shielded);
     collapse_guarded("DTrace", &text, |input, out| {
         folder.collapse(Cursor::new(input), out)
     })
+}
+
+/// The largest sample count or period believed: 10^15. inferno adds them up
+/// in `u64` without checking, so two huge ones overflowed (a panic with
+/// overflow checks, wrapped totals without; found by fuzzing). No real
+/// profile comes near: 10^15 cycles is days of CPU in one sample.
+const MAX_PLAUSIBLE_WEIGHT: u64 = 1_000_000_000_000_000;
+
+/// Refuses text where a whole-number word on a line `weighs` (an event line
+/// with its period, a DTrace count line) is above [`MAX_PLAUSIBLE_WEIGHT`],
+/// naming the line.
+fn reject_implausible_numbers(text: &str, weighs: impl Fn(&str) -> bool) -> std::io::Result<()> {
+    for (i, line) in text.lines().enumerate() {
+        if !weighs(line) {
+            continue;
+        }
+        let too_big = line
+            .split_whitespace()
+            .filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
+            .any(|w| w.parse::<u64>().map_or(true, |n| n > MAX_PLAUSIBLE_WEIGHT));
+        if too_big {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "line {}: a sample count or period above {MAX_PLAUSIBLE_WEIGHT} is not a measurement",
+                    i + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Drops count lines that follow no stack line. inferno's DTrace collapser

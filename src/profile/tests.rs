@@ -984,3 +984,27 @@ fn dtrace_counts_without_a_stack_count_nothing() {
         "app`main 3\napp`main;app`work 5\n"
     );
 }
+
+#[test]
+fn absurd_counts_and_periods_are_refused_with_their_line() {
+    // Found by fuzzing: inferno sums counts in u64 without checking.
+    let dtrace =
+        "\n\n  app`main+0x1\n  7000000000000000000\n\n  app`main+0x1\n  7000000000000000000\n";
+    let err = collapse_dtrace(dtrace).unwrap_err();
+    assert!(
+        err.to_string().starts_with("line 4: a sample count"),
+        "{err}"
+    );
+    let perf = "# header\n\njava 4242 [001] 1000.000001: 99999999999999999999 cycles:\n\t7f01 main (/srv/app.so)\n\n";
+    let err = collapse_perf(perf, PerfOptions::PLAIN).unwrap_err();
+    assert!(
+        err.to_string().starts_with("line 3: a sample count"),
+        "{err}"
+    );
+    // Real periods (here 2.5 × 10^6 cycles) are fine.
+    let perf = "java 4242 [001] 1000.000001: 2500000 cycles:\n\t7f01 main (/srv/app.so)\n\n";
+    assert_eq!(
+        collapse_perf(perf, PerfOptions::PLAIN).unwrap(),
+        "java;main 2500000\n"
+    );
+}
