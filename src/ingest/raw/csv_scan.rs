@@ -79,30 +79,47 @@ pub(crate) fn field_text(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     }
 }
 
-/// Calls `f(record, offset_in_buf, unterminated)` for each complete
-/// record of `buf` from 0; returns how many bytes were consumed. At EOF a
-/// last record without newline is passed too, with `unterminated = true`
-/// (it may be cut short: the writer was stopped mid-write).
+/// What [`for_each_record`] did with one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Scanned {
+    /// Bytes consumed from the front of the block.
+    pub consumed: usize,
+    /// Where a last record without newline begins whose `f` failed: the
+    /// writer was stopped mid-write, so the error is not reported; the
+    /// caller warns about the cut-short line instead.
+    pub cut_short_at: Option<usize>,
+}
+
+/// Calls `f(record, offset_in_buf)` for each complete record of `buf`
+/// from 0. At EOF a last record without newline is passed too; if `f`
+/// fails on it, the record is taken as cut short (see
+/// [`Scanned::cut_short_at`]) rather than as an error.
 pub(crate) fn for_each_record<E>(
     buf: &[u8],
     eof: bool,
-    mut f: impl FnMut(&[u8], usize, bool) -> Result<(), E>,
-) -> Result<usize, E> {
+    mut f: impl FnMut(&[u8], usize) -> Result<(), E>,
+) -> Result<Scanned, E> {
     let mut pos = 0;
     while pos < buf.len() {
         match record_end(buf, pos) {
             Some(end) => {
-                f(&buf[pos..end], pos, false)?;
+                f(&buf[pos..end], pos)?;
                 pos = end + 1;
             }
             None if eof => {
-                f(&buf[pos..], pos, true)?;
-                return Ok(buf.len());
+                let cut_short_at = f(&buf[pos..], pos).is_err().then_some(pos);
+                return Ok(Scanned {
+                    consumed: buf.len(),
+                    cut_short_at,
+                });
             }
-            None => return Ok(pos),
+            None => break,
         }
     }
-    Ok(pos)
+    Ok(Scanned {
+        consumed: pos,
+        cut_short_at: None,
+    })
 }
 
 #[cfg(test)]

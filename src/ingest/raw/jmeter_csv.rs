@@ -174,8 +174,7 @@ fn read_inner(
     let mut tail: Option<u64> = None;
     let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
-        for_each_record(block, eof, |record, at, unterminated| {
-            let result = (|| -> Result<(), Fault> {
+        let scanned = for_each_record(block, eof, |record, at| -> Result<(), Fault> {
                 let fault = |msg: String| Fault::new(offset + at as u64, msg);
                 if record.trim_ascii().is_empty() {
                     return Ok(());
@@ -250,16 +249,12 @@ fn read_inner(
                     }
                 }
                 Ok(())
-            })();
-            match result {
-                // A last line cut short (the tool was stopped mid-write).
-                Err(_) if unterminated => {
-                    tail = Some(offset + at as u64);
-                    Ok(())
-                }
-                other => other,
-            }
-        })
+        })?;
+        if let Some(at) = scanned.cut_short_at {
+            // A last line cut short (the tool was stopped mid-write).
+            tail = Some(offset + at as u64);
+        }
+        Ok(scanned.consumed)
     })
     .map_err(|e| e.into_error(path, shown))?;
     if let (Some(levels), Some(latest)) = (levels, latest)

@@ -46,50 +46,44 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
     let mut tail: Option<u64> = None;
     let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
-        for_each_record(block, eof, |record, at, unterminated| {
-            let result = (|| -> Result<(), Fault> {
-                let fault = |msg: String| Fault::new(offset + at as u64, msg);
-                let Some(cols) = &columns else {
-                    columns = Some(header(record, opts).map_err(fault)?);
-                    return Ok(());
-                };
-                if !record.starts_with(&prefix) {
-                    return Ok(());
-                }
-                split_fields(record, b',', cols.needed, &mut fields);
-                let get = |i: usize| fields.get(i).map(|&(a, b)| &record[a..b]);
-                let (Some(t), Some(v)) = (get(cols.time), get(cols.value)) else {
-                    return Err(fault(format!("only {} fields in this row", fields.len())));
-                };
-                let t_us =
-                    parse_timestamp(t).ok_or_else(|| fault("timestamp is not a time".into()))?;
-                let ms = parse_f64(v)
-                    .ok_or_else(|| fault("metric_value is not a non-negative number".into()))?;
-                let success = match cols
-                    .expected_response
-                    .and_then(get)
-                    .filter(|v| !v.is_empty())
-                {
-                    Some(v) => v != b"false",
-                    None => cols
-                        .status
-                        .and_then(get)
-                        .and_then(parse_u64)
-                        .is_none_or(|s| (1..400).contains(&s)),
-                };
-                let key = cols.split.and_then(get).map(field_text).unwrap_or_default();
-                grouper.push(&key, Sample { t_us, ms }, success);
-                Ok(())
-            })();
-            match result {
-                // A last line cut short (the tool was stopped mid-write).
-                Err(_) if unterminated => {
-                    tail = Some(offset + at as u64);
-                    Ok(())
-                }
-                other => other,
+        let scanned = for_each_record(block, eof, |record, at| -> Result<(), Fault> {
+            let fault = |msg: String| Fault::new(offset + at as u64, msg);
+            let Some(cols) = &columns else {
+                columns = Some(header(record, opts).map_err(fault)?);
+                return Ok(());
+            };
+            if !record.starts_with(&prefix) {
+                return Ok(());
             }
-        })
+            split_fields(record, b',', cols.needed, &mut fields);
+            let get = |i: usize| fields.get(i).map(|&(a, b)| &record[a..b]);
+            let (Some(t), Some(v)) = (get(cols.time), get(cols.value)) else {
+                return Err(fault(format!("only {} fields in this row", fields.len())));
+            };
+            let t_us = parse_timestamp(t).ok_or_else(|| fault("timestamp is not a time".into()))?;
+            let ms = parse_f64(v)
+                .ok_or_else(|| fault("metric_value is not a non-negative number".into()))?;
+            let success = match cols
+                .expected_response
+                .and_then(get)
+                .filter(|v| !v.is_empty())
+            {
+                Some(v) => v != b"false",
+                None => cols
+                    .status
+                    .and_then(get)
+                    .and_then(parse_u64)
+                    .is_none_or(|s| (1..400).contains(&s)),
+            };
+            let key = cols.split.and_then(get).map(field_text).unwrap_or_default();
+            grouper.push(&key, Sample { t_us, ms }, success);
+            Ok(())
+        })?;
+        if let Some(at) = scanned.cut_short_at {
+            // A last line cut short (the tool was stopped mid-write).
+            tail = Some(offset + at as u64);
+        }
+        Ok(scanned.consumed)
     })
     .map_err(|e| e.into_error(path, shown))?;
     let warnings = super::k6_ndjson::truncation_warnings(path, shown, tail, &end);
