@@ -28,6 +28,19 @@ pub struct FlameLink {
     pub attribution_key: &'static str,
 }
 
+/// The attribution line of a profile on a regressed run, else empty.
+fn attribution_text(pa: &ProfileAnalysis) -> String {
+    pa.attribution
+        .as_ref()
+        .map(|a| a.summary.clone())
+        .unwrap_or_default()
+}
+
+/// `code-regression`, `gc-lock`, `inconclusive` or empty (for CSS).
+fn attribution_key(pa: &ProfileAnalysis) -> &'static str {
+    pa.attribution.as_ref().map_or("", |a| a.kind.as_str())
+}
+
 /// The site path of a profile's page without the extension.
 fn base_path(slugs: &Slugs, endpoint: &str, run: &str, kind: &str) -> String {
     format!(
@@ -49,16 +62,8 @@ pub fn flame_links(
         .map(|pa| FlameLink {
             kind: pa.kind.clone(),
             href: format!("{root}{}.html", base_path(slugs, &e.id, &p.run, &pa.kind)),
-            attribution: pa
-                .attribution
-                .as_ref()
-                .map(|a| a.summary.clone())
-                .unwrap_or_default(),
-            attribution_key: pa
-                .attribution
-                .as_ref()
-                .map(|a| a.kind.as_str())
-                .unwrap_or(""),
+            attribution: attribution_text(pa),
+            attribution_key: attribution_key(pa),
         })
         .collect()
 }
@@ -262,16 +267,8 @@ fn render_one(
         baseline_run,
         baseline_href,
         baseline_source,
-        attribution: pa
-            .attribution
-            .as_ref()
-            .map(|a| a.summary.clone())
-            .unwrap_or_default(),
-        attribution_key: pa
-            .attribution
-            .as_ref()
-            .map(|a| a.kind.as_str())
-            .unwrap_or(""),
+        attribution: attribution_text(pa),
+        attribution_key: attribution_key(pa),
         shares,
         gc_in_mutator: pct(pa.gc_in_mutator_pct),
         grown,
