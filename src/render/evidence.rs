@@ -17,13 +17,6 @@ pub struct EvidenceView {
     pub line: String,
 }
 
-/// A coverage as a percentage with up to two decimals: `93.75%`, `95.1%`.
-pub fn coverage(c: f64) -> String {
-    let s = format!("{:.2}", c * 100.0);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}%")
-}
-
 pub fn evidence_view(e: &Evidence) -> EvidenceView {
     let band = e
         .band
@@ -32,7 +25,7 @@ pub fn evidence_view(e: &Evidence) -> EvidenceView {
                 "{}–{} ms ({})",
                 f::ms(b.low),
                 f::ms(b.high),
-                coverage(b.coverage)
+                f::coverage(b.coverage)
             )
         })
         .unwrap_or_else(|| "–".into());
@@ -51,7 +44,7 @@ pub fn evidence_view(e: &Evidence) -> EvidenceView {
                 f::signed_ms(s.estimate_ms),
                 f::signed_ms(s.low_ms),
                 f::signed_ms(s.high_ms),
-                coverage(s.coverage),
+                f::coverage(s.coverage),
                 s.alarmed_runs,
                 s.baseline_runs
             )
@@ -104,7 +97,7 @@ mod tests {
         assert_eq!(v.band, "98.0–180 ms (93.75%)");
         assert_eq!(v.outliers, "round 5 (180 ms)");
         assert_eq!(v.shift, "+16.5 ms [+12.0, +21.0] · 81.82% · 1 vs 10 runs");
-        assert_eq!(coverage(0.5), "50%");
-        assert_eq!(coverage(1.0 - 14.0 / 286.0), "95.1%");
+        assert_eq!(f::coverage(0.5), "50%");
+        assert_eq!(f::coverage(1.0 - 14.0 / 286.0), "95.1%");
     }
 }

@@ -46,6 +46,14 @@ pub fn percent(v: Option<f64>) -> String {
     .unwrap_or_else(|| "–".into())
 }
 
+/// An interval's coverage as a percentage with up to two decimals:
+/// `93.75%`, `95.1%`, `50%`.
+pub fn coverage(c: f64) -> String {
+    let s = format!("{:.2}", c * 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
 pub fn rate(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.1}/s")).unwrap_or_else(|| "–".into())
 }
