@@ -25,6 +25,14 @@ pub struct Archive {
 
 impl Archive {
     /// All endpoint ids that occur in any run, sorted.
+    /// Whether a human labelled `run`'s alarm on `endpoint` `accepted` (an
+    /// intended change: the new level becomes the baseline).
+    pub fn accepted_by_triage(&self, run: &str, endpoint: &str) -> bool {
+        self.triage
+            .iter()
+            .any(|l| l.label == Label::Accepted && l.run == run && l.endpoint == endpoint)
+    }
+
     pub fn endpoint_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = self
             .runs

@@ -22,7 +22,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::verdict::{self, CapacityVerdict};
-use crate::model::{Archive, Label, LoadUnit, Step, StepSeries};
+use crate::model::{Archive, LoadUnit, Step, StepSeries};
 use crate::stats::median;
 
 /// The fewest earlier accepted knees that form a capacity baseline.
@@ -301,10 +301,7 @@ pub fn analyse_capacity(archive: &Archive) -> Vec<EndpointCapacity> {
                     .flatten();
                 let verdict =
                     verdict::decide_capacity(knee.knee_rps, baseline_knee_rps, c.regression_drop);
-                let triaged_accepted = archive
-                    .triage
-                    .iter()
-                    .any(|l| l.label == Label::Accepted && l.run == run.id && &l.endpoint == id);
+                let triaged_accepted = archive.accepted_by_triage(&run.id, id);
                 if let Some(k) = knee.knee_rps
                     && verdict::capacity_feeds_baseline(verdict, triaged_accepted)
                 {

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::config::Settings;
 use crate::error::Diagnostic;
-use crate::model::{Archive, Label, Round, RunMeta};
+use crate::model::{Archive, Round, RunMeta};
 use crate::stats::median;
 pub use alarms::AlarmReport;
 pub use comparability::EnvironmentChange;
@@ -285,10 +285,7 @@ fn judge_series(
         } else {
             Vec::new()
         };
-        let labelled_accepted = archive
-            .triage
-            .iter()
-            .any(|l| l.label == Label::Accepted && l.run == run.id && l.endpoint == endpoint);
+        let labelled_accepted = archive.accepted_by_triage(&run.id, endpoint);
         let accepted_by_triage =
             accepted_changes.next_run(verdict, median_p99_ms, labelled_accepted, threshold_ratio);
         let window_medians: Vec<f64> = if baseline_p99_ms.is_some() {
