@@ -12,6 +12,7 @@ pub mod error;
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hash;
 pub mod ingest;
 pub mod model;
 pub mod pipeline;
