@@ -5,6 +5,7 @@
 //! one module, and [`build`] runs them in order.
 
 pub mod analyse;
+pub mod calendar;
 pub mod cli;
 pub mod config;
 pub mod demo;
