@@ -334,7 +334,7 @@ fn missing_round() {
     let case = healthy();
     std::fs::remove_file(case.archive.join(ROUND)).unwrap();
     let o = build(&case);
-    o.warned("runs/2026-03-05T0300Z/orders: round(s) 3 missing")
+    o.warned("runs/2026-03-05T0300Z/orders: round 3 missing")
         .incomplete(RUN);
     assert_eq!(o.round_count("orders", RUN), Some(4));
     let verdict = o.analysis()["endpoints"]

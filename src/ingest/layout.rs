@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Diagnostic;
+use crate::error::{Diagnostic, DiagnosticKind};
 
 /// One entry of an archive folder, in name order.
 #[derive(Debug)]
@@ -27,7 +27,10 @@ pub(crate) struct Skipped {
 
 impl Skipped {
     pub(crate) fn relative_to(&self, root: &Path) -> Diagnostic {
+        // Any of these might have been a round file: its figures may be
+        // missing from the run.
         Diagnostic {
+            kind: DiagnosticKind::SkippedInput,
             path: super::relative(root, &self.path),
             line: None,
             message: self.reason.to_string(),
@@ -127,7 +130,10 @@ pub fn parse_round_file_name(name: &str) -> Option<RoundFileName> {
     if digits_end == 0 {
         return None;
     }
-    let number: u32 = rest[..digits_end].parse().ok()?;
+    // Only digits here, so parsing fails only on overflow: such a number
+    // is far above any round number read, and the reader says so
+    // (`ingest::max_round_number`) rather than "not a round file".
+    let number: u32 = rest[..digits_end].parse().unwrap_or(u32::MAX);
     let tail = &rest[digits_end..];
     let (body, extension) = match tail.strip_suffix(LOCUST_SUFFIX) {
         Some(body) => (body, "stats.csv"),
@@ -204,5 +210,10 @@ mod tests {
         );
         assert_eq!(parse_round_file_name("round-1.gz"), None);
         assert_eq!(parse_round_file_name("round-1.csv.bz2"), None);
+        assert_eq!(
+            parse_round_file_name("round-99999999999.json").map(|n| n.number),
+            Some(u32::MAX),
+            "too large for a round number, but still a round file name"
+        );
     }
 }

@@ -424,7 +424,7 @@ pub(super) fn render_pages(
             .cmp(&b.verdict.rank)
             .then_with(|| a.name.cmp(&b.name))
     });
-    let latest_run = analysis.runs.last();
+    let latest_run = analysis.latest_run();
     let latest_regressions = analysis.latest_run_regressions();
     let mut by_name: Vec<&EndpointAnalysis> = analysis.endpoints.iter().collect();
     by_name.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
@@ -631,7 +631,7 @@ pub(super) fn render_pages(
             id: run.id.clone(),
             date: f::datetime(run.started_at),
             meta,
-            problems: run.problems.clone(),
+            problems: run.problems.iter().map(ToString::to_string).collect(),
             regressions,
             prev: i.checked_sub(1).and_then(link),
             next: link(i + 1),
