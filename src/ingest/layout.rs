@@ -119,6 +119,21 @@ pub const ROUND_EXTENSIONS: [&str; 10] = [
 /// The suffix of a Locust stats file (`round-3_stats.csv`).
 const LOCUST_SUFFIX: &str = "_stats.csv";
 
+/// The files Locust's `--csv PREFIX` writes beside `PREFIX_stats.csv`.
+const LOCUST_COMPANIONS: [&str; 3] = ["_stats_history.csv", "_failures.csv", "_exceptions.csv"];
+
+/// Whether `name` is one of the files Locust writes beside a round's
+/// `_stats.csv` (`round-3_failures.csv`, …): the normal output of the
+/// tool, holding nothing perfdash reads, so passed over without a warning
+/// (a warning per file made every Locust build exit 1).
+pub fn is_locust_companion(name: &str) -> bool {
+    LOCUST_COMPANIONS.iter().any(|suffix| {
+        name.strip_suffix(suffix).is_some_and(|prefix| {
+            parse_round_file_name(&format!("{prefix}{LOCUST_SUFFIX}")).is_some()
+        })
+    })
+}
+
 /// Parses a round file name `round-<n>[.<label>].<ext>` (or Locust's
 /// `round-<n>[.<label>]_stats.csv`); `None` when the name does not follow
 /// the pattern. `<ext>` is one of [`ROUND_EXTENSIONS`].
@@ -210,6 +225,21 @@ mod tests {
         );
         assert_eq!(parse_round_file_name("round-1.gz"), None);
         assert_eq!(parse_round_file_name("round-1.csv.bz2"), None);
+        for companion in [
+            "round-1_stats_history.csv",
+            "round-12.eu_failures.csv",
+            "round-3_exceptions.csv",
+        ] {
+            assert!(is_locust_companion(companion), "{companion}");
+            assert_eq!(parse_round_file_name(companion), None, "{companion}");
+        }
+        for other in [
+            "round-1_stats.csv",
+            "notes_failures.csv",
+            "round-_failures.csv",
+        ] {
+            assert!(!is_locust_companion(other), "{other}");
+        }
         assert_eq!(
             parse_round_file_name("round-99999999999.json").map(|n| n.number),
             Some(u32::MAX),

@@ -69,7 +69,8 @@ pub struct LoadOptions {
     /// terminal).
     pub progress: bool,
     /// The build's time, against which runs dated in the future are
-    /// flagged; `None`: [`build_time`]. Tests pass a fixed time.
+    /// flagged; `None`: [`build_time`] (`PERFDASH_NOW` or the wall clock).
+    /// Tests pass a fixed time.
     pub now: Option<DateTime<Utc>>,
 }
 
@@ -96,6 +97,10 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
     }
     let settings = Settings::load(root)?;
+    let now = match opts.now {
+        Some(now) => now,
+        None => build_time()?,
+    };
     let runs_dir = root.join(RUNS_DIR);
     let run_dirs = layout::list_dir(&runs_dir).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::at(
@@ -123,6 +128,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         opts,
         counter: opts.cache.as_ref().unwrap_or(&uncached),
         progress: progress_bar(opts.progress),
+        now,
     };
     let results: Vec<(Option<Run>, Vec<Diagnostic>)> = candidates
         .par_iter()
@@ -219,6 +225,8 @@ struct RoundReader<'a> {
     /// The cache, or a cache-less counter.
     counter: &'a RoundCache,
     progress: ProgressBar,
+    /// The build's time (runs dated after it are not trusted).
+    now: DateTime<Utc>,
 }
 
 /// One round file to read.
@@ -413,6 +421,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
                 endpoint_dirs.push((name, path));
             }
             layout::Entry::File { name, .. } if name == "run.toml" => {}
+            layout::Entry::File { name, .. } if layout::is_locust_companion(&name) => {}
             layout::Entry::File { name, path } => match parse_round_file_name(&name) {
                 Some(n) if n.is_warmup() => {}
                 Some(n) => jobs.push(Job {
@@ -447,7 +456,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     let evidence = run_meta::TimeEvidence {
         id_time: from_toml.and_then(|_| run_time_from_id(id)),
         newest_file,
-        now: reader.opts.now.unwrap_or_else(build_time),
+        now: reader.now,
     };
     if let Some(reason) = run_meta::untrusted_time(started_at, &evidence) {
         let (path, line) = match from_toml {
@@ -654,16 +663,26 @@ fn format_ranges(ranges: &[(u32, u32)]) -> String {
         .join(", ")
 }
 
+/// The environment variable that fixes the build's time (RFC 3339), for
+/// tests and reproducible builds.
+pub const NOW_VARIABLE: &str = "PERFDASH_NOW";
+
 /// The build's time when [`LoadOptions::now`] does not give one:
-/// `SOURCE_DATE_EPOCH` (seconds since 1970, the reproducible-builds
-/// convention) when it is set, else the wall clock. Only used to flag runs
-/// dated more than a day after it.
-pub fn build_time() -> DateTime<Utc> {
-    std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|s| s.trim().parse::<i64>().ok())
-        .and_then(|secs| DateTime::from_timestamp(secs, 0))
-        .unwrap_or_else(Utc::now)
+/// `PERFDASH_NOW` (an RFC 3339 time) when it is set, else the wall clock.
+/// Only used to flag runs dated more than a day after it. (Not
+/// `SOURCE_DATE_EPOCH`: packagers set that to the time of the last source
+/// change, which would flag every run recorded since.)
+pub fn build_time() -> Result<DateTime<Utc>, Error> {
+    match std::env::var(NOW_VARIABLE) {
+        Ok(text) => DateTime::parse_from_rfc3339(text.trim())
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| {
+                Error::Usage(format!(
+                    "{NOW_VARIABLE}='{text}' is not an RFC 3339 time ({e}), e.g. 2026-05-04T03:00:00Z"
+                ))
+            }),
+        Err(_) => Ok(Utc::now()),
+    }
 }
 
 /// A step-load file to read: `<endpoint>/steps.<ext>`, with the
@@ -877,6 +896,7 @@ fn list_endpoint(
             continue;
         }
         match entry {
+            layout::Entry::File { name, .. } if layout::is_locust_companion(&name) => {}
             layout::Entry::File { name, path } => match parse_round_file_name(&name) {
                 Some(n) if n.is_warmup() => {}
                 Some(n) => jobs.push(Job {

@@ -95,7 +95,10 @@ pub struct IndexPage {
     pub latest_run_href: String,
     pub latest_regressions: usize,
     pub settings_line: String,
+    /// Warnings met while reading the archive.
     pub diagnostics: Vec<String>,
+    /// Information about the inputs (Locust's rounding), said once.
+    pub notes: Vec<String>,
     /// The calendar heatmap (SVG) and how many older weeks it leaves out.
     pub heatmap: String,
     pub heatmap_older_weeks: usize,
@@ -456,7 +459,18 @@ pub(super) fn render_pages(
         latest_regressions,
         rows,
         settings_line: settings.clone(),
-        diagnostics: analysis.diagnostics.iter().map(|d| d.to_string()).collect(),
+        diagnostics: analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_warning())
+            .map(|d| d.to_string())
+            .collect(),
+        notes: analysis
+            .diagnostics
+            .iter()
+            .filter(|d| !d.is_warning())
+            .map(|d| d.to_string())
+            .collect(),
         capacity,
     };
     site.insert("index.html", render(&index, "index.html")?);
