@@ -30,7 +30,10 @@ fn fixture_runs() -> Vec<PathBuf> {
 fn archive_of(runs: &[PathBuf]) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     for run in runs {
-        let to = tmp.path().join("archive/runs").join(run.file_name().unwrap());
+        let to = tmp
+            .path()
+            .join("archive/runs")
+            .join(run.file_name().unwrap());
         std::fs::create_dir_all(&to).unwrap();
         for file in std::fs::read_dir(run).unwrap() {
             let file = file.unwrap().path();
@@ -98,7 +101,10 @@ fn real_locust_rounds_build_with_exit_0_and_one_note() {
         assert_eq!(run["incomplete"], false, "{run}");
     }
     let index = std::fs::read_to_string(site.join("index.html")).unwrap();
-    assert!(!index.contains("warning(s) while reading"), "no warnings shown");
+    assert!(
+        !index.contains("warning(s) while reading"),
+        "no warnings shown"
+    );
     assert!(index.contains("Note: "), "the note is shown once");
 }
 

@@ -202,7 +202,7 @@ pub fn untrusted_time(started_at: DateTime<Utc>, e: &TimeEvidence) -> Option<Str
             .abs();
         if days > 1 {
             return Some(format!(
-                "started_at {shown} is {days} days away from the date in the run id ({})",
+                "started_at {shown} is {days} days away from the date in the run id ({}).",
                 id_time.date_naive()
             ));
         }
@@ -249,6 +249,93 @@ mod tests {
         assert_eq!(t("2026-13-04"), None);
         assert_eq!(t("nightly-42"), None);
         assert_eq!(t("1234"), None);
+    }
+
+    #[test]
+    fn untrusted_times() {
+        let t = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        let now = t("2026-06-01T00:00:00Z");
+        let evidence = |id: Option<&str>, file: Option<&str>| TimeEvidence {
+            id_time: id.map(t),
+            newest_file: file.map(t),
+            now,
+        };
+        let check = |started: &str, id, file| untrusted_time(t(started), &evidence(id, file));
+        let id = Some("2026-05-04T00:00:00Z");
+        let file = Some("2026-05-04T03:20:00Z");
+        assert_eq!(check("2026-05-04T03:00:00Z", id, file), None);
+        // A day either way is a time zone or a long run, not an error.
+        assert_eq!(
+            check("2026-05-05T23:00:00Z", id, Some("2026-05-05T23:10:00Z")),
+            None
+        );
+        assert_eq!(check("2026-05-03T01:00:00Z", id, file), None);
+        assert_eq!(
+            check("2026-05-05T03:00:00Z", id, file),
+            None,
+            "a day after the file"
+        );
+        let reason = |started, id, file| check(started, id, file).unwrap_or_default();
+        assert!(
+            reason("2026-05-06T03:00:00Z", id, Some("2026-05-06T03:20:00Z"))
+                .contains("is 2 days away from the date in the run id (2026-05-04)"),
+        );
+        assert!(reason("1970-01-01T00:00:00Z", None, file).contains("before 2000"));
+        assert!(
+            reason("2026-05-05T03:20:01Z", id, file).contains("after the run's files were last")
+        );
+        // Files from the same skewed clock: only the build's time tells.
+        let far = "2099-05-04T03:00:00Z";
+        assert!(
+            reason(
+                far,
+                Some("2099-05-04T00:00:00Z"),
+                Some("2099-05-04T03:20:00Z")
+            )
+            .contains("more than a day in the future")
+        );
+        assert_eq!(check("2026-06-01T23:59:00Z", None, None), None);
+        assert!(reason("2026-06-02T00:00:01Z", None, None).contains("in the future"));
+        // Reasons never quote the build's or the files' times: pages stay
+        // the same from one build to the next.
+        assert!(!reason(far, None, Some("2026-05-04T03:20:00Z")).contains("2026"));
+    }
+
+    #[test]
+    fn lines_of_keys() {
+        let text = "# a run\ncommit = \"a\"\n  started_at = 2026-05-04T03:00:00Z\n";
+        assert_eq!(key_line(text, "started_at"), Some(3));
+        assert_eq!(key_line("\"started_at\" = 1\n", "started_at"), Some(1));
+        assert_eq!(key_line("started_at_local = 1\n", "started_at"), None);
+        assert_eq!(key_line("notes = \"started_at = x\"\n", "started_at"), None);
+    }
+
+    #[test]
+    fn years_outside_rfc_3339_in_utc() {
+        for text in [
+            "started_at = 0000-01-01T00:00:00+01:00\n",
+            "started_at = \"9999-12-31T23:59:59-01:00\"\n",
+        ] {
+            let err = parse_run_meta(text, Path::new("r.toml")).unwrap_err();
+            assert!(
+                err.to_string().starts_with("r.toml:1: started_at '"),
+                "{err}"
+            );
+            assert!(err.to_string().contains("0000–9999"), "{err}");
+        }
+        for text in [
+            "started_at = 0000-01-01T00:00:00Z\n",
+            "started_at = 9999-12-31T23:59:59Z\n",
+        ] {
+            assert!(parse_run_meta(text, Path::new("r.toml")).is_ok(), "{text}");
+        }
+        // Five-digit years are no RFC 3339 at all.
+        let err = parse_run_meta(
+            "started_at = \"12026-05-04T03:00:00Z\"\n",
+            Path::new("r.toml"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not an RFC 3339"), "{err}");
     }
 
     #[test]
