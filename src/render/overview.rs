@@ -47,7 +47,10 @@ pub struct IndexPage {
     pub latest_run_href: String,
     pub latest_regressions: usize,
     pub settings_line: String,
+    /// Warnings met while reading the archive.
     pub diagnostics: Vec<String>,
+    /// Information about the inputs (Locust's rounding), said once.
+    pub notes: Vec<String>,
     /// The calendar heatmap (SVG) and how many older weeks it leaves out.
     pub heatmap: String,
     pub heatmap_older_weeks: usize,
@@ -97,7 +100,7 @@ pub fn overview_page(
             .cmp(&b.verdict.rank)
             .then_with(|| a.name.cmp(&b.name))
     });
-    let latest_run = analysis.runs.last();
+    let latest_run = analysis.latest_run();
     let latest_regressions = analysis.latest_run_regressions();
     let mut by_name: Vec<&EndpointAnalysis> = analysis.endpoints.iter().collect();
     by_name.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
@@ -129,7 +132,18 @@ pub fn overview_page(
         latest_regressions,
         rows,
         settings_line: settings,
-        diagnostics: analysis.diagnostics.iter().map(|d| d.to_string()).collect(),
+        diagnostics: analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_warning())
+            .map(|d| d.to_string())
+            .collect(),
+        notes: analysis
+            .diagnostics
+            .iter()
+            .filter(|d| !d.is_warning())
+            .map(|d| d.to_string())
+            .collect(),
         capacity,
     };
     Ok(("index.html".to_string(), render(&index, "index.html")?))

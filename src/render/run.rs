@@ -151,7 +151,7 @@ pub fn run_page(analysis: &Analysis, i: usize, slugs: &Slugs) -> Result<Page, Er
         id: run.id.clone(),
         date: f::datetime(run.started_at),
         meta,
-        problems: run.problems.clone(),
+        problems: run.problems.iter().map(ToString::to_string).collect(),
         regressions,
         prev: i.checked_sub(1).and_then(link),
         next: link(i + 1),
