@@ -9,6 +9,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+mod limits;
+mod policy;
+mod run_spec;
+
+pub use limits::Limits;
+pub use policy::{DEFAULT_POLICY, Policy};
+pub use run_spec::RunSpec;
+
 /// The file name of the settings file at the archive root.
 pub const SETTINGS_FILE: &str = "perfdash.toml";
 
@@ -24,7 +32,7 @@ pub struct Settings {
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
     /// Caps on what one input file may cost (gzip bombs, endless lines).
-    pub limits: crate::ingest::limits::Limits,
+    pub limits: Limits,
     /// How rounds are recomputed from raw outputs (`[raw]`).
     pub raw: RawSettings,
     /// How flame-graph profiles are classified and attributed (`[profiles]`).
@@ -239,7 +247,7 @@ impl Default for AnalysisSettings {
 pub struct AlarmSettings {
     /// The policy `perfdash check` gates on and the weekly page and
     /// `perfdash triage` follow, unless `--policy` says otherwise.
-    pub policy: crate::analyse::Policy,
+    pub policy: Policy,
     /// A candidate alarm is decided over this many judged runs after it.
     pub confirm_window: usize,
     /// It is `confirmed` when at least this many of them are over too, and
@@ -257,7 +265,7 @@ pub struct AlarmSettings {
 impl Default for AlarmSettings {
     fn default() -> Self {
         AlarmSettings {
-            policy: crate::analyse::policy::DEFAULT_POLICY,
+            policy: DEFAULT_POLICY,
             confirm_window: 3,
             confirm_needed: 2,
             robust_k: 3.5,
@@ -312,23 +320,10 @@ pub struct EndpointSettings {
 }
 
 impl Settings {
-    /// Reads `perfdash.toml` from the archive root, or returns the defaults
-    /// when there is none.
-    pub fn load(archive_root: &Path) -> Result<Settings, Error> {
-        let path = archive_root.join(SETTINGS_FILE);
-        // Read like every archive file: no symbolic links, no FIFOs, capped.
-        let text = match crate::ingest::limits::read_text_file(
-            &path,
-            &crate::ingest::limits::Limits::default(),
-        ) {
-            Ok(Some(text)) => text,
-            Ok(None) => return Ok(Settings::default()),
-            Err(source) => return Err(Error::Io { path, source }),
-        };
-        Settings::parse(&text, &path)
-    }
-
     /// Parses and validates settings text; `path` is used in messages.
+    /// The `[profiles]` regular expressions are compiled, and so checked,
+    /// where settings are loaded (`ingest::settings`): compiling them is
+    /// the profile classifier's business, not the settings'.
     pub fn parse(text: &str, path: &Path) -> Result<Settings, Error> {
         let settings: Settings =
             toml::from_str(text).map_err(|e| Error::at(path, toml_line(text, &e), e.message()))?;
@@ -395,7 +390,6 @@ impl Settings {
         if cp.min_runs_at_level == 0 {
             return Err("changepoint.min_runs_at_level must be at least 1".into());
         }
-        crate::profile::Classifier::new(&self.profiles).map_err(|e| format!("profiles: {e}"))?;
         let p = &self.profiles;
         if !(p.min_shift_pts.is_finite() && p.min_shift_pts > 0.0 && p.min_shift_pts < 100.0) {
             return Err(format!(
@@ -411,8 +405,7 @@ impl Settings {
         }
         for pair in &self.compare.pairs {
             for spec in pair {
-                crate::analyse::compare::RunSpec::parse(spec)
-                    .map_err(|e| format!("compare.pairs: {e}"))?;
+                RunSpec::parse(spec).map_err(|e| format!("compare.pairs: {e}"))?;
             }
         }
         for (id, e) in &self.endpoints {
