@@ -99,3 +99,4 @@ pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 pub mod site_archives;
+pub mod golden_archive;
