@@ -69,6 +69,10 @@ settle_seconds = 2
 releases = true
 latest_vs_release = false
 
+[site]
+commit_url = "https://git.example.com/shop/commit/{commit}"
+compare_url = "https://git.example.com/shop/compare/{from}...{to}"
+
 [endpoints.orders]
 name = "POST /api/orders"
 

@@ -98,5 +98,5 @@ pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-pub mod site_archives;
 pub mod golden_archive;
+pub mod site_archives;
