@@ -41,6 +41,76 @@ pub struct Settings {
     pub compare: CompareSettings,
     /// Capacity from step-load runs (`[capacity]`, docs/capacity.md).
     pub capacity: CapacitySettings,
+    /// How the site links out (`[site]`, docs/site.md).
+    pub site: SiteSettings,
+}
+
+/// `[site]`: links from the site to the code host. Both optional; without
+/// them commits are shown as short hashes without a link.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SiteSettings {
+    /// A commit's page, with `{commit}` for the full hash, e.g.
+    /// `https://git.example.com/shop/commit/{commit}`.
+    pub commit_url: Option<String>,
+    /// The changes between two commits, with `{from}` and `{to}`, e.g.
+    /// `https://git.example.com/shop/compare/{from}...{to}`.
+    pub compare_url: Option<String>,
+}
+
+impl SiteSettings {
+    fn validate(&self) -> Result<(), String> {
+        for (key, url, holes) in [
+            ("site.commit_url", &self.commit_url, &["{commit}"][..]),
+            (
+                "site.compare_url",
+                &self.compare_url,
+                &["{from}", "{to}"][..],
+            ),
+        ] {
+            let Some(url) = url else { continue };
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(format!(
+                    "{key} must start with https:// or http:// (got '{url}')"
+                ));
+            }
+            for hole in holes {
+                if !url.contains(hole) {
+                    return Err(format!("{key} must contain {hole} (got '{url}')"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The page of one commit, when `commit_url` is set.
+    pub fn commit_href(&self, commit: &str) -> Option<String> {
+        let url = self.commit_url.as_ref()?;
+        Some(url.replace("{commit}", &url_component(commit)))
+    }
+
+    /// The changes from one commit to another, when `compare_url` is set.
+    pub fn compare_href(&self, from: &str, to: &str) -> Option<String> {
+        let url = self.compare_url.as_ref()?;
+        Some(
+            url.replace("{from}", &url_component(from))
+                .replace("{to}", &url_component(to)),
+        )
+    }
+}
+
+/// Percent-encodes everything but unreserved URL characters: a commit
+/// from run.toml is data, and must not change the URL's shape.
+fn url_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// `[capacity]`: how step-load files are cut into steps and judged
@@ -418,6 +488,7 @@ impl Settings {
         }
         check_warmup("raw.warmup_seconds", self.raw.warmup_seconds)?;
         self.validate_capacity()?;
+        self.site.validate()?;
         if !(self.raw.summary_tolerance.is_finite() && self.raw.summary_tolerance >= 0.0) {
             return Err("raw.summary_tolerance must be a non-negative number".into());
         }
@@ -613,5 +684,56 @@ mod tests {
         assert_eq!(s.threshold_ratio("order-list"), 1.3);
         assert_eq!(s.threshold_ratio("other"), 1.15);
         assert_eq!(s.endpoint_name("other"), "other");
+    }
+
+    #[test]
+    fn site_links_fill_in_their_placeholders_and_encode_the_values() {
+        let s = Settings::parse(
+            "[site]\ncommit_url = \"https://git.example.com/shop/commit/{commit}\"\n\
+             compare_url = \"https://git.example.com/shop/compare/{from}...{to}\"\n",
+            Path::new("p.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.site.commit_href("abc123").as_deref(),
+            Some("https://git.example.com/shop/commit/abc123")
+        );
+        assert_eq!(
+            s.site.compare_href("a1", "b2").as_deref(),
+            Some("https://git.example.com/shop/compare/a1...b2")
+        );
+        // A commit is data: it cannot add a path, a query or markup.
+        assert_eq!(
+            s.site.commit_href("x/../y?z=<b>\"").as_deref(),
+            Some("https://git.example.com/shop/commit/x%2F..%2Fy%3Fz%3D%3Cb%3E%22")
+        );
+        // Unset: no links.
+        let none = Settings::parse("", Path::new("p.toml")).unwrap();
+        assert_eq!(none.site.commit_href("abc"), None);
+        assert_eq!(none.site.compare_href("a", "b"), None);
+    }
+
+    #[test]
+    fn site_links_must_be_web_addresses_with_their_placeholders() {
+        for (toml, words) in [
+            (
+                "commit_url = \"https://x/commit/\"",
+                "must contain {commit}",
+            ),
+            (
+                "commit_url = \"javascript:alert({commit})\"",
+                "must start with https://",
+            ),
+            (
+                "compare_url = \"https://x/compare/{from}\"",
+                "must contain {to}",
+            ),
+            ("commit = \"https://x/{commit}\"", "unknown field"),
+        ] {
+            let err = Settings::parse(&format!("[site]\n{toml}\n"), Path::new("p.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(words), "{toml}: {err}");
+        }
     }
 }

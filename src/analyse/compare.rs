@@ -84,7 +84,7 @@ impl RunRef {
             started_at: run.started_at,
             release: run.meta.release.clone(),
             commit: run.meta.commit.clone(),
-            problems: run.problems.clone(),
+            problems: run.problems.iter().map(ToString::to_string).collect(),
         }
     }
 
@@ -362,13 +362,20 @@ fn resolve_spec<'a>(archive: &'a Archive, spec: &RunSpec) -> Result<&'a Run, Str
     let runs = &archive.runs;
     match spec {
         RunSpec::Latest(back) => {
-            if runs.is_empty() {
-                return Err("the archive has no runs".to_string());
+            // A run whose time cannot be trusted is never "latest" (see
+            // Archive::latest_run), nor counted in `latest~N`.
+            let trusted: Vec<&Run> = runs.iter().filter(|r| r.untrusted_time.is_none()).collect();
+            if trusted.is_empty() {
+                return Err(match runs.is_empty() {
+                    true => "the archive has no runs".to_string(),
+                    false => "the archive has no runs with a trusted time".to_string(),
+                });
             }
-            runs.len()
+            trusted
+                .len()
                 .checked_sub(1 + back)
-                .map(|i| &runs[i])
-                .ok_or_else(|| format!("the archive has only {} runs", runs.len()))
+                .map(|i| trusted[i])
+                .ok_or_else(|| format!("the archive has only {} runs", trusted.len()))
         }
         RunSpec::Release(name) => runs
             .iter()
@@ -483,7 +490,7 @@ pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnost
         }
     }
     if cfg.latest_vs_release
-        && let Some(latest) = archive.runs.last()
+        && let Some(latest) = archive.latest_run()
         && let Some((name, release)) = releases
             .iter()
             .rev()
@@ -520,6 +527,7 @@ pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnost
                 });
             }
             Err(message) => diagnostics.push(Diagnostic {
+                kind: crate::error::DiagnosticKind::Ignored,
                 path: crate::config::SETTINGS_FILE.to_string(),
                 line: None,
                 message: format!("[compare] pair [\"{spec_a}\", \"{spec_b}\"] skipped: {message}"),

@@ -81,6 +81,7 @@ impl Policy {
                         median_p99_ms: first_round,
                         baseline_p99_ms: p.baseline_p99_ms,
                         threshold_ratio: endpoint.threshold_ratio,
+                        resolution: verdict::Resolution::of_rounds(&p.rounds),
                     }))
                 })
                 .collect(),

@@ -124,7 +124,7 @@ fn week_start(t: DateTime<Utc>) -> DateTime<Utc> {
 
 /// Builds the review. `None` when the archive has no runs.
 pub fn weekly_review(analysis: &Analysis, spec: WeekSpec, policy: Policy) -> Option<WeeklyReview> {
-    let latest = analysis.runs.last()?.started_at;
+    let latest = analysis.latest_run()?.started_at;
     let (title, from, to) = match spec {
         WeekSpec::LastSevenDays => {
             // Up to and including the latest run.

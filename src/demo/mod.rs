@@ -537,6 +537,8 @@ fn plan(opts: &DemoOptions) -> Plan {
                 median_p99_ms: med,
                 baseline_p99_ms: baseline,
                 threshold_ratio: settings.threshold_ratio(def.id),
+                // The demo writes k6 summaries.
+                resolution: verdict::Resolution::Exact,
             });
             let accepted_onset = active
                 .iter()

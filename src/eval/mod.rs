@@ -408,6 +408,7 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
                 })
                 .collect(),
             problems: Vec::new(),
+            untrusted_time: None,
         })
         .collect();
     Archive {

@@ -74,7 +74,7 @@ struct RunJson<'a> {
     release: Option<&'a str>,
     notes: Option<&'a str>,
     incomplete: bool,
-    problems: &'a [String],
+    problems: Vec<String>,
     load: &'a BTreeMap<String, String>,
     environment: &'a BTreeMap<String, String>,
 }
@@ -151,7 +151,7 @@ pub fn analysis_json(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Erro
                 release: r.meta.release.as_deref(),
                 notes: r.meta.notes.as_deref(),
                 incomplete: !r.problems.is_empty(),
-                problems: &r.problems,
+                problems: r.problems.iter().map(ToString::to_string).collect(),
                 load: &r.meta.load,
                 environment: &r.meta.environment,
             })
