@@ -226,7 +226,7 @@ fn the_demo_weekly_page_attributes_confirmed_regressions() {
     for e in &a.endpoints {
         for cp in &e.change_points {
             assert!(
-                history.contains(&format!(">{}</a></td>", cp.run)),
+                history.contains(&format!(">{}</a>", cp.run)),
                 "{} {}",
                 e.id,
                 cp.run
