@@ -16,6 +16,8 @@ pub mod fuzzing;
 pub mod hash;
 pub mod ingest;
 pub mod model;
+#[cfg(test)]
+mod module_layers;
 pub mod pipeline;
 pub mod profile;
 pub mod render;

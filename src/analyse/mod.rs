@@ -160,7 +160,7 @@ impl RunPoint {
 /// analysis.
 pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis {
     let settings = &archive.settings;
-    // Settings::parse already compiled these rules, so this only fails for
+    // Loading the settings (ingest::settings) compiled these rules, so this only fails for
     // settings built in code.
     let classifier = match crate::profile::Classifier::new(&settings.profiles) {
         Ok(c) => Some(c),

@@ -25,6 +25,7 @@ mod layout;
 pub mod limits;
 pub mod raw;
 mod run_meta;
+pub mod settings;
 pub mod triage;
 
 use std::collections::BTreeMap;
@@ -96,7 +97,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
     if let Some(w) = opts.warmup_override {
         crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
     }
-    let settings = Settings::load(root)?;
+    let settings = settings::load(root)?;
     let now = match opts.now {
         Some(now) => now,
         None => build_time()?,

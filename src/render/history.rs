@@ -3,10 +3,11 @@
 
 use askama::Template;
 
+use super::context::Ctx;
+use super::format as f;
 use super::rows::{ChangePointRow, EnvChangeRow, Page, change_point_row, env_change_row, render};
-use super::{Slugs, format as f};
+use crate::analyse::EndpointAnalysis;
 use crate::analyse::changepoint::LevelShift;
-use crate::analyse::{Analysis, EndpointAnalysis};
 use crate::error::Error;
 
 #[derive(Template)]
@@ -23,7 +24,8 @@ pub struct HistoryPage {
 
 /// `history.html`: every change point of every endpoint, newest first
 /// (ties by endpoint name, then id), and the environment changes.
-pub fn history_page(analysis: &Analysis, slugs: &Slugs) -> Result<Page, Error> {
+pub fn history_page(ctx: &Ctx) -> Result<Page, Error> {
+    let analysis = ctx.analysis;
     let mut shifts: Vec<(&LevelShift, &EndpointAnalysis)> = analysis
         .endpoints
         .iter()
@@ -49,13 +51,13 @@ pub fn history_page(analysis: &Analysis, slugs: &Slugs) -> Result<Page, Error> {
             .count(),
         change_points: shifts
             .iter()
-            .map(|(cp, e)| change_point_row(cp, e, slugs, ""))
+            .map(|(cp, e)| change_point_row(ctx, cp, e, ""))
             .collect(),
         env_changes: analysis
             .environment_changes
             .iter()
             .rev()
-            .map(|ch| env_change_row(ch, slugs, ""))
+            .map(|ch| env_change_row(ctx, ch, ""))
             .collect(),
         settings_line: format!(
             "Change points: Otava's E-divisive means with a t-test over each endpoint's run medians \

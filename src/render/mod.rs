@@ -23,6 +23,7 @@ mod assets;
 pub mod capacity;
 pub mod charts;
 pub mod compare;
+pub mod context;
 pub mod data;
 pub mod display;
 pub mod endpoint;
@@ -117,31 +118,28 @@ pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
 /// returns `(path, bytes)`; this is the only place that collects them.
 pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<Site, Error> {
     let slugs = Slugs::new(analysis);
+    let ctx = context::Ctx::new(analysis, &slugs);
     let mut site = Site::default();
     for (path, bytes) in assets::files() {
         site.insert(path, bytes.to_vec());
     }
     let mut pages: Vec<rows::Page> = vec![
-        overview::overview_page(
-            analysis,
-            &slugs,
-            capacity::capacity_summaries(analysis, &slugs),
-        )?,
-        history::history_page(analysis, &slugs)?,
-        run::runs_index_page(analysis, &slugs)?,
-        releases::releases_page(analysis, &slugs)?,
+        overview::overview_page(&ctx, capacity::capacity_summaries(analysis, &slugs))?,
+        history::history_page(&ctx)?,
+        run::runs_index_page(&ctx)?,
+        releases::releases_page(&ctx)?,
     ];
     for e in &analysis.endpoints {
-        pages.push(endpoint::endpoint_page(analysis, e, &slugs)?);
+        pages.push(endpoint::endpoint_page(&ctx, e)?);
     }
     for i in 0..analysis.runs.len() {
-        pages.push(run::run_page(analysis, i, &slugs)?);
+        pages.push(run::run_page(&ctx, i)?);
     }
     for e in &analysis.capacity {
-        pages.extend(capacity::capacity_page(analysis, e, &slugs)?);
+        pages.extend(capacity::capacity_page(&ctx, e)?);
     }
-    pages.extend(compare::comparison_pages(analysis, &slugs)?);
-    pages.extend(weekly::weekly_page(analysis, &slugs, options.week)?);
+    pages.extend(compare::comparison_pages(&ctx)?);
+    pages.extend(weekly::weekly_page(&ctx, options.week)?);
     pages.push((
         "data/analysis.json".to_string(),
         data::analysis_json(analysis, &slugs)?,

@@ -5,9 +5,10 @@ use askama::Template;
 
 use super::capacity::CapacitySummary;
 use super::charts::{HeatmapRow, heatmap, sparkline};
+use super::context::{Ctx, RunLabel};
+use super::format as f;
 use super::rows::{Page, VerdictView, render, settings_line};
-use super::{Slugs, format as f};
-use crate::analyse::{Analysis, EndpointAnalysis, Verdict};
+use crate::analyse::{EndpointAnalysis, Verdict};
 use crate::error::Error;
 
 /// Sparkline length on the overview: about four months at three runs a week.
@@ -20,9 +21,7 @@ pub struct EndpointRow {
     pub name: String,
     pub id: String,
     pub href: String,
-    pub latest_run: String,
-    pub latest_run_href: String,
-    pub latest_date: String,
+    pub latest: RunLabel,
     pub median: String,
     pub median_raw: f64,
     pub baseline: String,
@@ -43,8 +42,7 @@ pub struct IndexPage {
     pub run_count: usize,
     pub first_date: String,
     pub last_date: String,
-    pub latest_run: String,
-    pub latest_run_href: String,
+    pub latest_run: Option<RunLabel>,
     pub latest_regressions: usize,
     pub settings_line: String,
     /// Warnings met while reading the archive.
@@ -59,11 +57,8 @@ pub struct IndexPage {
 }
 
 /// The overview page; `capacity` are the rows of its capacity table.
-pub fn overview_page(
-    analysis: &Analysis,
-    slugs: &Slugs,
-    capacity: Vec<CapacitySummary>,
-) -> Result<Page, Error> {
+pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, Error> {
+    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
     let settings = settings_line(analysis);
     let mut rows: Vec<EndpointRow> = analysis
         .endpoints
@@ -74,9 +69,7 @@ pub fn overview_page(
                 name: e.name.clone(),
                 id: e.id.clone(),
                 href: format!("endpoints/{}.html", slugs.endpoint(&e.id)),
-                latest_run: p.run.clone(),
-                latest_run_href: format!("runs/{}.html", slugs.run(&p.run)),
-                latest_date: f::date(p.started_at),
+                latest: ctx.run_label(&p.run, "", None),
                 median: f::ms(p.median_p99_ms),
                 median_raw: p.median_p99_ms,
                 baseline: f::opt_ms(p.baseline_p99_ms),
@@ -125,10 +118,7 @@ pub fn overview_page(
         last_date: latest_run
             .map(|r| f::date(r.started_at))
             .unwrap_or_default(),
-        latest_run: latest_run.map(|r| r.id.clone()).unwrap_or_default(),
-        latest_run_href: latest_run
-            .map(|r| format!("runs/{}.html", slugs.run(&r.id)))
-            .unwrap_or_default(),
+        latest_run: latest_run.map(|r| ctx.run_label(&r.id, "", None)),
         latest_regressions,
         rows,
         settings_line: settings,

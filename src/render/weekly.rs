@@ -4,6 +4,7 @@
 use askama::Template;
 
 use super::charts::evidence::evidence_svg;
+use super::context::Ctx;
 use super::evidence::{EvidenceView, evidence_view};
 use super::flame_pages::{FlameLink, flame_links};
 use super::rows::Page;
@@ -202,11 +203,8 @@ fn policy_cell(s: &PolicyStats) -> PolicyCell {
 
 /// Renders `weekly.html` for the chosen week under the archive's policy
 /// (`[alarms] policy`, median by default).
-pub fn weekly_page(
-    analysis: &Analysis,
-    slugs: &Slugs,
-    week: WeekSpec,
-) -> Result<Option<Page>, Error> {
+pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
+    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
     let policy = analysis.settings.alarms.policy;
     let Some(review): Option<WeeklyReview> = weekly_review(analysis, week, policy) else {
         return Ok(None);
