@@ -9,6 +9,7 @@ pub mod calendar;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod doc_section;
 pub mod error;
 pub mod eval;
 #[doc(hidden)]

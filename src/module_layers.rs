@@ -13,7 +13,7 @@ use std::path::Path;
 /// Lowest first. A module may use modules of earlier layers only.
 const LAYERS: &[&[&str]] = &[
     // Leaves: plain functions over plain values.
-    &["error", "stats", "hash", "calendar"],
+    &["error", "stats", "hash", "calendar", "doc_section"],
     // Settings: plain data and their validation.
     &["config"],
     // Parsed profiles, then the data model that holds them.
