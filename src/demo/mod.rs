@@ -683,7 +683,7 @@ fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
                     median_p99_ms: figure,
                     baseline_p99_ms: judged.baseline,
                     threshold_ratio: ratio,
-                    resolution: verdict::Resolution::Exact,
+                    resolution: verdict::Resolution::Exact, // the demo writes k6 summaries
                 }) == Verdict::Regression
             });
             let reviewed = review_date(run.started_at.date_naive()) <= plan.last_date;
