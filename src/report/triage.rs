@@ -106,17 +106,16 @@ pub fn template(analysis: &Analysis, policies: &[Policy], today: NaiveDate) -> S
         );
         let _ = writeln!(out, "# {}", suggested_file(&a.run, &a.endpoint));
         let _ = writeln!(out, "[[label]]");
-        let _ = writeln!(out, "run = {}", toml_string(&a.run));
-        let _ = writeln!(out, "endpoint = {}", toml_string(&a.endpoint));
+        let _ = writeln!(out, "run = {}", crate::escape::toml_string(&a.run));
+        let _ = writeln!(
+            out,
+            "endpoint = {}",
+            crate::escape::toml_string(&a.endpoint)
+        );
         let _ = writeln!(out, "label = \"\"  # real | noise | accepted");
         let _ = writeln!(out, "note = \"\"");
         let _ = writeln!(out, "author = \"\"");
         let _ = writeln!(out, "date = {today}");
     }
     out
-}
-
-/// A TOML basic string, escaped.
-fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
 }
