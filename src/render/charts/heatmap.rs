@@ -25,9 +25,7 @@ pub struct HeatmapRow<'a> {
 
 /// The Monday (UTC) that starts the ISO week of `t`.
 fn week_start(t: chrono::DateTime<chrono::Utc>) -> chrono::NaiveDate {
-    use chrono::Datelike;
-    let d = t.date_naive();
-    d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday()))
+    crate::calendar::week_monday(t.date_naive())
 }
 
 /// The calendar heatmap of the overview: one row per endpoint, one column
@@ -126,13 +124,11 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
         }
         for (i, w) in weeks.iter().enumerate() {
             let x = LABEL_W + i * (CELL + GAP);
-            let iso = w.iso_week();
             let head = format!(
-                "{} · {}-W{:02} (week of {})",
+                "{} · {} (week of {})",
                 e.name,
-                iso.year(),
-                iso.week(),
-                w.format("%Y-%m-%d")
+                crate::calendar::iso_week_label(*w),
+                crate::calendar::date(*w)
             );
             let (class, tip) = match by_week.get(w) {
                 None => ("none".to_string(), format!("{head}\nNo run this week")),
@@ -200,8 +196,8 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
         .collect();
     let title = format!(
         "Worst verdict per endpoint and week, {} to {}",
-        first_week.format("%Y-%m-%d"),
-        (last_week + chrono::Duration::days(6)).format("%Y-%m-%d")
+        crate::calendar::date(first_week),
+        crate::calendar::date(last_week + chrono::Duration::days(6))
     );
     let desc = format!(
         "{} endpoints by {} ISO weeks. Each cell is coloured by the worst verdict of that endpoint's runs in that week \

@@ -217,9 +217,9 @@ pub fn trend_chart(
             .build_cartesian_2d(-0.5f64..x_max + 0.5, 0f64..y_max)
             .map_err(e)?;
         let date_label = |x: &f64| match first_date {
-            Some(t) => (t + chrono::Duration::seconds((x * SECONDS_PER_DAY) as i64))
-                .format("%Y-%m-%d")
-                .to_string(),
+            Some(t) => crate::calendar::date(
+                (t + chrono::Duration::seconds((x * SECONDS_PER_DAY) as i64)).date_naive(),
+            ),
             None => String::new(),
         };
         chart

@@ -73,9 +73,9 @@ pub fn xy_chart(c: &XyChart<'_>) -> Result<String, Error> {
             .build_cartesian_2d(0f64..x_max, 0f64..y_max)
             .map_err(e)?;
         let date_label = |x: &f64| match c.dates_from {
-            Some(t) => (t + chrono::Duration::seconds((x * 86_400.0) as i64))
-                .format("%Y-%m-%d")
-                .to_string(),
+            Some(t) => crate::calendar::date(
+                (t + chrono::Duration::seconds((x * 86_400.0) as i64)).date_naive(),
+            ),
             None => number(*x),
         };
         chart
