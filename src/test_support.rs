@@ -77,6 +77,7 @@ pub fn archive(runs: Vec<Run>) -> Archive {
         settings: Settings::default(),
         runs,
         triage: vec![],
+        annotations: Vec::new(),
     }
 }
 
