@@ -144,7 +144,7 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
     pages.extend(weekly::weekly_page(&ctx, options.week)?);
     pages.push((
         "data/analysis.json".to_string(),
-        data::analysis_json(analysis, &slugs)?,
+        data::analysis_json(analysis, &slugs, options.week)?,
     ));
     for e in &analysis.endpoints {
         pages.push((
