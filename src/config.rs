@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+#[cfg(test)]
+mod documented;
 mod limits;
 mod policy;
 mod run_spec;
