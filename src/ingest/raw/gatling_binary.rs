@@ -10,8 +10,8 @@
 //!   3 group, 4 error.
 //! * A **string** is an `i32` byte length, the JDK's internal bytes of the
 //!   `String`, then its coder byte (0 = Latin-1, 1 = UTF-16 in the JVM's
-//!   byte order, little-endian on every platform Gatling runs on). The
-//!   empty string is a bare length 0, with no coder byte.
+//!   native byte order: little-endian on x86-64 and ARM, which is what is
+//!   read here). The empty string is a bare length 0, with no coder byte.
 //! * A **cached string** (request and group names, messages) is an `i32`
 //!   index first: `≥ 0` introduces a new string stored under that index
 //!   (the writer counts from 1), `< 0` repeats the string stored under
@@ -120,6 +120,12 @@ struct Cursor<'a> {
     pos: usize,
     /// The file offset of `bytes[0]`.
     base: u64,
+    /// Where the current record starts in `bytes`.
+    record_start: usize,
+    /// The longest record accepted (`limits.max_line_bytes`): the block
+    /// reader holds a whole record, so a corrupt length must not make it
+    /// wait for one of any size.
+    max_record: usize,
 }
 
 impl<'a> Cursor<'a> {
@@ -128,6 +134,15 @@ impl<'a> Cursor<'a> {
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], Bad> {
+        if (self.pos - self.record_start).saturating_add(n) > self.max_record {
+            return Err(corrupt(
+                self.base + self.record_start as u64,
+                format!(
+                    "a record longer than {} bytes (limits.max_line_bytes): a corrupt file, or raise the limit",
+                    self.max_record
+                ),
+            ));
+        }
         let end = self.pos.checked_add(n).ok_or(Bad::Short)?;
         let got = self.bytes.get(self.pos..end).ok_or(Bad::Short)?;
         self.pos = end;
@@ -436,9 +451,12 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
             bytes: block,
             pos: 0,
             base: offset,
+            record_start: 0,
+            max_record: max,
         };
         while c.pos < block.len() {
             let record_start = c.pos;
+            c.record_start = record_start;
             match decoder.next(&mut c) {
                 Ok(None) => {}
                 Ok(Some(r)) => {

@@ -285,6 +285,33 @@ fn corrupt_content_is_an_error_naming_the_byte() {
 }
 
 #[test]
+fn records_longer_than_the_line_limit_are_refused_at_their_start() {
+    let (at, mut b) = with_last_request(|_| {});
+    // A group and a name of 100 bytes each, in a file read with a 128-byte
+    // record limit (the run record and the first request are shorter).
+    b.extend([REQUEST, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 100]);
+    b.extend([b'x'; 100]);
+    b.extend([0, 0, 0, 0, 6, 0, 0, 0, 100]);
+    b.extend([b'y'; 100]);
+    b.push(0);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("round-1.log");
+    std::fs::write(&path, &b).unwrap();
+    let mut opts = ReadOptions::default();
+    opts.limits.max_line_bytes = 128;
+    let err = read_file(&path, Path::new(SHOWN), &opts)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!(
+            "{SHOWN}: byte {at}: a record longer than 128 bytes (limits.max_line_bytes): \
+             a corrupt file, or raise the limit"
+        )
+    );
+}
+
+#[test]
 fn a_cut_inside_the_run_record_is_an_error_naming_where_the_file_ends() {
     let log = small_log();
     let header = LogWriter::new("3.13.4", T0, &["Users", "Admins"])
