@@ -67,6 +67,7 @@ pub fn run(i: usize, endpoints: &[(&str, &[f64])]) -> Run {
             .collect::<BTreeMap<_, _>>(),
         capacity: BTreeMap::new(),
         problems: vec![],
+        untrusted_time: None,
     }
 }
 

@@ -98,4 +98,5 @@ pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+pub mod golden_archive;
 pub mod site_archives;

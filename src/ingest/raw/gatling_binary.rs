@@ -43,7 +43,7 @@ use std::path::Path;
 
 use super::io::{ScanError, open_plain, scan_blocks};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample, warning};
-use crate::error::Error;
+use crate::error::{DiagnosticKind, Error};
 use crate::model::SourceFormat;
 
 /// Record type bytes (gatling-core `RecordHeader`).
@@ -511,6 +511,7 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
     let mut warnings = Vec::new();
     if end.truncated_stream {
         warnings.push(warning(
+            DiagnosticKind::Doubtful,
             shown,
             None,
             "the gzip stream is cut short: the complete records before the cut were used",
@@ -529,6 +530,7 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
             ));
         }
         warnings.push(warning(
+            DiagnosticKind::Doubtful,
             shown,
             None,
             format!(
