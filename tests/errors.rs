@@ -1040,6 +1040,17 @@ fn harmless_files_do_not_stop_the_gate() {
         text.contains("2 file(s) in this run are not read"),
         "{text}"
     );
+    // The same for `compare`: a regression, not "incomplete run".
+    let compare = || {
+        Command::cargo_bin("perfdash")
+            .unwrap()
+            .args(["compare", "2026-03-07T0300Z", NEXT, "--archive"])
+            .arg(&case.archive)
+            .output()
+            .unwrap()
+    };
+    let output = compare();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
     // A round that does not parse is different: the figures may be wrong.
     put(&case, &format!("runs/{NEXT}/orders/round-2.json"), "{");
     let (code, text) = check(&case, &[]);
@@ -1048,4 +1059,5 @@ fn harmless_files_do_not_stop_the_gate() {
         text.contains("round-2.json:1: skipped: not valid JSON"),
         "{text}"
     );
+    assert_eq!(compare().status.code(), Some(2));
 }

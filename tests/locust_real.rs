@@ -109,6 +109,23 @@ fn real_locust_rounds_build_with_exit_0_and_one_note() {
 }
 
 #[test]
+fn inspecting_a_real_locust_file_is_no_warning() {
+    let round = fixture_runs()[0].join("round-1_stats.csv");
+    let output = Command::cargo_bin("perfdash")
+        .unwrap()
+        .arg("inspect")
+        .arg(&round)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.starts_with("note: ") && stderr.contains("Locust"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn the_gate_passes_unchanged_code_and_fails_a_real_regression() {
     let runs = fixture_runs();
     let unchanged = archive_of(&runs[..5]);

@@ -38,6 +38,12 @@ pub(crate) fn build_exit_code(diagnostics: &[crate::error::Diagnostic]) -> u8 {
     }
 }
 
+/// How a diagnostic is labelled on stderr: `warning:`, or `note:` for
+/// information (said once, never a problem).
+pub(crate) fn diagnostic_label(d: &crate::error::Diagnostic) -> &'static str {
+    if d.is_warning() { "warning" } else { "note" }
+}
+
 /// Turns an archive of load-test runs into a static performance-review site.
 #[derive(Debug, Parser)]
 #[command(name = "perfdash", version, about, long_about = None, propagate_version = true)]
