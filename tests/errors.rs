@@ -245,11 +245,46 @@ fn truncated_or_corrupt_gatling_binary_log() {
     let mut other = whole.clone();
     other[5] = b'4'; // "4.14.3"
     put(&case, rel, &other);
+    let o = build(&case);
+    o.warned(&format!(
+        "{rel}: skipped: byte 1: Gatling version '4.14.3' in the run record"
+    ))
+    .incomplete(RUN);
+    // One bad file never hides the rest: the other four rounds are there.
+    assert_eq!(o.round_count("orders", RUN), Some(4));
+
+    // Cut inside the run record (Gatling stopped before its first request):
+    // nothing to keep, skipped, naming where the file ends.
+    put(&case, rel, &whole[..20]);
+    let o = build(&case);
+    o.warned(&format!(
+        "{rel}: skipped: byte 20: the file ends inside the run record that starts at byte 0"
+    ))
+    .incomplete(RUN);
+    assert_eq!(o.round_count("orders", RUN), Some(4));
+
+    // Corrupt content: a record type Gatling does not write, where the last
+    // request starts.
+    let mut corrupt = whole.clone();
+    corrupt[last] = 9;
+    put(&case, rel, &corrupt);
     build(&case)
         .warned(&format!(
-            "{rel}: skipped: byte 1: Gatling version '4.14.3' in the run record"
+            "{rel}: skipped: byte {last}: unknown record type 9"
         ))
         .incomplete(RUN);
+
+    // Gzipped and cut: the complete records are used, and the offsets are
+    // of the decompressed content.
+    std::fs::remove_file(case.archive.join(rel)).unwrap();
+    let gz = format!("{rel}.gz");
+    put(&case, &gz, gzip(&whole[..cut]));
+    let o = build(&case);
+    o.warned(&format!(
+        "{gz}: byte {cut} (of the decompressed content): the file ends inside the record that starts at byte {last}"
+    ))
+    .incomplete(RUN);
+    assert_eq!(o.round_count("orders", RUN), Some(5));
 }
 
 #[test]

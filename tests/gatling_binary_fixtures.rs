@@ -9,6 +9,13 @@
 //! `percentile(0.0)` 87, `percentile(70.0)` 113, `percentile(99.0)` 368,
 //! `percentile(100.0)` 368; with bounds 0–100 000 ms: 0 low, 104 middle,
 //! 0 high, 1 KO (so 105 requests).
+//!
+//! The text log of Gatling 3.12.0 is held to the same standard: its
+//! `LogFileReaderSpec` reads `single_node_with_known_stats/simulation.log`
+//! (in `../shared/fixtures/gatling@v3.12.0`) and states min 2000, max 9000,
+//! a standard deviation within 6 % below 2138, p0 2000, p70 5000, p99 9000,
+//! p100 9000; with bounds 0–100 000 ms 0 low, 8 middle, 0 high, 0 KO, and
+//! with bounds 2500–5000 ms 1 low, 3 middle, 4 high.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,13 +33,22 @@ const KNOWN_STATS: &str = concat!(
     "/../shared/fixtures/gatling/gatling-charts/src/test/resources/known_stats/simulation.log"
 );
 
+const KNOWN_STATS_TEXT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/fixtures/gatling@v3.12.0/gatling-charts/src/test/resources/single_node_with_known_stats/simulation.log"
+);
+
 /// Where the truncated copy is cut: inside the request record that starts
 /// at byte 1988 (the KO "Post Redirect 1" is at 1876–1966, then "Select"
 /// 1966–1988). Offsets from decoding the file record by record.
 const CUT: usize = 2000;
 
 fn known_stats() -> Option<PathBuf> {
-    let path = PathBuf::from(KNOWN_STATS);
+    fixture(KNOWN_STATS)
+}
+
+fn fixture(path: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(path);
     if path.is_file() {
         Some(path)
     } else {
@@ -57,10 +73,15 @@ fn settings(split: bool, warmup_s: f64, failures_in_latency: bool) -> FileSettin
     }
 }
 
-/// All requests of the file in one set.
+/// All requests of the (binary) file in one set.
 fn samples(path: &Path) -> SampleSet {
+    samples_as(path, SourceFormat::GatlingBinaryLog)
+}
+
+/// All requests of the file in one set, read as `format`.
+fn samples_as(path: &Path, format: SourceFormat) -> SampleSet {
     let file = read_file(path, Path::new("simulation.log"), &ReadOptions::default()).unwrap();
-    assert_eq!(file.format, SourceFormat::GatlingBinaryLog);
+    assert_eq!(file.format, format);
     assert!(file.warnings.is_empty(), "{:?}", file.warnings);
     let RawContent::Samples { mut groups, .. } = file.content else {
         panic!("per-request samples expected");
@@ -80,34 +101,36 @@ fn java_round(x: f64) -> i64 {
     (x + 0.5).floor() as i64
 }
 
-/// t-digest's `weightedAverage`: the weighted mean, kept between the two
-/// values.
-fn weighted_average(x1: f64, w1: f64, x2: f64, w2: f64) -> f64 {
-    let v = (x1 * w1 + x2 * w2) / (w1 + w2);
-    v.clamp(x1.min(x2), x1.max(x2))
-}
-
 /// Gatling's percentile: `math.round(digest.quantile(p / 100))` of the
 /// `AVLTreeDigest(100.0)` in gatling-charts' `GeneralStatsBuffer`.
 ///
 /// A sample joins an existing centroid only if that centroid's count + 1
 /// ≤ 4·n·q(1−q)/100 ≤ n/100; with fewer than 200 samples that never holds,
-/// so every centroid is one sample. t-digest's `quantile` then puts sample
-/// i (0-based, sorted) at mass i + ½ and interpolates between the two
-/// centres around q·n, from the minimum below the first centre and to the
-/// maximum past the last.
+/// so every centroid is one sample, sample i (0-based, sorted) centred at
+/// mass i + ½. t-digest's `quantile` (3.3) at index = q·n then returns the
+/// minimum below index 1 and the maximum above n − 1, and between them
+/// does not interpolate next to a one-sample centroid: it returns the
+/// sample whose "sphere" (its centre ± ½) holds the index, the left one when
+/// index − centreᵢ < ½, else the right one. Gatling's own test pins this
+/// down: on the 3.12.0 text log (2, 4, 4, 4, 5, 5, 7, 9 s) it expects p70 =
+/// 5000, where interpolating between centres (t-digest 3.2) gives 5200.
 fn gatling_percentile(sorted: &[f64], p: f64) -> i64 {
     let n = sorted.len();
     assert!(n < 200, "beyond 200 samples the digest merges centroids");
     let index = p / 100.0 * n as f64;
-    let value = if index < 0.5 {
-        sorted[0] // (min·index + mean₀·(½ − index)) / ½, and min = mean₀
-    } else if index >= n as f64 - 0.5 {
-        sorted[n - 1] // interpolation from the last centre to max = itself
+    let value = if index < 1.0 {
+        sorted[0]
+    } else if index > n as f64 - 1.0 {
+        sorted[n - 1]
     } else {
-        let i = (index - 0.5).floor() as usize;
-        let z1 = index - (i as f64 + 0.5);
-        weighted_average(sorted[i], 1.0 - z1, sorted[i + 1], z1)
+        // The centroids i and i + 1 whose centres bracket the index.
+        let i = ((index - 0.5).floor() as usize).min(n - 2);
+        let centre = i as f64 + 0.5;
+        if index - centre < 0.5 {
+            sorted[i]
+        } else {
+            sorted[i + 1]
+        }
     };
     java_round(value)
 }
@@ -128,6 +151,7 @@ fn gatlings_own_expected_statistics() {
     let all = sorted(set.ok.iter().chain(&set.failed).map(|s| s.ms));
     // Response-time ranges 0–100 000 ms: 104 OK in the middle, 1 KO.
     assert_eq!((set.ok.len(), set.failed.len()), (104, 1));
+    assert_eq!(gatling_ranges(&set, 0.0, 100_000.0), (0, 104, 0, 1));
     assert_eq!((all[0], all[all.len() - 1]), (87.0, 368.0));
     for (p, expected) in [(0.0, 87), (70.0, 113), (99.0, 368), (100.0, 368)] {
         assert_eq!(gatling_percentile(&all, p), expected, "Gatling's p{p}");
@@ -162,6 +186,54 @@ fn gatlings_own_expected_statistics() {
     assert_eq!(s.p99_ms, linear_percentile(&all, 99.0));
     assert!((s.p99_ms - 366.24).abs() < 1e-9, "{}", s.p99_ms);
     assert_eq!(s.p50_ms, Some(linear_percentile(&all, 50.0)));
+}
+
+/// Gatling's response-time ranges (`ResponseTimeRangeBuffer`): KO apart,
+/// then t < lower, lower ≤ t < higher, t ≥ higher; as (low, middle, high, KO).
+fn gatling_ranges(set: &SampleSet, lower: f64, higher: f64) -> (usize, usize, usize, usize) {
+    let ok = || set.ok.iter().map(|s| s.ms);
+    (
+        ok().filter(|&t| t < lower).count(),
+        ok().filter(|&t| lower <= t && t < higher).count(),
+        ok().filter(|&t| t >= higher).count(),
+        set.failed.len(),
+    )
+}
+
+#[test]
+fn the_3_12_0_text_log_as_gatlings_own_test_states() {
+    let Some(path) = fixture(KNOWN_STATS_TEXT) else {
+        return;
+    };
+    let set = samples_as(&path, SourceFormat::GatlingLog);
+    let all = sorted(set.ok.iter().chain(&set.failed).map(|s| s.ms));
+    assert_eq!((all[0], all[all.len() - 1]), (2000.0, 9000.0));
+    for (p, expected) in [(0.0, 2000), (70.0, 5000), (99.0, 9000), (100.0, 9000)] {
+        assert_eq!(gatling_percentile(&all, p), expected, "Gatling's p{p}");
+    }
+    assert_eq!(gatling_ranges(&set, 0.0, 100_000.0), (0, 8, 0, 0));
+    assert_eq!(gatling_ranges(&set, 2500.0, 5000.0), (1, 3, 4, 0));
+
+    let r = analyse_file(
+        &path,
+        Path::new("simulation.log"),
+        &settings(false, 0.0, true),
+    )
+    .unwrap();
+    assert_eq!(r.format, SourceFormat::GatlingLog);
+    let s = &r.groups[""].as_ref().unwrap().stats;
+    assert_eq!(s.count, Some(8));
+    assert_eq!(s.error_rate, Some(0.0));
+    assert_eq!((s.min_ms, s.max_ms), (Some(2000.0), Some(9000.0)));
+    assert_eq!(s.mean_ms, Some(5000.0));
+    // Gatling's stdDev is the population one, √(Σx²/n − mean²) = 2000; its
+    // test only bounds it: (stdDev − 2138) / 2138 ≤ 0.06.
+    let std = s.stddev_ms.unwrap();
+    assert!((std - 2000.0).abs() < 1e-9, "{std}");
+    assert!((std - 2138.0) / 2138.0 <= 0.06);
+    // perfdash's own p99: rank 0.99 × 7 = 6.93, 7000 + 2000 × 0.93.
+    assert_eq!(s.p99_ms, linear_percentile(&all, 99.0));
+    assert!((s.p99_ms - 8860.0).abs() < 1e-9, "{}", s.p99_ms);
 }
 
 #[test]
