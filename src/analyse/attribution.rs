@@ -315,9 +315,10 @@ pub fn attach_profiles(
         let mut analysed = Vec::with_capacity(files.len());
         let mut new_bases = Vec::new();
         for file in files {
-            let shares = classifier.shares(&file.profile);
-            let comparable = Arc::new(Comparable::new(
+            let (shares, categories) = classifier.shares_and_categories(&file.profile);
+            let comparable = Arc::new(Comparable::from_categories(
                 &file.profile,
+                &categories,
                 classifier,
                 classifier.normalisation(),
             ));

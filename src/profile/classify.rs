@@ -395,24 +395,36 @@ impl Classifier {
 
     /// Classifies every stack of a profile.
     pub fn shares(&self, profile: &Profile) -> CategoryShares {
+        self.shares_and_categories(profile).0
+    }
+
+    /// [`shares`](Self::shares) and [`stack_categories`](Self::stack_categories)
+    /// in one pass over the stacks.
+    pub fn shares_and_categories<'p>(
+        &self,
+        profile: &'p Profile,
+    ) -> (CategoryShares, Vec<(&'p str, f64, Category)>) {
         let mut weights: BTreeMap<Category, f64> = BTreeMap::new();
         let mut gc_in_mutator = 0.0;
-        self.each_stack(profile, |_, weight, category, in_mutator| {
+        let mut categories = Vec::with_capacity(profile.stacks.len());
+        self.each_stack(profile, |stack, weight, category, in_mutator| {
             *weights.entry(category).or_insert(0.0) += weight;
             if in_mutator {
                 gc_in_mutator += weight;
             }
+            categories.push((stack, weight, category));
         });
         if profile.root_self > 0.0 {
             *weights.entry(Category::Other).or_insert(0.0) += profile.root_self;
         }
-        CategoryShares::from_weights(
+        let shares = CategoryShares::from_weights(
             profile.total,
             profile.samples,
             &weights,
             gc_in_mutator,
             self.exclude_idle,
-        )
+        );
+        (shares, categories)
     }
 
     /// The category of one stack given as `root;…;leaf`.

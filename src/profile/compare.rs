@@ -44,14 +44,48 @@ impl Comparable {
         classifier: &Classifier,
         normalisation: Normalisation,
     ) -> Comparable {
+        Comparable::from_categories(
+            profile,
+            &classifier.stack_categories(profile),
+            classifier,
+            normalisation,
+        )
+    }
+
+    /// [`Comparable::new`] from the categories of `profile`'s stacks, when
+    /// they are already known (classifying is the costly part).
+    pub fn from_categories(
+        profile: &Profile,
+        categories: &[(&str, f64, super::Category)],
+        classifier: &Classifier,
+        normalisation: Normalisation,
+    ) -> Comparable {
+        let mut names: HashMap<&str, std::borrow::Cow<'_, str>> = HashMap::new();
         let mut stacks: BTreeMap<String, f64> = BTreeMap::new();
         let mut total = profile.root_self;
-        for (stack, weight, category) in classifier.stack_categories(profile) {
+        let mut key = String::new();
+        for &(stack, weight, category) in categories {
             if !classifier.is_busy(category) {
                 continue;
             }
             total += weight;
-            *stacks.entry(normalisation.stack(stack)).or_insert(0.0) += weight;
+            key.clear();
+            for (i, frame) in stack.split(';').enumerate() {
+                if i > 0 {
+                    key.push(';');
+                }
+                key.push_str(
+                    names
+                        .entry(frame)
+                        .or_insert_with(|| normalisation.frame(frame)),
+                );
+            }
+            match stacks.get_mut(key.as_str()) {
+                Some(w) => *w += weight,
+                None => {
+                    stacks.insert(key.clone(), weight);
+                }
+            }
         }
         Comparable {
             stacks,

@@ -187,7 +187,7 @@ pub fn format_weight(value: f64) -> String {
         out.push('-');
     }
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -221,18 +221,19 @@ const FORMAT_WORDS: &[&str] = &[
 
 /// The kind named by a profile file name, `None` when the name is not a
 /// profile name. Any name starting with `flame` (`flamegraph`, `Flame-…`,
-/// in any case) is a profile; its content decides the format. Kinds are
-/// lower-cased. The kind is
-/// the word after `flame[graph]` and a separator (`.`, `-`, `_`) when more
-/// follows and it is a kind: `flame.alloc.html` → `alloc`,
-/// `flamegraph-lock.txt` → `lock`; otherwise `cpu` (`flame.html`,
-/// `flame.collapsed.txt`, `flames.txt`, `flame_2026-11-27.txt`).
+/// in any case) is a profile; its content decides the format. The kind
+/// (lower-cased) is the word after `flame[graph].` when more follows
+/// (`flame.alloc.html` → `alloc`), or after `flame[graph]-`/`_` when it is a
+/// kind profilers record (`flamegraph-lock.txt` → `lock`); otherwise `cpu`
+/// (`flame.html`, `flame.collapsed.txt`, `flames.txt`,
+/// `flamegraph_v1.json`).
 pub fn kind_from_file_name(name: &str) -> Option<String> {
     let lower = name.to_ascii_lowercase();
     // `flamegraph.html` is async-profiler's own default output name.
     let rest = lower
         .strip_prefix("flamegraph")
         .or_else(|| lower.strip_prefix("flame"))?;
+    let canonical = rest.starts_with('.');
     let Some(rest) = rest.strip_prefix(['.', '-', '_']) else {
         return Some(DEFAULT_KIND.to_string());
     };
@@ -240,11 +241,40 @@ pub fn kind_from_file_name(name: &str) -> Option<String> {
     // (`flame.cpu.speedscope.json`), so the kind is the first part when more follow.
     let parts: Vec<&str> = rest.split(['.', '-', '_']).collect();
     let kind = match parts.as_slice() {
-        [kind, _, ..] if !FORMAT_WORDS.contains(kind) && is_kind(kind) => kind,
+        // The documented `flame.<kind>.<ext>` takes any kind; other names
+        // (`flamegraph_v1.json`, `flame-2026-11-27.txt`) only a kind profilers
+        // record, so a version or a date is not taken for one.
+        [kind, _, ..]
+            if !FORMAT_WORDS.contains(kind)
+                && is_kind(kind)
+                && (canonical || KNOWN_KINDS.contains(kind)) =>
+        {
+            kind
+        }
         _ => DEFAULT_KIND,
     };
     Some(kind.to_string())
 }
+
+/// Kinds profilers record (async-profiler events, perf, Go pprof), taken
+/// from names other than `flame.<kind>.<ext>`.
+const KNOWN_KINDS: &[&str] = &[
+    "cpu",
+    "alloc",
+    "lock",
+    "wall",
+    "itimer",
+    "ctimer",
+    "cycles",
+    "heap",
+    "mem",
+    "memory",
+    "offcpu",
+    "block",
+    "mutex",
+    "goroutine",
+    "io",
+];
 
 /// A kind: lower-case letters, digits, `-` and `_`, starting with a letter,
 /// at most 32 characters.
@@ -573,7 +603,11 @@ impl ProfileSummary {
                 format!(
                     " ({} {} with an empty stack)",
                     format_weight(self.root_self),
-                    self.units
+                    if self.units == "samples" && self.root_self == 1.0 {
+                        "sample"
+                    } else {
+                        &self.units
+                    }
                 )
             } else {
                 String::new()
@@ -605,8 +639,12 @@ impl ProfileSummary {
         if !self.top_frames.is_empty() {
             let _ = writeln!(
                 out,
-                "  hottest {}frames (self, by function):",
-                if excluded { "busy " } else { "" }
+                "  hottest {}frames (self, {}):",
+                if excluded { "busy " } else { "" },
+                match self.normalisation {
+                    Normalisation::Functions => "by function",
+                    Normalisation::Lines => "as written",
+                }
             );
             for (frame, pct) in &self.top_frames {
                 let _ = writeln!(out, "    {pct:>6.1}%  {frame}");

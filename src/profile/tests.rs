@@ -743,6 +743,8 @@ fn kinds_come_from_file_names() {
     assert_eq!(kind("flame_alloc.html").as_deref(), Some("alloc"));
     assert_eq!(kind("Flame.Alloc.html").as_deref(), Some("alloc"));
     assert_eq!(kind("flame_2026-11-27.txt").as_deref(), Some("cpu"));
+    assert_eq!(kind("flamegraph_v1.json").as_deref(), Some("cpu"));
+    assert_eq!(kind("flame.v1.json").as_deref(), Some("v1"));
     assert_eq!(kind("flame-pyspy.folded").as_deref(), Some("cpu"));
     assert_eq!(kind("flame.Bad Kind.txt").as_deref(), Some("cpu"));
     assert_eq!(kind("round-1.json"), None);
