@@ -53,22 +53,22 @@ fn inclusive_shares(source: &str, classifier: &Classifier) -> BTreeMap<String, f
         .collect()
 }
 
-/// Every `X% → Y% (±N.NN pts)` of every `<title>` of an SVG: (X, Y, N, title).
+/// Every `X% → Y%, ±N.NN pts` of every `<title>` of an SVG: (X, Y, N, title).
 fn tooltip_changes(svg: &str) -> Vec<(f64, f64, f64, String)> {
     let mut out = Vec::new();
     for title in svg.split("<title>").skip(1) {
         let title = &title[..title.find("</title>").unwrap()];
         let mut rest = title;
-        while let Some(end) = rest.find(" pts)") {
-            let open = rest[..end].rfind('(').unwrap();
-            let delta: f64 = rest[open + 1..end].parse().unwrap();
-            let (from, to) = rest[..open].trim_end().rsplit_once(" → ").unwrap();
+        while let Some(end) = rest.find(" pts") {
+            let comma = rest[..end].rfind(", ").unwrap();
+            let delta: f64 = rest[comma + 2..end].parse().unwrap();
+            let (from, to) = rest[..comma].rsplit_once(" → ").unwrap();
             let number = |s: &str| -> f64 {
                 let word = s.rsplit(' ').next().unwrap();
                 word.trim_end_matches('%').parse().unwrap()
             };
             out.push((number(from), number(to), delta, title.to_string()));
-            rest = &rest[end + 5..];
+            rest = &rest[end + 4..];
         }
     }
     out
@@ -176,7 +176,7 @@ fn demo_differential_numbers_match_a_hand_computation() {
                 .unwrap();
             assert!(
                 g.contains(&format!(
-                    "total {:.2}% → {:.2}% ({:+.2} pts)",
+                    "total {:.2}% → {:.2}%, {:+.2} pts;",
                     before.get(top).copied().unwrap_or(0.0),
                     after[top],
                     growth(top)

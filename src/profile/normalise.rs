@@ -43,11 +43,11 @@ impl Normalisation {
         match self {
             Normalisation::Functions => {
                 "frames are compared by function: line numbers and directories are dropped \
-                 (`[profiles] keep_lines = true` keeps them)"
+                 ([profiles] keep_lines = true keeps them)"
             }
             Normalisation::Lines => {
                 "frames are compared as written, with line numbers and directories \
-                 (`[profiles] keep_lines = true`)"
+                 ([profiles] keep_lines = true)"
             }
         }
     }

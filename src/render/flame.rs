@@ -77,8 +77,9 @@ fn scaled_lines(stacks: &BTreeMap<String, f64>, scale: f64) -> Vec<String> {
 }
 
 /// The colour scale of a differential graph, in points: the largest change
-/// of a frame's total share drawn, rounded up to 5, 10, 20, 25, 50 or 100
-/// (at least [`MIN_COLOUR_SCALE_PTS`]). The page's legend shows it.
+/// of a frame's total share drawn, rounded up to 5, 10, 15, 20, 25, 30, 40,
+/// 50, 75 or 100 (at least [`MIN_COLOUR_SCALE_PTS`]). The page's legend
+/// shows it.
 pub fn diff_scale_pts(baseline: &Comparable, current: &Comparable) -> f64 {
     scale_for(&frame_changes(baseline, current), current)
 }
@@ -91,7 +92,7 @@ fn scale_for(changes: &BTreeMap<String, FrameGrowth>, current: &Comparable) -> f
         .filter_map(|f| changes.get(*f))
         .map(|g| g.total_delta_pts().abs())
         .fold(0.0f64, f64::max);
-    [5.0, 10.0, 20.0, 25.0, 50.0, 100.0]
+    [5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 75.0, 100.0]
         .into_iter()
         .find(|&step| step >= largest.max(MIN_COLOUR_SCALE_PTS))
         .unwrap_or(100.0)
@@ -159,7 +160,8 @@ pub fn diff_svg(
 
 /// A differential tooltip, from inferno's `name (N units, P%)`: this frame's
 /// width here, then the frame's total and self shares (all its places)
-/// before → after.
+/// before → after: `q (100 samples, 62.50% of busy samples; total 25.00% →
+/// 62.50%, +37.50 pts; self 10.00% → 25.00%, +15.00 pts)`.
 fn diff_title(
     inferno_title: &str,
     changes: &BTreeMap<String, FrameGrowth>,
@@ -191,8 +193,11 @@ fn diff_title(
         0.0
     };
     let g = changes.get(name)?;
+    // One trailing parenthesis holds every number: inferno's script labels
+    // a frame with its title minus the last `(…)`, so nothing else may
+    // follow the name.
     Some(format!(
-        "{name} ({} {}, {here:.2}% of {busy}{}) · total {:.2}% → {:.2}% ({:+.2} pts) · self {:.2}% → {:.2}% ({:+.2} pts)",
+        "{name} ({} {}, {here:.2}% of {busy}{}; total {:.2}% → {:.2}%, {:+.2} pts; self {:.2}% → {:.2}%, {:+.2} pts)",
         format_weight(width),
         current.units,
         current.units,
@@ -480,11 +485,11 @@ mod tests {
         let (_, title) = frame(&svg, "q");
         assert_eq!(
             title,
-            "q (100 samples, 62.50% of busy samples) · total 25.00% → 62.50% (+37.50 pts) \
-             · self 10.00% → 25.00% (+15.00 pts)"
+            "q (100 samples, 62.50% of busy samples; total 25.00% → 62.50%, +37.50 pts; \
+             self 10.00% → 25.00%, +15.00 pts)"
         );
         let (_, db) = frame(&svg, "db");
-        assert!(db.contains("total 15.00% → 37.50% (+22.50 pts)"), "{db}");
+        assert!(db.contains("total 15.00% → 37.50%, +22.50 pts;"), "{db}");
         let (_, all) = frame(&svg, "all");
         assert_eq!(all, "all (160 busy samples)");
 
@@ -495,9 +500,28 @@ mod tests {
         let svg = String::from_utf8(diff_svg(&before, &after, "t", "s", 0.0).unwrap()).unwrap();
         let (_, title) = frame(&svg, "q");
         assert!(
-            title.contains("62.50% of busy samples) · total 25.00% → 62.50% (+37.50 pts)"),
+            title.contains("62.50% of busy samples; total 25.00% → 62.50%, +37.50 pts;"),
             "{title}"
         );
+    }
+
+    /// inferno's script labels a frame (and finds it by "Search") with its
+    /// title minus the last `(…)`: every rewritten title must leave just
+    /// the name, py-spy names with their own parentheses included.
+    #[test]
+    fn rewritten_titles_leave_the_frame_name_as_the_label() {
+        let before =
+            comparable("main (app.py:1);q (app.py:5) 10\nmain (app.py:1);r (app.py:9) 30\n");
+        let after =
+            comparable("main (app.py:1);q (app.py:6) 40\nmain (app.py:1);r (app.py:10) 30\n");
+        let svg = String::from_utf8(diff_svg(&before, &after, "t", "s", 0.0).unwrap()).unwrap();
+        for name in ["main (app.py)", "q (app.py)", "r (app.py)"] {
+            let (_, title) = frame(&svg, name);
+            // `replace(/\([^(]*\)$/, "")`, as inferno's update_text does.
+            assert!(title.ends_with(')'), "{title}");
+            let open = title.rfind('(').unwrap();
+            assert_eq!(&title[..open], format!("{name} "), "{title}");
+        }
     }
 
     #[test]
