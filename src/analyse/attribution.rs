@@ -15,8 +15,9 @@
 //! * `inconclusive` — anything else, including profiles with fewer than
 //!   [`MIN_SAMPLES`] busy samples.
 //!
-//! The line also names the (up to) three frames whose total share grew most
-//! ([`crate::profile::compare::culprits`]).
+//! [`Attribution::line`] adds the (up to) three frames whose total share
+//! grew most ([`crate::profile::compare::culprits`]); the flame page shows
+//! it, the shorter summary goes where many runs are listed.
 //!
 //! Why these numbers: a 30 s profile at 100 Hz holds ~3,000 samples, where
 //! the sampling noise of a share difference is about 1.3 points (binomial,
@@ -107,9 +108,41 @@ pub struct Attribution {
     /// Every busy category, in a fixed order (idle is left out when it is
     /// excluded).
     pub changes: Vec<CategoryChange>,
-    /// The frames named in the summary: the largest total-share growth,
-    /// callers of a frame already named skipped.
-    pub top_frames: Vec<String>,
+    /// The frames [`line`](Self::line) names: the largest total-share
+    /// growth, callers of a frame ranked above skipped.
+    pub top_frames: Vec<NamedFrame>,
+}
+
+/// A grown frame named in the attribution line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NamedFrame {
+    pub frame: String,
+    /// Change of its total (inclusive) busy share, points.
+    pub total_delta_pts: f64,
+}
+
+impl Attribution {
+    /// The summary with the frames that grew most, as the flame page shows
+    /// it: `code regression (application +7 pts of busy time); grew most:
+    /// DiscountRules.forLine +27.4 pts, …`. The summary alone stays short
+    /// for tables that list many runs.
+    pub fn line(&self) -> String {
+        if self.top_frames.is_empty() {
+            return self.summary.clone();
+        }
+        let frames: Vec<String> = self
+            .top_frames
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {:+.1} pts",
+                    short_frame_name(&f.frame),
+                    f.total_delta_pts
+                )
+            })
+            .collect();
+        format!("{}; grew most: {}", self.summary, frames.join(", "))
+    }
 }
 
 /// Per-category changes of the busy shares from `baseline` to `current`.
@@ -201,28 +234,25 @@ pub fn attribute(
     if enough && current.excludes_idle() {
         detail.push_str(" of busy time");
     }
-    let named = culprits(grown, NAMED_FRAMES);
-    let mut summary = format!("{} ({detail})", kind.label());
-    if enough && !named.is_empty() {
-        let frames: Vec<String> = named
-            .iter()
-            .map(|g| {
-                format!(
-                    "{} {:+.1} pts",
-                    short_frame_name(&g.frame),
-                    g.total_delta_pts()
-                )
-            })
-            .collect();
-        summary.push_str(&format!("; grew most: {}", frames.join(", ")));
-    }
+    // Too few samples: no frame is named either.
+    let named = if enough {
+        culprits(grown, NAMED_FRAMES)
+    } else {
+        Vec::new()
+    };
     Attribution {
         kind,
-        summary,
+        summary: format!("{} ({detail})", kind.label()),
         application_delta_pts: app,
         environment_delta_pts: env,
         changes,
-        top_frames: named.iter().map(|g| g.frame.clone()).collect(),
+        top_frames: named
+            .iter()
+            .map(|g| NamedFrame {
+                frame: g.frame.clone(),
+                total_delta_pts: g.total_delta_pts(),
+            })
+            .collect(),
     }
 }
 
@@ -539,11 +569,18 @@ mod tests {
         let a = attribute(&now, &base, 5.0, &grown);
         assert_eq!(
             a.summary,
+            "code regression (application +20 pts of busy time)"
+        );
+        assert_eq!(
+            a.line(),
             "code regression (application +20 pts of busy time); grew most: \
              DiscountRules.forLine +26.3 pts, DiscountRuleRepository.findByProduct +19.1 pts, \
              JdbcTemplate.query +18.1 pts"
         );
-        assert_eq!(a.top_frames[0], "com/acme/pricing/DiscountRules.forLine");
+        assert_eq!(
+            a.top_frames[0].frame,
+            "com/acme/pricing/DiscountRules.forLine"
+        );
         assert_eq!(a.top_frames.len(), 3);
     }
 

@@ -869,7 +869,7 @@ fn pyspy_injected_code_regression_is_attributed_to_code() {
     // The frame that grew most is the injected one.
     assert!(grown[0].frame.starts_with("slow_scan ("), "{grown:?}");
     assert!(
-        a.summary
+        a.line()
             .contains("grew most: slow_scan (orders_service.py) +"),
         "{}",
         a.summary
@@ -938,8 +938,7 @@ fn pyspy_shop_n_plus_one_is_a_code_regression_named_by_its_function() {
             );
             assert!(grown[0].total_delta_pts() >= 10.0, "{v2}: {grown:#?}");
             assert!(
-                a.summary
-                    .contains("; grew most: rules_for_line (shop.py) +"),
+                a.line().contains("; grew most: rules_for_line (shop.py) +"),
                 "{v2}: {}",
                 a.summary
             );

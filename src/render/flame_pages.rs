@@ -302,7 +302,11 @@ fn render_one(
         baseline_run,
         baseline_href,
         baseline_source,
-        attribution: attribution_text(pa),
+        attribution: pa
+            .attribution
+            .as_ref()
+            .map(|a| a.line())
+            .unwrap_or_default(),
         attribution_key: attribution_key(pa),
         shares,
         idle_excluded,
