@@ -19,6 +19,7 @@ pub mod profile;
 pub mod render;
 pub mod report;
 pub mod stats;
+pub mod term;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod write;

@@ -59,7 +59,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
             .iter()
             .filter(|d| d.path.starts_with(&prefix))
         {
-            eprintln!("warning: {d}");
+            eprintln!("warning: {}", crate::term::escape(&d.to_string()));
         }
     }
     let comparison = compare(archive, a, b);
@@ -68,7 +68,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Json => format_json(&comparison),
         CompareFormat::Markdown => format_markdown(&comparison),
     };
-    print!("{text}");
+    out!("{text}")?;
     let incomplete: Vec<&str> = [a, b]
         .iter()
         .filter(|r| !r.problems.is_empty())

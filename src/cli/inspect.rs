@@ -112,11 +112,11 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
             });
         match summary {
             Ok(summary) => match args.format {
-                OutputFormat::Table => print!("{}", summary.to_table()),
-                OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+                OutputFormat::Table => out!("{}", summary.to_table())?,
+                OutputFormat::Json => outln!("{}", serde_json::to_string_pretty(&summary)?)?,
             },
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::term::escape(&e.to_string()));
                 profile_errors += 1;
             }
         }
@@ -132,8 +132,8 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     let report = inspect_files(&result_files, &opts);
     spinner.finish_and_clear();
     match args.format {
-        OutputFormat::Table => print!("{}", report.to_table()),
-        OutputFormat::Json => print!("{}", report.to_json()),
+        OutputFormat::Table => out!("{}", report.to_table())?,
+        OutputFormat::Json => out!("{}", report.to_json())?,
     }
     let label = if report.rows.is_empty() {
         "error"
@@ -141,7 +141,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         "warning"
     };
     for d in &report.diagnostics {
-        eprintln!("{label}: {d}");
+        eprintln!("{label}: {}", crate::term::escape(&d.to_string()));
     }
     if report.rows.is_empty() {
         return Ok(EXIT_ERROR);
@@ -197,13 +197,13 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                 let knee = find_knee(&series.steps, series.unit, &objective);
                 match args.format {
                     OutputFormat::Table => {
-                        println!(
+                        outln!(
                             "{} ({}, settle {} s)",
                             path.display(),
                             series.format.describe(),
                             series.settle_s
-                        );
-                        println!(
+                        )?;
+                        outln!(
                             "{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>7}  judged",
                             "step",
                             "load",
@@ -213,7 +213,7 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                             "req/s",
                             "p99 ms",
                             "errors"
-                        );
+                        )?;
                         for (st, c) in series.steps.iter().zip(&knee.checks) {
                             let role = if knee.knee_step == Some(st.number) {
                                 "knee".to_string()
@@ -224,7 +224,7 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                             } else {
                                 format!("misses: {}", c.reasons.join(", "))
                             };
-                            println!(
+                            outln!(
                                 "{:>4} {:>10} {:>8.1} {:>8.1} {:>10} {:>10} {:>10} {:>6.2}%  {role}",
                                 st.number,
                                 format!("{} {}", number(st.load), series.unit.label()),
@@ -234,9 +234,9 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                                 number(st.throughput_rps),
                                 st.p99_ms.map(number).unwrap_or_else(|| "–".into()),
                                 st.error_rate * 100.0
-                            );
+                            )?;
                         }
-                        println!("{}\n", knee.reasoning);
+                        outln!("{}\n", knee.reasoning)?;
                     }
                     OutputFormat::Json => json.push(serde_json::json!({
                         "file": path.display().to_string(),
@@ -246,13 +246,13 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                 }
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::term::escape(&e.to_string()));
                 errors += 1;
             }
         }
     }
     if args.format == OutputFormat::Json {
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?)?;
     }
     Ok(match errors {
         0 => EXIT_OK,
