@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
@@ -83,8 +84,9 @@ pub struct RoundCache {
 
 #[derive(Debug)]
 struct RunState {
-    entries: Vec<Entry>,
-    unchanged: bool,
+    /// The file's new text, or `None` when the file already holds exactly
+    /// the entries this build used.
+    text: Option<Vec<u8>>,
 }
 
 /// How many round files a load read, and how many came from the cache.
@@ -105,8 +107,9 @@ pub struct Persisted {
     pub removed: usize,
 }
 
-/// One cached result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One cached result. The value stays JSON text in memory (a parsed
+/// tree costs several times more, for up to one entry per round file).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
     /// perfdash version and cache format ([`version_tag`]).
     version: String,
@@ -118,7 +121,25 @@ struct Entry {
     content: String,
     /// xxh3-128 of the kind and the settings that decide the result, hex.
     settings: String,
-    value: serde_json::Value,
+    value: Box<serde_json::value::RawValue>,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        (
+            &self.version,
+            &self.kind,
+            &self.source,
+            &self.content,
+            &self.settings,
+        ) == (
+            &other.version,
+            &other.kind,
+            &other.source,
+            &other.content,
+            &other.settings,
+        ) && self.value.get() == other.value.get()
+    }
 }
 
 impl RoundCache {
@@ -250,38 +271,30 @@ impl RoundCache {
             ));
             return done;
         }
-        for (file_name, state) in &runs {
-            if state.unchanged {
-                continue;
-            }
-            match self.write_run_file(file_name, &state.entries) {
-                Ok(()) => done.written += 1,
-                Err(e) => {
-                    self.notice(format!(
-                        "the cache was not saved in {}: {e}; the next build reads the files again",
-                        self.dir.display()
-                    ));
-                    break;
-                }
-            }
+        let results: Vec<std::io::Result<()>> = runs
+            .par_iter()
+            .filter_map(|(file_name, state)| {
+                let text = state.text.as_ref()?;
+                Some(self.write_run_file(file_name, text))
+            })
+            .collect();
+        done.written = results.iter().filter(|r| r.is_ok()).count();
+        if let Some(Err(e)) = results.iter().find(|r| r.is_err()) {
+            self.notice(format!(
+                "the cache was not (fully) saved in {}: {e}; the next build reads those files again",
+                self.dir.display()
+            ));
         }
         done.removed = self.prune(&runs);
         done
     }
 
-    fn write_run_file(&self, file_name: &str, entries: &[Entry]) -> std::io::Result<()> {
-        let mut text = Vec::new();
-        for e in entries {
-            let json = serde_json::to_vec(e).map_err(std::io::Error::other)?;
-            write!(text, "{:032x} ", xxh3_128(&json))?;
-            text.extend_from_slice(&json);
-            text.push(b'\n');
-        }
+    fn write_run_file(&self, file_name: &str, text: &[u8]) -> std::io::Result<()> {
         let mut tmp = tempfile::Builder::new()
             .prefix(TEMP_PREFIX)
             .tempfile_in(&self.dir)?;
         let guard = crate::write::cleanup::register(tmp.path());
-        tmp.write_all(&text)?;
+        tmp.write_all(text)?;
         tmp.persist(self.dir.join(file_name)).map_err(|e| e.error)?;
         drop(guard);
         Ok(())
@@ -376,7 +389,7 @@ impl RunCache<'_> {
             && e.settings == settings
             && e.version == version
         {
-            match serde_json::from_value::<T>(e.value.clone()) {
+            match serde_json::from_str::<T>(e.value.get()) {
                 Ok(value) => {
                     count(&self.cache.cached);
                     lock(&self.used).push(e.clone());
@@ -405,20 +418,22 @@ impl RunCache<'_> {
         Ok(result)
     }
 
-    /// Hands the entries this run used to the cache, for
-    /// [`RoundCache::persist`].
+    /// Hands what this run's cache file should hold to the cache, for
+    /// [`RoundCache::persist`] (serialised here, while runs are still read
+    /// in parallel).
     pub fn finish(self) {
         let mut entries = std::mem::take(&mut *lock(&self.used));
+        if entries.is_empty() {
+            return; // nothing to keep: an old file of this run is pruned
+        }
         entries.sort_by(|a, b| (&a.kind, &a.source).cmp(&(&b.kind, &b.source)));
         let unchanged = self.loaded_all
             && entries.len() == self.loaded
             && entries
                 .iter()
                 .all(|e| self.old.get(&(e.kind.clone(), e.source.clone())) == Some(e));
-        if entries.is_empty() {
-            return; // nothing to keep: an old file of this run is pruned
-        }
-        lock(&self.cache.runs).insert(self.file_name, RunState { entries, unchanged });
+        let text = (!unchanged).then(|| run_file_text(&entries));
+        lock(&self.cache.runs).insert(self.file_name, RunState { text });
     }
 }
 
@@ -439,10 +454,27 @@ fn read_consistently(file: &InputFile, content: &str) -> bool {
 }
 
 /// `value` as JSON, if it reads back equal (a NaN, for one, would not).
-fn round_trip<T: Serialize + DeserializeOwned + PartialEq>(value: &T) -> Option<serde_json::Value> {
-    let json = serde_json::to_value(value).ok()?;
-    let back: T = serde_json::from_value(json.clone()).ok()?;
-    (back == *value).then_some(json)
+fn round_trip<T: Serialize + DeserializeOwned + PartialEq>(
+    value: &T,
+) -> Option<Box<serde_json::value::RawValue>> {
+    let json = serde_json::to_string(value).ok()?;
+    let back: T = serde_json::from_str(&json).ok()?;
+    if back != *value {
+        return None;
+    }
+    serde_json::value::RawValue::from_string(json).ok()
+}
+
+/// A run file: one line per entry, the xxh3-128 of its JSON, then the JSON.
+fn run_file_text(entries: &[Entry]) -> Vec<u8> {
+    let mut text = Vec::new();
+    for e in entries {
+        let json = serde_json::to_vec(e).expect("an entry is plain JSON");
+        let _ = write!(text, "{:032x} ", xxh3_128(&json));
+        text.extend_from_slice(&json);
+        text.push(b'\n');
+    }
+    text
 }
 
 fn settings_digest(kind: &str, settings: &impl Serialize) -> Option<String> {

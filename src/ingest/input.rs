@@ -154,7 +154,9 @@ impl InputFile {
     /// (recorded like any other full pass when digests are tracked).
     pub fn digest(&self) -> io::Result<u128> {
         let mut hasher = Xxh3::new();
-        let mut buf = vec![0u8; 256 * 1024];
+        // Small enough to come from the allocator's free lists (most
+        // archive files are a few KiB), large enough for big files.
+        let mut buf = vec![0u8; (self.len() as usize + 1).clamp(4096, 64 * 1024)];
         let mut pos = 0u64;
         loop {
             let n = match self.file.read_at(&mut buf, pos) {
