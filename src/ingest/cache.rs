@@ -318,6 +318,7 @@ impl RoundCache {
         // Format 1 kept one `<16 hex>.json` file per round directly in
         // `.perfdash-cache/`: 283k files for a large archive.
         if let Some(parent) = self.dir.parent()
+            && parent.file_name() == Some(std::ffi::OsStr::new(CACHE_DIR_NAME))
             && let Ok(entries) = std::fs::read_dir(parent)
         {
             for entry in entries.flatten() {
@@ -686,6 +687,21 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from(run_file_name("a"))]);
+    }
+
+    #[test]
+    fn the_one_file_per_round_cache_of_format_1_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("site");
+        let old = tmp.path().join(CACHE_DIR_NAME).join("0123456789abcdef.json");
+        std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+        std::fs::write(&old, "{}").unwrap();
+        let keep = tmp.path().join(CACHE_DIR_NAME).join("notes.json");
+        std::fs::write(&keep, "{}").unwrap();
+        let cache = RoundCache::beside_output(&out);
+        assert_eq!(cache.dir(), tmp.path().join(CACHE_DIR_NAME).join("site"));
+        assert_eq!(cache.persist().removed, 1);
+        assert!(!old.exists() && keep.exists());
     }
 
     #[test]
