@@ -36,6 +36,9 @@ pub struct BuildOptions {
     pub when_locked: WhenLocked,
     /// How the finished site replaces the previous one.
     pub publish: Publish,
+    /// The build's time (runs dated more than a day after it are not
+    /// trusted); `None`: `ingest::build_time()`.
+    pub now: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// What a build did.
@@ -49,7 +52,8 @@ pub struct BuildReport {
     pub bytes: u64,
     /// Endpoints that regressed in the latest run.
     pub latest_regressions: usize,
-    /// Inputs skipped on the way (each names its file).
+    /// Inputs skipped on the way (each names its file), and information
+    /// said once per build (see `DiagnosticKind`).
     pub diagnostics: Vec<Diagnostic>,
     /// Things about the output and the cache the user should know (a
     /// damaged cache entry ignored, folders left by an interrupted build
@@ -113,12 +117,14 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         warmup_override: opts.warmup,
         cache,
         progress: opts.progress,
+        now: opts.now,
     };
     let loaded = load_archive_with(&opts.archive, &load)?;
-    if opts.strict && !loaded.diagnostics.is_empty() {
+    if opts.strict && loaded.diagnostics.iter().any(|d| d.is_warning()) {
         let list: Vec<String> = loaded
             .diagnostics
             .iter()
+            .filter(|d| d.is_warning())
             .map(|d| format!("  {}", escape(&d.to_string())))
             .collect();
         return Err(Error::Usage(format!(

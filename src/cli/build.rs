@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{EXIT_FINDINGS, EXIT_OK};
+use super::build_exit_code;
 use crate::pipeline::{BuildOptions, build};
 use crate::term::escape;
 use crate::write::WhenLocked;
@@ -67,26 +67,26 @@ pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
             WhenLocked::Fail
         },
         publish: Default::default(),
+        now: None,
     })?;
-    let warnings = report.diagnostics.len();
+    let (warnings, notes): (Vec<_>, Vec<_>) =
+        report.diagnostics.iter().partition(|d| d.is_warning());
     if !args.quiet {
         let shown = if args.verbose {
-            warnings
+            warnings.len()
         } else {
-            warnings.min(20)
+            warnings.len().min(20)
         };
         // Names come from the archive: escaped, so that none can fake a line.
-        for d in &report.diagnostics[..shown] {
+        for d in &warnings[..shown] {
             say(&format!("warning: {}", escape(&d.to_string())));
         }
+        let warnings = warnings.len();
         if shown < warnings {
             say(&format!(
                 "warning: … and {} more (use --verbose to see all)",
                 warnings - shown
             ));
-        }
-        for n in &report.notices {
-            say(&format!("note: {}", escape(n)));
         }
         say(&format!(
             "built {} ({} pages, {} endpoints, {} runs, {} regressed in the latest run){}",
@@ -96,11 +96,17 @@ pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
             report.runs,
             report.latest_regressions,
             if warnings > 0 {
-                format!("; {warnings} input(s) skipped")
+                format!("; {warnings} warning(s)")
             } else {
                 String::new()
             }
         ));
+        for d in &notes {
+            say(&format!("note: {}", escape(&d.to_string())));
+        }
+        for n in &report.notices {
+            say(&format!("note: {}", escape(n)));
+        }
         if args.verbose {
             say(&format!(
                 "rounds: {} in the archive; {} round files read, {} results from the cache; wrote {} files, {} bytes; \
@@ -115,7 +121,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
             ));
         }
     }
-    Ok(if warnings > 0 { EXIT_FINDINGS } else { EXIT_OK })
+    Ok(build_exit_code(&report.diagnostics))
 }
 
 /// One line on stderr; a closed stderr (`perfdash build 2>&1 | head`) is

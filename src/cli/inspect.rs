@@ -101,7 +101,14 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         });
     let mut profile_errors = 0;
     for path in &profile_files {
-        let summary = std::fs::read(path)
+        // Opened like every input: a FIFO or a link is refused, never waited on.
+        let summary = crate::ingest::input::InputFile::open(path)
+            .and_then(|file| {
+                crate::ingest::limits::read_document(
+                    &file,
+                    &crate::ingest::limits::Limits::default(),
+                )
+            })
             .map_err(|e| crate::error::Error::io(path, e))
             .and_then(|bytes| {
                 crate::profile::inspect_profile(
@@ -135,12 +142,11 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         OutputFormat::Table => out!("{}", report.to_table())?,
         OutputFormat::Json => out!("{}", report.to_json())?,
     }
-    let label = if report.rows.is_empty() {
-        "error"
-    } else {
-        "warning"
-    };
     for d in &report.diagnostics {
+        let label = match report.rows.is_empty() {
+            true => "error",
+            false => super::diagnostic_label(d),
+        };
         eprintln!("{label}: {}", crate::term::escape(&d.to_string()));
     }
     if report.rows.is_empty() {
@@ -148,7 +154,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     }
     let failed_rows = report.rows.iter().any(|r| r.stats.is_none());
     Ok(
-        if failed_rows || profile_errors > 0 || !report.diagnostics.is_empty() {
+        if failed_rows || profile_errors > 0 || report.diagnostics.iter().any(|d| d.is_warning()) {
             EXIT_FINDINGS
         } else {
             EXIT_OK

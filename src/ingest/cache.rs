@@ -48,8 +48,9 @@ use super::input::InputFile;
 use super::limits::Limits;
 use crate::error::Error;
 
-/// Bump when a cached result's meaning or the entry layout changes.
-const CACHE_FORMAT: u32 = 2;
+/// Bump when a cached result's meaning ([`super::raw::FileResult`], a
+/// step series, the computation behind them) or the entry layout changes.
+const CACHE_FORMAT: u32 = 3;
 
 /// What every entry records as its origin; an entry from any other
 /// perfdash version or cache format is not used.
@@ -693,7 +694,10 @@ mod tests {
     fn the_one_file_per_round_cache_of_format_1_is_removed() {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("site");
-        let old = tmp.path().join(CACHE_DIR_NAME).join("0123456789abcdef.json");
+        let old = tmp
+            .path()
+            .join(CACHE_DIR_NAME)
+            .join("0123456789abcdef.json");
         std::fs::create_dir_all(old.parent().unwrap()).unwrap();
         std::fs::write(&old, "{}").unwrap();
         let keep = tmp.path().join(CACHE_DIR_NAME).join("notes.json");

@@ -68,6 +68,7 @@ pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFil
     let mut warnings = Vec::new();
     if truncated {
         warnings.push(super::warning(
+            crate::error::DiagnosticKind::Doubtful,
             shown,
             None,
             "the XML ends before </testResults> (was JMeter stopped?): the complete samples were used",
