@@ -6,11 +6,13 @@
 
 pub mod analyse;
 pub mod calendar;
+pub mod cleanup;
 pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod doc_section;
 pub mod error;
+pub mod escape;
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -23,6 +25,7 @@ pub mod pipeline;
 pub mod profile;
 pub mod render;
 pub mod report;
+pub mod slug;
 pub mod stats;
 pub mod term;
 #[cfg(test)]

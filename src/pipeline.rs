@@ -161,7 +161,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     let site = render_site_with(&analysis, &opts.render)?;
     let written = write_site(&site, &write_opts)?;
     // After the site: a full disk or a crash here costs only the cache.
-    let persisted = load.cache.as_ref().map(|c| c.persist()).unwrap_or_default();
+    let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
     if let Some(cache) = &load.cache {
         notices.extend(cache.notices());
     }
@@ -177,7 +177,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         notices,
         rounds_parsed: counts.read,
         rounds_from_cache: counts.cached,
-        cache_files_written: persisted.written,
-        cache_files_removed: persisted.removed,
+        cache_files_written: saved.written,
+        cache_files_removed: saved.removed,
     })
 }

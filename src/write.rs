@@ -26,7 +26,6 @@
 //! over. A full disk removes what was written, leaves the previous site
 //! and says how much space the site needs.
 
-pub mod cleanup;
 mod lock;
 mod target;
 
@@ -196,7 +195,7 @@ impl Staging {
     fn write_file(&mut self, rel: &Path, bytes: &[u8]) -> Result<(), Error> {
         // Held while writing: an interrupting signal waits for this file
         // and then removes the whole folder, which nothing recreates.
-        let _held = cleanup::hold();
+        let _held = crate::cleanup::hold();
         if let Some(dir) = rel.parent().filter(|d| !d.as_os_str().is_empty())
             && !self.dirs.contains(dir)
         {
@@ -237,7 +236,7 @@ impl Staging {
         }
         // The registry is held across every swap: a signal must not remove
         // a folder while (or after) it becomes the live site.
-        let mut held = cleanup::hold();
+        let mut held = crate::cleanup::hold();
         let old = match self.method.clone() {
             Method::Rename => {
                 rename_no_replace(&self.path, &self.out).map_err(|e| Error::io(&self.out, e))?;
@@ -267,7 +266,7 @@ impl Staging {
         drop(held);
         if let Some(old) = old {
             let _ = std::fs::remove_dir_all(&old);
-            cleanup::hold().remove(&old);
+            crate::cleanup::hold().remove(&old);
         }
         Ok(self.written)
     }
@@ -277,7 +276,7 @@ impl Staging {
     /// registered.
     fn flip(
         &mut self,
-        held: &mut cleanup::Held,
+        held: &mut crate::cleanup::Held,
         previous: Option<PathBuf>,
     ) -> Result<Option<PathBuf>, Error> {
         let parent = self.out.parent().expect("checked in begin").to_path_buf();
@@ -324,7 +323,7 @@ impl Drop for Staging {
     fn drop(&mut self) {
         if !self.published {
             let _ = std::fs::remove_dir_all(&self.path);
-            cleanup::hold().remove(&self.path);
+            crate::cleanup::hold().remove(&self.path);
         }
     }
 }
@@ -506,7 +505,7 @@ fn unique_name(dir: &Path, prefix: &str) -> PathBuf {
 fn create_unique_dir(dir: &Path, prefix: &str) -> Result<PathBuf, Error> {
     loop {
         let path = unique_name(dir, prefix);
-        let mut held = cleanup::hold();
+        let mut held = crate::cleanup::hold();
         match std::fs::create_dir(&path) {
             Ok(()) => {
                 held.add(&path);

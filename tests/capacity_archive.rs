@@ -205,7 +205,7 @@ fn step_load_files_are_read_alone_or_beside_rounds_and_judged() {
             ..Default::default()
         };
         let loaded = perfdash::ingest::load_archive_with(root, &opts).unwrap();
-        opts.cache.as_ref().unwrap().persist();
+        opts.cache.as_ref().unwrap().save();
         loaded
     };
     let first = load_cached();

@@ -179,7 +179,7 @@ fn cache_rereads_only_what_changed() {
         };
         let loaded = load_archive_with(&root, &opts).unwrap();
         // What `perfdash build` does once the site is written.
-        opts.cache.as_ref().unwrap().persist();
+        opts.cache.as_ref().unwrap().save();
         (loaded, opts.cache.unwrap().counts())
     };
     let (first, counts) = run_with(None);
@@ -235,7 +235,7 @@ fn bundled_archive_rebuild_reads_nothing_again() {
             .flat_map(|r| r.endpoints.values())
             .map(|e| e.rounds.len())
             .sum();
-        opts.cache.as_ref().unwrap().persist();
+        opts.cache.as_ref().unwrap().save();
         (rounds, opts.cache.unwrap().counts())
     };
     let (rounds, first) = load();

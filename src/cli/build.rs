@@ -24,7 +24,7 @@ pub struct BuildArgs {
     /// Replace OUT even if it is a non-empty folder that perfdash did not write.
     #[arg(long)]
     pub force: bool,
-    /// The week `weekly.html` reviews, as an ISO week (2026-W47); default: the 7 days up to the latest run.
+    /// The week `weekly.html` reviews, as an ISO week (2026-W47); default: the ISO week of the latest run.
     #[arg(long, value_name = "YYYY-Www")]
     pub week: Option<crate::analyse::weekly::WeekSpec>,
     /// Seconds of warm-up dropped from every raw round; overrides every
@@ -48,8 +48,8 @@ pub struct BuildArgs {
 
 pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
     // SIGINT/SIGTERM/SIGHUP remove what the build had written before the
-    // process ends (see write::cleanup).
-    crate::write::cleanup::install_signal_handlers()?;
+    // process ends (see cleanup).
+    crate::cleanup::install_signal_handlers()?;
     let report = build(&BuildOptions {
         archive: args.archive.clone(),
         out: args.out.clone(),

@@ -101,7 +101,7 @@ pub struct ReadCounts {
 
 /// What [`RoundCache::persist`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Persisted {
+pub struct Saved {
     /// Run files written (new or changed).
     pub written: usize,
     /// Run files (and leftovers) removed.
@@ -144,7 +144,7 @@ impl PartialEq for Entry {
 }
 
 impl RoundCache {
-    /// A cache in `dir` (created when first persisted). A `dir` that is a
+    /// A cache in `dir` (created when first saved). A `dir` that is a
     /// symbolic link, or not a folder, is not used (see [`RoundCache::notices`]).
     pub fn new(dir: impl Into<PathBuf>) -> RoundCache {
         let dir = dir.into();
@@ -259,8 +259,8 @@ impl RoundCache {
     /// left alone), then removes run files of runs no longer read and
     /// leftovers of interrupted saves. Failures (a full disk) cost only
     /// the cache, with a notice.
-    pub fn persist(&self) -> Persisted {
-        let mut done = Persisted::default();
+    pub fn save(&self) -> Saved {
+        let mut done = Saved::default();
         if !self.usable {
             return done;
         }
@@ -294,7 +294,7 @@ impl RoundCache {
         let mut tmp = tempfile::Builder::new()
             .prefix(TEMP_PREFIX)
             .tempfile_in(&self.dir)?;
-        let guard = crate::write::cleanup::register(tmp.path());
+        let guard = crate::cleanup::register(tmp.path());
         tmp.write_all(text)?;
         tmp.persist(self.dir.join(file_name)).map_err(|e| e.error)?;
         drop(guard);
@@ -587,7 +587,7 @@ mod tests {
             )
             .unwrap();
         run.finish();
-        cache.persist();
+        cache.save();
         value
     }
 
@@ -663,8 +663,8 @@ mod tests {
             run.finish();
         }
         assert_eq!(
-            cache.persist(),
-            Persisted {
+            cache.save(),
+            Saved {
                 written: 2,
                 removed: 0
             }
@@ -677,8 +677,8 @@ mod tests {
         run.finish();
         assert_eq!(cache.counts().cached, 1);
         assert_eq!(
-            cache.persist(),
-            Persisted {
+            cache.save(),
+            Saved {
                 written: 0,
                 removed: 2
             }
@@ -704,7 +704,7 @@ mod tests {
         std::fs::write(&keep, "{}").unwrap();
         let cache = RoundCache::beside_output(&out);
         assert_eq!(cache.dir(), tmp.path().join(CACHE_DIR_NAME).join("site"));
-        assert_eq!(cache.persist().removed, 1);
+        assert_eq!(cache.save().removed, 1);
         assert!(!old.exists() && keep.exists());
     }
 
@@ -730,7 +730,7 @@ mod tests {
         run.get_or_compute("round", "x", open(&file), &settings(), |_| Ok(1u32))
             .unwrap();
         run.finish();
-        cache.persist();
+        cache.save();
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
 }

@@ -23,7 +23,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -93,7 +93,7 @@ impl InputFile {
     fn open_with(path: &Path, links: Links) -> io::Result<InputFile> {
         let file = match links {
             Links::NoneOnPath => open_without_links(path),
-            Links::NotTheFile => open_flags().open(path),
+            Links::NotTheFile => open_plain(path),
         }
         .map_err(|e| explain_open_error(path, e))?;
         let meta = file.metadata()?;
@@ -220,13 +220,17 @@ fn refused(message: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message.to_string())
 }
 
-fn open_flags() -> std::fs::OpenOptions {
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true).custom_flags(
-        (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY)
-            .bits() as i32,
-    );
-    o
+/// The flags of every input open: read only, no link followed at the end,
+/// never waiting on a FIFO or a device, never becoming a terminal.
+fn open_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC
+}
+
+/// Opens `path` with [`open_flags`]: a link as the file itself is refused.
+fn open_plain(path: &Path) -> io::Result<File> {
+    let fd = rustix::fs::open(path, open_flags(), rustix::fs::Mode::empty())?;
+    Ok(File::from(fd))
 }
 
 /// Set once `openat2` turned out to be unavailable (old kernel, or a
@@ -236,12 +240,12 @@ static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
 /// Opens `path` refusing a symbolic link on any component.
 fn open_without_links(path: &Path) -> io::Result<File> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    use rustix::fs::{Mode, ResolveFlags};
     if !NO_OPENAT2.load(Ordering::Relaxed) {
         match rustix::fs::openat2(
             rustix::fs::CWD,
             path,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            open_flags(),
             Mode::empty(),
             ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
         ) {
@@ -259,7 +263,7 @@ fn open_without_links(path: &Path) -> io::Result<File> {
     // Fallback: open without following a final link, then ask the kernel
     // where the descriptor really points; a link on the way shows as a
     // different path.
-    let file = open_flags().open(path)?;
+    let file = open_plain(path)?;
     let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
     if let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
         && path.is_absolute()

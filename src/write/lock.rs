@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::FlockOperation;
 
-use super::cleanup;
 use crate::error::Error;
 
 /// What to do when another build holds the lock.
@@ -37,7 +36,7 @@ pub struct OutputLock {
     /// Folders made to hold the lock file (the output's missing parents,
     /// deepest first), removed again if the build leaves them empty.
     created: Vec<PathBuf>,
-    _registered: cleanup::Registered,
+    _registered: crate::cleanup::Registered,
 }
 
 /// The lock file of `out`: `<parent>/.<name>.perfdash-lock`.
@@ -111,7 +110,7 @@ impl OutputLock {
             let _ = file.set_len(0);
             let _ = (&file).write_all(format!("{}\n", std::process::id()).as_bytes());
             return Ok(OutputLock {
-                _registered: cleanup::register(&path),
+                _registered: crate::cleanup::register(&path),
                 file,
                 path,
                 created,
