@@ -70,7 +70,7 @@ pub enum Method {
     JmeterDashboard,
 }
 
-pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: InspectArgs) -> anyhow::Result<u8> {
     crate::config::check_warmup("--warmup", args.warmup).map_err(anyhow::Error::msg)?;
     if args.steps {
         return run_steps(&args);

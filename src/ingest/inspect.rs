@@ -283,6 +283,7 @@ fn format_name(f: SourceFormat) -> &'static str {
         SourceFormat::JmeterCsv => "jmeter-csv",
         SourceFormat::JmeterXml => "jmeter-xml",
         SourceFormat::GatlingLog => "gatling-log",
+        SourceFormat::GatlingBinaryLog => "gatling-binary-log",
         SourceFormat::LocustStats => "locust-stats",
     }
 }
