@@ -46,7 +46,7 @@ pub struct BuildArgs {
     pub quiet: bool,
 }
 
-pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
     // SIGINT/SIGTERM/SIGHUP remove what the build had written before the
     // process ends (see cleanup).
     crate::cleanup::install_signal_handlers()?;

@@ -120,14 +120,14 @@ pub(crate) struct Fault {
 }
 
 impl Fault {
-    pub fn new(offset: u64, message: impl Into<String>) -> Fault {
+    pub(crate) fn new(offset: u64, message: impl Into<String>) -> Fault {
         Fault {
             offset,
             message: message.into(),
         }
     }
 
-    pub fn into_error(self, file: &InputFile, shown: &Path) -> Error {
+    pub(crate) fn into_error(self, file: &InputFile, shown: &Path) -> Error {
         Error::at(shown, line_of_offset(file, self.offset), self.message)
     }
 }
@@ -221,7 +221,7 @@ pub(crate) enum ScanError {
 }
 
 impl ScanError {
-    pub fn into_error(self, file: &InputFile, shown: &Path) -> Error {
+    pub(crate) fn into_error(self, file: &InputFile, shown: &Path) -> Error {
         match self {
             ScanError::Io(e) => Error::io(shown, e),
             ScanError::Fault(f) => f.into_error(file, shown),
