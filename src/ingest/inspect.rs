@@ -57,11 +57,11 @@ pub enum InputKind {
 /// the problem.
 pub fn input_kind(path: &Path) -> InputKind {
     use crate::profile::Likeness;
-    // Opened like every input: a FIFO or a link is refused at once, and
-    // the result reader then names the problem.
-    let Ok(head) = crate::ingest::input::InputFile::open(path)
-        .and_then(|file| raw::io::head(&file, 64 * 1024, &Default::default()))
-    else {
+    // Opened like every input: a FIFO or a link is refused, never waited on.
+    let Ok(file) = crate::ingest::input::InputFile::open(path) else {
+        return InputKind::Result;
+    };
+    let Ok(head) = raw::io::head(&file, 64 * 1024, &Default::default()) else {
         return InputKind::Result;
     };
     let profile = crate::profile::sniff(&head);
