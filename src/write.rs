@@ -265,6 +265,11 @@ impl Staging {
         self.published = true;
         drop(held);
         if let Some(old) = old {
+            // A reader that looked the site folder up just before the swap
+            // may still be walking into the old one: give it a moment
+            // before the old files go (without it, a reader under load
+            // missed a file about once in five test runs).
+            std::thread::sleep(RETIRE_GRACE);
             let _ = remove_marker_last(&old);
             crate::cleanup::hold().remove(&old);
         }
@@ -570,6 +575,9 @@ pub fn remove_leftovers(out: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Erro
     kept.sort();
     Ok((removed, kept))
 }
+
+/// How long the previous site stays after the swap before it is removed.
+const RETIRE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Removes a folder perfdash wrote, its marker last: a `kill -9` halfway
 /// leaves a folder that still carries the marker (or an empty one), which
