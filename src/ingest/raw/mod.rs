@@ -531,7 +531,7 @@ pub(crate) struct Grouper {
 }
 
 impl Grouper {
-    pub fn push(&mut self, key: &[u8], sample: Sample, success: bool) {
+    pub(crate) fn push(&mut self, key: &[u8], sample: Sample, success: bool) {
         let i = if self
             .keys
             .get(self.last)
@@ -562,7 +562,7 @@ impl Grouper {
 
     /// The groups with keys decoded by `decode` (keys that decode to the
     /// same text are merged).
-    pub fn finish(self, decode: impl Fn(&[u8]) -> String) -> BTreeMap<String, SampleSet> {
+    pub(crate) fn finish(self, decode: impl Fn(&[u8]) -> String) -> BTreeMap<String, SampleSet> {
         let mut out: BTreeMap<String, SampleSet> = BTreeMap::new();
         for (k, s) in self.keys.into_iter().zip(self.sets) {
             out.entry(decode(&k)).or_default().append(s);
