@@ -157,13 +157,7 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if trimmed.starts_with(b"{") {
         // NDJSON records start `{"type":"Metric"` or `{"metric":…,"type":"Point"`.
         let line = trim_cr(&trimmed[..memchr::memchr(b'\n', trimmed).unwrap_or(trimmed.len())]);
-        let record = serde_json::from_slice::<serde_json::Value>(line).ok();
-        let is_k6_record = record.as_ref().is_some_and(|v| {
-            matches!(
-                v.get("type").and_then(|t| t.as_str()),
-                Some("Metric" | "Point")
-            ) && (v.get("metric").is_some() || v.get("data").is_some())
-        });
+        let is_k6_record = k6_ndjson::is_record(line);
         return Ok(if is_k6_record {
             Sniffed::K6Ndjson
         } else {
