@@ -5,6 +5,7 @@
 //! one module, and [`build`] runs them in order.
 
 pub mod analyse;
+pub mod calendar;
 pub mod cli;
 pub mod config;
 pub mod demo;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hash;
 pub mod ingest;
 pub mod model;
 pub mod pipeline;

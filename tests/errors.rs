@@ -402,7 +402,11 @@ fn duplicate_run_ids() {
         );
     }
     let o = build(&case);
-    o.warned(&format!("{copy}: starts at the same time as runs/{RUN}"));
+    // Times in messages are written as everywhere else (RFC 3339 with `Z`;
+    // this one message used to say `+00:00`).
+    o.warned(&format!(
+        "{copy}: starts at the same time as runs/{RUN} (2026-03-05T03:00:00Z)"
+    ));
     assert!(o.run(RUN).is_some() && o.run("2026-03-05t0300z").is_some());
     // Distinct pages, deterministic: the id that already is the slug
     // keeps it, the other gets a suffix derived from its own id.

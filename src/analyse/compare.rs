@@ -40,7 +40,7 @@ use serde::Serialize;
 use super::verdict::{ComparisonEvidence, ComparisonVerdict, decide_comparison};
 use crate::error::{Diagnostic, Error};
 use crate::model::{Archive, EndpointRun, Run};
-use crate::stats::{hodges_lehmann_shift, median};
+use crate::stats::{hodges_lehmann_ratio, median};
 
 /// Each tail of the round interval holds at most this probability.
 ///
@@ -264,13 +264,13 @@ fn compare_endpoint(
     let positive = |s: &Side| s.round_p99_ms.iter().all(|v| v.is_finite() && *v > 0.0);
     if positive(&sa) && positive(&sb) {
         out.ratio = Some(sb.median_p99_ms / sa.median_p99_ms);
-        let log_a: Vec<f64> = sa.round_p99_ms.iter().map(|v| v.ln()).collect();
-        let log_b: Vec<f64> = sb.round_p99_ms.iter().map(|v| v.ln()).collect();
-        if let Some(shift) = hodges_lehmann_shift(&log_a, &log_b, INTERVAL_ONE_SIDED_ALPHA) {
-            out.hodges_lehmann_ratio = Some(shift.estimate.exp());
-            if let Some((lo, hi)) = shift.interval {
-                out.ratio_interval = Some([lo.exp(), hi.exp()]);
-                out.interval_confidence = Some(shift.confidence);
+        let level = 1.0 - 2.0 * INTERVAL_ONE_SIDED_ALPHA;
+        if let Some(shift) = hodges_lehmann_ratio(&sa.round_p99_ms, &sb.round_p99_ms, level) {
+            out.hodges_lehmann_ratio = Some(shift.estimate);
+            // Too few rounds for the level: no interval rather than a weaker one.
+            if shift.reaches(level) {
+                out.ratio_interval = Some([shift.low, shift.high]);
+                out.interval_confidence = Some(shift.coverage);
             }
         }
     }

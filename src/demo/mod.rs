@@ -32,6 +32,7 @@ use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, Utc, Weekday};
 use crate::analyse::alarms::Alarm;
 use crate::analyse::verdict::{self, Evidence, Verdict};
 use crate::analyse::{Policy, analyse};
+use crate::calendar;
 use crate::config::Settings;
 use crate::error::Error;
 use crate::model::{Label, TriageLabel};
@@ -343,7 +344,7 @@ fn settings_toml() -> String {
 fn run_toml(run: &RunPlan) -> String {
     let mut s = format!(
         "started_at = {}\ncommit = \"{}\"\nbranch = \"main\"\n",
-        run.started_at.format("%Y-%m-%dT%H:%M:%SZ"),
+        calendar::rfc3339(run.started_at),
         run.commit
     );
     if let Some(release) = run.release {
@@ -418,7 +419,7 @@ fn label_toml(l: &TriageLabel) -> String {
         toml_str(l.label.as_str()),
         toml_str(l.note.as_deref().unwrap_or_default()),
         toml_str(&l.author),
-        l.date.format("%Y-%m-%d")
+        calendar::date(l.date)
     )
 }
 
@@ -444,9 +445,9 @@ impl Placed {
     }
 }
 
+/// The first Monday on or after `start`.
 fn first_monday(start: NaiveDate) -> NaiveDate {
-    let days = (7 - start.weekday().num_days_from_monday()) % 7;
-    start + Days::new(u64::from(days))
+    calendar::next_weekday(start - Days::new(1), Weekday::Mon)
 }
 
 fn run_index(week: u32, slot: u32) -> usize {
@@ -502,7 +503,7 @@ fn plan(opts: &DemoOptions) -> Plan {
             }
             RunPlan {
                 index,
-                id: started_at.format("%Y-%m-%dT%H%MZ").to_string(),
+                id: calendar::run_id(started_at),
                 started_at,
                 commit: rng.hex40(),
                 release,
@@ -630,11 +631,7 @@ fn plan(opts: &DemoOptions) -> Plan {
 
 /// The weekly review is on Tuesday: the first Tuesday after the run.
 fn review_date(run_date: NaiveDate) -> NaiveDate {
-    let mut d = run_date + Days::new(1);
-    while d.weekday() != Weekday::Tue {
-        d = d + Days::new(1);
-    }
-    d
+    calendar::next_weekday(run_date, Weekday::Tue)
 }
 
 /// The labels a team would have written by the last run, and the analysis

@@ -148,7 +148,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
                     "starts at the same time as {RUNS_DIR}/{} ({}): both are kept, ordered by id; \
                      remove one if it is a copy",
                     pair[0].id,
-                    pair[0].started_at.to_rfc3339()
+                    crate::calendar::rfc3339(pair[0].started_at)
                 ),
             });
         }

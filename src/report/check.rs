@@ -341,7 +341,7 @@ pub fn junit(report: &CheckReport) -> String {
         out,
         "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" timestamp=\"{}\">",
         xml_escape(&suite),
-        report.started_at.format("%Y-%m-%dT%H:%M:%S")
+        crate::calendar::junit_timestamp(report.started_at)
     );
     let policy_class = format!("perfdash.{}", report.policy);
     for e in &report.endpoints {

@@ -1,31 +1,24 @@
-//! Charts as SVG strings. The trend chart is drawn with plotters (no
-//! system fonts: text is left to the browser); perfdash then adds what
-//! plotters has no notion of: a `<title>`/`<desc>` for screen readers and
-//! an overlay of linked, titled points so that every run can be hovered
-//! (native tooltip, no JavaScript needed) and clicked.
+//! The endpoint trend chart: every round's p99, the run medians, the
+//! baseline and the regression line, with change points and environment
+//! changes marked and an overlay of linked, titled run points.
 
 use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
-use super::display::{DisplayState, display_state};
-use super::xml_escape;
+use super::{
+    ACCEPTED, CHANGE_POINT, ENVIRONMENT, IMPROVEMENT, REGRESSION, ellipsis, finish_svg, hex,
+};
 use crate::analyse::changepoint::{self, LevelShift};
 use crate::analyse::{EndpointAnalysis, EnvironmentChange, Verdict};
 use crate::error::Error;
+use crate::render::display::{DisplayState, display_state};
+use crate::render::xml_escape;
 
-pub const REGRESSION: RGBColor = RGBColor(0xc6, 0x28, 0x28);
-pub const IMPROVEMENT: RGBColor = RGBColor(0x2e, 0x7d, 0x32);
 const MEDIAN: RGBColor = RGBColor(0x1f, 0x4e, 0x79);
 const ROUND: RGBColor = RGBColor(0x8a, 0x97, 0xa8);
 const BASELINE: RGBColor = RGBColor(0x44, 0x44, 0x44);
 const THRESHOLD: RGBColor = RGBColor(0xe0, 0x7b, 0x00);
-/// Runs of a change triaged `accepted`: neutral, not alarming.
-pub const ACCEPTED: RGBColor = RGBColor(0x7e, 0x6f, 0xa8);
-/// Change points (level shifts): solid purple marker and level segments.
-pub const CHANGE_POINT: RGBColor = RGBColor(0x6a, 0x1b, 0x9a);
-/// Environment changes: dotted teal marker, unlike every other line.
-pub const ENVIRONMENT: RGBColor = RGBColor(0x00, 0x7c, 0x89);
 
 const SECONDS_PER_DAY: f64 = 86_400.0;
 /// Where the plot starts: above it are the caption and the legend row.
@@ -140,10 +133,6 @@ fn trend_legend(name: &str, ratio: f64, width: u32, extra: ExtraLegend) -> Strin
     out
 }
 
-fn hex(c: RGBColor) -> String {
-    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
-}
-
 /// A point of the overlay: where it is drawn and what it says.
 pub struct PointInfo {
     pub href: String,
@@ -228,9 +217,9 @@ pub fn trend_chart(
             .build_cartesian_2d(-0.5f64..x_max + 0.5, 0f64..y_max)
             .map_err(e)?;
         let date_label = |x: &f64| match first_date {
-            Some(t) => (t + chrono::Duration::seconds((x * SECONDS_PER_DAY) as i64))
-                .format("%Y-%m-%d")
-                .to_string(),
+            Some(t) => crate::calendar::date(
+                (t + chrono::Duration::seconds((x * SECONDS_PER_DAY) as i64)).date_naive(),
+            ),
             None => String::new(),
         };
         chart
@@ -440,10 +429,10 @@ fn label_row(rows: &mut Vec<i32>, x: i32, gap: i32, max_rows: usize) -> usize {
 fn change_point_words(cp: &LevelShift) -> String {
     format!(
         "{} from {} ({} → {} ms, run {}, {})",
-        super::format::signed_percent(cp.change),
-        super::format::date(cp.started_at),
-        super::format::ms(cp.level_before_ms),
-        super::format::ms(cp.level_after_ms),
+        crate::render::format::signed_percent(cp.change),
+        crate::render::format::date(cp.started_at),
+        crate::render::format::ms(cp.level_before_ms),
+        crate::render::format::ms(cp.level_after_ms),
         cp.run,
         cp.direction
     )
@@ -453,9 +442,9 @@ fn change_point_words(cp: &LevelShift) -> String {
 fn environment_words(c: &EnvironmentChange) -> String {
     format!(
         "{} at run {}: {}",
-        super::format::date(c.started_at),
+        crate::render::format::date(c.started_at),
         c.run,
-        super::format::setting_changes(&c.changes)
+        crate::render::format::setting_changes(&c.changes)
     )
 }
 
@@ -506,8 +495,8 @@ fn change_point_marks(
         let words = change_point_words(cp);
         let label = format!(
             "{} from {}",
-            super::format::signed_percent(cp.change),
-            super::format::date(cp.started_at)
+            crate::render::format::signed_percent(cp.change),
+            crate::render::format::date(cp.started_at)
         );
         let row = label_row(&mut rows, x, 150, 3);
         let ly = plot.top + 14 + 16 * row as i32;
@@ -566,310 +555,11 @@ fn environment_marks(
     out
 }
 
-/// Makes a plotters SVG responsive and accessible: drops the fixed size
-/// (the viewBox stays), adds `role="img"`, a `<title>` and a `<desc>`, and
-/// appends `extra` markup at the end.
-pub(super) fn finish_svg(svg: String, id: &str, title: &str, desc: &str, extra: &str) -> String {
-    let Some(open_end) = svg.find('>') else {
-        return svg;
-    };
-    let (open, rest) = svg.split_at(open_end);
-    let open = strip_attr(&strip_attr(open, "width"), "height");
-    let body = rest[1..].trim_end();
-    let body = body.strip_suffix("</svg>").unwrap_or(body);
-    format!(
-        r#"{open} class="chart" role="img" aria-labelledby="{id}-title {id}-desc" data-tip-source><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc>{body}{extra}</svg>"#,
-        xml_escape(title),
-        xml_escape(desc),
-    )
-}
-
-fn strip_attr(tag: &str, name: &str) -> String {
-    let needle = format!(" {name}=\"");
-    match tag.find(&needle) {
-        Some(start) => {
-            let value_start = start + needle.len();
-            match tag[value_start..].find('"') {
-                Some(len) => format!("{}{}", &tag[..start], &tag[value_start + len + 1..]),
-                None => tag.to_string(),
-            }
-        }
-        None => tag.to_string(),
-    }
-}
-
-/// A tiny inline trend line of run medians, the last point coloured by
-/// its verdict. Hand-written: a polyline is all it needs, and it keeps
-/// the overview light.
-pub fn sparkline(endpoint: &EndpointAnalysis, max_points: usize) -> String {
-    const W: f64 = 120.0;
-    const H: f64 = 28.0;
-    let pts = &endpoint.points[endpoint.points.len().saturating_sub(max_points)..];
-    let (lo, hi) = pts
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-            (lo.min(p.median_p99_ms), hi.max(p.median_p99_ms))
-        });
-    let span = if hi > lo { hi - lo } else { 1.0 };
-    let step = if pts.len() > 1 {
-        (W - 6.0) / (pts.len() - 1) as f64
-    } else {
-        0.0
-    };
-    let coord = |i: usize, v: f64| (3.0 + i as f64 * step, H - 3.0 - (v - lo) / span * (H - 6.0));
-    let mut line = String::new();
-    for (i, p) in pts.iter().enumerate() {
-        let (x, y) = coord(i, p.median_p99_ms);
-        let _ = write!(line, "{}{x:.1},{y:.1}", if i == 0 { "" } else { " " });
-    }
-    let mut marks = String::new();
-    for (i, p) in pts.iter().enumerate() {
-        let state = display_state(p);
-        if matches!(state, DisplayState::Regression | DisplayState::Accepted) || i + 1 == pts.len()
-        {
-            let (x, y) = coord(i, p.median_p99_ms);
-            let _ = write!(
-                marks,
-                r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" class="v-{}"/>"#,
-                state.key()
-            );
-        }
-    }
-    format!(
-        r#"<svg class="spark" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img"><title>{}: last {} run medians, {} to {} ms</title><polyline points="{line}"/>{marks}</svg>"#,
-        xml_escape(&endpoint.name),
-        pts.len(),
-        super::format::ms(lo),
-        super::format::ms(hi),
-    )
-}
-
-/// The heatmap legend swatches: every display state (worst first, see
-/// [`DisplayState::severity`]), then "no run".
-fn heatmap_legend() -> Vec<(&'static str, &'static str)> {
-    DisplayState::ALL
-        .iter()
-        .map(|s| (s.key(), s.words()))
-        .chain(std::iter::once(("none", "no run")))
-        .collect()
-}
-
-/// One heatmap row: an endpoint, where its page is, and its history.
-pub struct HeatmapRow<'a> {
-    pub endpoint: &'a EndpointAnalysis,
-    pub href: String,
-}
-
-/// The Monday (UTC) that starts the ISO week of `t`.
-fn week_start(t: chrono::DateTime<chrono::Utc>) -> chrono::NaiveDate {
-    use chrono::Datelike;
-    let d = t.date_naive();
-    d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday()))
-}
-
-/// The calendar heatmap of the overview: one row per endpoint, one column
-/// per ISO week (the last `max_weeks` weeks up to the latest run), each
-/// cell coloured by the worst verdict of that endpoint's runs that week,
-/// with a `<title>` saying what the cell is made of. Hand-written SVG
-/// (plotters has no notion of category grids) with classes for colours,
-/// so the site's light and dark themes both apply. Returns the SVG and
-/// how many weeks of history did not fit (shown on the endpoint pages).
-pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usize) {
-    use chrono::Datelike;
-    use std::collections::BTreeMap;
-    const CELL: usize = 16;
-    const GAP: usize = 2;
-    const LABEL_W: usize = 240;
-    const TOP: usize = 36;
-
-    let times = rows
-        .iter()
-        .flat_map(|r| r.endpoint.points.iter().map(|p| p.started_at));
-    let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
-        return (String::new(), 0);
-    };
-    let last_week = week_start(last);
-    let all_weeks = ((last_week - week_start(first)).num_days() / 7 + 1) as usize;
-    let shown = all_weeks.min(max_weeks.max(1));
-    let first_week = last_week - chrono::Duration::weeks(shown as i64 - 1);
-    let weeks: Vec<chrono::NaiveDate> = (0..shown)
-        .map(|i| first_week + chrono::Duration::weeks(i as i64))
-        .collect();
-
-    // Wide enough for the grid, the axis name and the legend row.
-    let legend = heatmap_legend();
-    let legend_w: usize = legend
-        .iter()
-        .map(|(_, words)| CELL + 5 + words.len() * 7 + 16)
-        .sum();
-    let width = (LABEL_W + shown * (CELL + GAP)).max(LABEL_W + legend_w) + 8;
-    let grid_h = rows.len() * (CELL + GAP);
-    let legend_y = TOP + grid_h + 26;
-    let height = legend_y + 22;
-    let mut body = String::new();
-
-    // Month labels over the first week of each month, and the axis name.
-    let _ = write!(
-        body,
-        r#"<text x="{LABEL_W}" y="11" class="hm-axis">ISO weeks (UTC, Monday start) →</text>"#
-    );
-    let month_of = |w: &chrono::NaiveDate| (w.year(), w.month());
-    let mut last_month = None;
-    for (i, w) in weeks.iter().enumerate() {
-        let month = month_of(w);
-        if last_month != Some(month) {
-            // The first column's month is labelled only when its label
-            // does not run into the next month's.
-            let crowded = i == 0 && weeks.iter().take(4).any(|n| month_of(n) != month);
-            if !crowded {
-                let _ = write!(
-                    body,
-                    r#"<text x="{}" y="{}" class="hm-month">{}</text>"#,
-                    LABEL_W + i * (CELL + GAP),
-                    TOP - 6,
-                    w.format(if month.1 == 1 || last_month.is_none() {
-                        "%b %Y"
-                    } else {
-                        "%b"
-                    })
-                );
-            }
-            last_month = Some(month);
-        }
-    }
-
-    for (r, row) in rows.iter().enumerate() {
-        let e = row.endpoint;
-        let y = TOP + r * (CELL + GAP);
-        let _ = write!(
-            body,
-            r#"<a href="{}"><text x="{}" y="{}" class="hm-label" text-anchor="end">{}{}</text></a>"#,
-            xml_escape(&row.href),
-            LABEL_W - 8,
-            y + CELL - 3,
-            xml_escape(&ellipsis(&e.name, 34)),
-            if e.name.chars().count() > 34 {
-                format!("<title>{}</title>", xml_escape(&e.name))
-            } else {
-                String::new()
-            },
-        );
-        let mut by_week: BTreeMap<chrono::NaiveDate, Vec<DisplayState>> = BTreeMap::new();
-        for p in &e.points {
-            let w = week_start(p.started_at);
-            if w >= first_week {
-                by_week.entry(w).or_default().push(display_state(p));
-            }
-        }
-        for (i, w) in weeks.iter().enumerate() {
-            let x = LABEL_W + i * (CELL + GAP);
-            let iso = w.iso_week();
-            let head = format!(
-                "{} · {}-W{:02} (week of {})",
-                e.name,
-                iso.year(),
-                iso.week(),
-                w.format("%Y-%m-%d")
-            );
-            let (class, tip) = match by_week.get(w) {
-                None => ("none".to_string(), format!("{head}\nNo run this week")),
-                Some(vs) => {
-                    let worst = vs
-                        .iter()
-                        .copied()
-                        .min()
-                        .expect("a week in the map has a run");
-                    let mut counts: BTreeMap<DisplayState, usize> = BTreeMap::new();
-                    for v in vs {
-                        *counts.entry(*v).or_insert(0) += 1;
-                    }
-                    let detail: Vec<String> = counts
-                        .iter()
-                        .map(|(v, n)| format!("{n} {}", v.key()))
-                        .collect();
-                    (
-                        worst.key().to_string(),
-                        format!(
-                            "{head}\nWorst: {}\nRuns: {} ({})",
-                            worst.key(),
-                            vs.len(),
-                            detail.join(", ")
-                        ),
-                    )
-                }
-            };
-            let _ = write!(
-                body,
-                r#"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" class="h-{class}" data-tip-target><title>{}</title></rect>"#,
-                xml_escape(&tip)
-            );
-        }
-    }
-
-    // Legend.
-    let mut x = LABEL_W;
-    let _ = write!(
-        body,
-        r#"<text x="{}" y="{}" class="hm-axis" text-anchor="end">worst verdict of the week:</text>"#,
-        LABEL_W - 8,
-        legend_y + 12
-    );
-    for (key, words) in &legend {
-        let _ = write!(
-            body,
-            r#"<rect x="{x}" y="{legend_y}" width="{CELL}" height="{CELL}" class="h-{key}"/><text x="{}" y="{}" class="hm-legend">{words}</text>"#,
-            x + CELL + 5,
-            legend_y + 12
-        );
-        x += CELL + 5 + words.len() * 7 + 16;
-    }
-
-    let counted: Vec<usize> = rows
-        .iter()
-        .map(|r| {
-            r.endpoint
-                .points
-                .iter()
-                .filter(|p| week_start(p.started_at) >= first_week)
-                .filter(|p| display_state(p) == DisplayState::Regression)
-                .count()
-        })
-        .collect();
-    let title = format!(
-        "Worst verdict per endpoint and week, {} to {}",
-        first_week.format("%Y-%m-%d"),
-        (last_week + chrono::Duration::days(6)).format("%Y-%m-%d")
-    );
-    let desc = format!(
-        "{} endpoints by {} ISO weeks. Each cell is coloured by the worst verdict of that endpoint's runs in that week \
-         (regression, insufficient rounds, no baseline yet, accepted change, ok, improvement), or grey when there was no run. \
-         {} regressed runs in these weeks (accepted changes not counted).",
-        rows.len(),
-        shown,
-        counted.iter().sum::<usize>()
-    );
-    let svg = format!(
-        r#"<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-labelledby="{id}-title {id}-desc" data-tip-source><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc>{body}</svg>"#,
-        xml_escape(&title),
-        xml_escape(&desc),
-    );
-    (svg, all_weeks - shown)
-}
-
-/// Shortens a label to `max` characters with an ellipsis.
-fn ellipsis(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(max - 1).collect();
-        out.push('…');
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use chrono::Duration;
+
+    use crate::render::charts::{HeatmapRow, heatmap, sparkline};
 
     use super::*;
     use crate::analyse::analyse;
