@@ -171,6 +171,12 @@ pub fn weak_change_points(series: &[f64], params: &ChangePointParams) -> Vec<Cha
 /// does not alarm (while fresh it is not judged; one run later the run is
 /// back at the old level), at the cost of one run of delay. The first `skip` runs are
 /// not judged either (other policies have no baseline there).
+///
+/// Cost: about one window's work per judged run (see [`OnlineDetector`]);
+/// runs before `skip` cost only the complete windows they add up to. A gate
+/// that needs the judgements of the last k runs only can pass
+/// `skip = medians.len() − k` and gets them for O(history / window) window
+/// searches plus O(k · window).
 pub fn online_regressions(
     medians: &[f64],
     params: &ChangePointParams,
