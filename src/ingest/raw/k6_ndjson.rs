@@ -19,7 +19,8 @@ use memchr::memmem::{Finder, FinderRev};
 use serde::Deserializer;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
-use super::io::{Fault, ScanEnd, open_plain, scan_blocks};
+use super::io::{Fault, ScanEnd, ScanError, open_plain, scan_blocks};
+use super::slices;
 use super::time::{parse_f64, parse_rfc3339_micros};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample, warning};
 use crate::error::{Diagnostic, Error};
@@ -209,25 +210,33 @@ pub(crate) fn unescape(raw: &[u8]) -> String {
     String::from_utf8_lossy(raw).into_owned()
 }
 
-/// Reads a k6 NDJSON file.
+/// Reads a k6 NDJSON file. A large plain file is read by all cores, in
+/// slices ([`slices`]), with the same result as one pass.
 pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
     let matcher = Matcher::new(&opts.metric, opts.split_tag.as_deref());
-    let mut grouper = Grouper::default();
-    let mut tail: Option<u64> = None; // offset of an incomplete last line
-    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
-    let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
-        let complete = match memchr::memrchr(b'\n', block) {
-            Some(i) => i + 1,
-            None => 0,
-        };
-        if eof && complete < block.len() && !block[complete..].trim_ascii().is_empty() {
-            tail = Some(offset + complete as u64);
+    let max_line = opts.limits.max_line_bytes;
+    let plan = slices::plan(path, slices::Records::Lines).map_err(|e| Error::io(shown, e))?;
+    let (grouper, tail, end) = match plan {
+        Some((file, parts)) => {
+            let scanned = slices::map(&file, &parts, |reader, slice, _last| {
+                scan(reader, slice.start, max_line, &matcher)
+            })
+            .map_err(|e| e.into_error(path, shown))?;
+            let mut joined = Grouper::default();
+            let mut tail = None;
+            let mut end = ScanEnd::default();
+            for (grouper, slice_tail, slice_end) in scanned {
+                joined.absorb(grouper);
+                tail = slice_tail;
+                end = slice_end;
+            }
+            (joined, tail, end)
         }
-        scan_complete_lines(&matcher, &block[..complete], offset, &mut grouper)?;
-        Ok(complete)
-    })
-    .map_err(|e| e.into_error(path, shown))?;
-
+        None => {
+            let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+            scan(reader, 0, max_line, &matcher).map_err(|e| e.into_error(path, shown))?
+        }
+    };
     let warnings = truncation_warnings(path, shown, tail, &end);
     let groups = grouper.finish(unescape);
     if groups.is_empty() {
@@ -248,6 +257,31 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
         },
         warnings,
     })
+}
+
+/// Groups the samples of `reader`, whose first byte is at `base` in the
+/// file; also where an incomplete last line starts, and how the input ended.
+fn scan(
+    reader: impl std::io::Read,
+    base: u64,
+    max_line: usize,
+    matcher: &Matcher,
+) -> Result<(Grouper, Option<u64>, ScanEnd), ScanError> {
+    let mut grouper = Grouper::default();
+    let mut tail: Option<u64> = None;
+    let end = scan_blocks(reader, max_line, |block, offset, eof| {
+        let offset = base + offset;
+        let complete = match memchr::memrchr(b'\n', block) {
+            Some(i) => i + 1,
+            None => 0,
+        };
+        if eof && complete < block.len() && !block[complete..].trim_ascii().is_empty() {
+            tail = Some(offset + complete as u64);
+        }
+        scan_complete_lines(matcher, &block[..complete], offset, &mut grouper)?;
+        Ok(complete)
+    })?;
+    Ok((grouper, tail, end))
 }
 
 /// The hot loop: `lines` holds only complete lines.

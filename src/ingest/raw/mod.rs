@@ -24,6 +24,7 @@ pub mod jmeter_xml;
 pub mod k6_csv;
 pub mod k6_ndjson;
 pub mod locust;
+mod slices;
 mod time;
 
 use std::collections::BTreeMap;
@@ -564,6 +565,22 @@ impl Grouper {
             i
         };
         self.sets[i].push(sample, success);
+    }
+
+    /// Appends what `other` grouped after what this one did, key by key,
+    /// keys in order of first appearance: as if one grouper had seen this
+    /// part of a file and then the next.
+    pub fn absorb(&mut self, other: Grouper) {
+        for (key, set) in other.keys.into_iter().zip(other.sets) {
+            match self.index.get(&key) {
+                Some(&i) => self.sets[i].append(set),
+                None => {
+                    self.index.insert(key.clone(), self.keys.len());
+                    self.keys.push(key);
+                    self.sets.push(set);
+                }
+            }
+        }
     }
 
     /// The groups with keys decoded by `decode` (keys that decode to the

@@ -756,3 +756,151 @@ mod properties {
         }
     }
 }
+
+/// Large plain files are read in slices by several threads; the result is
+/// the one of a single pass, to the bit and in sample order, errors
+/// included (the first in the file wins).
+mod sliced {
+    use super::*;
+
+    fn with_threads<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    fn read_both(text: &str, name: &str, split: Option<&str>) -> (String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let opts = ReadOptions {
+            split_tag: split.map(str::to_string),
+            ..ReadOptions::default()
+        };
+        let read = || {
+            let r = read_file(&p, Path::new(name), &opts);
+            format!("{r:?}")
+        };
+        let one = with_threads(1, read);
+        let many = with_threads(5, read);
+        (one, many)
+    }
+
+    fn ndjson(rows: usize, seed: u64) -> String {
+        let mut s = seed | 1;
+        let mut text = String::from(
+            "{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\",\"type\":\"trend\"},\"metric\":\"http_req_duration\"}\n",
+        );
+        for i in 0..rows {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let v = (s % 100_000) as f64 / 37.0;
+            let name = ["a", "b\\\"q", "c"][(s % 3) as usize];
+            let ok = if s.is_multiple_of(11) { "false" } else { "true" };
+            let t = format!(
+                "2026-05-04T03:{:02}:{:02}.{:06}Z",
+                (i / 60) % 60,
+                i % 60,
+                s % 1_000_000
+            );
+            if s.is_multiple_of(5) {
+                text.push_str(&format!(
+                    "{{\"type\":\"Point\",\"data\":{{\"tags\":{{\"name\":\"{name}\",\"expected_response\":\"{ok}\"}},\"value\":{v},\"time\":\"{t}\"}},\"metric\":\"http_req_duration\"}}\n"
+                ));
+            } else {
+                text.push_str(&format!(
+                    "{{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{{\"time\":\"{t}\",\"value\":{v},\"tags\":{{\"expected_response\":\"{ok}\",\"name\":\"{name}\"}}}}}}\n"
+                ));
+            }
+            text.push_str(&format!(
+                "{{\"metric\":\"http_reqs\",\"type\":\"Point\",\"data\":{{\"time\":\"{t}\",\"value\":1,\"tags\":{{\"name\":\"{name}\"}}}}}}\n"
+            ));
+        }
+        text
+    }
+
+    fn jtl(rows: usize, seed: u64) -> String {
+        let mut s = seed | 1;
+        let mut text = String::from(
+            "timeStamp,elapsed,label,responseCode,responseMessage,success,failureMessage\n",
+        );
+        for i in 0..rows {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let label = ["GET /a", "\"POST /b, with \"\"quotes\"\"\"", "GET /c"][(s % 3) as usize];
+            let (ok, message) = if s.is_multiple_of(7) {
+                (
+                    "false",
+                    "\"Assertion failed:\nline two, \"\"quoted\"\"\nline three\"",
+                )
+            } else {
+                ("true", "")
+            };
+            text.push_str(&format!(
+                "{},{},{label},200,OK,{ok},{message}\n",
+                1_777_863_600_000u64 + i as u64 * 7,
+                s % 900
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn ndjson_slices_read_as_one_pass() {
+        for seed in [1, 2, 3] {
+            let text = ndjson(600, seed);
+            assert!(text.len() as u64 > 4 * super::super::slices::MIN_SLICED_BYTES);
+            for split in [None, Some("name")] {
+                let (one, many) = read_both(&text, "big.ndjson", split);
+                assert!(one.starts_with("Ok("), "{one}");
+                assert_eq!(one, many);
+            }
+            // Cut mid-line at the end: the same warning.
+            let cut = &text[..text.len() - 20];
+            let (one, many) = read_both(cut, "cut.ndjson", Some("name"));
+            assert!(one.contains("incomplete"), "{one}");
+            assert_eq!(one, many);
+            // A bad line in the last third: the same error, the same line.
+            let mut lines: Vec<&str> = text.lines().collect();
+            let at = lines.len() * 3 / 4;
+            lines[at] = "{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{\"time\":\"2026-05-04T03:00:00Z\",\"value\":-4,\"tags\":{}}}";
+            let bad = lines.join("\n") + "\n";
+            let (one, many) = read_both(&bad, "bad.ndjson", None);
+            assert!(one.contains(&format!("line: Some({})", at + 1)), "{one}");
+            assert_eq!(one, many);
+        }
+    }
+
+    #[test]
+    fn jtl_slices_read_as_one_pass_quotes_and_all() {
+        for seed in [1, 2, 3] {
+            let text = jtl(1500, seed);
+            assert!(text.len() as u64 > 4 * super::super::slices::MIN_SLICED_BYTES);
+            let (one, many) = read_both(&text, "big.jtl", Some("label"));
+            assert!(one.starts_with("Ok("), "{one}");
+            assert!(
+                one.contains("with \\\"quotes\\\""),
+                "labels with quotes read whole: {one}"
+            );
+            assert_eq!(one, many);
+            let (one, many) = read_both(&text[..text.len() - 5], "cut.jtl", Some("label"));
+            assert_eq!(one, many);
+            // A bad elapsed time late in the file.
+            let bad = text.replacen(
+                ",true,\n",
+                ",true,\n1777863600000,-5,GET /a,200,OK,true,\n",
+                1000,
+            );
+            let (one, many) = read_both(&bad, "bad.jtl", Some("label"));
+            assert!(
+                one.contains("elapsed is not a non-negative number"),
+                "{one}"
+            );
+            assert_eq!(one, many);
+        }
+    }
+}
