@@ -72,6 +72,7 @@ fn run(rng: &mut Rng, id: &str, noise: &Noise, level: f64) -> Run {
             },
         )]),
         problems: vec![],
+        untrusted_time: None,
     }
 }
 
@@ -112,6 +113,7 @@ fn main() {
         settings: Settings::default(),
         runs: vec![],
         triage: vec![],
+        annotations: Vec::new(),
     };
     println!(
         "{pairs} simulated pairs per cell; share of verdicts (regression / same / inconclusive / improvement)"

@@ -9,17 +9,22 @@ pub mod calendar;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod doc_section;
 pub mod error;
+pub mod escape;
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hash;
 pub mod ingest;
 pub mod model;
+#[cfg(test)]
+mod module_layers;
 pub mod pipeline;
 pub mod profile;
 pub mod render;
 pub mod report;
+pub mod slug;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;

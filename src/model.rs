@@ -21,10 +21,45 @@ pub struct Archive {
     pub runs: Vec<Run>,
     /// Human triage labels from `triage/*.toml`, sorted by run, endpoint.
     pub triage: Vec<TriageLabel>,
+    /// Deploys, config changes, incidents from `annotations/*.toml`,
+    /// sorted by time.
+    pub annotations: Vec<Annotation>,
+}
+
+/// Something that happened around the tests (`annotations/*.toml`):
+/// drawn on the charts and listed on the history page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Annotation {
+    /// When: the given time, the given day at midnight UTC, or the start
+    /// of the given run.
+    pub at: DateTime<Utc>,
+    /// The run it was given by, if any.
+    pub run: Option<String>,
+    pub text: String,
+    /// An http(s) address with more.
+    pub link: Option<String>,
+    /// Endpoint ids it concerns; empty: every endpoint.
+    pub endpoints: Vec<String>,
+    /// Where it was read, `annotations/<file>.toml:<line>`.
+    pub source: String,
+}
+
+impl Annotation {
+    /// Whether it belongs on this endpoint's chart.
+    pub fn concerns(&self, endpoint: &str) -> bool {
+        self.endpoints.is_empty() || self.endpoints.iter().any(|e| e == endpoint)
+    }
 }
 
 impl Archive {
-    /// All endpoint ids that occur in any run, sorted.
+    /// The latest run whose time can be trusted: what "latest" means for
+    /// the overview, the weekly page, `compare latest` and `check --latest`.
+    /// A run whose `started_at` is in the future (or otherwise untrusted,
+    /// see [`Run::untrusted_time`]) would otherwise stay "latest" for good.
+    pub fn latest_run(&self) -> Option<&Run> {
+        self.runs.iter().rev().find(|r| r.untrusted_time.is_none())
+    }
+
     /// Whether a human labelled `run`'s alarm on `endpoint` `accepted` (an
     /// intended change: the new level becomes the baseline).
     pub fn accepted_by_triage(&self, run: &str, endpoint: &str) -> bool {
@@ -33,6 +68,7 @@ impl Archive {
             .any(|l| l.label == Label::Accepted && l.run == run && l.endpoint == endpoint)
     }
 
+    /// All endpoint ids that occur in any run, sorted.
     pub fn endpoint_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = self
             .runs
@@ -59,9 +95,13 @@ pub struct Run {
     /// Endpoint id → the steps of its step-load file (`steps.<ext>`), if
     /// any (docs/capacity.md).
     pub capacity: BTreeMap<String, StepSeries>,
-    /// Problems found while reading this run (skipped files and the like).
-    /// A run with problems is shown as incomplete.
-    pub problems: Vec<String>,
+    /// Problems found while reading this run (skipped files and the like;
+    /// never information). A run with problems is shown as incomplete.
+    pub problems: Vec<crate::error::Diagnostic>,
+    /// Why `started_at` cannot be trusted (in the future, before 2000, far
+    /// from the date in the id), when it cannot: such a run stays in the
+    /// history but is never the latest run.
+    pub untrusted_time: Option<String>,
 }
 
 /// `run.toml`: everything optional.
@@ -96,6 +136,46 @@ pub struct TriageLabel {
     pub date: chrono::NaiveDate,
     /// Where it was read, `triage/<file>.toml:<line>`, for messages.
     pub source: String,
+    /// Who follows it up, its issue and how far it got (all optional).
+    pub follow_up: FollowUp,
+}
+
+/// The follow-up of a triaged alarm: who owns it, the issue that tracks
+/// it, and its status. Shown on the weekly page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FollowUp {
+    pub owner: Option<String>,
+    /// An http(s) address.
+    pub issue: Option<String>,
+    pub status: Option<Status>,
+}
+
+/// How far the follow-up of an alarm got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Someone is looking into it.
+    Investigating,
+    /// A fix is merged (the runs after it should be back in the band).
+    Fixed,
+    /// It stays as it is.
+    Wontfix,
+}
+
+impl Status {
+    pub const ALL: [Status; 3] = [Status::Investigating, Status::Fixed, Status::Wontfix];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Investigating => "investigating",
+            Status::Fixed => "fixed",
+            Status::Wontfix => "wontfix",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|x| x.as_str() == s)
+    }
 }
 
 /// What a human decided an alarm was.

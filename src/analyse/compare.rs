@@ -84,7 +84,7 @@ impl RunRef {
             started_at: run.started_at,
             release: run.meta.release.clone(),
             commit: run.meta.commit.clone(),
-            problems: run.problems.clone(),
+            problems: run.problems.iter().map(ToString::to_string).collect(),
         }
     }
 
@@ -348,42 +348,7 @@ fn explain(e: &ComparisonEvidence, verdict: ComparisonVerdict) -> String {
 // ---------------------------------------------------------------------------
 // Run selection
 
-/// How a run is named on the command line or in `perfdash.toml`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunSpec {
-    /// `latest` (0) or `latest~N` (N runs before the latest).
-    Latest(usize),
-    /// `release:<name>`: the latest run whose run.toml says `release = "<name>"`.
-    Release(String),
-    /// An exact run id or a unique prefix of one.
-    Id(String),
-}
-
-impl RunSpec {
-    /// Parses a run name; the message says what is accepted.
-    pub fn parse(spec: &str) -> Result<RunSpec, String> {
-        const FORMS: &str = "a run id or unique prefix, `latest`, `latest~N` or `release:<name>`";
-        let spec = spec.trim();
-        if spec.is_empty() {
-            return Err(format!("empty run name: expected {FORMS}"));
-        }
-        if spec == "latest" {
-            return Ok(RunSpec::Latest(0));
-        }
-        if let Some(n) = spec.strip_prefix("latest~") {
-            return n.parse::<usize>().map(RunSpec::Latest).map_err(|_| {
-                format!("`{spec}`: the N in `latest~N` must be a whole number (e.g. latest~1)")
-            });
-        }
-        if let Some(name) = spec.strip_prefix("release:") {
-            if name.is_empty() {
-                return Err(format!("`{spec}`: name the release, e.g. release:1.4.0"));
-            }
-            return Ok(RunSpec::Release(name.to_string()));
-        }
-        Ok(RunSpec::Id(spec.to_string()))
-    }
-}
+pub use crate::config::RunSpec;
 
 /// Finds the run `spec` names. Errors are usage errors (exit code 2) that
 /// say what was found instead.
@@ -397,13 +362,20 @@ fn resolve_spec<'a>(archive: &'a Archive, spec: &RunSpec) -> Result<&'a Run, Str
     let runs = &archive.runs;
     match spec {
         RunSpec::Latest(back) => {
-            if runs.is_empty() {
-                return Err("the archive has no runs".to_string());
+            // A run whose time cannot be trusted is never "latest" (see
+            // Archive::latest_run), nor counted in `latest~N`.
+            let trusted: Vec<&Run> = runs.iter().filter(|r| r.untrusted_time.is_none()).collect();
+            if trusted.is_empty() {
+                return Err(match runs.is_empty() {
+                    true => "the archive has no runs".to_string(),
+                    false => "the archive has no runs with a trusted time".to_string(),
+                });
             }
-            runs.len()
+            trusted
+                .len()
                 .checked_sub(1 + back)
-                .map(|i| &runs[i])
-                .ok_or_else(|| format!("the archive has only {} runs", runs.len()))
+                .map(|i| trusted[i])
+                .ok_or_else(|| format!("the archive has only {} runs", trusted.len()))
         }
         RunSpec::Release(name) => runs
             .iter()
@@ -492,8 +464,6 @@ pub fn release_runs(archive: &Archive) -> Vec<(&str, &Run)> {
 /// A comparison the site shows, with the names it was asked for by.
 #[derive(Debug, Clone, Serialize)]
 pub struct SiteComparison {
-    /// File-name-safe and unique: `<a-run>_vs_<b-run>`.
-    pub slug: String,
     /// What the pair was asked as, e.g. `release:1.3.0` and `latest`.
     pub spec_a: String,
     pub spec_b: String,
@@ -518,7 +488,7 @@ pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnost
         }
     }
     if cfg.latest_vs_release
-        && let Some(latest) = archive.runs.last()
+        && let Some(latest) = archive.latest_run()
         && let Some((name, release)) = releases
             .iter()
             .rev()
@@ -543,18 +513,25 @@ pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnost
     for (spec_a, spec_b, pair) in wanted {
         match pair {
             Ok((a, b)) => {
-                let slug = format!("{}_vs_{}", slug(&a.id), slug(&b.id));
-                if out.iter().any(|c| c.slug == slug) {
+                // The same pair asked twice is shown once. Pairs are told
+                // apart by their run ids: the page's file name is the
+                // renderer's business (render::compare::comparison_path, from
+                // the runs' unique slugs). A file-name form of the ids used
+                // to decide this, and it merged distinct runs (`a b` and
+                // `a_b` both gave `a_b`).
+                let same =
+                    |c: &SiteComparison| c.comparison.a.run == a.id && c.comparison.b.run == b.id;
+                if out.iter().any(same) {
                     continue;
                 }
                 out.push(SiteComparison {
-                    slug,
                     spec_a,
                     spec_b,
                     comparison: compare(archive, a, b),
                 });
             }
             Err(message) => diagnostics.push(Diagnostic {
+                kind: crate::error::DiagnosticKind::Ignored,
                 path: crate::config::SETTINGS_FILE.to_string(),
                 line: None,
                 message: format!("[compare] pair [\"{spec_a}\", \"{spec_b}\"] skipped: {message}"),
@@ -562,20 +539,6 @@ pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnost
         }
     }
     (out, diagnostics)
-}
-
-/// A file-name-safe form of a run id: ASCII letters, digits, `-` and `.`
-/// kept, everything else `_`.
-fn slug(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// One row per release: each endpoint's median p99 in the run that stands

@@ -11,7 +11,7 @@ use super::alarms::{self, AlarmState, Episode};
 use super::policy::{Judgement, Policy, RaisedAt};
 use super::verdict::CapacityVerdict;
 use super::{Analysis, Verdict};
-use crate::error::Error;
+use crate::error::{DiagnosticKind, Error};
 use crate::model::Label;
 
 /// Which run to check.
@@ -180,16 +180,14 @@ pub fn check(
     policy: Policy,
 ) -> Result<CheckReport, Error> {
     let run = match which {
-        RunSelector::Latest => analysis
-            .runs
-            .last()
-            .ok_or_else(|| Error::Usage("the archive has no readable runs to check".into()))?,
+        RunSelector::Latest => analysis.latest_run().ok_or_else(|| {
+            Error::Usage("the archive has no readable runs with a trusted time to check".into())
+        })?,
         RunSelector::Id(id) => analysis.runs.iter().find(|r| &r.id == id).ok_or_else(|| {
             Error::Usage(format!(
                 "no run '{id}' in the archive (the latest is '{}')",
                 analysis
-                    .runs
-                    .last()
+                    .latest_run()
                     .map(|r| r.id.as_str())
                     .unwrap_or("none")
             ))
@@ -309,13 +307,29 @@ pub fn check(
             ..base(status, reason)
         });
     }
-    // Ingest words a file it read and rejected "skipped: …" and a file it
-    // does not read at all "ignored: …"; only the first can change a verdict.
-    let (ignored, problems): (Vec<String>, Vec<String>) = run
+    // Only diagnostics whose kind casts doubt on the figures (a skipped
+    // round, a cut-short file, an untrusted time) stop the gate vouching;
+    // the rest (notes, a second flame graph) are listed as harmless.
+    let (problems, ignored): (Vec<_>, Vec<_>) = run
         .problems
         .iter()
-        .cloned()
-        .partition(|p| p.contains(": ignored: "));
+        .partition(|d| d.kind.casts_doubt_on_verdicts());
+    let mut problems: Vec<String> = problems.iter().map(|d| d.to_string()).collect();
+    let ignored: Vec<String> = ignored.iter().map(|d| d.to_string()).collect();
+    // A run with an untrusted time is never "the latest", but it may be
+    // today's run on a skewed clock: until it is fixed, the latest run
+    // cannot be vouched for either.
+    if *which == RunSelector::Latest {
+        problems.extend(
+            analysis
+                .runs
+                .iter()
+                .filter(|r| r.untrusted_time.is_some())
+                .flat_map(|r| &r.problems)
+                .filter(|d| d.kind == DiagnosticKind::UntrustedTime)
+                .map(|d| d.to_string()),
+        );
+    }
     let capacity = capacity_checks(analysis, &run.id);
     let outcome = if !problems.is_empty() {
         Outcome::BadInput

@@ -14,6 +14,7 @@ pub mod compare;
 pub mod evidence;
 pub mod gate;
 pub mod policy;
+pub mod problems;
 pub mod verdict;
 pub mod weekly;
 
@@ -50,13 +51,15 @@ pub struct Analysis {
     pub releases: compare::ReleaseHistory,
     /// Step-load runs per endpoint: knees, limits, capacity verdicts.
     pub capacity: Vec<capacity::EndpointCapacity>,
+    /// Deploys, config changes, incidents (`annotations/*.toml`), by time.
+    pub annotations: Vec<crate::model::Annotation>,
 }
 
 impl Analysis {
     /// How many endpoints regressed in the latest run: the figure the
     /// overview and `perfdash build` both report.
     pub fn latest_run_regressions(&self) -> usize {
-        let Some(latest) = self.runs.last() else {
+        let Some(latest) = self.latest_run() else {
             return 0;
         };
         self.endpoints
@@ -70,6 +73,15 @@ impl Analysis {
     }
 }
 
+impl Analysis {
+    /// The latest run whose time can be trusted (see
+    /// [`Archive::latest_run`]): what every page and `check --latest`
+    /// call the latest run.
+    pub fn latest_run(&self) -> Option<&RunInfo> {
+        self.runs.iter().rev().find(|r| r.untrusted_time.is_none())
+    }
+}
+
 /// A run as the site lists it.
 #[derive(Debug, Clone)]
 pub struct RunInfo {
@@ -77,7 +89,10 @@ pub struct RunInfo {
     pub started_at: DateTime<Utc>,
     pub meta: RunMeta,
     /// Problems met while reading this run; non-empty means incomplete.
-    pub problems: Vec<String>,
+    pub problems: Vec<Diagnostic>,
+    /// Why its `started_at` cannot be trusted, when it cannot: never the
+    /// latest run.
+    pub untrusted_time: Option<String>,
 }
 
 /// One endpoint's history.
@@ -96,8 +111,9 @@ pub struct EndpointAnalysis {
 }
 
 impl EndpointAnalysis {
+    /// The point of the latest run whose time can be trusted.
     pub fn latest(&self) -> Option<&RunPoint> {
-        self.points.last()
+        self.points.iter().rev().find(|p| !p.untrusted_time)
     }
 }
 
@@ -131,6 +147,9 @@ pub struct RunPoint {
     /// The rounds' band, likely GC/noise rounds, and the shift of this
     /// run's median against its baseline window ([`evidence`]).
     pub evidence: evidence::Evidence,
+    /// The run's `started_at` cannot be trusted: never the latest point.
+    #[serde(skip)]
+    pub untrusted_time: bool,
 }
 
 impl RunPoint {
@@ -144,12 +163,13 @@ impl RunPoint {
 /// analysis.
 pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis {
     let settings = &archive.settings;
-    // Settings::parse already compiled these rules, so this only fails for
+    // Loading the settings (ingest::settings) compiled these rules, so this only fails for
     // settings built in code.
     let classifier = match crate::profile::Classifier::new(&settings.profiles) {
         Ok(c) => Some(c),
         Err(e) => {
             diagnostics.push(Diagnostic {
+                kind: crate::error::DiagnosticKind::Ignored,
                 path: crate::config::SETTINGS_FILE.to_string(),
                 line: None,
                 message: format!("profiles: {e}; profiles are not classified"),
@@ -165,6 +185,7 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
             started_at: r.started_at,
             meta: r.meta.clone(),
             problems: r.problems.clone(),
+            untrusted_time: r.untrusted_time.clone(),
         })
         .collect();
 
@@ -215,6 +236,7 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
         comparisons,
         releases: compare::release_history(archive),
         capacity: capacity::analyse_capacity(archive),
+        annotations: archive.annotations.clone(),
     }
 }
 
@@ -279,6 +301,7 @@ fn judge_series(
             median_p99_ms,
             baseline_p99_ms,
             threshold_ratio,
+            resolution: verdict::Resolution::of_rounds(rounds),
         });
         let baseline_runs = if baseline_p99_ms.is_some() {
             window.iter().map(|r| r.id.to_string()).collect()
@@ -316,6 +339,7 @@ fn judge_series(
             profiles: Vec::new(),
             accepted_change: accepted_by_triage,
             evidence,
+            untrusted_time: run.untrusted_time.is_some(),
         });
     }
     points

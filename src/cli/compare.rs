@@ -59,7 +59,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
             .iter()
             .filter(|d| d.path.starts_with(&prefix))
         {
-            eprintln!("warning: {d}");
+            eprintln!("{}: {d}", super::diagnostic_label(d));
         }
     }
     let comparison = compare(archive, a, b);
@@ -69,9 +69,11 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Markdown => format_markdown(&comparison),
     };
     print!("{text}");
+    // Only problems that put the figures in doubt (a skipped round, not a
+    // second flame graph) make the comparison one perfdash cannot vouch for.
     let incomplete: Vec<&str> = [a, b]
         .iter()
-        .filter(|r| !r.problems.is_empty())
+        .filter(|r| r.problems.iter().any(|d| d.kind.casts_doubt_on_verdicts()))
         .map(|r| r.id.as_str())
         .collect();
     Ok(if !incomplete.is_empty() {

@@ -10,14 +10,19 @@
 //! an accepted change); see `docs/archive.md` for the list and
 //! [`DemoReport::events`] for where they landed.
 //!
-//! Alongside the runs it writes triage labels (`triage/*.toml`) for the
-//! alarms a team would have triaged, and CPU flame graphs
+//! Alongside the runs it writes triage labels (`triage/*.toml`), chosen
+//! from the story alone (what was injected where, and what the default
+//! rules make of it by the generator's own baseline walk) — never by
+//! running the analysis on the files it wrote, so that the tests comparing
+//! perfdash's alarms with the labels check something. And CPU flame graphs
 //! (`flame.cpu.collapsed`) for the regressed runs, the runs just before
 //! them and every release run.
 //!
 //! Deterministic: the same options give byte-identical files on every
 //! machine (own PRNG without libm functions, sorted maps, fixed formatting).
 
+mod annotations;
+pub mod facts;
 mod flame;
 mod rng;
 mod steps;
@@ -29,9 +34,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, Utc, Weekday};
 
-use crate::analyse::alarms::Alarm;
 use crate::analyse::verdict::{self, Evidence, Verdict};
-use crate::analyse::{Policy, analyse};
 use crate::calendar;
 use crate::config::Settings;
 use crate::error::Error;
@@ -57,7 +60,7 @@ pub struct DemoOptions {
     /// Write flame-graph profiles (`flame.cpu.collapsed`).
     pub profiles: bool,
     /// How many endpoints: the story's 12, and beyond that copies of them
-    /// (`orders-list-2`, …) with their own noise and the same events, for
+    /// (`order-list-2`, …) with their own noise and the same events, for
     /// benchmarks at scale (see [`demo_endpoints`]).
     pub endpoints: usize,
 }
@@ -134,11 +137,6 @@ pub struct DemoReport {
     /// every step-load run.
     pub step_files: usize,
     pub triage_labels: usize,
-    /// Alarms (episodes, see docs/alarms.md) of the `naive` policy (round
-    /// 1's p99 > baseline × ratio) and of the `median` policy (the verdict
-    /// `regression`) over the whole history, with the triage labels applied.
-    pub naive_alarms: usize,
-    pub median_alarms: usize,
     /// The injected events, in time order.
     pub events: Vec<InjectedEvent>,
 }
@@ -175,11 +173,6 @@ impl fmt::Display for DemoReport {
             self.profiles,
             self.step_files,
             self.triage_labels
-        )?;
-        writeln!(
-            f,
-            "alarms over the history: naive (round 1) {}, median of rounds {}",
-            self.naive_alarms, self.median_alarms
         )?;
         writeln!(f, "injected events:")?;
         for e in &self.events {
@@ -275,14 +268,13 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
             step_files += write_step_load(&mut w, opts, run)?;
         }
     }
-    // Label the alarms a team would have triaged, as judged by perfdash
-    // itself on the files just written.
-    let loaded = crate::ingest::load_archive(out)?;
-    let (labels, analysis) = triage_labels(&plan, loaded.archive);
+    let labels = triage_labels(&plan);
     for label in &labels {
         w.write(&label_file(label), label_toml(label).as_bytes())?;
     }
-    let alarms = |policy: Policy| analysis.alarms.of(policy).count();
+    if let Some(text) = annotations::annotations_toml(&plan) {
+        w.write(annotations::ANNOTATIONS_FILE, text.as_bytes())?;
+    }
     Ok(DemoReport {
         root: out.to_path_buf(),
         runs: plan.runs.len(),
@@ -293,10 +285,19 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
         profiles,
         step_files,
         triage_labels: labels.len(),
-        naive_alarms: alarms(Policy::Naive),
-        median_alarms: alarms(Policy::Median),
         events: plan.events,
     })
+}
+
+/// The events [`generate`] injects with these options and where they
+/// land, without writing anything (the expectations of tests that read the
+/// bundled archive).
+pub fn injected_events(opts: &DemoOptions) -> Vec<InjectedEvent> {
+    let opts = DemoOptions {
+        profiles: false,
+        ..opts.clone()
+    };
+    plan(&opts).events
 }
 
 const README: &str = "\
@@ -308,6 +309,7 @@ injected where is described in docs/archive.md (\"The bundled demo archive\").
 
 - `perfdash.toml`: endpoint display names
 - `runs/<run-id>/run.toml`: run time, commit, branch, release, notes, host
+- `annotations/events.toml`: incidents and config changes, drawn on the charts
 - `runs/<run-id>/<endpoint>/round-<n>.json`: k6 handleSummary() data per round
 - `runs/<run-id>/<endpoint>/flame.cpu.collapsed`: 30 s CPU profile (async-profiler collapsed)
 - `runs/<run-id>/<endpoint>/steps.csv.gz`: a JMeter step-load round (every other Friday, 3 endpoints)
@@ -376,7 +378,13 @@ fn toml_str(s: &str) -> String {
 fn settings_toml(endpoints: &[DemoEndpoint]) -> String {
     let mut s = String::from(
         "# Settings of the bundled demo archive (generated by `perfdash demo`).\n\
-         # Every key is optional; the analysis defaults apply (docs/archive.md).\n",
+         # Every key is optional; the analysis defaults apply (docs/archive.md).\n\
+         \n\
+         # Where the commits of run.toml live: the site links each run's commit\n\
+         # and each suspect range (last good run → first bad run) there.\n\
+         [site]\n\
+         commit_url = \"https://git.example.com/shop/commit/{commit}\"\n\
+         compare_url = \"https://git.example.com/shop/compare/{from}...{to}\"\n",
     );
     for e in endpoints {
         s.push_str(&format!(
@@ -416,7 +424,7 @@ fn run_toml(run: &RunPlan) -> String {
 
 /// Everything decided before writing.
 struct Plan {
-    /// In folder-name order of the story's, then the copies.
+    /// The story's endpoints, then the copies.
     endpoints: Vec<DemoEndpoint>,
     runs: Vec<RunPlan>,
     placed: Vec<Placed>,
@@ -442,8 +450,6 @@ struct EndpointPlan {
     rounds: Vec<RoundFigures>,
     /// Which rounds caught a GC pause.
     gc_tail: Vec<bool>,
-    // Read by the test that checks this walk against `analyse`.
-    #[cfg_attr(not(test), allow(dead_code))]
     judged: Judged,
     profile: Option<String>,
 }
@@ -464,7 +470,7 @@ fn label_file(label: &TriageLabel) -> String {
 }
 
 fn label_toml(l: &TriageLabel) -> String {
-    format!(
+    let mut s = format!(
         "run = {}\nendpoint = {}\nlabel = {}\nnote = {}\nauthor = {}\ndate = {}\n",
         toml_str(&l.run),
         toml_str(&l.endpoint),
@@ -472,7 +478,18 @@ fn label_toml(l: &TriageLabel) -> String {
         toml_str(l.note.as_deref().unwrap_or_default()),
         toml_str(&l.author),
         calendar::date(l.date)
-    )
+    );
+    let f = &l.follow_up;
+    for (key, value) in [
+        ("owner", f.owner.as_deref()),
+        ("issue", f.issue.as_deref()),
+        ("status", f.status.map(|s| s.as_str())),
+    ] {
+        if let Some(v) = value {
+            s.push_str(&format!("{key} = {}\n", toml_str(v)));
+        }
+    }
+    s
 }
 
 /// An event placed on the run axis: runs `start..end`.
@@ -599,6 +616,8 @@ fn plan(opts: &DemoOptions) -> Plan {
                 median_p99_ms: med,
                 baseline_p99_ms: baseline,
                 threshold_ratio: settings.threshold_ratio(&demo.id),
+                // The demo writes k6 summaries.
+                resolution: verdict::Resolution::Exact,
             });
             let accepted_onset = active
                 .iter()
@@ -692,21 +711,21 @@ fn review_date(run_date: NaiveDate) -> NaiveDate {
     calendar::next_weekday(run_date, Weekday::Tue)
 }
 
-/// The labels a team would have written by the last run, and the analysis
-/// with them applied.
+/// The labels a team would have written by the last run, from the story.
 ///
 /// People label the onset of each change they traced to a commit (`real`
 /// for a regression, `accepted` for an intended change) at the first review
-/// after it; then every alarm of any policy that is still unlabelled at a
-/// review gets a label from what actually caused it. Alarms raised after
-/// the last review (the last few runs) stay untriaged, as in real life.
-/// An `accepted` label moves the baseline and so changes later alarms; the
-/// loop repeats until no alarm is left to label.
-fn triage_labels(
-    plan: &Plan,
-    mut archive: crate::model::Archive,
-) -> (Vec<TriageLabel>, crate::analyse::Analysis) {
-    let index_of = |run: &str| plan.runs.iter().position(|r| r.id == run);
+/// after it. Every other run that the default rule (the median of the
+/// rounds) or the old one (round 1 alone) put over the line is labelled at
+/// the review after it with what actually caused it (a team writes one
+/// label an alarm; the generator, not knowing perfdash's alarm episodes,
+/// labels each run of them). Over the line means as the generator's own
+/// baseline walk judged it while generating ([`Judged`]; a test checks
+/// that walk against `analyse`); nothing here runs the analysis. Runs
+/// reviewed after the last run (the last few) stay untriaged, as in real
+/// life.
+fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
+    let settings = Settings::default();
     let make = |run: usize, endpoint: &str, label: Label, note: String| {
         let date = review_date(plan.runs[run].started_at.date_naive());
         TriageLabel {
@@ -717,6 +736,7 @@ fn triage_labels(
             author: story::TRIAGERS[(date.iso_week().week() % 3) as usize].to_string(),
             date,
             source: String::new(),
+            follow_up: Default::default(),
         }
     };
     let mut labels: Vec<TriageLabel> = Vec::new();
@@ -724,60 +744,59 @@ fn triage_labels(
         let (Some(label), Some(endpoint)) = (p.onset_label(), p.def.endpoint) else {
             continue;
         };
+        // The story's endpoint and its copies.
         for demo in plan.endpoints.iter().filter(|d| d.story_id() == endpoint) {
-            labels.push(make(
-                p.start,
-                &demo.id,
-                label,
-                p.def.triage_note.to_string(),
-            ));
+            let mut entry = make(p.start, &demo.id, label, p.def.triage_note.to_string());
+            if label == Label::Real {
+                entry.follow_up = annotations::follow_up(plan, p, &entry.author);
+            }
+            labels.push(entry);
+        }
+    }
+    for (ei, demo) in plan.endpoints.iter().enumerate() {
+        let ratio = settings.threshold_ratio(&demo.id);
+        for (ri, run) in plan.runs.iter().enumerate() {
+            let ep = &run.endpoints[ei];
+            let judged = &ep.judged;
+            let first_round = ep.rounds.first().map_or(judged.median, |r| r.p99);
+            let over = [judged.median, first_round].into_iter().any(|figure| {
+                verdict::decide(&Evidence {
+                    rounds: ep.rounds.len(),
+                    expected_rounds: settings.analysis.expected_rounds,
+                    median_p99_ms: figure,
+                    baseline_p99_ms: judged.baseline,
+                    threshold_ratio: ratio,
+                    resolution: verdict::Resolution::Exact, // the demo writes k6 summaries
+                }) == Verdict::Regression
+            });
+            let reviewed = review_date(run.started_at.date_naive()) <= plan.last_date;
+            let taken = labels
+                .iter()
+                .any(|l| l.run == run.id && l.endpoint == demo.id);
+            if over && reviewed && !taken {
+                let (label, note) = cause(plan, ri, ei, ratio);
+                labels.push(make(ri, &demo.id, label, note));
+            }
         }
     }
     labels.retain(|l| l.date <= plan.last_date);
-    loop {
-        labels.sort_by(|x, y| (&x.run, &x.endpoint).cmp(&(&y.run, &y.endpoint)));
-        for l in &mut labels {
-            l.source = label_file(l);
-        }
-        archive.triage = labels.clone();
-        let analysis = analyse(&archive, Vec::new());
-        let mut added = false;
-        for alarm in analysis.alarms.alarms.iter().filter(|a| a.label.is_none()) {
-            let Some(run) = index_of(&alarm.run) else {
-                continue;
-            };
-            let taken = labels
-                .iter()
-                .any(|l| l.run == alarm.run && l.endpoint == alarm.endpoint);
-            if taken || review_date(plan.runs[run].started_at.date_naive()) > plan.last_date {
-                continue;
-            }
-            let line = analysis.settings.threshold_ratio(&alarm.endpoint);
-            let (label, note) = triage(plan, run, alarm, line);
-            labels.push(make(run, &alarm.endpoint, label, note));
-            added = true;
-        }
-        if !added {
-            return (labels, analysis);
-        }
+    labels.sort_by(|x, y| (&x.run, &x.endpoint).cmp(&(&y.run, &y.endpoint)));
+    for l in &mut labels {
+        l.source = label_file(l);
     }
+    labels
 }
 
-/// The label and note a human would give an unlabelled alarm, from what
+/// The label and note a human would give a run over the line, from what
 /// the generator knows caused it.
-fn triage(plan: &Plan, run: usize, alarm: &Alarm, line: f64) -> (Label, String) {
-    let ei = plan
-        .endpoints
-        .iter()
-        .position(|d| d.id == alarm.endpoint)
-        .expect("a demo endpoint");
-    let story_id = plan.endpoints[ei].story_id();
+fn cause(plan: &Plan, run: usize, endpoint: usize, line: f64) -> (Label, String) {
+    let id = plan.endpoints[endpoint].story_id();
     // An accepted change explains only the alarm at its onset: after that,
     // its level is the baseline and a new alarm has another cause.
     let active: Vec<&Placed> = plan
         .placed
         .iter()
-        .filter(|p| p.hits(run, story_id))
+        .filter(|p| p.hits(run, id))
         .filter(|p| p.def.kind != EventKind::AcceptedChange || p.start == run)
         .collect();
     for kind in [
@@ -795,14 +814,15 @@ fn triage(plan: &Plan, run: usize, alarm: &Alarm, line: f64) -> (Label, String) 
             return (label, p.def.triage_note.to_string());
         }
     }
-    let ratio = |v: f64| alarm.baseline_p99_ms.map_or(0.0, |b| v / b);
+    let ep = &plan.runs[run].endpoints[endpoint];
+    let ratio = |v: f64| ep.judged.baseline.map_or(0.0, |b| v / b);
     let median_note = format!(
         "median of the rounds {:.2}× the baseline",
-        ratio(alarm.median_p99_ms)
+        ratio(ep.judged.median)
     );
-    let first = alarm.round_p99_ms.first().copied().unwrap_or_default();
-    if ratio(alarm.median_p99_ms) <= line && ratio(first) > line {
-        if plan.runs[run].endpoints[ei].gc_tail.first() == Some(&true) {
+    let first = ep.rounds.first().map_or(0.0, |r| r.p99);
+    if ratio(ep.judged.median) <= line && ratio(first) > line {
+        if ep.gc_tail.first() == Some(&true) {
             return (
                 Label::Noise,
                 format!(

@@ -408,6 +408,7 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
                 })
                 .collect(),
             problems: Vec::new(),
+            untrusted_time: None,
         })
         .collect();
     Archive {
@@ -415,6 +416,7 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
         settings: settings.clone(),
         runs: archive_runs,
         triage: Vec::new(),
+        annotations: Vec::new(),
     }
 }
 
@@ -530,23 +532,6 @@ impl EvalReport {
     }
 }
 
-/// The markers between which `perfdash eval --write` replaces the text.
-pub const BEGIN_MARKER: &str = "<!-- BEGIN perfdash eval -->";
-pub const END_MARKER: &str = "<!-- END perfdash eval -->";
-
-/// Replaces the generated section of a document (or appends it when the
-/// markers are missing).
-pub fn splice(document: &str, generated: &str) -> String {
-    match (document.find(BEGIN_MARKER), document.find(END_MARKER)) {
-        (Some(b), Some(e)) if b < e => format!(
-            "{}{BEGIN_MARKER}\n{generated}{END_MARKER}{}",
-            &document[..b],
-            &document[e + END_MARKER.len()..]
-        ),
-        _ => format!("{document}\n{BEGIN_MARKER}\n{generated}{END_MARKER}\n"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -593,17 +578,6 @@ mod tests {
         assert_eq!(quantile(&v, 1.0), 4.0);
         assert!((quantile(&v, 0.9) - 3.7).abs() < 1e-12);
         assert!(quantile(&[], 0.5).is_nan());
-    }
-
-    #[test]
-    fn splice_replaces_between_markers() {
-        let doc = format!("intro\n{BEGIN_MARKER}\nold\n{END_MARKER}\noutro\n");
-        let out = splice(&doc, "new\n");
-        assert_eq!(
-            out,
-            format!("intro\n{BEGIN_MARKER}\nnew\n{END_MARKER}\noutro\n")
-        );
-        assert!(splice("x", "new\n").contains("new"));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use super::raw::{FileResult, FileSettings};
 use crate::error::Error;
 
 /// Bump when [`FileResult`] or the computation changes meaning.
-const CACHE_VERSION: u32 = 1;
+const CACHE_VERSION: u32 = 2;
 
 /// The cache folder's name, beside the output folder.
 pub const CACHE_DIR_NAME: &str = ".perfdash-cache";

@@ -8,6 +8,7 @@ use askama::Template;
 use serde::Serialize;
 
 use super::charts::capacity::{cpu_chart, history_chart, latency_chart, pct, throughput_chart};
+use super::context::{Ctx, RunLabel};
 use super::rows::{Page, render, settings_line};
 use super::{Slugs, format as f};
 use crate::analyse::Analysis;
@@ -37,9 +38,7 @@ pub struct StepRow {
 }
 
 pub struct RunRow {
-    pub run: String,
-    pub run_href: Option<String>,
-    pub date: String,
+    pub run: RunLabel,
     pub release: String,
     pub source: String,
     pub knee: String,
@@ -82,7 +81,7 @@ pub struct CapacitySummary {
     pub verdict: &'static str,
 }
 
-fn run_row(p: &CapacityPoint, slugs: &Slugs) -> RunRow {
+fn run_row(ctx: &Ctx, p: &CapacityPoint) -> RunRow {
     let unit = p.series.unit.label();
     let steps = p
         .series
@@ -124,9 +123,7 @@ fn run_row(p: &CapacityPoint, slugs: &Slugs) -> RunRow {
         })
         .collect();
     RunRow {
-        run: p.run.clone(),
-        run_href: slugs.runs.get(&p.run).map(|s| format!("../runs/{s}.html")),
-        date: f::date(p.started_at),
+        run: ctx.run_label(&p.run, "../", None),
         release: p.release.clone().unwrap_or_default(),
         source: p.series.source.clone(),
         knee: p.knee.knee_rps.map(number).unwrap_or_else(|| "–".into()),
@@ -149,11 +146,8 @@ pub fn capacity_href(slugs: &Slugs, id: &str) -> String {
 }
 
 /// The capacity page of one endpoint; `None` when it has no step-load run.
-pub fn capacity_page(
-    analysis: &Analysis,
-    e: &EndpointCapacity,
-    slugs: &Slugs,
-) -> Result<Option<Page>, Error> {
+pub fn capacity_page(ctx: &Ctx, e: &EndpointCapacity) -> Result<Option<Page>, Error> {
+    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
     let Some(latest) = e.latest() else {
         return Ok(None);
     };
@@ -175,12 +169,12 @@ pub fn capacity_page(
             pct(e.objective.headroom),
             pct(e.regression_drop)
         ),
-        latest: Some(run_row(latest, slugs)),
+        latest: Some(run_row(ctx, latest)),
         throughput_chart: throughput_chart(e, latest, "capacity-throughput")?,
         latency_chart: latency_chart(e, latest, "capacity-latency")?,
         cpu_chart,
         history_chart: history_chart(e, "capacity-history")?,
-        rows: e.runs.iter().rev().map(|p| run_row(p, slugs)).collect(),
+        rows: e.runs.iter().rev().map(|p| run_row(ctx, p)).collect(),
         step_table_runs: STEP_TABLE_RUNS,
         settings_line: settings_line(analysis),
     };

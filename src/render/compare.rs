@@ -7,6 +7,7 @@
 use askama::Template;
 
 use super::charts::dotplot::dot_plot;
+use super::context::{Ctx, RunLabel};
 use super::flame::diff_svg;
 use super::rows::Page;
 use super::{Slugs, format as f};
@@ -37,12 +38,13 @@ impl From<ComparisonVerdict> for ComparisonVerdictView {
     }
 }
 
+/// One side of a comparison: its label (`release 1.4.0` or the run id)
+/// and the run, with its commit and notes.
 pub struct RunLink {
-    pub id: String,
     pub label: String,
-    pub href: String,
+    pub run: RunLabel,
+    /// Date and time.
     pub date: String,
-    pub commit: String,
 }
 
 pub struct ComparisonRow {
@@ -75,6 +77,8 @@ pub struct ComparePage {
     pub root: &'static str,
     pub a: RunLink,
     pub b: RunLink,
+    /// The code host's page of the commits from A to B, or empty.
+    pub compare_href: String,
     pub asked_as: String,
     pub summary: String,
     pub regressions: usize,
@@ -145,11 +149,11 @@ fn flame_diffs(
 
 /// Renders every comparison page, each followed by the differential
 /// flame graphs it links to.
-pub fn comparison_pages(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<Page>, Error> {
+pub fn comparison_pages(ctx: &Ctx) -> Result<Vec<Page>, Error> {
     let mut pages = Vec::new();
-    for c in &analysis.comparisons {
-        let (page, diffs) = comparison_page(analysis, c, slugs)?;
-        pages.push((comparison_path(c, slugs), render(&page)?));
+    for c in &ctx.analysis.comparisons {
+        let (page, diffs) = comparison_page(ctx, c)?;
+        pages.push((comparison_path(c, ctx.slugs), render(&page)?));
         pages.extend(diffs);
     }
     Ok(pages)
@@ -177,24 +181,19 @@ fn render(t: &impl Template) -> Result<Vec<u8>, Error> {
         .map_err(|e| Error::Internal(format!("rendering a comparison page: {e}")))
 }
 
-fn run_link(r: &RunRef, slugs: &Slugs, root: &str) -> RunLink {
+fn run_link(ctx: &Ctx, r: &RunRef, root: &str) -> RunLink {
     RunLink {
-        id: r.run.clone(),
         label: r.label(),
-        href: format!("{root}runs/{}.html", slugs.run(&r.run)),
+        run: ctx.run_label(&r.run, root, None),
         date: f::datetime(r.started_at),
-        commit: r.commit.clone().unwrap_or_default(),
     }
 }
 
 /// The page and the differential flame graphs it links to.
 type PageAndFiles = (ComparePage, Vec<Page>);
 
-fn comparison_page(
-    analysis: &Analysis,
-    c: &SiteComparison,
-    slugs: &Slugs,
-) -> Result<PageAndFiles, Error> {
+fn comparison_page(ctx: &Ctx, c: &SiteComparison) -> Result<PageAndFiles, Error> {
+    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
     let root = "../";
     let cmp = &c.comparison;
     // compare/<a>_vs_<b>.html keeps its diffs in compare/<a>_vs_<b>/.
@@ -217,8 +216,9 @@ fn comparison_page(
     let threshold = analysis.settings.analysis.threshold_ratio;
     let page = ComparePage {
         root,
-        a: run_link(&cmp.a, slugs, root),
-        b: run_link(&cmp.b, slugs, root),
+        a: run_link(ctx, &cmp.a, root),
+        b: run_link(ctx, &cmp.b, root),
+        compare_href: ctx.compare_href(&cmp.a.run, &cmp.b.run),
         asked_as: format!("{} → {}", c.spec_a, c.spec_b),
         regressions,
         summary,

@@ -23,6 +23,7 @@ mod assets;
 pub mod capacity;
 pub mod charts;
 pub mod compare;
+pub mod context;
 pub mod data;
 pub mod display;
 pub mod endpoint;
@@ -35,7 +36,8 @@ pub mod overview;
 pub mod releases;
 pub mod rows;
 pub mod run;
-pub mod slug;
+/// Page file names (`crate::slug`), under the path the pages use.
+pub use crate::slug;
 pub mod weekly;
 
 use std::collections::BTreeMap;
@@ -117,34 +119,31 @@ pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
 /// returns `(path, bytes)`; this is the only place that collects them.
 pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<Site, Error> {
     let slugs = Slugs::new(analysis);
+    let ctx = context::Ctx::new(analysis, &slugs);
     let mut site = Site::default();
     for (path, bytes) in assets::files() {
         site.insert(path, bytes.to_vec());
     }
     let mut pages: Vec<rows::Page> = vec![
-        overview::overview_page(
-            analysis,
-            &slugs,
-            capacity::capacity_summaries(analysis, &slugs),
-        )?,
-        history::history_page(analysis, &slugs)?,
-        run::runs_index_page(analysis, &slugs)?,
-        releases::releases_page(analysis, &slugs)?,
+        overview::overview_page(&ctx, capacity::capacity_summaries(analysis, &slugs))?,
+        history::history_page(&ctx)?,
+        run::runs_index_page(&ctx)?,
+        releases::releases_page(&ctx)?,
     ];
     for e in &analysis.endpoints {
-        pages.push(endpoint::endpoint_page(analysis, e, &slugs)?);
+        pages.push(endpoint::endpoint_page(&ctx, e)?);
     }
     for i in 0..analysis.runs.len() {
-        pages.push(run::run_page(analysis, i, &slugs)?);
+        pages.push(run::run_page(&ctx, i)?);
     }
     for e in &analysis.capacity {
-        pages.extend(capacity::capacity_page(analysis, e, &slugs)?);
+        pages.extend(capacity::capacity_page(&ctx, e)?);
     }
-    pages.extend(compare::comparison_pages(analysis, &slugs)?);
-    pages.extend(weekly::weekly_page(analysis, &slugs, options.week)?);
+    pages.extend(compare::comparison_pages(&ctx)?);
+    pages.extend(weekly::weekly_page(&ctx, options.week)?);
     pages.push((
         "data/analysis.json".to_string(),
-        data::analysis_json(analysis, &slugs)?,
+        data::analysis_json(analysis, &slugs, options.week)?,
     ));
     for e in &analysis.endpoints {
         pages.push((
@@ -160,18 +159,6 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
     Ok(site)
 }
 
-/// Escapes text for XML/HTML content and attribute values.
-pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// The one XML escaper (`crate::escape::xml`), under the name the
+/// chart modules use.
+pub use crate::escape::xml as xml_escape;

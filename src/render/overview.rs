@@ -5,9 +5,10 @@ use askama::Template;
 
 use super::capacity::CapacitySummary;
 use super::charts::{HeatmapRow, heatmap, sparkline};
+use super::context::{Ctx, RunLabel};
+use super::format as f;
 use super::rows::{Page, VerdictView, render, settings_line};
-use super::{Slugs, format as f};
-use crate::analyse::{Analysis, EndpointAnalysis, Verdict};
+use crate::analyse::{EndpointAnalysis, Verdict};
 use crate::error::Error;
 
 /// Sparkline length on the overview: about four months at three runs a week.
@@ -20,9 +21,7 @@ pub struct EndpointRow {
     pub name: String,
     pub id: String,
     pub href: String,
-    pub latest_run: String,
-    pub latest_run_href: String,
-    pub latest_date: String,
+    pub latest: RunLabel,
     pub median: String,
     pub median_raw: f64,
     pub baseline: String,
@@ -43,11 +42,13 @@ pub struct IndexPage {
     pub run_count: usize,
     pub first_date: String,
     pub last_date: String,
-    pub latest_run: String,
-    pub latest_run_href: String,
+    pub latest_run: Option<RunLabel>,
     pub latest_regressions: usize,
     pub settings_line: String,
+    /// Warnings met while reading the archive.
     pub diagnostics: Vec<String>,
+    /// Information about the inputs (Locust's rounding), said once.
+    pub notes: Vec<String>,
     /// The calendar heatmap (SVG) and how many older weeks it leaves out.
     pub heatmap: String,
     pub heatmap_older_weeks: usize,
@@ -56,11 +57,8 @@ pub struct IndexPage {
 }
 
 /// The overview page; `capacity` are the rows of its capacity table.
-pub fn overview_page(
-    analysis: &Analysis,
-    slugs: &Slugs,
-    capacity: Vec<CapacitySummary>,
-) -> Result<Page, Error> {
+pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, Error> {
+    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
     let settings = settings_line(analysis);
     let mut rows: Vec<EndpointRow> = analysis
         .endpoints
@@ -71,9 +69,7 @@ pub fn overview_page(
                 name: e.name.clone(),
                 id: e.id.clone(),
                 href: format!("endpoints/{}.html", slugs.endpoint(&e.id)),
-                latest_run: p.run.clone(),
-                latest_run_href: format!("runs/{}.html", slugs.run(&p.run)),
-                latest_date: f::date(p.started_at),
+                latest: ctx.run_label(&p.run, "", None),
                 median: f::ms(p.median_p99_ms),
                 median_raw: p.median_p99_ms,
                 baseline: f::opt_ms(p.baseline_p99_ms),
@@ -97,7 +93,7 @@ pub fn overview_page(
             .cmp(&b.verdict.rank)
             .then_with(|| a.name.cmp(&b.name))
     });
-    let latest_run = analysis.runs.last();
+    let latest_run = analysis.latest_run();
     let latest_regressions = analysis.latest_run_regressions();
     let mut by_name: Vec<&EndpointAnalysis> = analysis.endpoints.iter().collect();
     by_name.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
@@ -122,14 +118,22 @@ pub fn overview_page(
         last_date: latest_run
             .map(|r| f::date(r.started_at))
             .unwrap_or_default(),
-        latest_run: latest_run.map(|r| r.id.clone()).unwrap_or_default(),
-        latest_run_href: latest_run
-            .map(|r| format!("runs/{}.html", slugs.run(&r.id)))
-            .unwrap_or_default(),
+        latest_run: latest_run.map(|r| ctx.run_label(&r.id, "", None)),
         latest_regressions,
         rows,
         settings_line: settings,
-        diagnostics: analysis.diagnostics.iter().map(|d| d.to_string()).collect(),
+        diagnostics: analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_warning())
+            .map(|d| d.to_string())
+            .collect(),
+        notes: analysis
+            .diagnostics
+            .iter()
+            .filter(|d| !d.is_warning())
+            .map(|d| d.to_string())
+            .collect(),
         capacity,
     };
     Ok(("index.html".to_string(), render(&index, "index.html")?))

@@ -5,9 +5,9 @@ use askama::Template;
 
 use super::charts::release::release_chart;
 use super::compare::{comparison_path, comparison_summary};
+use super::context::{Ctx, RunLabel};
+use super::format as f;
 use super::rows::{Page, render};
-use super::{Slugs, format as f};
-use crate::analyse::Analysis;
 use crate::error::Error;
 
 /// The release history page, relative to the site root.
@@ -20,9 +20,7 @@ pub struct ReleaseCell {
 
 pub struct ReleaseRowView {
     pub release: String,
-    pub run: String,
-    pub run_href: String,
-    pub date: String,
+    pub run: RunLabel,
     pub cells: Vec<ReleaseCell>,
 }
 
@@ -46,7 +44,8 @@ pub struct ReleasesPage {
 }
 
 /// The release history page.
-pub fn releases_page(analysis: &Analysis, slugs: &Slugs) -> Result<Page, Error> {
+pub fn releases_page(ctx: &Ctx) -> Result<Page, Error> {
+    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
     let history = &analysis.releases;
     let comparisons = analysis
         .comparisons
@@ -80,9 +79,7 @@ pub fn releases_page(analysis: &Analysis, slugs: &Slugs) -> Result<Page, Error> 
         .enumerate()
         .map(|(i, r)| ReleaseRowView {
             release: r.release.clone(),
-            run: r.run.clone(),
-            run_href: format!("runs/{}.html", slugs.run(&r.run)),
-            date: f::date(r.started_at),
+            run: ctx.run_label(&r.run, "", None),
             cells: r
                 .median_p99_ms
                 .iter()

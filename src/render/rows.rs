@@ -5,9 +5,10 @@
 
 use askama::Template;
 
+use super::context::{Ctx, RunLabel, SuspectView};
 use super::display::{DisplayState, display_state};
 use super::flame_pages::{FlameLink, flame_links};
-use super::{Slugs, format as f};
+use super::format as f;
 use crate::analyse::changepoint::LevelShift;
 use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, RunPoint, Verdict};
 use crate::error::Error;
@@ -58,9 +59,7 @@ impl From<Verdict> for VerdictView {
 }
 
 pub struct PointRow {
-    pub run: String,
-    pub run_href: String,
-    pub date: String,
+    pub run: RunLabel,
     pub rounds: String,
     pub round_count: usize,
     pub median: String,
@@ -79,9 +78,10 @@ pub struct PointRow {
 pub struct ChangePointRow {
     pub endpoint: String,
     pub endpoint_href: String,
-    pub run: String,
-    pub run_href: String,
-    pub date: String,
+    /// The onset run: the first at the new level.
+    pub run: RunLabel,
+    /// The run before it and the onset, with the commits between them.
+    pub suspect: Option<SuspectView>,
     pub before: String,
     pub after: String,
     pub change: String,
@@ -92,11 +92,10 @@ pub struct ChangePointRow {
 
 /// One environment change, under the endpoint chart and on the history page.
 pub struct EnvChangeRow {
-    pub run: String,
-    pub run_href: String,
-    pub date: String,
-    pub previous_run: String,
-    pub previous_href: String,
+    pub run: RunLabel,
+    pub previous: RunLabel,
+    /// The code host's page of the commits between the two runs, or empty.
+    pub compare_href: String,
     pub changes: String,
 }
 
@@ -129,16 +128,10 @@ fn run_load(rounds: &[Round]) -> (Option<f64>, Option<f64>) {
     (crate::stats::median(&tput), err)
 }
 
-pub(super) fn point_row(p: &RunPoint, e: &EndpointAnalysis, slugs: &Slugs, root: &str) -> PointRow {
+pub(super) fn point_row(ctx: &Ctx, p: &RunPoint, e: &EndpointAnalysis, root: &str) -> PointRow {
     let (tput, err) = run_load(&p.rounds);
     PointRow {
-        run: p.run.clone(),
-        run_href: format!(
-            "{root}runs/{}.html#{}",
-            slugs.run(&p.run),
-            slugs.endpoint(&e.id)
-        ),
-        date: f::date(p.started_at),
+        run: ctx.run_label(&p.run, root, Some(ctx.slugs.endpoint(&e.id))),
         rounds: p
             .round_p99_ms
             .iter()
@@ -154,27 +147,22 @@ pub(super) fn point_row(p: &RunPoint, e: &EndpointAnalysis, slugs: &Slugs, root:
         verdict: VerdictView::of(p),
         throughput: f::rate(tput),
         error_rate: f::percent(err),
-        flames: flame_links(p, e, slugs, root),
+        flames: flame_links(p, e, ctx.slugs, root),
     }
 }
 
 /// A change point as a table row, links relative to `root`.
 pub fn change_point_row(
+    ctx: &Ctx,
     cp: &LevelShift,
     e: &EndpointAnalysis,
-    slugs: &Slugs,
     root: &str,
 ) -> ChangePointRow {
     ChangePointRow {
         endpoint: e.name.clone(),
-        endpoint_href: format!("{root}endpoints/{}.html", slugs.endpoint(&e.id)),
-        run: cp.run.clone(),
-        run_href: format!(
-            "{root}runs/{}.html#{}",
-            slugs.run(&cp.run),
-            slugs.endpoint(&e.id)
-        ),
-        date: f::date(cp.started_at),
+        endpoint_href: format!("{root}endpoints/{}.html", ctx.slugs.endpoint(&e.id)),
+        run: ctx.run_label(&cp.run, root, Some(ctx.slugs.endpoint(&e.id))),
+        suspect: ctx.suspect(e, cp.point_index, root),
         before: f::ms(cp.level_before_ms),
         after: f::ms(cp.level_after_ms),
         change: format!("{:+.1}%", cp.change * 100.0),
@@ -184,13 +172,11 @@ pub fn change_point_row(
 }
 
 /// An environment change as a table row, links relative to `root`.
-pub fn env_change_row(c: &EnvironmentChange, slugs: &Slugs, root: &str) -> EnvChangeRow {
+pub fn env_change_row(ctx: &Ctx, c: &EnvironmentChange, root: &str) -> EnvChangeRow {
     EnvChangeRow {
-        run: c.run.clone(),
-        run_href: format!("{root}runs/{}.html", slugs.run(&c.run)),
-        date: f::date(c.started_at),
-        previous_run: c.previous_run.clone(),
-        previous_href: format!("{root}runs/{}.html", slugs.run(&c.previous_run)),
+        run: ctx.run_label(&c.run, root, None),
+        previous: ctx.run_label(&c.previous_run, root, None),
+        compare_href: ctx.compare_href(&c.previous_run, &c.run),
         changes: f::setting_changes(&c.changes),
     }
 }

@@ -3,11 +3,12 @@
 
 use askama::Template;
 
+use super::context::{CommitView, Ctx, RunLabel};
 use super::display::display_state;
 use super::evidence::{EvidenceView, evidence_view};
 use super::flame_pages::{FlameLink, flame_links};
+use super::format as f;
 use super::rows::{Page, VerdictView, render};
-use super::{Slugs, format as f};
 use crate::analyse::{Analysis, EndpointAnalysis, RunPoint, Verdict};
 use crate::error::Error;
 use crate::model::Round;
@@ -55,19 +56,29 @@ pub struct RunPage {
     pub root: &'static str,
     pub id: String,
     pub date: String,
-    pub meta: Vec<(String, String)>,
+    /// What was tested: commit, branch, release, notes.
+    pub commit: Option<CommitView>,
+    pub branch: String,
+    pub release: String,
+    pub notes: String,
+    /// `[environment]` (host, JVM flags, …), `[load]` (the load profile)
+    /// and any other run.toml keys, each `(key, value)` in key order.
+    pub environment: Vec<(String, String)>,
+    pub load: Vec<(String, String)>,
+    pub extra: Vec<(String, String)>,
     pub problems: Vec<String>,
     pub rows: Vec<RunEndpointRow>,
     pub regressions: usize,
-    pub prev: Option<(String, String)>,
-    pub next: Option<(String, String)>,
+    pub prev: Option<RunLabel>,
+    pub next: Option<RunLabel>,
+    /// The code host's page of the commits since the previous run, or empty.
+    pub compare_prev: String,
 }
 
 pub struct RunListRow {
-    pub id: String,
-    pub href: String,
+    pub run: RunLabel,
+    /// Date and time.
     pub date: String,
-    pub commit: String,
     pub branch: String,
     pub release: String,
     pub endpoints: usize,
@@ -94,7 +105,9 @@ fn points_of_run(
 }
 
 /// The page of run `i` (an index into `analysis.runs`).
-pub fn run_page(analysis: &Analysis, i: usize, slugs: &Slugs) -> Result<Page, Error> {
+pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
+    let analysis = ctx.analysis;
+    let slugs = ctx.slugs;
     let run = &analysis.runs[i];
     let root = "../";
     let mut rows = Vec::new();
@@ -128,34 +141,36 @@ pub fn run_page(analysis: &Analysis, i: usize, slugs: &Slugs) -> Result<Page, Er
         .iter()
         .filter(|r| r.verdict.key == "regression")
         .count();
-    let mut meta = Vec::new();
-    for (k, v) in [
-        ("commit", &run.meta.commit),
-        ("branch", &run.meta.branch),
-        ("release", &run.meta.release),
-        ("notes", &run.meta.notes),
-    ] {
-        if let Some(v) = v {
-            meta.push((k.to_string(), v.clone()));
-        }
-    }
-    meta.extend(run.meta.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let link = |j: usize| {
-        analysis
-            .runs
-            .get(j)
-            .map(|r| (r.id.clone(), format!("{}.html", slugs.run(&r.id))))
+    let pairs = |m: &std::collections::BTreeMap<String, String>| {
+        m.iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Vec<_>>()
     };
+    let previous = i.checked_sub(1).and_then(|j| analysis.runs.get(j));
+    let meta = &run.meta;
     let page = RunPage {
         root,
         id: run.id.clone(),
         date: f::datetime(run.started_at),
-        meta,
-        problems: run.problems.clone(),
+        commit: meta.commit.as_deref().map(|c| ctx.commit(c)),
+        branch: meta.branch.clone().unwrap_or_default(),
+        release: meta.release.clone().unwrap_or_default(),
+        notes: meta.notes.clone().unwrap_or_default(),
+        environment: pairs(&meta.environment),
+        load: pairs(&meta.load),
+        extra: pairs(&meta.extra),
+        problems: run.problems.iter().map(ToString::to_string).collect(),
         regressions,
-        prev: i.checked_sub(1).and_then(link),
-        next: link(i + 1),
-        rows: rows.into_iter().collect(),
+        // The pager sits in runs/, beside the neighbours.
+        prev: previous.map(|r| ctx.run_label(&r.id, root, None)),
+        next: analysis
+            .runs
+            .get(i + 1)
+            .map(|r| ctx.run_label(&r.id, root, None)),
+        compare_prev: previous
+            .map(|r| ctx.compare_href(&r.id, &run.id))
+            .unwrap_or_default(),
+        rows,
     };
     Ok((
         format!("runs/{}.html", slugs.run(&run.id)),
@@ -164,7 +179,8 @@ pub fn run_page(analysis: &Analysis, i: usize, slugs: &Slugs) -> Result<Page, Er
 }
 
 /// `runs/index.html`: every run, newest first.
-pub fn runs_index_page(analysis: &Analysis, slugs: &Slugs) -> Result<Page, Error> {
+pub fn runs_index_page(ctx: &Ctx) -> Result<Page, Error> {
+    let analysis = ctx.analysis;
     let rows = analysis
         .runs
         .iter()
@@ -173,10 +189,8 @@ pub fn runs_index_page(analysis: &Analysis, slugs: &Slugs) -> Result<Page, Error
         .map(|(i, run)| {
             let points: Vec<&RunPoint> = points_of_run(analysis, i).map(|(_, p)| p).collect();
             RunListRow {
-                id: run.id.clone(),
-                href: format!("{}.html", slugs.run(&run.id)),
+                run: ctx.run_label(&run.id, "../", None),
                 date: f::datetime(run.started_at),
-                commit: run.meta.commit.clone().unwrap_or_default(),
                 branch: run.meta.branch.clone().unwrap_or_default(),
                 release: run.meta.release.clone().unwrap_or_default(),
                 endpoints: points.len(),

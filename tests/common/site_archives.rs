@@ -232,6 +232,7 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
                 },
                 endpoints: eps,
                 problems: Vec::new(),
+                untrusted_time: None,
             });
         }
     }
@@ -240,6 +241,7 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
         settings: Settings::default(),
         runs,
         triage: Vec::new(),
+        annotations: Vec::new(),
     }
 }
 

@@ -23,7 +23,7 @@ use super::io::{Fault, ScanEnd, ScanError, open_plain, scan_blocks};
 use super::slices;
 use super::time::{parse_f64, parse_rfc3339_micros};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample, warning};
-use crate::error::{Diagnostic, Error};
+use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::model::SourceFormat;
 
 /// Pre-built searchers for one metric and split tag.
@@ -322,6 +322,7 @@ pub(crate) fn truncation_warnings(
     let mut warnings = Vec::new();
     if end.truncated_stream {
         warnings.push(warning(
+            DiagnosticKind::Doubtful,
             shown,
             None,
             "the gzip stream is cut short (was k6 stopped mid-write?): the complete lines before the cut were used",
@@ -329,6 +330,7 @@ pub(crate) fn truncation_warnings(
     }
     if let Some(offset) = tail {
         warnings.push(warning(
+            DiagnosticKind::Doubtful,
             shown,
             super::io::line_of_offset(path, offset),
             "the last line is incomplete (no newline at the end: was the load tool stopped mid-write?); \

@@ -507,7 +507,12 @@ fn locust_stats_is_summary_only() {
     let g = only_group(&r);
     assert!(!g.trimmed);
     assert_eq!((g.stats.p99_ms, g.stats.count), (140.0, Some(150)));
-    assert!(r.warnings[0].message.contains("no warm-up trimming"));
+    assert!(r.warnings[0].message.contains("no warm-up can be trimmed"));
+    assert_eq!(
+        r.warnings[0].kind,
+        crate::error::DiagnosticKind::Information,
+        "a fact about the format, not a problem with the file"
+    );
     let split = analyse_file(
         &p,
         Path::new("l"),
@@ -799,7 +804,11 @@ mod sliced {
             s ^= s << 17;
             let v = (s % 100_000) as f64 / 37.0;
             let name = ["a", "b\\\"q", "c"][(s % 3) as usize];
-            let ok = if s.is_multiple_of(11) { "false" } else { "true" };
+            let ok = if s.is_multiple_of(11) {
+                "false"
+            } else {
+                "true"
+            };
             let t = format!(
                 "2026-05-04T03:{:02}:{:02}.{:06}Z",
                 (i / 60) % 60,
