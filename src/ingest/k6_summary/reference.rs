@@ -12,7 +12,7 @@ use crate::model::{RoundStats, SourceFormat};
 
 /// What a summary file gave for one round.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SummaryRound {
+pub(crate) struct SummaryRound {
     pub format: SourceFormat,
     pub stats: RoundStats,
     /// The metric key the latency figures came from.
@@ -22,7 +22,7 @@ pub struct SummaryRound {
 }
 
 /// Recognises the summary shape of a parsed JSON document.
-pub fn detect(doc: &Value) -> Option<SourceFormat> {
+pub(crate) fn detect(doc: &Value) -> Option<SourceFormat> {
     let obj = doc.as_object()?;
     if obj.contains_key("version") && obj.get("results").is_some_and(Value::is_object) {
         return Some(SourceFormat::K6MachineReadable);
@@ -42,19 +42,19 @@ pub fn detect(doc: &Value) -> Option<SourceFormat> {
 
 /// A parsed summary, before any figure is required of it.
 #[derive(Debug, Clone)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub format: SourceFormat,
     doc: Value,
 }
 
 impl Summary {
     /// Every metric key and its values object.
-    pub fn metrics(&self) -> Vec<(String, &Map<String, Value>)> {
+    pub(crate) fn metrics(&self) -> Vec<(String, &Map<String, Value>)> {
         metric_values(&self.doc, self.format)
     }
 
     /// The thresholds k6 evaluated, pass/fail normalised.
-    pub fn thresholds(&self) -> Vec<Threshold> {
+    pub(crate) fn thresholds(&self) -> Vec<Threshold> {
         let mut out = Vec::new();
         let raw: Vec<(String, &Map<String, Value>)> = match self.format {
             SourceFormat::K6MachineReadable => self
@@ -105,7 +105,7 @@ impl Summary {
 }
 
 /// Parses a k6 summary of any of the three shapes.
-pub fn parse_summary(bytes: &[u8], path: &Path) -> Result<Summary, Error> {
+pub(crate) fn parse_summary(bytes: &[u8], path: &Path) -> Result<Summary, Error> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(Error::at(
             path,
@@ -131,13 +131,13 @@ pub fn parse_summary(bytes: &[u8], path: &Path) -> Result<Summary, Error> {
 /// (normally `http_req_duration`). The `{expected_response:true}`
 /// sub-metric is preferred when present, so that latencies cover
 /// successful requests only, as in recomputed rounds.
-pub fn parse(bytes: &[u8], path: &Path, metric: &str) -> Result<SummaryRound, Error> {
+pub(crate) fn parse(bytes: &[u8], path: &Path, metric: &str) -> Result<SummaryRound, Error> {
     round_stats(&parse_summary(bytes, path)?, path, metric)
 }
 
 /// The round figures of `metric` in a parsed summary; an error naming the
 /// file when the metric or its p(99) is missing.
-pub fn round_stats(summary: &Summary, path: &Path, metric: &str) -> Result<SummaryRound, Error> {
+pub(crate) fn round_stats(summary: &Summary, path: &Path, metric: &str) -> Result<SummaryRound, Error> {
     let format = summary.format;
     let doc = &summary.doc;
     let metrics = summary.metrics();

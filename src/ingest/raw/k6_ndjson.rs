@@ -41,7 +41,7 @@ pub(crate) struct Matcher {
 }
 
 impl Matcher {
-    pub fn new(metric: &str, split_tag: Option<&str>) -> Matcher {
+    pub(crate) fn new(metric: &str, split_tag: Option<&str>) -> Matcher {
         let prefix = format!(
             "{{\"metric\":{},\"type\":\"Point\",\"data\":{{\"time\":\"",
             json_string(metric)

@@ -179,7 +179,7 @@ pub(crate) struct SliceReader<'a> {
 }
 
 impl<'a> SliceReader<'a> {
-    pub fn new(file: &'a File, slice: Slice) -> Self {
+    pub(crate) fn new(file: &'a File, slice: Slice) -> Self {
         SliceReader {
             file,
             at: slice.start,
