@@ -44,12 +44,19 @@ for size in $SIZES; do
   fi
   # One more run: a copy of the latest one, a day later.
   last=$(ls "$A/runs" | sort | tail -1)
-  next=$(python3 -c "import datetime,sys; t=datetime.datetime.strptime(sys.argv[1], '%Y-%m-%dT%H%MZ')+datetime.timedelta(days=1); print(t.strftime('%Y-%m-%dT%H%MZ'), t.strftime('%Y-%m-%dT%H:%M:00Z'))" "$last")
-  next_id=${next% *}
-  next_time=${next#* }
+  next=$(python3 -c "import datetime,sys; t=datetime.datetime.strptime(sys.argv[1], '%Y-%m-%dT%H%MZ'); n=t+datetime.timedelta(days=1); s=t+datetime.timedelta(days=2); print(n.strftime('%Y-%m-%dT%H%MZ'), n.strftime('%Y-%m-%dT%H:%M:00Z'), s.strftime('%Y-%m-%dT%H:%M:00Z'))" "$last")
+  read -r next_id next_time stamp <<< "$next"
+  # A demo history longer than the bundled 26 weeks runs past today: its
+  # runs would start after their files were written, and time trust would
+  # pass over them as "clock set ahead" (check --latest then judges an
+  # older run). So the files are dated two days after the last run, and
+  # PERFDASH_NOW says that is now.
+  export PERFDASH_NOW="$stamp"
+  find "$A" -exec touch -h -d "$stamp" {} +
   rm -rf "$NEW_TEMPLATE" "$A/runs/$next_id"
-  cp -r "$A/runs/$last" "$NEW_TEMPLATE"
+  cp -a "$A/runs/$last" "$NEW_TEMPLATE"
   sed -i "s/^started_at = .*/started_at = $next_time/" "$NEW_TEMPLATE/run.toml"
+  touch -d "$stamp" "$NEW_TEMPLATE/run.toml"
 
   files=$(find "$A" -type f | wc -l)
   rounds=$(find "$A/runs" -name 'round-*' | wc -l)
@@ -65,7 +72,7 @@ for size in $SIZES; do
   hyperfine --warmup 1 --runs "$RUNS" --export-json "$RESULTS/$size-warm.json" \
     --command-name warm "'$BIN' build --archive '$A' --out '$S' --force -q"
   hyperfine --runs "$RUNS" --export-json "$RESULTS/$size-plus1.json" \
-    --prepare "rm -rf '$A/runs/$next_id' && '$BIN' build --archive '$A' --out '$S' --force -q && cp -r '$NEW_TEMPLATE' '$A/runs/$next_id'" \
+    --prepare "rm -rf '$A/runs/$next_id' && '$BIN' build --archive '$A' --out '$S' --force -q && cp -a '$NEW_TEMPLATE' '$A/runs/$next_id'" \
     --command-name "+1 run" "'$BIN' build --archive '$A' --out '$S' --force -q"
   rm -rf "$A/runs/$next_id"
   hyperfine --warmup 1 --runs "$RUNS" -i --export-json "$RESULTS/$size-check.json" \
