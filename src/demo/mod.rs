@@ -59,6 +59,10 @@ pub struct DemoOptions {
     pub rounds: u32,
     /// Write flame-graph profiles (`flame.cpu.collapsed`).
     pub profiles: bool,
+    /// How many endpoints: the story's 12, and beyond that copies of them
+    /// (`order-list-2`, …) with their own noise and the same events, for
+    /// benchmarks at scale (see [`demo_endpoints`]).
+    pub endpoints: usize,
 }
 
 impl Default for DemoOptions {
@@ -69,8 +73,50 @@ impl Default for DemoOptions {
             weeks: 26,
             rounds: 5,
             profiles: true,
+            endpoints: ENDPOINTS.len(),
         }
     }
+}
+
+/// One endpoint of a generated archive: one of the story's, or a copy of
+/// one (copy 2, 3, …) under its own id, with its own random draws and the
+/// same events as its original.
+#[derive(Debug, Clone)]
+struct DemoEndpoint {
+    def: &'static EndpointDef,
+    id: String,
+    name: String,
+}
+
+impl DemoEndpoint {
+    /// The story's id, by which events, capacity runs and profiles name it.
+    fn story_id(&self) -> &'static str {
+        self.def.id
+    }
+}
+
+/// `count` endpoints: the story's 12 in order, then copies round-robin
+/// (`cancel-order-2`, `cart-checkout-2`, …, `cancel-order-3`, …).
+fn demo_endpoints(count: usize) -> Vec<DemoEndpoint> {
+    (0..count)
+        .map(|i| {
+            let def = &ENDPOINTS[i % ENDPOINTS.len()];
+            let copy = i / ENDPOINTS.len() + 1;
+            if copy == 1 {
+                DemoEndpoint {
+                    def,
+                    id: def.id.to_string(),
+                    name: def.name.to_string(),
+                }
+            } else {
+                DemoEndpoint {
+                    def,
+                    id: format!("{}-{copy}", def.id),
+                    name: format!("{} ({copy})", def.name),
+                }
+            }
+        })
+        .collect()
 }
 
 /// The seed of the bundled archive.
@@ -130,7 +176,7 @@ impl fmt::Display for DemoReport {
         )?;
         writeln!(f, "injected events:")?;
         for e in &self.events {
-            let endpoints = if e.endpoints.len() == ENDPOINTS.len() {
+            let endpoints = if e.endpoints.len() == self.endpoints {
                 "all endpoints".to_string()
             } else {
                 e.endpoints.join(", ")
@@ -158,9 +204,9 @@ impl fmt::Display for DemoReport {
 /// Writes the demo archive into `out`, which must not exist or be empty
 /// (perfdash never overwrites an archive).
 pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
-    if opts.weeks == 0 || opts.rounds == 0 {
+    if opts.weeks == 0 || opts.rounds == 0 || opts.endpoints == 0 {
         return Err(Error::Usage(
-            "demo: weeks and rounds must be at least 1".into(),
+            "demo: weeks, rounds and endpoints must be at least 1".into(),
         ));
     }
     match std::fs::read_dir(out) {
@@ -182,7 +228,10 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
         bytes: 0,
     };
     w.write("README.md", README.as_bytes())?;
-    w.write(crate::config::SETTINGS_FILE, settings_toml().as_bytes())?;
+    w.write(
+        crate::config::SETTINGS_FILE,
+        settings_toml(&plan.endpoints).as_bytes(),
+    )?;
     let mut round_files = 0;
     let mut profiles = 0;
     let mut step_files = 0;
@@ -191,7 +240,8 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
             &format!("runs/{}/run.toml", run.id),
             run_toml(run).as_bytes(),
         )?;
-        for (def, ep) in ENDPOINTS.iter().zip(&run.endpoints) {
+        for (demo, ep) in plan.endpoints.iter().zip(&run.endpoints) {
+            let def = demo.def;
             for (i, figures) in ep.rounds.iter().enumerate() {
                 let mut rng = Rng::derive(
                     opts.seed,
@@ -201,14 +251,14 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
                 );
                 let bytes = summary::render(def, figures, &mut rng);
                 w.write(
-                    &format!("runs/{}/{}/round-{}.json", run.id, def.id, i + 1),
+                    &format!("runs/{}/{}/round-{}.json", run.id, demo.id, i + 1),
                     &bytes,
                 )?;
                 round_files += 1;
             }
             if let Some(profile) = &ep.profile {
                 w.write(
-                    &format!("runs/{}/{}/flame.cpu.collapsed", run.id, def.id),
+                    &format!("runs/{}/{}/flame.cpu.collapsed", run.id, demo.id),
                     profile.as_bytes(),
                 )?;
                 profiles += 1;
@@ -222,14 +272,13 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
     for label in &labels {
         w.write(&label_file(label), label_toml(label).as_bytes())?;
     }
-    w.write(
-        annotations::ANNOTATIONS_FILE,
-        annotations::annotations_toml(&plan).as_bytes(),
-    )?;
+    if let Some(text) = annotations::annotations_toml(&plan) {
+        w.write(annotations::ANNOTATIONS_FILE, text.as_bytes())?;
+    }
     Ok(DemoReport {
         root: out.to_path_buf(),
         runs: plan.runs.len(),
-        endpoints: ENDPOINTS.len(),
+        endpoints: plan.endpoints.len(),
         files: w.files,
         bytes: w.bytes,
         round_files,
@@ -326,7 +375,7 @@ fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-fn settings_toml() -> String {
+fn settings_toml(endpoints: &[DemoEndpoint]) -> String {
     let mut s = String::from(
         "# Settings of the bundled demo archive (generated by `perfdash demo`).\n\
          # Every key is optional; the analysis defaults apply (docs/archive.md).\n\
@@ -337,13 +386,13 @@ fn settings_toml() -> String {
          commit_url = \"https://git.example.com/shop/commit/{commit}\"\n\
          compare_url = \"https://git.example.com/shop/compare/{from}...{to}\"\n",
     );
-    for def in &ENDPOINTS {
+    for e in endpoints {
         s.push_str(&format!(
             "\n[endpoints.{}]\nname = {}\n",
-            def.id,
-            toml_str(def.name)
+            e.id,
+            toml_str(&e.name)
         ));
-        if let Some(c) = steps::CAPACITY.iter().find(|c| c.endpoint == def.id) {
+        if let Some(c) = steps::CAPACITY.iter().find(|c| c.endpoint == e.id) {
             s.push_str(&format!("capacity_objective_p99_ms = {}\n", c.objective_ms));
         }
     }
@@ -375,6 +424,8 @@ fn run_toml(run: &RunPlan) -> String {
 
 /// Everything decided before writing.
 struct Plan {
+    /// The story's endpoints, then the copies.
+    endpoints: Vec<DemoEndpoint>,
     runs: Vec<RunPlan>,
     placed: Vec<Placed>,
     events: Vec<InjectedEvent>,
@@ -390,7 +441,7 @@ struct RunPlan {
     release: Option<&'static str>,
     notes: Vec<&'static str>,
     host: &'static str,
-    /// In [`ENDPOINTS`] order.
+    /// In [`Plan::endpoints`] order.
     endpoints: Vec<EndpointPlan>,
 }
 
@@ -538,13 +589,18 @@ fn plan(opts: &DemoOptions) -> Plan {
 
     // Endpoint by endpoint, in time order, with the baseline walk.
     let mut per_endpoint: Vec<Vec<EndpointPlan>> = Vec::new();
-    for (ei, def) in ENDPOINTS.iter().enumerate() {
+    let endpoints = demo_endpoints(opts.endpoints);
+    for (ei, demo) in endpoints.iter().enumerate() {
+        let def = demo.def;
         let mut accepted: Vec<f64> = Vec::new();
         // Changes a human accepted, in progress (verdict.rs).
         let mut accepted_changes = verdict::AcceptedChanges::new(a.baseline_window);
         let mut plans = Vec::with_capacity(n);
         for (ri, run) in runs.iter().enumerate() {
-            let active: Vec<&Placed> = placed.iter().filter(|p| p.hits(ri, def.id)).collect();
+            let active: Vec<&Placed> = placed
+                .iter()
+                .filter(|p| p.hits(ri, demo.story_id()))
+                .collect();
             let window = &accepted[accepted.len().saturating_sub(a.baseline_window)..];
             let baseline = if window.len() >= a.min_baseline_runs {
                 median(window)
@@ -559,7 +615,7 @@ fn plan(opts: &DemoOptions) -> Plan {
                 expected_rounds: a.expected_rounds,
                 median_p99_ms: med,
                 baseline_p99_ms: baseline,
-                threshold_ratio: settings.threshold_ratio(def.id),
+                threshold_ratio: settings.threshold_ratio(&demo.id),
                 // The demo writes k6 summaries.
                 resolution: verdict::Resolution::Exact,
             });
@@ -570,7 +626,7 @@ fn plan(opts: &DemoOptions) -> Plan {
                 verdict,
                 med,
                 accepted_onset,
-                settings.threshold_ratio(def.id),
+                settings.threshold_ratio(&demo.id),
             );
             if verdict::baseline_effect(verdict, accepted_by_triage)
                 == verdict::BaselineEffect::Join
@@ -627,10 +683,10 @@ fn plan(opts: &DemoOptions) -> Plan {
         .iter()
         .map(|p| InjectedEvent {
             kind: p.def.kind,
-            endpoints: ENDPOINTS
+            endpoints: endpoints
                 .iter()
-                .filter(|d| p.def.endpoint.is_none_or(|e| e == d.id))
-                .map(|d| d.id.to_string())
+                .filter(|d| p.def.endpoint.is_none_or(|e| e == d.story_id()))
+                .map(|d| d.id.clone())
                 .collect(),
             runs: runs[p.start..p.end].iter().map(|r| r.id.clone()).collect(),
             open: p.end == n
@@ -642,6 +698,7 @@ fn plan(opts: &DemoOptions) -> Plan {
         })
         .collect();
     Plan {
+        endpoints,
         runs,
         placed,
         events,
@@ -687,14 +744,17 @@ fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
         let (Some(label), Some(endpoint)) = (p.onset_label(), p.def.endpoint) else {
             continue;
         };
-        let mut entry = make(p.start, endpoint, label, p.def.triage_note.to_string());
-        if label == Label::Real {
-            entry.follow_up = annotations::follow_up(plan, p, &entry.author);
+        // The story's endpoint and its copies.
+        for demo in plan.endpoints.iter().filter(|d| d.story_id() == endpoint) {
+            let mut entry = make(p.start, &demo.id, label, p.def.triage_note.to_string());
+            if label == Label::Real {
+                entry.follow_up = annotations::follow_up(plan, p, &entry.author);
+            }
+            labels.push(entry);
         }
-        labels.push(entry);
     }
-    for (ei, def) in ENDPOINTS.iter().enumerate() {
-        let ratio = settings.threshold_ratio(def.id);
+    for (ei, demo) in plan.endpoints.iter().enumerate() {
+        let ratio = settings.threshold_ratio(&demo.id);
         for (ri, run) in plan.runs.iter().enumerate() {
             let ep = &run.endpoints[ei];
             let judged = &ep.judged;
@@ -712,10 +772,10 @@ fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
             let reviewed = review_date(run.started_at.date_naive()) <= plan.last_date;
             let taken = labels
                 .iter()
-                .any(|l| l.run == run.id && l.endpoint == def.id);
+                .any(|l| l.run == run.id && l.endpoint == demo.id);
             if over && reviewed && !taken {
                 let (label, note) = cause(plan, ri, ei, ratio);
-                labels.push(make(ri, def.id, label, note));
+                labels.push(make(ri, &demo.id, label, note));
             }
         }
     }
@@ -730,7 +790,7 @@ fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
 /// The label and note a human would give a run over the line, from what
 /// the generator knows caused it.
 fn cause(plan: &Plan, run: usize, endpoint: usize, line: f64) -> (Label, String) {
-    let id = ENDPOINTS[endpoint].id;
+    let id = plan.endpoints[endpoint].story_id();
     // An accepted change explains only the alarm at its onset: after that,
     // its level is the baseline and a new alarm has another cause.
     let active: Vec<&Placed> = plan

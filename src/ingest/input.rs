@@ -194,6 +194,20 @@ impl InputFile {
         Ok(digest)
     }
 
+    /// Reads into `buf` from byte `pos` (a positional read of the open
+    /// descriptor, or of the snapshot of a small file); 0 at the end.
+    pub(crate) fn read_at(&self, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+        match &self.snapshot {
+            Some(bytes) => {
+                let rest = bytes.get(pos as usize..).unwrap_or_default();
+                let n = rest.len().min(buf.len());
+                buf[..n].copy_from_slice(&rest[..n]);
+                Ok(n)
+            }
+            None => self.file.read_at(buf, pos),
+        }
+    }
+
     /// Digests of the passes that read the whole file, in order.
     pub fn full_pass_digests(&self) -> Vec<u128> {
         self.digests
