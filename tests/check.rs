@@ -280,7 +280,9 @@ fn bad_input_and_usage_exit_2() {
     assert!(text.contains("round-5.json"), "{text}");
     let xml = stdout(&a.cmd(&["check", "--format", "junit"]).code(2));
     assert!(
-        xml.contains("errors=\"1\"") && xml.contains("<error type=\"bad-input\""),
+        xml.contains("errors=\"2\"")
+            && xml.contains("<error type=\"bad-input\"")
+            && xml.contains("<error type=\"too-few-rounds\""),
         "{xml}"
     );
 

@@ -234,8 +234,8 @@ fn serialize_rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S:
 }
 
 /// The runs change points are looked for in: positions of the points with
-/// enough rounds (`insufficient` runs are left out, as they are left out of
-/// baselines), cut where the load profile changed (a run marked not
+/// enough rounds (`insufficient` and `failed` runs are left out, as they
+/// are left out of baselines), cut where the load profile changed (a run marked not
 /// comparable starts a new series: a level shift there is not a regression).
 pub fn comparable_series(points: &[RunPoint]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
@@ -246,7 +246,7 @@ pub fn comparable_series(points: &[RunPoint]) -> Vec<Vec<usize>> {
         if starts_new_profile && !current.is_empty() {
             out.push(std::mem::take(&mut current));
         }
-        if p.verdict != Verdict::Insufficient {
+        if !matches!(p.verdict, Verdict::Insufficient | Verdict::Failed) {
             current.push(i);
         }
     }

@@ -30,7 +30,9 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, Utc, Weekday};
 
 use crate::analyse::alarms::Alarm;
-use crate::analyse::verdict::{self, Evidence, Verdict};
+use crate::analyse::baseline::{RunInput, SeriesWalk};
+use crate::analyse::figures::RunFigures;
+use crate::analyse::verdict::Verdict;
 use crate::analyse::{Policy, analyse};
 use crate::config::Settings;
 use crate::error::Error;
@@ -356,11 +358,27 @@ fn run_toml(run: &RunPlan) -> String {
         "\n[environment]\nhost = \"{}\"\njvm_flags = \"-Xms2g -Xmx2g -XX:+UseG1GC\"\njava = \"21.0.5\"\nk6 = \"1.3.0\"\n",
         run.host
     ));
-    s.push_str(
-        "\n[load]\nexecutor = \"constant-arrival-rate\"\nduration = \"60s\"\n\
-         script_hash = \"sha256:6f1d2c0e9b7a4f3e\"\n",
-    );
+    s.push_str("\n[load]\n");
+    for (k, v) in LOAD_PROFILE {
+        s.push_str(&format!("{k} = \"{v}\"\n"));
+    }
     s
+}
+
+/// The `[load]` of every run, as written: the same k6 script at the same
+/// arrival rate, so throughput is judged too.
+const LOAD_PROFILE: [(&str, &str); 3] = [
+    ("executor", "constant-arrival-rate"),
+    ("duration", "60s"),
+    ("script_hash", "sha256:6f1d2c0e9b7a4f3e"),
+];
+
+/// [`LOAD_PROFILE`] as ingest reads it.
+fn load_profile() -> std::collections::BTreeMap<String, String> {
+    LOAD_PROFILE
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// Everything decided before writing.
@@ -517,45 +535,49 @@ fn plan(opts: &DemoOptions) -> Plan {
         })
         .collect();
 
-    // Endpoint by endpoint, in time order, with the baseline walk.
+    // Endpoint by endpoint, in time order, with the baseline walk
+    // `analyse` uses, so a noisy-neighbour run can be placed against the
+    // baseline of its time.
+    let load = load_profile();
     let mut per_endpoint: Vec<Vec<EndpointPlan>> = Vec::new();
     for (ei, def) in ENDPOINTS.iter().enumerate() {
-        let mut accepted: Vec<f64> = Vec::new();
-        // Changes a human accepted, in progress (verdict.rs).
-        let mut accepted_changes = verdict::AcceptedChanges::new(a.baseline_window);
+        let mut walk = SeriesWalk::new(a, settings.threshold_ratio(def.id));
         let mut plans = Vec::with_capacity(n);
         for (ri, run) in runs.iter().enumerate() {
             let active: Vec<&Placed> = placed.iter().filter(|p| p.hits(ri, def.id)).collect();
-            let window = &accepted[accepted.len().saturating_sub(a.baseline_window)..];
-            let baseline = if window.len() >= a.min_baseline_runs {
-                median(window)
-            } else {
-                None
-            };
+            let baseline = walk.baseline(&load).p99_ms;
             let (rounds, gc_tail) = rounds_for(opts, def, ei, ri, n, &active, baseline);
+            let model_rounds: Vec<crate::model::Round> = rounds
+                .iter()
+                .enumerate()
+                .map(|(k, r)| {
+                    crate::model::Round::new(
+                        k as u32 + 1,
+                        String::new(),
+                        crate::model::SourceFormat::K6HandleSummary,
+                        r.stats(),
+                    )
+                })
+                .collect();
+            let figures = RunFigures::of(&model_rounds, a.failed_round_error_rate);
             let p99: Vec<f64> = rounds.iter().map(|r| r.p99).collect();
-            let med = median(&p99).expect("at least one round");
-            let verdict = verdict::decide(&Evidence {
-                rounds: p99.len(),
-                expected_rounds: a.expected_rounds,
-                median_p99_ms: med,
-                baseline_p99_ms: baseline,
-                threshold_ratio: settings.threshold_ratio(def.id),
-            });
+            let med = figures
+                .p99_ms
+                .or_else(|| median(&p99))
+                .expect("at least one round");
             let accepted_onset = active
                 .iter()
                 .any(|p| p.start == ri && p.onset_label() == Some(Label::Accepted));
-            let accepted_by_triage = accepted_changes.next_run(
-                verdict,
-                med,
-                accepted_onset,
-                settings.threshold_ratio(def.id),
-            );
-            if verdict::baseline_effect(verdict, accepted_by_triage)
-                == verdict::BaselineEffect::Join
-            {
-                accepted.push(med);
-            }
+            let judged = walk.judge(RunInput {
+                id: &run.id,
+                rounds: rounds.len(),
+                figures: &figures,
+                median_p99_ms: med,
+                load: &load,
+                labelled_accepted: accepted_onset,
+            });
+            let verdict = judged.decision.verdict;
+            let baseline = judged.baseline.p99_ms;
             let wanted =
                 opts.profiles && wants_profile(&placed, ri, def.id, run.release.is_some(), n);
             let profile = wanted.then(|| {

@@ -50,7 +50,7 @@ impl VerdictView {
 impl From<Verdict> for VerdictView {
     fn from(v: Verdict) -> Self {
         let rank = match v {
-            Verdict::Regression => 0,
+            Verdict::Failed | Verdict::Regression => 0,
             Verdict::Insufficient => 1,
             Verdict::NoBaseline => 2,
             Verdict::Improvement => 3,

@@ -65,26 +65,87 @@ use AlarmState::{Candidate, Confirmed, Reverted};
 fn state_machine_rules() {
     use Judgement::{NotJudged as N, Over as O, Within as W};
     let s = AlarmSettings::default();
-    let eps = |j: &[Judgement]| {
-        episodes(j, &s)
+    let eps_at = |j: &[Judgement], levels: &[Option<f64>]| {
+        episodes(j, levels, &s)
             .iter()
             .map(|e| (e.candidate, e.state, e.decided, e.closed))
             .collect::<Vec<_>>()
     };
-    // Two of the next three over: confirmed at the second; closes after two runs within.
+    let eps = |j: &[Judgement]| eps_at(j, &[]);
+    // The next two over: confirmed at the second; then open while runs are
+    // over, closed after two runs within.
+    assert_eq!(
+        eps(&[W, O, O, O, W, O, W, W, W]),
+        [(1, Confirmed, Some(3), Some(7))]
+    );
+    assert_eq!(
+        episodes(&[W, O, O, O, W, O, W, W, W], &[], &s)[0].over,
+        [1, 2, 3, 5]
+    );
+    // A candidate ends at the first run back within the band; a later rise
+    // is a new episode with its own date.
     assert_eq!(
         eps(&[W, O, O, W, O, W, W, W]),
-        [(1, Confirmed, Some(4), Some(6))]
+        [
+            (1, Reverted, Some(3), Some(3)),
+            (4, Reverted, Some(5), Some(5))
+        ]
     );
-    assert_eq!(episodes(&[W, O, O, W, O, W, W, W], &s)[0].over, [1, 2, 4]);
-    // Two within before a second over: reverted, and a later run starts afresh.
     assert_eq!(
         eps(&[O, W, O, W, O]),
-        [(0, Reverted, Some(3), Some(3)), (4, Candidate, None, None)]
+        [
+            (0, Reverted, Some(1), Some(1)),
+            (2, Reverted, Some(3), Some(3)),
+            (4, Candidate, None, None)
+        ]
+    );
+    // A noise run, one normal run, then a real step: the step is its own
+    // alarm, never dated at the noise run.
+    assert_eq!(
+        eps(&[W, O, W, O, O, O]),
+        [
+            (1, Reverted, Some(2), Some(2)),
+            (3, Confirmed, Some(5), None)
+        ]
+    );
+    // A ×1.18 noise run right before a ×2.2 step: over both times, but at
+    // another level, so the step starts its own episode.
+    let levels = [Some(1.0), Some(1.18), Some(2.2), Some(2.25), Some(2.1)];
+    assert_eq!(
+        eps_at(&[W, O, O, O, O], &levels),
+        [
+            (1, Reverted, Some(2), Some(1)),
+            (2, Confirmed, Some(4), None)
+        ]
+    );
+    // Two noisy runs of one step are one level.
+    let levels = [Some(1.0), Some(1.25), Some(1.32), Some(1.28)];
+    assert_eq!(
+        eps_at(&[W, O, O, O], &levels),
+        [(1, Confirmed, Some(3), None)]
     );
     // Runs not judged neither confirm nor revert.
     assert_eq!(eps(&[O, N, N, O, N, O]), [(0, Confirmed, Some(5), None)]);
     assert_eq!(eps(&[W, N, W]), []);
+}
+
+#[test]
+fn another_level_is_judged_on_a_log_scale() {
+    assert!(another_level(Some(1.18), Some(2.2)));
+    assert!(
+        another_level(Some(2.2), Some(1.18)),
+        "a spike before a smaller step"
+    );
+    assert!(!another_level(Some(1.25), Some(1.32)));
+    assert!(
+        !another_level(Some(1.3), Some(1.6)),
+        "×1.23 apart, nearer each other than 1"
+    );
+    assert!(!another_level(None, Some(2.0)), "a failed run has no level");
+    assert!(
+        !another_level(Some(0.9), Some(2.0)),
+        "over for its error rate, not its latency"
+    );
 }
 
 #[test]
@@ -184,7 +245,8 @@ fn a_one_run_spike_reverts_and_never_reaches_persistent() {
         (alarm.label, alarm.inferred_label),
         (Some(Label::Noise), Some(InferredLabel::Noise))
     );
-    assert_eq!(alarm.closed_run.as_deref(), Some("run-014"));
+    // It ends at the first run back within the band.
+    assert_eq!(alarm.closed_run.as_deref(), Some("run-013"));
     let stats = &a.alarms.endpoint("e").unwrap().policies[&Policy::Median];
     assert_eq!(stats.fp_rate, Some(1.0));
     let ci = stats.fp_interval.unwrap();
@@ -207,12 +269,15 @@ fn a_noisy_neighbour_run_alarms_every_endpoint_once_and_persistence_silences_it(
         }
         assert_eq!(alarms_of(&a, e, Policy::Persistent), []);
     }
-    // The triage hint: the whole run was 30% slow, on all three endpoints.
+    // The triage hint: the whole run was 30% slow, on all three endpoints,
+    // and the run is marked environment suspect.
     let alarm = a.alarms.of(Policy::Median).next().unwrap();
     assert_eq!(
         (alarm.run_median_ratio, alarm.run_endpoints),
         (Some(1.3), 3)
     );
+    assert!(alarm.environment_suspect);
+    assert!(a.runs[12].environment_suspect.is_some());
     let median = &a.alarms.totals[&Policy::Median];
     assert_eq!(
         (median.alarms, median.unknown, median.inferred_noise),
@@ -357,7 +422,7 @@ fn weekly_review_of_the_last_seven_days() {
     use crate::analyse::weekly::{WeekSpec, weekly_review};
     // Runs are 56 h apart, so the 7 days up to the latest (run 19) hold runs 17–19.
     let a_runs = levels(15, &[130.0; 5]); // step at 15, confirmed at 17
-    let b_runs = levels(18, &[140.0, 100.0]); // spike at 18, still a candidate
+    let b_runs = levels(19, &[140.0]); // spike at 19, still a candidate
     let mut c_runs = levels(20, &[]);
     for run in &mut c_runs[17..] {
         *run = vec![80.0, 100.0, 100.0, 100.0, 160.0]; // same median, far noisier
@@ -379,7 +444,7 @@ fn weekly_review_of_the_last_seven_days() {
             )
         })
         .collect();
-    assert_eq!(new, [("b", run_id(18).as_str(), Candidate)]);
+    assert_eq!(new, [("b", run_id(19).as_str(), Candidate)]);
     assert_eq!(
         r.new_alarms[0].also_raised_by,
         [Policy::Naive, Policy::Robust]
@@ -449,7 +514,7 @@ mod properties {
         #[test]
         fn episodes_follow_the_rules(js in proptest::collection::vec(judgement(), 0..60)) {
             let s = AlarmSettings::default();
-            let eps = episodes(&js, &s);
+            let eps = episodes(&js, &[], &s);
             let mut previous_end: Option<usize> = None;
             for ep in &eps {
                 prop_assert_eq!(js[ep.candidate], Judgement::Over);
@@ -460,27 +525,64 @@ mod properties {
                     prop_assert!(ep.candidate > end, "episodes never overlap");
                 }
                 // The judged runs after the candidate, up to the decision.
-                let after: Vec<Judgement> = js[ep.candidate + 1..]
+                let after: Vec<(usize, Judgement)> = js
                     .iter()
                     .copied()
-                    .filter(|j| *j != Judgement::NotJudged)
-                    .take(s.confirm_window)
+                    .enumerate()
+                    .skip(ep.candidate + 1)
+                    .filter(|(_, j)| *j != Judgement::NotJudged)
                     .collect();
-                let overs = after.iter().filter(|j| **j == Judgement::Over).count();
+                let first_within = after.iter().position(|(_, j)| *j == Judgement::Within);
                 match ep.state {
-                    AlarmState::Confirmed => prop_assert!(overs >= s.confirm_needed),
+                    AlarmState::Confirmed => {
+                        // The next confirm_needed judged runs are all over.
+                        prop_assert!(first_within.is_none_or(|w| w >= s.confirm_needed));
+                        prop_assert_eq!(ep.decided, Some(after[s.confirm_needed - 1].0));
+                    }
                     AlarmState::Reverted => {
-                        prop_assert!(overs < s.confirm_needed);
+                        // Ended at the first run back within the band.
+                        let w = first_within.expect("a reverted candidate met a run within");
+                        prop_assert!(w < s.confirm_needed);
+                        prop_assert_eq!(ep.closed, Some(after[w].0));
                         prop_assert_eq!(ep.closed, ep.decided);
-                        prop_assert_eq!(js[ep.decided.unwrap()], Judgement::Within);
                     }
                     AlarmState::Candidate => {
-                        prop_assert!(ep.closed.is_none() && after.len() < s.confirm_window, "undecided only at the end");
+                        prop_assert!(ep.closed.is_none() && after.len() < s.confirm_needed, "undecided only at the end");
+                        prop_assert!(first_within.is_none());
                     }
                 }
                 previous_end = ep.closed.or(Some(js.len()));
             }
             // Every over run belongs to an episode.
+            for (i, j) in js.iter().enumerate() {
+                if *j == Judgement::Over {
+                    prop_assert!(eps.iter().any(|e| e.candidate <= i && i <= e.end(js.len())), "run {} is in no episode", i);
+                }
+            }
+        }
+
+        #[test]
+        fn levels_only_split_episodes(
+            js in proptest::collection::vec(judgement(), 0..60),
+            levels in proptest::collection::vec(proptest::option::of(0.8f64..3.0), 60),
+        ) {
+            let s = AlarmSettings::default();
+            let eps = episodes(&js, &levels, &s);
+            let mut previous_end: Option<usize> = None;
+            for ep in &eps {
+                prop_assert_eq!(js[ep.candidate], Judgement::Over);
+                if let Some(end) = previous_end {
+                    prop_assert!(ep.candidate > end, "episodes never overlap");
+                }
+                previous_end = ep.closed.or(Some(js.len()));
+                // Up to its decision, each over run of an episode is at the
+                // level of the one before it.
+                let decided = ep.decided.unwrap_or(js.len());
+                let before: Vec<usize> = ep.over.iter().copied().filter(|&i| i <= decided).collect();
+                for pair in before.windows(2) {
+                    prop_assert!(!another_level(levels[pair[0]], levels[pair[1]]));
+                }
+            }
             for (i, j) in js.iter().enumerate() {
                 if *j == Judgement::Over {
                     prop_assert!(eps.iter().any(|e| e.candidate <= i && i <= e.end(js.len())), "run {} is in no episode", i);
