@@ -143,10 +143,26 @@ impl Episode {
     }
 }
 
-/// Each point's median ÷ baseline (its `ratio`), which [`episodes`] uses to
-/// tell a new level from the candidate's.
-pub fn levels(endpoint: &EndpointAnalysis) -> Vec<Option<f64>> {
-    endpoint.points.iter().map(|p| p.ratio).collect()
+/// The points' levels (median ÷ baseline, their `ratio`) and the
+/// endpoint's threshold ratio: what [`episodes`] needs besides the
+/// judgements to tell a new level from an episode's.
+#[derive(Debug, Clone, Default)]
+pub struct Levels {
+    pub ratios: Vec<Option<f64>>,
+    pub threshold_ratio: f64,
+}
+
+impl Levels {
+    pub fn of(endpoint: &EndpointAnalysis) -> Levels {
+        Levels {
+            ratios: endpoint.points.iter().map(|p| p.ratio).collect(),
+            threshold_ratio: endpoint.threshold_ratio,
+        }
+    }
+
+    fn at(&self, i: usize) -> Option<f64> {
+        self.ratios.get(i).copied().flatten()
+    }
 }
 
 /// Whether two runs over the line sit at clearly different levels: their
@@ -166,11 +182,16 @@ pub fn another_level(a: Option<f64>, b: Option<f64>) -> bool {
 
 /// Turns one policy's judgements into alarm episodes (see the module
 /// documentation for the rules). Runs not judged are skipped: they neither
-/// confirm nor revert. `levels[i]` is point `i`'s ratio to its baseline
-/// ([`levels`]).
+/// confirm nor revert.
+///
+/// A confirmed episode stays open while its runs are over the line; when
+/// two runs in a row sit above its recent level × the threshold ratio, at
+/// another level ([`another_level`]; a second, larger step on top of it),
+/// the episode closes before the first of them and they start a new
+/// episode, with its own date and suspect range.
 pub fn episodes(
     judgements: &[Judgement],
-    levels: &[Option<f64>],
+    levels: &Levels,
     settings: &AlarmSettings,
 ) -> Vec<Episode> {
     let start = |i: usize| Episode {
@@ -181,19 +202,19 @@ pub fn episodes(
         last_over: i,
         over: vec![i],
     };
-    let level = |i: usize| levels.get(i).copied().flatten();
     let mut out = Vec::new();
-    // The open episode, with the runs over the line after its candidate
-    // and the current streak of runs within the band.
-    let mut open: Option<(Episode, usize, usize)> = None;
+    // The open episode, with the runs over the line after its candidate,
+    // the current streak of runs within the band, and (confirmed only) the
+    // first of the runs above its level.
+    let mut open: Option<(Episode, usize, usize, Option<usize>)> = None;
     for (i, &j) in judgements.iter().enumerate() {
         if j == Judgement::NotJudged {
             continue;
         }
         let over = j == Judgement::Over;
-        let Some((mut ep, mut overs, mut streak)) = open.take() else {
+        let Some((mut ep, mut overs, mut streak, mut higher)) = open.take() else {
             if over {
-                open = Some((start(i), 0, 0));
+                open = Some((start(i), 0, 0, None));
             }
             continue;
         };
@@ -205,14 +226,14 @@ pub fn episodes(
                 ep.closed = Some(i);
                 out.push(ep);
             }
-            AlarmState::Candidate if another_level(level(ep.last_over), level(i)) => {
+            AlarmState::Candidate if another_level(levels.at(ep.last_over), levels.at(i)) => {
                 // Over again, but at another level: the candidate did not
                 // persist at its own, and this run starts a new episode.
                 ep.state = AlarmState::Reverted;
                 ep.decided = Some(i);
                 ep.closed = Some(ep.last_over);
                 out.push(ep);
-                open = Some((start(i), 0, 0));
+                open = Some((start(i), 0, 0, None));
             }
             AlarmState::Candidate => {
                 ep.last_over = i;
@@ -222,22 +243,72 @@ pub fn episodes(
                     ep.state = AlarmState::Confirmed;
                     ep.decided = Some(i);
                 }
-                open = Some((ep, overs, 0));
+                open = Some((ep, overs, 0, None));
             }
-            AlarmState::Confirmed => {
-                if over {
-                    ep.last_over = i;
-                    ep.over.push(i);
-                    streak = 0;
-                } else {
-                    streak += 1;
-                    if streak >= settings.confirm_needed {
-                        ep.closed = Some(i);
+            AlarmState::Confirmed if over => {
+                streak = 0;
+                // The episode's recent level: the median of its last three
+                // runs over the line before the ones above it (a ramp moves
+                // it along; one low run does not).
+                let before: Vec<f64> = ep
+                    .over
+                    .iter()
+                    .filter(|&&k| higher.is_none_or(|h| k < h))
+                    .rev()
+                    .take(3)
+                    .filter_map(|&k| levels.at(k))
+                    .collect();
+                let above = match (median(&before), levels.at(i)) {
+                    (Some(l), Some(v)) => {
+                        super::verdict::band(v / l, levels.threshold_ratio)
+                            == super::verdict::Band::Above
+                            && another_level(Some(l), Some(v))
+                    }
+                    _ => false,
+                };
+                match (above, higher) {
+                    (true, Some(h)) => {
+                        // Two runs in a row above the episode's level: a new
+                        // step. Close the old episode before it.
+                        ep.over.retain(|&k| k < h);
+                        ep.last_over = *ep.over.last().expect("the candidate stays");
+                        ep.closed = Some(h - 1);
                         out.push(ep);
+                        if another_level(levels.at(h), levels.at(i)) {
+                            // The first of them was a level of its own.
+                            let mut own = start(h);
+                            own.state = AlarmState::Reverted;
+                            own.decided = Some(i);
+                            own.closed = Some(h);
+                            out.push(own);
+                            open = Some((start(i), 0, 0, None));
+                            continue;
+                        }
+                        let mut new = start(h);
+                        new.over.push(i);
+                        new.last_over = i;
+                        if 1 >= settings.confirm_needed {
+                            new.state = AlarmState::Confirmed;
+                            new.decided = Some(i);
+                        }
+                        open = Some((new, 1, 0, None));
                         continue;
                     }
+                    (true, None) => higher = Some(i),
+                    (false, _) => higher = None,
                 }
-                open = Some((ep, overs, streak));
+                ep.last_over = i;
+                ep.over.push(i);
+                open = Some((ep, overs, streak, higher));
+            }
+            AlarmState::Confirmed => {
+                streak += 1;
+                if streak >= settings.confirm_needed {
+                    ep.closed = Some(i);
+                    out.push(ep);
+                    continue;
+                }
+                open = Some((ep, overs, streak, None));
             }
             AlarmState::Reverted => unreachable!("reverted episodes are closed at once"),
         }
@@ -513,7 +584,7 @@ pub fn report(
             .collect();
         labels.sort_by_key(|(i, _)| *i);
 
-        let levels = levels(endpoint);
+        let levels = Levels::of(endpoint);
         let judged: Vec<(Policy, Vec<Judgement>)> = Policy::ALL
             .iter()
             .map(|&p| (p, p.judge(endpoint, settings)))

@@ -167,7 +167,7 @@ pub fn evaluate(config: &EvalConfig, policies: &[Box<dyn EvalPolicy>]) -> EvalRe
                                     SeriesOutcome {
                                         alarms: alarm_spans(
                                             &judgements,
-                                            &crate::analyse::alarms::levels(e),
+                                            &crate::analyse::alarms::Levels::of(e),
                                             p.raised_at(),
                                             &settings,
                                         ),

@@ -57,11 +57,11 @@ pub struct AlarmSpan {
 }
 
 /// The alarms a policy raises on these judgements, by perfdash's alarm
-/// rules (candidate, confirmed / reverted; `alarms` settings). `levels`
-/// are the points' ratios to their baselines ([`alarms::levels`]).
+/// rules (candidate, confirmed / reverted; `alarms` settings) and the
+/// points' levels ([`alarms::Levels`]).
 pub fn alarm_spans(
     judgements: &[Judgement],
-    levels: &[Option<f64>],
+    levels: &alarms::Levels,
     at: RaisedAt,
     settings: &Settings,
 ) -> Vec<AlarmSpan> {
@@ -93,7 +93,7 @@ mod tests {
     use Judgement::{NotJudged as N, Over as O, Within as W};
 
     fn raised(j: &[Judgement], at: RaisedAt) -> Vec<usize> {
-        alarm_spans(j, &[], at, &Settings::default())
+        alarm_spans(j, &alarms::Levels::default(), at, &Settings::default())
             .iter()
             .map(|a| a.raised)
             .collect()
@@ -117,7 +117,12 @@ mod tests {
         assert_eq!(raised(&[W, O, W, O, O, O], k), vec![5]);
         // Spans: a reverted candidate ends where it reverted (the first
         // run back within the band); an open one at the end.
-        let spans = alarm_spans(&[W, O, W, W, O, O], &[], c, &Settings::default());
+        let spans = alarm_spans(
+            &[W, O, W, W, O, O],
+            &alarms::Levels::default(),
+            c,
+            &Settings::default(),
+        );
         assert_eq!(
             spans,
             vec![

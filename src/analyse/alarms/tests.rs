@@ -65,8 +65,12 @@ use AlarmState::{Candidate, Confirmed, Reverted};
 fn state_machine_rules() {
     use Judgement::{NotJudged as N, Over as O, Within as W};
     let s = AlarmSettings::default();
-    let eps_at = |j: &[Judgement], levels: &[Option<f64>]| {
-        episodes(j, levels, &s)
+    let eps_at = |j: &[Judgement], ratios: &[Option<f64>]| {
+        let levels = Levels {
+            ratios: ratios.to_vec(),
+            threshold_ratio: 1.15,
+        };
+        episodes(j, &levels, &s)
             .iter()
             .map(|e| (e.candidate, e.state, e.decided, e.closed))
             .collect::<Vec<_>>()
@@ -79,7 +83,7 @@ fn state_machine_rules() {
         [(1, Confirmed, Some(3), Some(7))]
     );
     assert_eq!(
-        episodes(&[W, O, O, O, W, O, W, W, W], &[], &s)[0].over,
+        episodes(&[W, O, O, O, W, O, W, W, W], &Levels::default(), &s)[0].over,
         [1, 2, 3, 5]
     );
     // A candidate ends at the first run back within the band; a later rise
@@ -514,7 +518,7 @@ mod properties {
         #[test]
         fn episodes_follow_the_rules(js in proptest::collection::vec(judgement(), 0..60)) {
             let s = AlarmSettings::default();
-            let eps = episodes(&js, &[], &s);
+            let eps = episodes(&js, &Levels::default(), &s);
             let mut previous_end: Option<usize> = None;
             for ep in &eps {
                 prop_assert_eq!(js[ep.candidate], Judgement::Over);
@@ -567,6 +571,7 @@ mod properties {
             levels in proptest::collection::vec(proptest::option::of(0.8f64..3.0), 60),
         ) {
             let s = AlarmSettings::default();
+            let levels = Levels { ratios: levels, threshold_ratio: 1.15 };
             let eps = episodes(&js, &levels, &s);
             let mut previous_end: Option<usize> = None;
             for ep in &eps {
@@ -580,7 +585,7 @@ mod properties {
                 let decided = ep.decided.unwrap_or(js.len());
                 let before: Vec<usize> = ep.over.iter().copied().filter(|&i| i <= decided).collect();
                 for pair in before.windows(2) {
-                    prop_assert!(!another_level(levels[pair[0]], levels[pair[1]]));
+                    prop_assert!(!another_level(levels.ratios[pair[0]], levels.ratios[pair[1]]));
                 }
             }
             for (i, j) in js.iter().enumerate() {
@@ -607,4 +612,77 @@ fn an_accepted_change_stops_the_changepoint_policy_too() {
             .iter()
             .all(|p| p.accepted_change)
     );
+}
+
+/// Issue 14's onset rule on generated histories: a noisy-neighbour run
+/// (×1.18, every round) one or two runs before a real ×2.2 step. Under
+/// every policy, every confirmed alarm that covers the step starts at the
+/// step's first run (±0), and its suspect range is the run before it and
+/// the step's first run, with both commits.
+#[test]
+fn a_noise_run_never_lends_its_date_to_a_real_step() {
+    use crate::eval::generate::{Injection, NOISE_MODELS, Rng, history};
+    let onset = 30;
+    let (mut checked, mut skipped) = (0, 0);
+    // The injected ×1.18 run is the noise run; the models' own random
+    // neighbour runs (×1.25) are turned off so none lands on it by chance
+    // (×1.47 would be nearer the new level than the old).
+    for noise in NOISE_MODELS.map(|m| crate::eval::generate::NoiseModel {
+        neighbour_run_prob: 0.0,
+        ..m
+    }) {
+        let noise = &noise;
+        for gap in [1, 2] {
+            for seed in 0..40u64 {
+                let mut rng = Rng::derive(seed, &[gap as u64]);
+                let mut h = history(&mut rng, noise, Injection::Step(1.2), 45, 5, onset);
+                for v in &mut h.rounds[onset - gap] {
+                    *v *= 1.18;
+                }
+                // Rarely, GC-tail rounds lift the noise run's median to the
+                // new level itself (three of five rounds ×1.8): by the data
+                // it is no longer a ×1.18 noise run, so it is left out.
+                let noise_level = crate::stats::median(&h.rounds[onset - gap]).unwrap() / 100.0;
+                if noise_level > 2.2f64.sqrt() {
+                    skipped += 1;
+                    continue;
+                }
+                let mut archive = crate::test_support::archive_of(&[("e", h.rounds.clone())]);
+                for (i, run) in archive.runs.iter_mut().enumerate() {
+                    run.meta.commit = Some(format!("c{i:03}"));
+                }
+                let a = analyse(&archive, vec![]);
+                for alarm in a
+                    .alarms
+                    .alarms
+                    .iter()
+                    .filter(|x| x.state == Confirmed && x.over_runs.contains(&run_id(onset)))
+                {
+                    let at = (seed, noise.name, gap, alarm.policy);
+                    assert_eq!(alarm.run, run_id(onset), "{at:?}");
+                    assert_eq!(
+                        alarm.suspect,
+                        crate::analyse::evidence::SuspectRange {
+                            last_old_run: Some(run_id(onset - 1)),
+                            last_old_commit: Some(format!("c{:03}", onset - 1)),
+                            first_new_run: run_id(onset),
+                            first_new_commit: Some(format!("c{onset:03}")),
+                        },
+                        "{at:?}"
+                    );
+                    checked += 1;
+                }
+                // The step is caught and confirmed under the default policy.
+                assert!(
+                    a.alarms
+                        .of(Policy::Median)
+                        .any(|x| x.state == Confirmed && x.run == run_id(onset)),
+                    "{seed} {} {gap}",
+                    noise.name
+                );
+            }
+        }
+    }
+    assert!(skipped <= 4, "{skipped} histories left out");
+    assert!(checked >= 2 * 2 * 36 * 4, "{checked} alarms checked");
 }
