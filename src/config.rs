@@ -257,10 +257,13 @@ pub struct AlarmSettings {
     /// The policy `perfdash check` gates on and the weekly page and
     /// `perfdash triage` follow, unless `--policy` says otherwise.
     pub policy: crate::analyse::Policy,
-    /// A candidate alarm is decided over this many judged runs after it.
+    /// Kept so older perfdash.toml files still load: since a candidate
+    /// alarm ends at the first run back within the band, confirmation
+    /// needs the next `confirm_needed` runs and this changes nothing.
     pub confirm_window: usize,
-    /// It is `confirmed` when at least this many of them are over too, and
-    /// `reverted` as soon as that can no longer happen.
+    /// A candidate alarm is `confirmed` when this many judged runs after
+    /// it are over the line too (it is `reverted` at the first one back
+    /// within the band).
     pub confirm_needed: usize,
     /// `robust` policy: robust z-score (MADs above the baseline window's
     /// median) a run must exceed. 3.5 is Iglewicz & Hoaglin's cut-off for

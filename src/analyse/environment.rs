@@ -3,12 +3,15 @@
 //! throttled load generator), not a dozen code regressions.
 //!
 //! A run is `environment suspect` when at least half of its judged
-//! endpoints (and at least [`MIN_MOVED`]) are beyond their line in the
-//! same direction: median p99 over baseline × threshold ratio (slower), or
-//! under baseline ÷ threshold ratio (faster). Judged endpoints are those
-//! with a baseline and enough usable rounds. The mark is a triage hint and
-//! a gate setting (`[alarms] fail_on_environment_suspect`); the alarms of
-//! such a run are inferred `noise` unless they persist.
+//! endpoints (and at least [`MIN_MOVED`]) *moved* beyond their line in the
+//! same direction in this run: their median p99 is over baseline ×
+//! threshold ratio (slower), or under baseline ÷ threshold ratio (faster),
+//! and their previous judged run was not. Judged endpoints are those with
+//! a baseline and enough usable rounds. An endpoint that has been over its
+//! line for weeks (an unfixed regression) did not move in this run, so a
+//! few old regressions never make every later run suspect. The mark is a
+//! triage hint and a gate setting (`[alarms] fail_on_environment_suspect`);
+//! the alarms of such a run are inferred `noise` unless they persist.
 
 use serde::Serialize;
 
@@ -40,7 +43,8 @@ impl ShiftDirection {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunWideShift {
     pub direction: ShiftDirection,
-    /// Endpoints beyond their line in that direction …
+    /// Endpoints that moved beyond their line in that direction in this
+    /// run …
     pub moved: usize,
     /// … of the endpoints judged in this run.
     pub judged: usize,
@@ -66,19 +70,24 @@ pub fn run_wide_shifts(endpoints: &[EndpointAnalysis], runs: usize) -> Vec<Optio
     // Per run: (judged, ratios of those slower, ratios of those faster).
     let mut tally: Vec<(usize, Vec<f64>, Vec<f64>)> = vec![(0, Vec::new(), Vec::new()); runs];
     for e in endpoints {
+        // Where the previous judged run of this endpoint stood.
+        let mut previous = Band::Within;
         for p in &e.points {
             let Some(ratio) = p.ratio else { continue };
             if matches!(p.verdict, Verdict::Insufficient | Verdict::Failed) {
                 continue;
             }
+            let now = band(ratio, e.threshold_ratio);
+            let moved = now != previous;
+            previous = now;
             let Some(t) = tally.get_mut(p.run_index) else {
                 continue;
             };
             t.0 += 1;
-            match band(ratio, e.threshold_ratio) {
-                Band::Above => t.1.push(ratio),
-                Band::Below => t.2.push(ratio),
-                Band::Within => {}
+            match now {
+                Band::Above if moved => t.1.push(ratio),
+                Band::Below if moved => t.2.push(ratio),
+                _ => {}
             }
         }
     }
@@ -153,6 +162,35 @@ mod tests {
         assert!(shifted(6).last().unwrap().is_some(), "6 of 12");
         assert!(shifted(5).last().unwrap().is_none(), "5 of 12");
         assert!(shifted(2).last().unwrap().is_none());
+    }
+
+    #[test]
+    fn old_regressions_do_not_move_with_the_run() {
+        // Nine endpoints step up ×1.5 at run 10 and stay there (never
+        // accepted): run 10 is suspect, the runs after it are not.
+        let ids: Vec<String> = (0..12).map(|e| format!("e{e:02}")).collect();
+        let runs = (0..16)
+            .map(|i| {
+                let levels: Vec<Vec<f64>> = (0..12)
+                    .map(|e| vec![if i >= 10 && e < 9 { 150.0 } else { 100.0 }; 5])
+                    .collect();
+                let eps: Vec<(&str, &[f64])> = ids
+                    .iter()
+                    .zip(&levels)
+                    .map(|(id, l)| (id.as_str(), l.as_slice()))
+                    .collect();
+                run(i, &eps)
+            })
+            .collect();
+        let analysis = analyse(&archive(runs), Vec::new());
+        let marked: Vec<usize> = analysis
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.environment_suspect.is_some())
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(marked, [10]);
     }
 
     #[test]

@@ -77,6 +77,23 @@ impl Analysis {
     }
 }
 
+impl Analysis {
+    /// How many endpoints failed in the latest run.
+    pub fn latest_run_failures(&self) -> usize {
+        let Some(latest) = self.runs.last() else {
+            return 0;
+        };
+        self.endpoints
+            .iter()
+            .filter(|e| {
+                e.points
+                    .iter()
+                    .any(|p| p.run == latest.id && p.verdict == Verdict::Failed)
+            })
+            .count()
+    }
+}
+
 /// A run as the site lists it.
 #[derive(Debug, Clone)]
 pub struct RunInfo {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
-use crate::analyse::gate::{CheckOptions, Outcome, RunSelector, check};
+use super::outcome_exit_code;
+use crate::analyse::gate::{CheckOptions, RunSelector, check};
 use crate::analyse::{Policy, analyse};
 use crate::ingest::{LoadOptions, load_archive_with};
 use crate::report::check::{CheckFormat, render};
@@ -40,16 +40,6 @@ pub struct CheckArgs {
     /// vouch for such a run and exits 2.
     #[arg(long)]
     pub allow_insufficient: bool,
-}
-
-/// The exit code of `perfdash check`, decided here and only here:
-/// 0 pass, 1 a regression or failed run, 2 the gate cannot vouch.
-pub fn exit_code(outcome: Outcome) -> u8 {
-    match outcome {
-        Outcome::Pass => EXIT_OK,
-        Outcome::Regression => EXIT_FINDINGS,
-        Outcome::CannotVouch => EXIT_ERROR,
-    }
 }
 
 /// `--policy` accepts exactly the policy names, listed in `--help`.
@@ -90,7 +80,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             elsewhere - report.problems.len()
         );
     }
-    let code = exit_code(report.outcome);
+    let code = outcome_exit_code(report.outcome);
     print!("{}", render(&report, args.format, code));
     Ok(code)
 }

@@ -81,5 +81,5 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
             incomplete.join(", ")
         );
     }
-    Ok(super::check::exit_code(outcome))
+    Ok(super::outcome_exit_code(outcome))
 }

@@ -455,7 +455,9 @@ impl Placed {
     /// A change people later trace to a commit: its onset gets a label.
     fn onset_label(&self) -> Option<Label> {
         match self.def.kind {
-            EventKind::CodeRegression | EventKind::GcRegression => Some(Label::Real),
+            EventKind::CodeRegression | EventKind::GcRegression | EventKind::Errors => {
+                Some(Label::Real)
+            }
             EventKind::AcceptedChange => Some(Label::Accepted),
             _ => None,
         }
@@ -742,6 +744,7 @@ fn triage(plan: &Plan, run: usize, alarm: &Alarm, line: f64) -> (Label, String) 
     for kind in [
         EventKind::CodeRegression,
         EventKind::GcRegression,
+        EventKind::Errors,
         EventKind::AcceptedChange,
         EventKind::NoisyNeighbour,
     ] {
@@ -828,6 +831,28 @@ fn wants_profile(placed: &[Placed], run: usize, endpoint: &str, release: bool, n
     })
 }
 
+/// A round in which every connection was refused, as k6 reports it: a
+/// great many instant failures, every duration 0.
+fn refused_round(def: &EndpointDef, rng: &mut Rng) -> RoundFigures {
+    let count = (def.rate_rps * 60.0 * 40.0).round() as u64 + rng.below(500);
+    RoundFigures {
+        min: 0.0,
+        med: 0.0,
+        avg: 0.0,
+        p90: 0.0,
+        p95: 0.0,
+        p99: 0.0,
+        max: 0.0,
+        count,
+        failed: count,
+        duration_ms: summary::round6(60_000.0 + rng.range(2.0, 40.0)),
+        vus_peak: 20,
+        vus_max: 20,
+        received_bytes: 0,
+        sent_bytes: 0,
+    }
+}
+
 /// Generates one endpoint's rounds in one run. Returns the figures and
 /// which rounds caught a GC pause.
 fn rounds_for(
@@ -871,8 +896,14 @@ fn rounds_for(
             }
             EventKind::NoisyNeighbour => neighbour = Some(m),
             EventKind::NoiseGrowth => round_sigma *= m,
+            EventKind::Errors => error_rate = m,
+            EventKind::FailedRound => {}
         }
     }
+    let failed_round = active
+        .iter()
+        .any(|p| p.def.kind == EventKind::FailedRound)
+        .then_some(2);
 
     let rounds = opts.rounds as usize;
     let mut gc_tail = vec![false; rounds];
@@ -927,6 +958,9 @@ fn rounds_for(
         .iter()
         .enumerate()
         .map(|(i, factor)| {
+            if failed_round == Some(i) {
+                return refused_round(def, &mut rng);
+            }
             let p99 = summary::round6(run_p99 * factor);
             let body = body_run * rng.factor(0.03);
             let share = def.med_share;

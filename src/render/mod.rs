@@ -26,6 +26,7 @@ pub mod compare;
 pub mod data;
 pub mod display;
 pub mod evidence;
+pub mod figures;
 pub mod flame;
 pub mod flame_pages;
 pub mod format;

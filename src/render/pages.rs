@@ -9,6 +9,7 @@ use askama::Template;
 use super::charts::{HeatmapRow, PointInfo, heatmap, sparkline, trend_chart};
 use super::display::{DisplayState, display_state};
 use super::evidence::{EvidenceView, evidence_view};
+use super::figures::{FiguresView, RoundCell, environment_mark, round_cells, round_failure};
 use super::flame_pages::{FlameLink, flame_links};
 use super::{Site, Slugs, format as f};
 use crate::analyse::alarms::Alarm;
@@ -78,6 +79,8 @@ pub struct EndpointRow {
     pub ratio_raw: f64,
     pub change: String,
     pub verdict: VerdictView,
+    /// p90, error rate, throughput and spread of the latest run.
+    pub figures: FiguresView,
     pub runs: usize,
     pub regressions: usize,
     pub spark: String,
@@ -94,6 +97,10 @@ pub struct IndexPage {
     pub latest_run: String,
     pub latest_run_href: String,
     pub latest_regressions: usize,
+    /// Endpoints whose latest run failed.
+    pub latest_failed: usize,
+    /// "environment suspect: …" when the latest run is, else empty.
+    pub latest_environment: String,
     pub settings_line: String,
     pub diagnostics: Vec<String>,
     /// The calendar heatmap (SVG) and how many older weeks it leaves out.
@@ -107,7 +114,8 @@ pub struct PointRow {
     pub run: String,
     pub run_href: String,
     pub date: String,
-    pub rounds: String,
+    /// The rounds' p99s; failed rounds say so with their error rate.
+    pub rounds: Vec<RoundCell>,
     pub round_count: usize,
     pub median: String,
     pub baseline: String,
@@ -115,8 +123,11 @@ pub struct PointRow {
     pub ratio: String,
     pub change: String,
     pub verdict: VerdictView,
-    pub throughput: String,
-    pub error_rate: String,
+    pub figures: FiguresView,
+    /// Why there is no baseline, when there is none.
+    pub no_baseline: String,
+    /// "environment suspect: …" for a run whose endpoints moved together.
+    pub environment: String,
     /// Flame-graph pages of this endpoint in this run.
     pub flames: Vec<FlameLink>,
 }
@@ -134,6 +145,8 @@ pub struct ChangePointRow {
     /// `regression` or `improvement` (also the CSS class suffix).
     pub direction: &'static str,
     pub pvalue: String,
+    /// "between run A (commit …) and run B (commit …)".
+    pub suspect: String,
 }
 
 /// One environment change, under the endpoint chart and on the history page.
@@ -158,6 +171,12 @@ pub struct AlarmRow {
     pub ratio: String,
     pub change: String,
     pub evidence: EvidenceView,
+    /// "between run A (commit …) and run B (commit …)".
+    pub suspect: String,
+    /// Error rate and throughput of its first run, marked when over.
+    pub figures: FiguresView,
+    /// The first run was environment suspect.
+    pub environment_suspect: bool,
 }
 
 #[derive(Template)]
@@ -200,6 +219,8 @@ pub struct RoundRow {
     pub error_rate: String,
     /// Over 1.5 × the run's median p99: likely GC or noise.
     pub outlier: bool,
+    /// Why the round failed ("100% errors"), or empty.
+    pub failed: String,
 }
 
 pub struct RunEndpointRow {
@@ -211,6 +232,8 @@ pub struct RunEndpointRow {
     pub ratio: String,
     pub change: String,
     pub verdict: VerdictView,
+    pub figures: FiguresView,
+    pub no_baseline: String,
     pub rounds: Vec<RoundRow>,
     /// Flame-graph pages of this endpoint in this run.
     pub flames: Vec<FlameLink>,
@@ -229,6 +252,10 @@ pub struct RunPage {
     pub problems: Vec<String>,
     pub rows: Vec<RunEndpointRow>,
     pub regressions: usize,
+    /// Endpoints that failed in this run.
+    pub failed: usize,
+    /// "environment suspect: …" when most endpoints moved together.
+    pub environment: String,
     pub prev: Option<(String, String)>,
     pub next: Option<(String, String)>,
 }
@@ -255,6 +282,7 @@ pub struct RunListRow {
     pub endpoints: usize,
     pub regressions: usize,
     pub incomplete: bool,
+    pub environment: String,
 }
 
 #[derive(Template)]
@@ -273,27 +301,27 @@ fn render(t: &impl Template, what: &str) -> Result<Vec<u8>, Error> {
 fn settings_line(analysis: &Analysis) -> String {
     let a = &analysis.settings.analysis;
     format!(
-        "Per run: median of the rounds' p99 ({} rounds expected). Baseline: median of the last {} accepted runs \
-         (at least {}). Regression: median above baseline ×{}.",
-        a.expected_rounds, a.baseline_window, a.min_baseline_runs, a.threshold_ratio
+        "Per run: median of the rounds' p99 ({} rounds expected; failed rounds, with no latency or at least {} errors, \
+         left out). Baseline: median of the last {} accepted runs (at least {}). Regression: median above baseline ×{}, \
+         error rate above max(baseline + {}, {}), or throughput below baseline × {} at the same load profile.",
+        a.expected_rounds,
+        crate::analyse::figures::percent(a.failed_round_error_rate),
+        a.baseline_window,
+        a.min_baseline_runs,
+        a.threshold_ratio,
+        crate::analyse::figures::percent(a.error_rate_delta),
+        crate::analyse::figures::percent(a.max_error_rate),
+        1.0 - a.throughput_drop
     )
 }
 
-/// Median of the rounds' throughput and the worst round's error rate.
-fn run_load(rounds: &[Round]) -> (Option<f64>, Option<f64>) {
-    let tput: Vec<f64> = rounds
-        .iter()
-        .filter_map(|r| r.stats.throughput_rps)
-        .collect();
-    let err = rounds
-        .iter()
-        .filter_map(|r| r.stats.error_rate)
-        .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))));
-    (crate::stats::median(&tput), err)
-}
-
-fn point_row(p: &RunPoint, e: &EndpointAnalysis, slugs: &Slugs, root: &str) -> PointRow {
-    let (tput, err) = run_load(&p.rounds);
+fn point_row(
+    analysis: &Analysis,
+    p: &RunPoint,
+    e: &EndpointAnalysis,
+    slugs: &Slugs,
+    root: &str,
+) -> PointRow {
     PointRow {
         run: p.run.clone(),
         run_href: format!(
@@ -302,12 +330,7 @@ fn point_row(p: &RunPoint, e: &EndpointAnalysis, slugs: &Slugs, root: &str) -> P
             slugs.endpoint(&e.id)
         ),
         date: f::date(p.started_at),
-        rounds: p
-            .round_p99_ms
-            .iter()
-            .map(|v| f::ms(*v))
-            .collect::<Vec<_>>()
-            .join(" · "),
+        rounds: round_cells(p),
         round_count: p.rounds.len(),
         median: f::ms(p.median_p99_ms),
         baseline: f::opt_ms(p.baseline_p99_ms),
@@ -315,8 +338,13 @@ fn point_row(p: &RunPoint, e: &EndpointAnalysis, slugs: &Slugs, root: &str) -> P
         ratio: f::ratio(p.ratio),
         change: f::change(p.ratio),
         verdict: VerdictView::of(p),
-        throughput: f::rate(tput),
-        error_rate: f::percent(err),
+        figures: FiguresView::of_point(p),
+        no_baseline: p.no_baseline_reason.clone().unwrap_or_default(),
+        environment: analysis
+            .runs
+            .get(p.run_index)
+            .map(environment_mark)
+            .unwrap_or_default(),
         flames: flame_links(p, e, slugs, root),
     }
 }
@@ -343,6 +371,7 @@ pub fn change_point_row(
         change: format!("{:+.1}%", cp.change * 100.0),
         direction: cp.direction,
         pvalue: f::pvalue(cp.pvalue),
+        suspect: cp.suspect.describe(),
     }
 }
 
@@ -377,6 +406,9 @@ fn alarm_row(a: &Alarm, slugs: &Slugs, root: &str) -> AlarmRow {
         ratio: f::ratio(a.ratio),
         change: f::change(a.ratio),
         evidence: evidence_view(&a.evidence),
+        suspect: a.suspect.describe(),
+        figures: FiguresView::of(&a.figures),
+        environment_suspect: a.environment_suspect,
     }
 }
 
@@ -408,11 +440,12 @@ pub(super) fn render_pages(
                 ratio_raw: p.ratio.unwrap_or(0.0),
                 change: f::change(p.ratio),
                 verdict: VerdictView::of(p),
+                figures: FiguresView::of_point(p),
                 runs: e.points.len(),
                 regressions: e
                     .points
                     .iter()
-                    .filter(|p| p.verdict == Verdict::Regression)
+                    .filter(|p| matches!(p.verdict, Verdict::Regression | Verdict::Failed))
                     .count(),
                 spark: sparkline(e, SPARK_RUNS),
             })
@@ -454,6 +487,8 @@ pub(super) fn render_pages(
             .map(|r| format!("runs/{}.html", slugs.run(&r.id)))
             .unwrap_or_default(),
         latest_regressions,
+        latest_failed: analysis.latest_run_failures(),
+        latest_environment: latest_run.map(environment_mark).unwrap_or_default(),
         rows,
         settings_line: settings.clone(),
         diagnostics: analysis.diagnostics.iter().map(|d| d.to_string()).collect(),
@@ -506,7 +541,7 @@ pub(super) fn render_pages(
         let mut rows: Vec<PointRow> = e
             .points
             .iter()
-            .map(|p| point_row(p, e, slugs, root))
+            .map(|p| point_row(analysis, p, e, slugs, root))
             .collect();
         rows.reverse(); // newest first
         let mut alarms: Vec<AlarmRow> = analysis
@@ -542,7 +577,7 @@ pub(super) fn render_pages(
             policy: analysis.settings.alarms.policy.name(),
             alarms,
             csv_href: format!("{root}data/endpoints/{slug}.csv"),
-            latest: e.latest().map(|p| point_row(p, e, slugs, root)),
+            latest: e.latest().map(|p| point_row(analysis, p, e, slugs, root)),
             rows,
             threshold_ratio: format!("×{}", e.threshold_ratio),
             settings_line: settings.clone(),
@@ -588,6 +623,8 @@ pub(super) fn render_pages(
                 ratio: f::ratio(p.ratio),
                 change: f::change(p.ratio),
                 verdict: VerdictView::of(p),
+                figures: FiguresView::of_point(p),
+                no_baseline: p.no_baseline_reason.clone().unwrap_or_default(),
                 rounds: p
                     .rounds
                     .iter()
@@ -597,7 +634,7 @@ pub(super) fn render_pages(
                             .outlier_rounds
                             .iter()
                             .any(|o| o.round == r.number);
-                        round_row(r, outlier)
+                        round_row(r, outlier, round_failure(p, r))
                     })
                     .collect(),
                 flames: flame_links(p, e, slugs, root),
@@ -608,6 +645,7 @@ pub(super) fn render_pages(
             .iter()
             .filter(|r| r.verdict.key == "regression")
             .count();
+        let failed = rows.iter().filter(|r| r.verdict.key == "failed").count();
         let mut meta = Vec::new();
         for (k, v) in [
             ("commit", &run.meta.commit),
@@ -633,6 +671,8 @@ pub(super) fn render_pages(
             meta,
             problems: run.problems.clone(),
             regressions,
+            failed,
+            environment: environment_mark(run),
             prev: i.checked_sub(1).and_then(link),
             next: link(i + 1),
             rows: rows.into_iter().collect(),
@@ -651,6 +691,7 @@ pub(super) fn render_pages(
             endpoints: page.rows.len(),
             regressions,
             incomplete: !run.problems.is_empty(),
+            environment: environment_mark(run),
         });
     }
     list.reverse();
@@ -746,7 +787,7 @@ fn run_evidence(
     })
 }
 
-fn round_row(r: &Round, outlier: bool) -> RoundRow {
+fn round_row(r: &Round, outlier: bool, failed: String) -> RoundRow {
     let s = &r.stats;
     RoundRow {
         number: r.number,
@@ -765,5 +806,6 @@ fn round_row(r: &Round, outlier: bool) -> RoundRow {
         max: f::opt_ms(s.max_ms),
         error_rate: f::percent(s.error_rate),
         outlier,
+        failed,
     }
 }

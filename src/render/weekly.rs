@@ -38,6 +38,11 @@ pub struct AlarmRow {
     pub flames: Vec<FlameLink>,
     /// The run the flame graphs are of.
     pub flame_run: String,
+    /// Error rate and throughput of the first run, failed rounds.
+    pub figures: super::figures::FiguresView,
+    pub environment_suspect: bool,
+    /// "between run A (commit …) and run B (commit …)".
+    pub suspect: String,
 }
 
 pub struct PolicyHead {
@@ -93,6 +98,8 @@ pub struct WeeklyPage {
     pub policy_rows: Vec<PolicyTableRow>,
     pub policy_total: Vec<PolicyCell>,
     pub regressions: usize,
+    /// Environment-suspect runs of the week: (run, href, what moved).
+    pub environment_runs: Vec<(String, String, String)>,
 }
 
 /// A small SVG: the rounds' p99 as dots against the baseline (solid) and
@@ -227,6 +234,9 @@ fn alarm_row(analysis: &Analysis, r: &ReviewAlarm, slugs: &Slugs) -> AlarmRow {
         stats: evidence_view(&a.evidence),
         flames,
         flame_run,
+        figures: super::figures::FiguresView::of(&a.figures),
+        environment_suspect: a.environment_suspect,
+        suspect: a.suspect.describe(),
     }
 }
 
@@ -355,6 +365,19 @@ pub fn weekly_page(
             })
             .collect(),
         regressions: analysis.alarms.regressions.len(),
+        environment_runs: analysis
+            .runs
+            .iter()
+            .filter(|r| review.runs.contains(&r.id))
+            .filter_map(|r| {
+                let shift = r.environment_suspect.as_ref()?;
+                Some((
+                    r.id.clone(),
+                    format!("runs/{}.html", slugs.run(&r.id)),
+                    shift.describe(),
+                ))
+            })
+            .collect(),
     };
     page.render()
         .map(|s| Some(s.into_bytes()))

@@ -160,9 +160,10 @@ fn rps(v: Option<f64>) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
-/// One figure's cell: its value, and for a figure over its line the line.
-/// `mark` decorates a figure that crossed its line (bold in Markdown).
-fn figure_cells(f: &FigureSummary, mark: fn(String) -> String) -> [String; 4] {
+/// The figures' cells: p99, p90, error rate, throughput, spread. A figure
+/// over its line shows the line too and is decorated by `mark` (bold in
+/// Markdown, a ✗ in text).
+fn figure_cells(f: &FigureSummary, mark: fn(String) -> String) -> [String; 5] {
     let over = |figure: Figure, text: String, line: Option<String>| {
         if f.regressed.contains(&figure) {
             mark(match line {
@@ -176,9 +177,10 @@ fn figure_cells(f: &FigureSummary, mark: fn(String) -> String) -> [String; 4] {
     [
         over(
             Figure::P99,
-            format!("{}, p90 {}", ms(f.p99_ms), ms(f.p90_ms)),
+            ms(f.p99_ms),
             f.p99_line_ms.map(|l| ms(Some(l))),
         ),
+        ms(f.p90_ms),
         over(
             Figure::ErrorRate,
             rate(f.error_rate),
@@ -198,19 +200,24 @@ fn figure_cells(f: &FigureSummary, mark: fn(String) -> String) -> [String; 4] {
 /// The rounds' p99s, failed rounds marked with their error rate. Only
 /// numbers perfdash wrote: safe in Markdown and XML as they are.
 fn rounds_cell(e: &EndpointCheck, failed_mark: fn(String) -> String) -> String {
-    let failed = e
-        .figures
-        .as_ref()
-        .map(|f| f.failed_rounds.as_slice())
-        .unwrap_or(&[]);
+    let Some(f) = &e.figures else {
+        return "–".into();
+    };
+    if f.usable_rounds == 0 && !f.failed_rounds.is_empty() {
+        let all = crate::analyse::RunFigures {
+            failed_rounds: f.failed_rounds.clone(),
+            ..Default::default()
+        };
+        return failed_mark(format!("all failed: {}", all.describe_failed_rounds()));
+    }
     e.round_p99_ms
         .iter()
         .enumerate()
         .map(|(i, r)| {
             let number = e.round_numbers.get(i).copied().unwrap_or(0);
-            match failed.iter().find(|f| f.round == number) {
-                Some(f) => failed_mark(match f.error_rate {
-                    Some(e) => format!("failed ({} errors)", percent(e)),
+            match f.failed_rounds.iter().find(|x| x.round == number) {
+                Some(x) => failed_mark(match x.error_rate {
+                    Some(rate) => format!("failed ({} errors)", percent(rate)),
                     None => format!("failed ({r:.1})"),
                 }),
                 None => format!("{r:.1}"),
@@ -255,10 +262,10 @@ pub fn text(report: &CheckReport) -> String {
             e.reason
         );
         if let Some(f) = &e.figures {
-            let [p99, errors, tput, spread] = figure_cells(f, |s| format!("{s} ✗"));
+            let [p99, p90, errors, tput, spread] = figure_cells(f, |s| format!("{s} ✗"));
             let _ = writeln!(
                 out,
-                "  {:<16} {:<width$}  p99 {p99} · errors {errors} · throughput {tput} · spread {spread}",
+                "  {:<16} {:<width$}  p99 {p99} · p90 {p90} · errors {errors} · throughput {tput} · spread {spread}",
                 "", ""
             );
         }
@@ -376,26 +383,32 @@ pub fn markdown(report: &CheckReport) -> String {
     let _ = writeln!(out, "{}\n", markdown_cell(&counts(report)));
     let _ = writeln!(
         out,
-        "| Endpoint | Status | Median p99 | Baseline | Ratio | p99 / p90 | Error rate | Throughput | Spread | Rounds p99 (ms) | Why |"
+        "| Endpoint | Status | Median p99 | Baseline | Ratio | p90 | Error rate | Throughput | Spread | Rounds p99 (ms) | Why |"
     );
     let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
     let mut rows: Vec<&EndpointCheck> = report.endpoints.iter().collect();
     // Failures first, so a long table still shows them above the fold.
     rows.sort_by_key(|e| (e.status, e.endpoint.clone()));
     for e in rows {
-        let [p99, errors, tput, spread] = match &e.figures {
+        let [p99, p90, errors, tput, spread] = match &e.figures {
             Some(f) => figure_cells(f, bold),
-            None => ["–".to_string(), "–".into(), "–".into(), "–".into()],
+            None => [
+                ms(e.median_p99_ms),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+            ],
         };
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             markdown_cell(&e.name),
             markdown_status(e.status),
-            ms(e.median_p99_ms),
+            p99,
             ms(e.baseline_p99_ms),
             ratio(e.ratio),
-            p99,
+            p90,
             errors,
             tput,
             spread,
@@ -524,8 +537,10 @@ pub fn junit(report: &CheckReport) -> String {
             .figures
             .as_ref()
             .map(|f| {
-                let [p99, errors, tput, spread] = figure_cells(f, |s| format!("{s} ✗"));
-                format!("\np99 {p99}; errors {errors}; throughput {tput}; spread {spread}")
+                let [p99, p90, errors, tput, spread] = figure_cells(f, |s| format!("{s} ✗"));
+                format!(
+                    "\np99 {p99}; p90 {p90}; errors {errors}; throughput {tput}; spread {spread}"
+                )
             })
             .unwrap_or_default();
         junit_case(
@@ -537,7 +552,7 @@ pub fn junit(report: &CheckReport) -> String {
                 reason: &e.reason,
                 failure_type: "regression",
                 failure_body: format!(
-                    "{} ({}): round p99s {} ms{figures}",
+                    "{} ({}): round p99s (ms) {}{figures}",
                     e.name,
                     e.endpoint,
                     rounds_cell(e, |s| s)
