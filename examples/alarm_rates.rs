@@ -84,6 +84,7 @@ fn series(rng: &mut Rng, noise: &Noise, runs: usize, step_at: Option<(usize, f64
                     },
                 )]),
                 problems: vec![],
+                untrusted_time: None,
             }
         })
         .collect();

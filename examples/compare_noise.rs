@@ -72,6 +72,7 @@ fn run(rng: &mut Rng, id: &str, noise: &Noise, level: f64) -> Run {
             },
         )]),
         problems: vec![],
+        untrusted_time: None,
     }
 }
 

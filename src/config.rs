@@ -9,6 +9,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+mod limits;
+mod policy;
+mod run_spec;
+
+pub use limits::Limits;
+pub use policy::{DEFAULT_POLICY, Policy};
+pub use run_spec::RunSpec;
+
 /// The file name of the settings file at the archive root.
 pub const SETTINGS_FILE: &str = "perfdash.toml";
 
@@ -24,7 +32,7 @@ pub struct Settings {
     /// Per-endpoint settings keyed by endpoint id (the folder name).
     pub endpoints: BTreeMap<String, EndpointSettings>,
     /// Caps on what one input file may cost (gzip bombs, endless lines).
-    pub limits: crate::ingest::limits::Limits,
+    pub limits: Limits,
     /// How rounds are recomputed from raw outputs (`[raw]`).
     pub raw: RawSettings,
     /// How flame-graph profiles are classified and attributed (`[profiles]`).
@@ -33,6 +41,76 @@ pub struct Settings {
     pub compare: CompareSettings,
     /// Capacity from step-load runs (`[capacity]`, docs/capacity.md).
     pub capacity: CapacitySettings,
+    /// How the site links out (`[site]`, docs/site.md).
+    pub site: SiteSettings,
+}
+
+/// `[site]`: links from the site to the code host. Both optional; without
+/// them commits are shown as short hashes without a link.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SiteSettings {
+    /// A commit's page, with `{commit}` for the full hash, e.g.
+    /// `https://git.example.com/shop/commit/{commit}`.
+    pub commit_url: Option<String>,
+    /// The changes between two commits, with `{from}` and `{to}`, e.g.
+    /// `https://git.example.com/shop/compare/{from}...{to}`.
+    pub compare_url: Option<String>,
+}
+
+impl SiteSettings {
+    fn validate(&self) -> Result<(), String> {
+        for (key, url, holes) in [
+            ("site.commit_url", &self.commit_url, &["{commit}"][..]),
+            (
+                "site.compare_url",
+                &self.compare_url,
+                &["{from}", "{to}"][..],
+            ),
+        ] {
+            let Some(url) = url else { continue };
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(format!(
+                    "{key} must start with https:// or http:// (got '{url}')"
+                ));
+            }
+            for hole in holes {
+                if !url.contains(hole) {
+                    return Err(format!("{key} must contain {hole} (got '{url}')"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The page of one commit, when `commit_url` is set.
+    pub fn commit_href(&self, commit: &str) -> Option<String> {
+        let url = self.commit_url.as_ref()?;
+        Some(url.replace("{commit}", &url_component(commit)))
+    }
+
+    /// The changes from one commit to another, when `compare_url` is set.
+    pub fn compare_href(&self, from: &str, to: &str) -> Option<String> {
+        let url = self.compare_url.as_ref()?;
+        Some(
+            url.replace("{from}", &url_component(from))
+                .replace("{to}", &url_component(to)),
+        )
+    }
+}
+
+/// Percent-encodes everything but unreserved URL characters: a commit
+/// from run.toml is data, and must not change the URL's shape.
+fn url_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// `[capacity]`: how step-load files are cut into steps and judged
@@ -256,7 +334,7 @@ impl Default for AnalysisSettings {
 pub struct AlarmSettings {
     /// The policy `perfdash check` gates on and the weekly page and
     /// `perfdash triage` follow, unless `--policy` says otherwise.
-    pub policy: crate::analyse::Policy,
+    pub policy: Policy,
     /// Kept so older perfdash.toml files still load: since a candidate
     /// alarm ends at the first run back within the band, confirmation
     /// needs the next `confirm_needed` runs and this changes nothing.
@@ -282,7 +360,7 @@ pub struct AlarmSettings {
 impl Default for AlarmSettings {
     fn default() -> Self {
         AlarmSettings {
-            policy: crate::analyse::policy::DEFAULT_POLICY,
+            policy: DEFAULT_POLICY,
             confirm_window: 3,
             confirm_needed: 2,
             robust_k: 3.5,
@@ -338,23 +416,10 @@ pub struct EndpointSettings {
 }
 
 impl Settings {
-    /// Reads `perfdash.toml` from the archive root, or returns the defaults
-    /// when there is none.
-    pub fn load(archive_root: &Path) -> Result<Settings, Error> {
-        let path = archive_root.join(SETTINGS_FILE);
-        // Read like every archive file: no symbolic links, no FIFOs, capped.
-        let text = match crate::ingest::limits::read_text_file(
-            &path,
-            &crate::ingest::limits::Limits::default(),
-        ) {
-            Ok(Some(text)) => text,
-            Ok(None) => return Ok(Settings::default()),
-            Err(source) => return Err(Error::Io { path, source }),
-        };
-        Settings::parse(&text, &path)
-    }
-
     /// Parses and validates settings text; `path` is used in messages.
+    /// The `[profiles]` regular expressions are compiled, and so checked,
+    /// where settings are loaded (`ingest::settings`): compiling them is
+    /// the profile classifier's business, not the settings'.
     pub fn parse(text: &str, path: &Path) -> Result<Settings, Error> {
         let settings: Settings =
             toml::from_str(text).map_err(|e| Error::at(path, toml_line(text, &e), e.message()))?;
@@ -440,7 +505,6 @@ impl Settings {
         if cp.min_runs_at_level == 0 {
             return Err("changepoint.min_runs_at_level must be at least 1".into());
         }
-        crate::profile::Classifier::new(&self.profiles).map_err(|e| format!("profiles: {e}"))?;
         let p = &self.profiles;
         if !(p.min_shift_pts.is_finite() && p.min_shift_pts > 0.0 && p.min_shift_pts < 100.0) {
             return Err(format!(
@@ -456,8 +520,7 @@ impl Settings {
         }
         for pair in &self.compare.pairs {
             for spec in pair {
-                crate::analyse::compare::RunSpec::parse(spec)
-                    .map_err(|e| format!("compare.pairs: {e}"))?;
+                RunSpec::parse(spec).map_err(|e| format!("compare.pairs: {e}"))?;
             }
         }
         for (id, e) in &self.endpoints {
@@ -470,6 +533,7 @@ impl Settings {
         }
         check_warmup("raw.warmup_seconds", self.raw.warmup_seconds)?;
         self.validate_capacity()?;
+        self.site.validate()?;
         if !(self.raw.summary_tolerance.is_finite() && self.raw.summary_tolerance >= 0.0) {
             return Err("raw.summary_tolerance must be a non-negative number".into());
         }
@@ -665,5 +729,56 @@ mod tests {
         assert_eq!(s.threshold_ratio("order-list"), 1.3);
         assert_eq!(s.threshold_ratio("other"), 1.15);
         assert_eq!(s.endpoint_name("other"), "other");
+    }
+
+    #[test]
+    fn site_links_fill_in_their_placeholders_and_encode_the_values() {
+        let s = Settings::parse(
+            "[site]\ncommit_url = \"https://git.example.com/shop/commit/{commit}\"\n\
+             compare_url = \"https://git.example.com/shop/compare/{from}...{to}\"\n",
+            Path::new("p.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.site.commit_href("abc123").as_deref(),
+            Some("https://git.example.com/shop/commit/abc123")
+        );
+        assert_eq!(
+            s.site.compare_href("a1", "b2").as_deref(),
+            Some("https://git.example.com/shop/compare/a1...b2")
+        );
+        // A commit is data: it cannot add a path, a query or markup.
+        assert_eq!(
+            s.site.commit_href("x/../y?z=<b>\"").as_deref(),
+            Some("https://git.example.com/shop/commit/x%2F..%2Fy%3Fz%3D%3Cb%3E%22")
+        );
+        // Unset: no links.
+        let none = Settings::parse("", Path::new("p.toml")).unwrap();
+        assert_eq!(none.site.commit_href("abc"), None);
+        assert_eq!(none.site.compare_href("a", "b"), None);
+    }
+
+    #[test]
+    fn site_links_must_be_web_addresses_with_their_placeholders() {
+        for (toml, words) in [
+            (
+                "commit_url = \"https://x/commit/\"",
+                "must contain {commit}",
+            ),
+            (
+                "commit_url = \"javascript:alert({commit})\"",
+                "must start with https://",
+            ),
+            (
+                "compare_url = \"https://x/compare/{from}\"",
+                "must contain {to}",
+            ),
+            ("commit = \"https://x/{commit}\"", "unknown field"),
+        ] {
+            let err = Settings::parse(&format!("[site]\n{toml}\n"), Path::new("p.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(words), "{toml}: {err}");
+        }
     }
 }

@@ -86,7 +86,7 @@ pub fn check_perfdash_toml(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    match crate::config::Settings::parse(text, Path::new("perfdash.toml")) {
+    match crate::ingest::settings::parse(text, Path::new("perfdash.toml")) {
         Ok(s) => {
             assert!(s.analysis.threshold_ratio.is_finite() && s.analysis.threshold_ratio > 1.0);
             assert!(s.analysis.expected_rounds >= 1);

@@ -5,15 +5,20 @@
 //! one module, and [`build`] runs them in order.
 
 pub mod analyse;
+pub mod calendar;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod doc_section;
 pub mod error;
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hash;
 pub mod ingest;
 pub mod model;
+#[cfg(test)]
+mod module_layers;
 pub mod pipeline;
 pub mod profile;
 pub mod render;

@@ -24,7 +24,14 @@ pub struct Archive {
 }
 
 impl Archive {
-    /// All endpoint ids that occur in any run, sorted.
+    /// The latest run whose time can be trusted: what "latest" means for
+    /// the overview, the weekly page, `compare latest` and `check --latest`.
+    /// A run whose `started_at` is in the future (or otherwise untrusted,
+    /// see [`Run::untrusted_time`]) would otherwise stay "latest" for good.
+    pub fn latest_run(&self) -> Option<&Run> {
+        self.runs.iter().rev().find(|r| r.untrusted_time.is_none())
+    }
+
     /// Whether a human labelled `run`'s alarm on `endpoint` `accepted` (an
     /// intended change: the new level becomes the baseline).
     pub fn accepted_by_triage(&self, run: &str, endpoint: &str) -> bool {
@@ -33,6 +40,7 @@ impl Archive {
             .any(|l| l.label == Label::Accepted && l.run == run && l.endpoint == endpoint)
     }
 
+    /// All endpoint ids that occur in any run, sorted.
     pub fn endpoint_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = self
             .runs
@@ -59,9 +67,13 @@ pub struct Run {
     /// Endpoint id → the steps of its step-load file (`steps.<ext>`), if
     /// any (docs/capacity.md).
     pub capacity: BTreeMap<String, StepSeries>,
-    /// Problems found while reading this run (skipped files and the like).
-    /// A run with problems is shown as incomplete.
-    pub problems: Vec<String>,
+    /// Problems found while reading this run (skipped files and the like;
+    /// never information). A run with problems is shown as incomplete.
+    pub problems: Vec<crate::error::Diagnostic>,
+    /// Why `started_at` cannot be trusted (in the future, before 2000, far
+    /// from the date in the id), when it cannot: such a run stays in the
+    /// history but is never the latest run.
+    pub untrusted_time: Option<String>,
 }
 
 /// `run.toml`: everything optional.

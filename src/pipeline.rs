@@ -27,6 +27,9 @@ pub struct BuildOptions {
     pub no_cache: bool,
     /// Show a progress bar on stderr (pass `true` only for a terminal).
     pub progress: bool,
+    /// The build's time (runs dated more than a day after it are not
+    /// trusted); `None`: `ingest::build_time()`.
+    pub now: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// What a build did.
@@ -40,7 +43,8 @@ pub struct BuildReport {
     pub bytes: u64,
     /// Endpoints that regressed in the latest run.
     pub latest_regressions: usize,
-    /// Inputs skipped on the way (each names its file).
+    /// Inputs skipped on the way (each names its file), and information
+    /// said once per build (see `DiagnosticKind`).
     pub diagnostics: Vec<Diagnostic>,
     /// Round files parsed, and round results taken from the cache.
     pub rounds_parsed: usize,
@@ -73,13 +77,15 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         warmup_override: opts.warmup,
         cache,
         progress: opts.progress,
+        now: opts.now,
     };
     let loaded = load_archive_with(&opts.archive, &load)?;
     let counts = load.cache.as_ref().map(|c| c.counts());
-    if opts.strict && !loaded.diagnostics.is_empty() {
+    if opts.strict && loaded.diagnostics.iter().any(|d| d.is_warning()) {
         let list: Vec<String> = loaded
             .diagnostics
             .iter()
+            .filter(|d| d.is_warning())
             .map(|d| format!("  {d}"))
             .collect();
         return Err(Error::Usage(format!(

@@ -67,6 +67,7 @@ pub fn run(i: usize, endpoints: &[(&str, &[f64])]) -> Run {
             .collect::<BTreeMap<_, _>>(),
         capacity: BTreeMap::new(),
         problems: vec![],
+        untrusted_time: None,
     }
 }
 
@@ -94,4 +95,35 @@ pub fn archive_of(endpoints: &[(&str, Vec<Vec<f64>>)]) -> Archive {
             })
             .collect(),
     )
+}
+
+/// The bundled demo archive, generated once per test binary (it takes
+/// seconds and every demo test reads it): the folder it is in, the
+/// generator's report, and the analysis of the archive as loaded.
+pub struct BundledDemo {
+    dir: tempfile::TempDir,
+    pub report: crate::demo::DemoReport,
+    pub analysis: crate::analyse::Analysis,
+}
+
+impl BundledDemo {
+    pub fn root(&self) -> std::path::PathBuf {
+        self.dir.path().join("archive")
+    }
+}
+
+pub fn bundled_demo() -> &'static BundledDemo {
+    static CELL: std::sync::OnceLock<BundledDemo> = std::sync::OnceLock::new();
+    CELL.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("archive");
+        let report = crate::demo::generate(&root, &crate::demo::DemoOptions::default()).unwrap();
+        let loaded = crate::ingest::load_archive(&root).unwrap();
+        let analysis = crate::analyse::analyse(&loaded.archive, loaded.diagnostics);
+        BundledDemo {
+            dir,
+            report,
+            analysis,
+        }
+    })
 }

@@ -293,30 +293,21 @@ fn a_compare_pair_that_names_no_run_is_a_build_warning() {
 fn the_bundled_archive_reports_its_injected_regressions() {
     use std::collections::BTreeSet;
 
-    use perfdash::demo::{DemoOptions, EventKind, generate};
+    use perfdash::demo::{DemoOptions, EventKind, injected_events};
 
-    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
-    let loaded = perfdash::ingest::load_archive(&bundled).unwrap();
+    let bundled = common::bundled_archive();
+    let loaded = perfdash::ingest::load_archive(bundled).unwrap();
     let releases = perfdash::analyse::compare::release_runs(&loaded.archive);
     let (oldest, release_run) = releases
         .first()
         .expect("the bundled archive marks releases");
     let threshold = loaded.archive.settings.analysis.threshold_ratio;
 
-    let tmp = tempfile::tempdir().unwrap();
-    let report = generate(
-        &tmp.path().join("archive"),
-        &DemoOptions {
-            profiles: false,
-            ..DemoOptions::default()
-        },
-    )
-    .unwrap();
+    let events = injected_events(&DemoOptions::default());
     let latest = &loaded.archive.runs.last().unwrap().id;
     let mut regressions = BTreeSet::new();
     let mut improvements = BTreeSet::new();
-    for e in report
-        .events
+    for e in events
         .iter()
         .filter(|e| e.open && !e.runs.contains(&release_run.id))
     {
@@ -341,7 +332,7 @@ fn the_bundled_archive_reports_its_injected_regressions() {
         "the archive has open regressions to find"
     );
 
-    let out = compare(&bundled, &format!("release:{oldest}"), "latest", "json").code(1);
+    let out = compare(bundled, &format!("release:{oldest}"), "latest", "json").code(1);
     let json = json_of(&out);
     let with = |verdict: &str| -> BTreeSet<String> {
         verdicts(&json)

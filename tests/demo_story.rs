@@ -3,7 +3,7 @@
 //! the default `median` policy few, each endpoint's false-positive rate
 //! visible, and every real regression caught, with its delay.
 
-use std::path::Path;
+mod common;
 
 use perfdash::analyse::alarms::PolicyStats;
 use perfdash::analyse::{Analysis, Policy, analyse};
@@ -16,8 +16,7 @@ fn demo() -> &'static Analysis {
 }
 
 fn load_demo() -> Analysis {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
-    let loaded = load_archive(&root).expect("the bundled archive loads");
+    let loaded = load_archive(common::bundled_archive()).expect("the bundled archive loads");
     assert!(
         !loaded.archive.triage.is_empty(),
         "the demo archive ships triage labels"
@@ -227,7 +226,7 @@ fn the_demo_weekly_page_attributes_confirmed_regressions() {
     for e in &a.endpoints {
         for cp in &e.change_points {
             assert!(
-                history.contains(&format!(">{}</a></td>", cp.run)),
+                history.contains(&format!(">{}</a>", cp.run)),
                 "{} {}",
                 e.id,
                 cp.run

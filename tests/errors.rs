@@ -113,9 +113,18 @@ impl Outcome {
 }
 
 fn build_with(case: &Case, extra: &[&str]) -> Outcome {
+    build_at(case, extra, None)
+}
+
+/// A build with the build's time fixed by `PERFDASH_NOW` (else the wall clock).
+fn build_at(case: &Case, extra: &[&str], now: Option<&str>) -> Outcome {
     let out = case.tmp.path().join("site");
-    let output = Command::cargo_bin("perfdash")
-        .unwrap()
+    let mut command = Command::cargo_bin("perfdash").unwrap();
+    command.env_remove("PERFDASH_NOW");
+    if let Some(now) = now {
+        command.env("PERFDASH_NOW", now);
+    }
+    let output = command
         .args(["build", "--verbose", "--archive"])
         .arg(&case.archive)
         .arg("--out")
@@ -334,7 +343,7 @@ fn missing_round() {
     let case = healthy();
     std::fs::remove_file(case.archive.join(ROUND)).unwrap();
     let o = build(&case);
-    o.warned("runs/2026-03-05T0300Z/orders: round(s) 3 missing")
+    o.warned("runs/2026-03-05T0300Z/orders: round 3 missing")
         .incomplete(RUN);
     assert_eq!(o.round_count("orders", RUN), Some(4));
     let verdict = o.analysis()["endpoints"]
@@ -402,7 +411,11 @@ fn duplicate_run_ids() {
         );
     }
     let o = build(&case);
-    o.warned(&format!("{copy}: starts at the same time as runs/{RUN}"));
+    // Times in messages are written as everywhere else (RFC 3339 with `Z`;
+    // this one message used to say `+00:00`).
+    o.warned(&format!(
+        "{copy}: starts at the same time as runs/{RUN} (2026-03-05T03:00:00Z)"
+    ));
     assert!(o.run(RUN).is_some() && o.run("2026-03-05t0300z").is_some());
     // Distinct pages, deterministic: the id that already is the slug
     // keeps it, the other gets a suffix derived from its own id.
@@ -728,4 +741,281 @@ fn hidden_files_and_warmup_rounds_are_not_warnings() {
     let o = build(&case);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.run(RUN).unwrap()["incomplete"], false);
+}
+
+/// `perfdash check` on the case's archive: (exit code, stdout).
+fn check(case: &Case, extra: &[&str]) -> (i32, String) {
+    let output = Command::cargo_bin("perfdash")
+        .unwrap()
+        .env_remove("PERFDASH_NOW")
+        .args(["check", "--archive"])
+        .arg(&case.archive)
+        .args(extra)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+fn warning_lines(o: &Outcome) -> Vec<&str> {
+    o.stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect()
+}
+
+#[test]
+fn giant_round_numbers() {
+    let case = healthy();
+    let giant = format!("runs/{RUN}/orders/round-4294967295.json");
+    let date = format!("runs/{RUN}/orders/round-20260608.json");
+    let overflow = format!("runs/{RUN}/orders/round-99999999999.json");
+    for rel in [&giant, &date, &overflow] {
+        put(&case, rel, common::k6_summary(100.0));
+    }
+    let o = build(&case);
+    for rel in [&giant, &date, &overflow] {
+        o.warned(&format!(
+            "{rel}: skipped: its round number is above 100, the largest read"
+        ));
+    }
+    // One warning per file, and no list of a billion missing rounds.
+    assert_eq!(warning_lines(&o).len(), 3, "{}", o.stderr);
+    assert!(o.stderr.len() < 4096, "{} bytes of stderr", o.stderr.len());
+    o.incomplete(RUN);
+    assert_eq!(o.round_count("orders", RUN), Some(5));
+    let site: usize = common::tree(&o.out).iter().map(|(_, b)| b.len()).sum();
+    assert!(site < 4 << 20, "the site is {site} bytes");
+    // The cap follows expected_rounds: with 20 expected, round 150 is read.
+    put(&case, "perfdash.toml", "[analysis]\nexpected_rounds = 20\n");
+    std::fs::remove_file(case.archive.join(&giant)).unwrap();
+    std::fs::remove_file(case.archive.join(&date)).unwrap();
+    std::fs::remove_file(case.archive.join(&overflow)).unwrap();
+    put(
+        &case,
+        &format!("runs/{RUN}/orders/round-150.json"),
+        common::k6_summary(100.0),
+    );
+    let o = build(&case);
+    o.warned(&format!("runs/{RUN}/orders: rounds 6–149 missing"));
+}
+
+#[test]
+fn missing_rounds_as_ranges() {
+    let case = healthy();
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    put(
+        &case,
+        &format!("runs/{RUN}/orders/round-100.json"),
+        common::k6_summary(100.0),
+    );
+    let o = build(&case);
+    o.warned(&format!(
+        "runs/{RUN}/orders: rounds 3, 6–99 missing: there are files up to round-100"
+    ))
+    .incomplete(RUN);
+    assert_eq!(warning_lines(&o).len(), 1, "{}", o.stderr);
+}
+
+/// The day after the healthy case's last run (2026-03-07), and a copy of
+/// one of its runs there.
+const NEXT: &str = "2026-03-08T0300Z";
+
+fn add_run(case: &Case, id: &str, run_toml: Option<&str>, orders_p99: f64) {
+    for n in 1..=5 {
+        put(
+            case,
+            &format!("runs/{id}/orders/round-{n}.json"),
+            common::k6_summary(orders_p99),
+        );
+        put(
+            case,
+            &format!("runs/{id}/inventory/round-{n}.json"),
+            common::k6_summary(40.0),
+        );
+    }
+    if let Some(text) = run_toml {
+        put(case, &format!("runs/{id}/run.toml"), text);
+    }
+}
+
+fn latest_on_overview(o: &Outcome) -> String {
+    let index = std::fs::read_to_string(o.out.join("index.html")).unwrap();
+    let at = index
+        .find("Latest run <a")
+        .expect("the overview names the latest run");
+    let rest = &index[at..];
+    let start = rest.find('>').unwrap() + 1;
+    rest[start..start + rest[start..].find('<').unwrap()].to_string()
+}
+
+#[test]
+fn run_dated_in_the_future() {
+    let case = healthy();
+    // Today's run regressed ×3; a run with a clock set to 2099 sits beside it.
+    add_run(&case, NEXT, None, 300.0);
+    let future = "2099-03-08T0300Z";
+    add_run(&case, future, Some("commit = \"abc\"\n"), 100.0);
+    let o = build(&case);
+    o.warned(&format!(
+        "runs/{future}: started_at 2099-03-08T03:00:00Z is more than a day after the run's files \
+         were last written"
+    ));
+    assert_eq!(latest_on_overview(&o), NEXT, "the real latest run");
+    assert!(o.run(future).is_some(), "kept in the history");
+    // The gate checks the real latest run, but cannot vouch for it while a
+    // run with an untrusted time exists: exit 2, naming that run.
+    let (code, text) = check(&case, &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains(&format!("run {NEXT}")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("regression") && l.contains("orders")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("runs/{future}: started_at 2099")),
+        "{text}"
+    );
+    let (_, json) = check(&case, &["--format", "json"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["run"], NEXT);
+    // Fixed (here: removed), the regression is gated as usual.
+    std::fs::remove_dir_all(case.archive.join("runs").join(future)).unwrap();
+    assert_eq!(check(&case, &[]).0, 1);
+}
+
+#[test]
+fn run_dated_far_from_its_id_or_before_2000() {
+    let case = healthy();
+    add_run(
+        &case,
+        NEXT,
+        Some("commit = \"abc\"\nstarted_at = 2026-03-18T03:00:00Z\n"),
+        100.0,
+    );
+    let o = build(&case);
+    o.warned(&format!(
+        "runs/{NEXT}/run.toml:2: started_at 2026-03-18T03:00:00Z is 10 days away from the date \
+         in the run id (2026-03-08)"
+    ))
+    .incomplete(NEXT);
+    assert_eq!(latest_on_overview(&o), "2026-03-07T0300Z");
+    // A day either way is a time zone, not an error.
+    put(
+        &case,
+        &format!("runs/{NEXT}/run.toml"),
+        "started_at = 2026-03-08T23:30:00-05:00\n",
+    );
+    let o = build(&case);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(latest_on_overview(&o), NEXT);
+    // A clock never set.
+    put(
+        &case,
+        &format!("runs/{NEXT}/run.toml"),
+        "\n\nstarted_at = 1970-01-01T00:00:00Z\n",
+    );
+    build(&case).warned(&format!(
+        "runs/{NEXT}/run.toml:3: started_at 1970-01-01T00:00:00Z is before 2000"
+    ));
+    // RFC 3339 years only: an offset must not carry a time out of 0000–9999.
+    for text in [
+        "started_at = 0000-01-01T00:00:00+01:00\n",
+        "started_at = \"9999-12-31T23:59:59-01:00\"\n",
+    ] {
+        put(&case, &format!("runs/{NEXT}/run.toml"), text);
+        let o = build(&case);
+        o.warned(&format!("runs/{NEXT}/run.toml:1: started_at '"));
+        assert!(
+            o.stderr.contains("outside the years 0000–9999"),
+            "{}",
+            o.stderr
+        );
+        // The run keeps the time of its id.
+        assert_eq!(o.run(NEXT).unwrap()["started_at"], "2026-03-08T03:00:00Z");
+    }
+}
+
+#[test]
+fn run_dated_in_the_future_by_a_clock_set_ahead() {
+    // The files' times came from the same clock as started_at, so only the
+    // build's time can tell; PERFDASH_NOW fixes it, so the answer does not
+    // depend on when the test runs.
+    let case = healthy();
+    let future = "2099-03-08T0300Z";
+    add_run(&case, future, None, 100.0);
+    let in_2099 = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(4_076_640_000);
+    for (path, _) in common::tree(&case.archive.join("runs").join(future)) {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(case.archive.join("runs").join(future).join(path))
+            .unwrap();
+        file.set_modified(in_2099).unwrap();
+    }
+    let o = build_at(&case, &[], Some("2026-03-09T00:00:00Z"));
+    o.warned(&format!(
+        "runs/{future}: started_at 2099-03-08T03:00:00Z is more than a day in the future"
+    ));
+    assert_eq!(latest_on_overview(&o), "2026-03-07T0300Z");
+    let o = build_at(&case, &[], Some("2099-03-08T12:00:00Z"));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(latest_on_overview(&o), future);
+    std::fs::remove_dir_all(&o.out).unwrap();
+    let o = build_at(&case, &[], Some("yesterday"));
+    o.failed("PERFDASH_NOW='yesterday' is not an RFC 3339 time");
+}
+
+#[test]
+fn harmless_files_do_not_stop_the_gate() {
+    // The latest run regressed: exit 1. A second flame graph of one kind
+    // and a notes file are reported, but must not turn that into exit 2
+    // ("cannot vouch"), which only inputs holding measurements can.
+    let case = healthy();
+    add_run(&case, NEXT, None, 300.0);
+    let folded = "main;handle;query 7\nmain;handle;render 3\n";
+    put(
+        &case,
+        &format!("runs/{NEXT}/orders/flame.collapsed"),
+        folded,
+    );
+    put(&case, &format!("runs/{NEXT}/orders/flame.folded"), folded);
+    put(
+        &case,
+        &format!("runs/{NEXT}/orders/notes.txt"),
+        "slow disk?",
+    );
+    let o = build(&case);
+    o.warned(&format!(
+        "runs/{NEXT}/orders/flame.folded: skipped: the cpu profile of orders is already read"
+    ));
+    let (code, text) = check(&case, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("2 file(s) in this run are not read"),
+        "{text}"
+    );
+    // The same for `compare`: a regression, not "incomplete run".
+    let compare = || {
+        Command::cargo_bin("perfdash")
+            .unwrap()
+            .args(["compare", "2026-03-07T0300Z", NEXT, "--archive"])
+            .arg(&case.archive)
+            .output()
+            .unwrap()
+    };
+    let output = compare();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    // A round that does not parse is different: the figures may be wrong.
+    put(&case, &format!("runs/{NEXT}/orders/round-2.json"), "{");
+    let (code, text) = check(&case, &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("round-2.json:1: skipped: not valid JSON"),
+        "{text}"
+    );
+    assert_eq!(compare().status.code(), Some(2));
 }

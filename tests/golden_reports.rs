@@ -107,6 +107,7 @@ fn archive(quiet: &[(&str, Level)], last: &[(&str, Level)]) -> Archive {
                 endpoints,
                 capacity: BTreeMap::new(),
                 problems: Vec::new(),
+                untrusted_time: None,
             }
         })
         .collect();

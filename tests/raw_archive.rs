@@ -175,6 +175,7 @@ fn cache_rereads_only_what_changed() {
             warmup_override: warmup,
             cache: Some(RoundCache::new(&cache_dir)),
             progress: false,
+            now: None,
         };
         let loaded = load_archive_with(&root, &opts).unwrap();
         (loaded, opts.cache.unwrap().counts())

@@ -417,13 +417,18 @@ fn the_history_page_lists_change_points_newest_first() {
     assert_eq!(rows.len(), expected.len());
     for (row, (_, slug, run, before, after, change, direction)) in rows.iter().zip(&expected) {
         let links = hrefs(row);
+        let onset = format!("runs/{}.html#{slug}", run.to_lowercase());
         assert_eq!(
-            links,
-            [
-                format!("endpoints/{slug}.html"),
-                format!("runs/{}.html#{slug}", run.to_lowercase())
-            ]
+            links[..2],
+            [format!("endpoints/{slug}.html"), onset.clone()]
         );
+        // The suspect range: the run before the onset, then the onset.
+        assert_eq!(links.len(), 4, "{links:?}");
+        assert!(
+            links[2].starts_with("runs/") && links[2] < onset,
+            "{links:?}"
+        );
+        assert_eq!(links[3], onset);
         assert!(row.contains(&format!(">{run}</a>")), "{row}");
         assert!(
             row.contains(&format!("{before:.1} → {after:.1}"))

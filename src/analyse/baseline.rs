@@ -93,6 +93,8 @@ pub struct RunInput<'a> {
     pub load: &'a BTreeMap<String, String>,
     /// A triage label says `accepted` for this run.
     pub labelled_accepted: bool,
+    /// How finely its p99 figures were measured (Locust rounds them).
+    pub resolution: verdict::Resolution,
 }
 
 /// How the walk judged one run.
@@ -268,6 +270,7 @@ impl SeriesWalk {
             throughput_rps: f.throughput_rps,
             baseline_throughput_rps: baseline.throughput_rps,
             lines: FigureLines::of(&self.settings),
+            resolution: run.resolution,
         };
         let decision = verdict::decide(&evidence);
         let accepted_change = self.accepted_changes.next_run(
@@ -335,6 +338,7 @@ mod tests {
             median_p99_ms: f.p99_ms.unwrap_or(0.0),
             load,
             labelled_accepted: false,
+            resolution: verdict::Resolution::Exact,
         })
     }
 

@@ -233,7 +233,7 @@ pub struct LevelShift {
 }
 
 fn serialize_rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    s.serialize_str(&crate::calendar::rfc3339(*t))
 }
 
 /// The runs change points are looked for in: positions of the points with

@@ -142,6 +142,7 @@ mod tests {
             },
             endpoints: Default::default(),
             problems: vec![],
+            untrusted_time: None,
         };
         let runs = [
             run("a", 1, &[("jvm_flags", "-Xmx2g")]),

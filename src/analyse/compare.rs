@@ -49,7 +49,7 @@ use super::verdict::{
 };
 use crate::error::{Diagnostic, Error};
 use crate::model::{Archive, EndpointRun, Run};
-use crate::stats::hodges_lehmann_shift;
+use crate::stats::hodges_lehmann_ratio;
 
 /// Each tail of the round interval holds at most this probability.
 ///
@@ -84,6 +84,10 @@ pub struct RunRef {
     pub commit: Option<String>,
     /// Problems met while reading the run; non-empty means incomplete.
     pub problems: Vec<String>,
+    /// A problem of the run puts its figures in doubt (a skipped round,
+    /// not a second flame graph): the comparison cannot be vouched for.
+    #[serde(skip)]
+    pub in_doubt: bool,
 }
 
 impl RunRef {
@@ -93,7 +97,11 @@ impl RunRef {
             started_at: run.started_at,
             release: run.meta.release.clone(),
             commit: run.meta.commit.clone(),
-            problems: run.problems.clone(),
+            problems: run.problems.iter().map(ToString::to_string).collect(),
+            in_doubt: run
+                .problems
+                .iter()
+                .any(|d| d.kind.casts_doubt_on_verdicts()),
         }
     }
 
@@ -208,7 +216,7 @@ impl Comparison {
     /// The outcome `perfdash compare` exits with (mapped in `src/cli/`):
     /// it cannot vouch for a comparison of runs with unreadable inputs.
     pub fn outcome(&self) -> Outcome {
-        if !self.a.problems.is_empty() || !self.b.problems.is_empty() {
+        if self.a.in_doubt || self.b.in_doubt {
             Outcome::CannotVouch
         } else if self.has_regression() {
             Outcome::Regression
@@ -328,13 +336,13 @@ fn compare_endpoint(
     let positive = |v: &[f64]| !v.is_empty() && v.iter().all(|v| v.is_finite() && *v > 0.0);
     if positive(&usable_a) && positive(&usable_b) {
         out.ratio = Some(sb.median_p99_ms / sa.median_p99_ms);
-        let log_a: Vec<f64> = usable_a.iter().map(|v| v.ln()).collect();
-        let log_b: Vec<f64> = usable_b.iter().map(|v| v.ln()).collect();
-        if let Some(shift) = hodges_lehmann_shift(&log_a, &log_b, INTERVAL_ONE_SIDED_ALPHA) {
-            out.hodges_lehmann_ratio = Some(shift.estimate.exp());
-            if let Some((lo, hi)) = shift.interval {
-                out.ratio_interval = Some([lo.exp(), hi.exp()]);
-                out.interval_confidence = Some(shift.confidence);
+        let level = 1.0 - 2.0 * INTERVAL_ONE_SIDED_ALPHA;
+        if let Some(shift) = hodges_lehmann_ratio(&usable_a, &usable_b, level) {
+            out.hodges_lehmann_ratio = Some(shift.estimate);
+            // Too few rounds for the level: no interval rather than a weaker one.
+            if shift.reaches(level) {
+                out.ratio_interval = Some([shift.low, shift.high]);
+                out.interval_confidence = Some(shift.coverage);
             }
         }
     }
@@ -480,42 +488,7 @@ fn explain_latency(e: &ComparisonEvidence, verdict: ComparisonVerdict) -> String
 // ---------------------------------------------------------------------------
 // Run selection
 
-/// How a run is named on the command line or in `perfdash.toml`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunSpec {
-    /// `latest` (0) or `latest~N` (N runs before the latest).
-    Latest(usize),
-    /// `release:<name>`: the latest run whose run.toml says `release = "<name>"`.
-    Release(String),
-    /// An exact run id or a unique prefix of one.
-    Id(String),
-}
-
-impl RunSpec {
-    /// Parses a run name; the message says what is accepted.
-    pub fn parse(spec: &str) -> Result<RunSpec, String> {
-        const FORMS: &str = "a run id or unique prefix, `latest`, `latest~N` or `release:<name>`";
-        let spec = spec.trim();
-        if spec.is_empty() {
-            return Err(format!("empty run name: expected {FORMS}"));
-        }
-        if spec == "latest" {
-            return Ok(RunSpec::Latest(0));
-        }
-        if let Some(n) = spec.strip_prefix("latest~") {
-            return n.parse::<usize>().map(RunSpec::Latest).map_err(|_| {
-                format!("`{spec}`: the N in `latest~N` must be a whole number (e.g. latest~1)")
-            });
-        }
-        if let Some(name) = spec.strip_prefix("release:") {
-            if name.is_empty() {
-                return Err(format!("`{spec}`: name the release, e.g. release:1.4.0"));
-            }
-            return Ok(RunSpec::Release(name.to_string()));
-        }
-        Ok(RunSpec::Id(spec.to_string()))
-    }
-}
+pub use crate::config::RunSpec;
 
 /// Finds the run `spec` names. Errors are usage errors (exit code 2) that
 /// say what was found instead.
@@ -529,13 +502,20 @@ fn resolve_spec<'a>(archive: &'a Archive, spec: &RunSpec) -> Result<&'a Run, Str
     let runs = &archive.runs;
     match spec {
         RunSpec::Latest(back) => {
-            if runs.is_empty() {
-                return Err("the archive has no runs".to_string());
+            // A run whose time cannot be trusted is never "latest" (see
+            // Archive::latest_run), nor counted in `latest~N`.
+            let trusted: Vec<&Run> = runs.iter().filter(|r| r.untrusted_time.is_none()).collect();
+            if trusted.is_empty() {
+                return Err(match runs.is_empty() {
+                    true => "the archive has no runs".to_string(),
+                    false => "the archive has no runs with a trusted time".to_string(),
+                });
             }
-            runs.len()
+            trusted
+                .len()
                 .checked_sub(1 + back)
-                .map(|i| &runs[i])
-                .ok_or_else(|| format!("the archive has only {} runs", runs.len()))
+                .map(|i| trusted[i])
+                .ok_or_else(|| format!("the archive has only {} runs", trusted.len()))
         }
         RunSpec::Release(name) => runs
             .iter()
@@ -650,7 +630,7 @@ pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnost
         }
     }
     if cfg.latest_vs_release
-        && let Some(latest) = archive.runs.last()
+        && let Some(latest) = archive.latest_run()
         && let Some((name, release)) = releases
             .iter()
             .rev()
@@ -687,6 +667,7 @@ pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnost
                 });
             }
             Err(message) => diagnostics.push(Diagnostic {
+                kind: crate::error::DiagnosticKind::Ignored,
                 path: crate::config::SETTINGS_FILE.to_string(),
                 line: None,
                 message: format!("[compare] pair [\"{spec_a}\", \"{spec_b}\"] skipped: {message}"),

@@ -20,9 +20,8 @@ use serde::Serialize;
 
 use super::{RunPoint, Verdict};
 use crate::model::Round;
-use crate::stats::evidence::{
-    MedianBand, OUTLIER_FACTOR, Shift, hodges_lehmann, median_band, outlier_rounds,
-};
+use crate::stats::evidence::{MedianBand, OUTLIER_FACTOR, median_band, outlier_rounds};
+use crate::stats::{Shift, hodges_lehmann};
 
 /// The confidence the shift interval asks for; its real coverage is in
 /// [`ShiftEvidence::coverage`].

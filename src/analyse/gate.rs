@@ -16,7 +16,7 @@ use super::figures::{FigureSummary, percent};
 use super::policy::{Judgement, Policy, RaisedAt};
 use super::verdict::{CapacityVerdict, Figure};
 use super::{Analysis, EndpointAnalysis, RunPoint, Verdict};
-use crate::error::Error;
+use crate::error::{DiagnosticKind, Error};
 use crate::model::Label;
 
 /// Which run to check.
@@ -74,6 +74,9 @@ pub enum CannotVouch {
         rounds: usize,
         expected_rounds: u32,
     },
+    /// `--latest` while some run's `started_at` cannot be trusted: it may
+    /// be the real latest run on a skewed clock (listed in `problems`).
+    UntrustedTime { runs: Vec<String> },
 }
 
 impl CannotVouch {
@@ -98,6 +101,9 @@ impl CannotVouch {
                 } else {
                     format!("{usable_rounds} of {expected_rounds} rounds of {endpoint}")
                 }
+            }
+            CannotVouch::UntrustedTime { runs } => {
+                format!("a run whose time cannot be trusted ({})", runs.join(", "))
             }
         }
     }
@@ -273,16 +279,14 @@ pub fn check(
     options: &CheckOptions,
 ) -> Result<CheckReport, Error> {
     let run = match which {
-        RunSelector::Latest => analysis
-            .runs
-            .last()
-            .ok_or_else(|| Error::Usage("the archive has no readable runs to check".into()))?,
+        RunSelector::Latest => analysis.latest_run().ok_or_else(|| {
+            Error::Usage("the archive has no readable runs with a trusted time to check".into())
+        })?,
         RunSelector::Id(id) => analysis.runs.iter().find(|r| &r.id == id).ok_or_else(|| {
             Error::Usage(format!(
                 "no run '{id}' in the archive (the latest is '{}')",
                 analysis
-                    .runs
-                    .last()
+                    .latest_run()
                     .map(|r| r.id.as_str())
                     .unwrap_or("none")
             ))
@@ -324,20 +328,44 @@ pub fn check(
             run.environment_suspect.is_some(),
         ));
     }
-    // Ingest words a file it read and rejected "skipped: …" and a file it
-    // does not read at all "ignored: …"; only the first can change a verdict.
-    let (ignored, problems): (Vec<String>, Vec<String>) = run
+    // Only diagnostics whose kind casts doubt on the figures (a skipped
+    // round, a cut-short file, an untrusted time) stop the gate vouching;
+    // the rest (notes, a second flame graph) are listed as harmless.
+    let (problems, ignored): (Vec<_>, Vec<_>) = run
         .problems
         .iter()
-        .cloned()
-        .partition(|p| p.contains(": ignored: "));
-    let capacity = capacity_checks(analysis, &run.id);
+        .partition(|d| d.kind.casts_doubt_on_verdicts());
+    let mut problems: Vec<String> = problems.iter().map(|d| d.to_string()).collect();
+    let ignored: Vec<String> = ignored.iter().map(|d| d.to_string()).collect();
     let mut cannot_vouch = Vec::new();
     if !problems.is_empty() {
         cannot_vouch.push(CannotVouch::UnreadableInputs {
             count: problems.len(),
         });
     }
+    // A run with an untrusted time is never "the latest", but it may be
+    // today's run on a skewed clock: until it is fixed, the latest run
+    // cannot be vouched for either.
+    if *which == RunSelector::Latest {
+        let untrusted: Vec<&super::RunInfo> = analysis
+            .runs
+            .iter()
+            .filter(|r| r.untrusted_time.is_some())
+            .collect();
+        if !untrusted.is_empty() {
+            cannot_vouch.push(CannotVouch::UntrustedTime {
+                runs: untrusted.iter().map(|r| r.id.clone()).collect(),
+            });
+        }
+        problems.extend(
+            untrusted
+                .iter()
+                .flat_map(|r| &r.problems)
+                .filter(|d| d.kind == DiagnosticKind::UntrustedTime)
+                .map(|d| d.to_string()),
+        );
+    }
+    let capacity = capacity_checks(analysis, &run.id);
     if !options.allow_insufficient {
         for check in endpoints
             .iter()

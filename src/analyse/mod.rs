@@ -63,7 +63,7 @@ impl Analysis {
     /// How many endpoints regressed in the latest run: the figure the
     /// overview and `perfdash build` both report.
     pub fn latest_run_regressions(&self) -> usize {
-        let Some(latest) = self.runs.last() else {
+        let Some(latest) = self.latest_run() else {
             return 0;
         };
         self.endpoints
@@ -80,7 +80,7 @@ impl Analysis {
 impl Analysis {
     /// How many endpoints failed in the latest run.
     pub fn latest_run_failures(&self) -> usize {
-        let Some(latest) = self.runs.last() else {
+        let Some(latest) = self.latest_run() else {
             return 0;
         };
         self.endpoints
@@ -92,6 +92,13 @@ impl Analysis {
             })
             .count()
     }
+
+    /// The latest run whose time can be trusted (see
+    /// [`Archive::latest_run`]): what every page and `check --latest`
+    /// call the latest run.
+    pub fn latest_run(&self) -> Option<&RunInfo> {
+        self.runs.iter().rev().find(|r| r.untrusted_time.is_none())
+    }
 }
 
 /// A run as the site lists it.
@@ -101,7 +108,10 @@ pub struct RunInfo {
     pub started_at: DateTime<Utc>,
     pub meta: RunMeta,
     /// Problems met while reading this run; non-empty means incomplete.
-    pub problems: Vec<String>,
+    pub problems: Vec<Diagnostic>,
+    /// Why its `started_at` cannot be trusted, when it cannot: never the
+    /// latest run.
+    pub untrusted_time: Option<String>,
     /// Most of the run's endpoints moved the same way together: likely
     /// the environment, not the code ([`environment`]).
     pub environment_suspect: Option<RunWideShift>,
@@ -123,8 +133,9 @@ pub struct EndpointAnalysis {
 }
 
 impl EndpointAnalysis {
+    /// The point of the latest run whose time can be trusted.
     pub fn latest(&self) -> Option<&RunPoint> {
-        self.points.last()
+        self.points.iter().rev().find(|p| !p.untrusted_time)
     }
 }
 
@@ -178,6 +189,9 @@ pub struct RunPoint {
     /// The rounds' band, likely GC/noise rounds, and the shift of this
     /// run's median against its baseline window ([`evidence`]).
     pub evidence: evidence::Evidence,
+    /// The run's `started_at` cannot be trusted: never the latest point.
+    #[serde(skip)]
+    pub untrusted_time: bool,
 }
 
 impl RunPoint {
@@ -203,12 +217,13 @@ impl RunPoint {
 /// analysis.
 pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis {
     let settings = &archive.settings;
-    // Settings::parse already compiled these rules, so this only fails for
+    // Loading the settings (ingest::settings) compiled these rules, so this only fails for
     // settings built in code.
     let classifier = match crate::profile::Classifier::new(&settings.profiles) {
         Ok(c) => Some(c),
         Err(e) => {
             diagnostics.push(Diagnostic {
+                kind: crate::error::DiagnosticKind::Ignored,
                 path: crate::config::SETTINGS_FILE.to_string(),
                 line: None,
                 message: format!("profiles: {e}; profiles are not classified"),
@@ -224,6 +239,7 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
             started_at: r.started_at,
             meta: r.meta.clone(),
             problems: r.problems.clone(),
+            untrusted_time: r.untrusted_time.clone(),
             environment_suspect: None,
         })
         .collect();
@@ -311,6 +327,7 @@ fn judge_series(
             median_p99_ms,
             load: &run.meta.load,
             labelled_accepted: archive.accepted_by_triage(&run.id, endpoint),
+            resolution: verdict::Resolution::of_rounds(rounds),
         });
         let b = judged.baseline;
         let baseline_p99_ms = b.p99_ms.filter(|_| b.missing.is_none());
@@ -358,6 +375,7 @@ fn judge_series(
             profiles: Vec::new(),
             accepted_change: judged.accepted_change,
             evidence,
+            untrusted_time: run.untrusted_time.is_some(),
         });
     }
     points

@@ -233,6 +233,8 @@ pub struct Evidence {
     pub throughput_rps: Option<f64>,
     pub baseline_throughput_rps: Option<f64>,
     pub lines: FigureLines,
+    /// How finely the p99 figures were measured.
+    pub resolution: Resolution,
 }
 
 impl Evidence {
@@ -257,6 +259,54 @@ impl Evidence {
             throughput_rps: None,
             baseline_throughput_rps: None,
             lines: FigureLines::of(&crate::config::AnalysisSettings::default()),
+            resolution: Resolution::Exact,
+        }
+    }
+}
+
+/// How finely a run's p99 figures were measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Resolution {
+    /// As finely as a float holds them (k6, JMeter, Gatling, raw files).
+    #[default]
+    Exact,
+    /// Locust's buckets: Locust rounds every response time before it
+    /// computes percentiles (`bucket_response_time` in locust/stats.py:
+    /// whole ms below 100 ms, tens below 1 s, hundreds below 10 s,
+    /// thousands above), so a percentile it reports as v may really lie
+    /// anywhere within half a step of v.
+    LocustBuckets,
+}
+
+impl Resolution {
+    /// The resolution of a run's rounds: Locust's buckets if any round is a
+    /// Locust `_stats.csv`.
+    pub fn of_rounds(rounds: &[crate::model::Round]) -> Resolution {
+        if rounds
+            .iter()
+            .any(|r| r.format == crate::model::SourceFormat::LocustStats)
+        {
+            Resolution::LocustBuckets
+        } else {
+            Resolution::Exact
+        }
+    }
+
+    /// How far the true value may lie from a reported `ms`: half the
+    /// rounding step at that size (the step of the value's own decade, so
+    /// a reported 100 ms, which may be a rounded 99.6, gets ±5 ms).
+    pub fn half_step_ms(self, ms: f64) -> f64 {
+        match self {
+            Resolution::Exact => 0.0,
+            Resolution::LocustBuckets => {
+                let step = match ms {
+                    ms if ms < 100.0 => 1.0,
+                    ms if ms < 1_000.0 => 10.0,
+                    ms if ms < 10_000.0 => 100.0,
+                    _ => 1_000.0,
+                };
+                step / 2.0
+            }
         }
     }
 }
@@ -283,6 +333,14 @@ pub struct Decision {
 /// 5. `improvement` when the p99 is under baseline ÷ ratio and nothing
 ///    regressed (symmetric on a log scale, so a 15% band means the same
 ///    both ways); `ok` otherwise.
+///
+/// With rounded figures ([`Resolution::LocustBuckets`]) a p99 verdict is
+/// never decided by the rounding step alone: a regression must be over the
+/// line even for the lowest ratio the rounding allows (the median at the
+/// bottom of its interval, the baseline at the top), an improvement below
+/// it even for the highest. On unchanged code Locust's p99 can move by a
+/// whole step (26 → 30 ms is ×1.154, over ×1.15; at its interval bounds
+/// it is 29.5 / 26.5 = ×1.11, within).
 pub fn decide(e: &Evidence) -> Decision {
     let plain = |verdict| Decision {
         verdict,
@@ -298,7 +356,7 @@ pub fn decide(e: &Evidence) -> Decision {
     let Some(baseline) = e.baseline_p99_ms.filter(|b| *b > 0.0) else {
         return plain(Verdict::NoBaseline);
     };
-    let latency = band(e.median_p99_ms / baseline, e.threshold_ratio);
+    let latency = latency_band(e.median_p99_ms, baseline, e.threshold_ratio, e.resolution);
     let mut regressed = Vec::new();
     if latency == Band::Above {
         regressed.push(Figure::P99);
@@ -322,6 +380,27 @@ pub fn decide(e: &Evidence) -> Decision {
         Verdict::Ok
     };
     Decision { verdict, regressed }
+}
+
+/// Where a median lies against its baseline's band, allowing for the
+/// rounding of the figures ([`Resolution`]).
+fn latency_band(median: f64, baseline: f64, threshold_ratio: f64, resolution: Resolution) -> Band {
+    let (median_slack, baseline_slack) = (
+        resolution.half_step_ms(median),
+        resolution.half_step_ms(baseline),
+    );
+    let lowest = (median - median_slack) / (baseline + baseline_slack);
+    let highest = match baseline - baseline_slack {
+        b if b > 0.0 => (median + median_slack) / b,
+        _ => f64::INFINITY,
+    };
+    if band(lowest, threshold_ratio) == Band::Above {
+        Band::Above
+    } else if band(highest, threshold_ratio) == Band::Below {
+        Band::Below
+    } else {
+        Band::Within
+    }
 }
 
 /// "Exceeds" is strict. A figure that equals its line up to float rounding
@@ -621,6 +700,34 @@ mod tests {
 
     fn decide(e: &Evidence) -> Verdict {
         super::decide(e).verdict
+    }
+
+    #[test]
+    fn locust_rounding_alone_never_decides_a_verdict() {
+        let locust = |median, baseline| Evidence {
+            resolution: Resolution::LocustBuckets,
+            ..ev(median, Some(baseline), 5)
+        };
+        // Seen on unchanged code: 26 → 30 ms, ×1.154 against a ×1.15 line.
+        assert_eq!(decide(&ev(30.0, Some(26.0), 5)), Verdict::Regression);
+        assert_eq!(decide(&locust(30.0, 26.0)), Verdict::Ok);
+        // …and the mirror image is no improvement either.
+        assert_eq!(decide(&ev(26.0, Some(30.0), 5)), Verdict::Improvement);
+        assert_eq!(decide(&locust(26.0, 30.0)), Verdict::Ok);
+        // A real step is still a regression: 26 → 32 ms is 31.5 / 26.5 =
+        // ×1.19 even at the bounds; 260 → 320 ms is 315 / 265 = ×1.19.
+        assert_eq!(decide(&locust(32.0, 26.0)), Verdict::Regression);
+        assert_eq!(decide(&locust(320.0, 260.0)), Verdict::Regression);
+        assert_eq!(decide(&locust(300.0, 260.0)), Verdict::Ok, "295 / 265");
+        assert_eq!(decide(&locust(20.0, 26.0)), Verdict::Improvement);
+        // Steps by decade, and a baseline inside its own rounding step.
+        let r = Resolution::LocustBuckets;
+        assert_eq!(
+            [99.0, 100.0, 990.0, 1_000.0, 9_900.0, 10_000.0].map(|v| r.half_step_ms(v)),
+            [0.5, 5.0, 5.0, 50.0, 50.0, 500.0]
+        );
+        assert_eq!(decide(&locust(1.0, 0.4)), Verdict::Ok, "0.4 ± 0.5 ms");
+        assert_eq!(Resolution::Exact.half_step_ms(123.0), 0.0);
     }
 
     #[test]

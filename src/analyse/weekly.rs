@@ -8,11 +8,12 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc, Weekday};
+use chrono::{DateTime, Duration, Utc};
 
 use super::Analysis;
 use super::alarms::{Alarm, AlarmState};
 use super::policy::Policy;
+use crate::calendar;
 use crate::model::Label;
 use crate::stats::{Interval, WILSON_Z95, median, wilson_interval};
 
@@ -35,7 +36,7 @@ impl FromStr for WeekSpec {
         let (year, week) = s.split_once(['W', 'w']).ok_or_else(bad)?;
         let year: i32 = year.trim_end_matches('-').parse().map_err(|_| bad())?;
         let week: u32 = week.parse().map_err(|_| bad())?;
-        NaiveDate::from_isoywd_opt(year, week, Weekday::Mon)
+        calendar::iso_week_monday(year, week)
             .ok_or_else(|| format!("{year} has no week {week}"))?;
         Ok(WeekSpec::Iso { year, week })
     }
@@ -114,15 +115,8 @@ pub struct WeeklyReview {
     pub noisier: Vec<NoiseChange>,
 }
 
-fn iso_week_label(t: DateTime<Utc>) -> String {
-    let w = t.iso_week();
-    format!("{}-W{:02}", w.year(), w.week())
-}
-
 fn week_start(t: DateTime<Utc>) -> DateTime<Utc> {
-    let w = t.iso_week();
-    NaiveDate::from_isoywd_opt(w.year(), w.week(), Weekday::Mon)
-        .expect("a date's own ISO week exists")
+    calendar::week_monday(t.date_naive())
         .and_hms_opt(0, 0, 0)
         .expect("midnight exists")
         .and_utc()
@@ -130,25 +124,24 @@ fn week_start(t: DateTime<Utc>) -> DateTime<Utc> {
 
 /// Builds the review. `None` when the archive has no runs.
 pub fn weekly_review(analysis: &Analysis, spec: WeekSpec, policy: Policy) -> Option<WeeklyReview> {
-    let latest = analysis.runs.last()?.started_at;
+    let latest = analysis.latest_run()?.started_at;
     let (title, from, to) = match spec {
         WeekSpec::LastSevenDays => {
             // Up to and including the latest run.
             let to = latest + Duration::seconds(1);
             (
-                format!("7 days to {}", latest.format("%Y-%m-%d")),
+                format!("7 days to {}", calendar::date(latest.date_naive())),
                 to - Duration::days(7),
                 to,
             )
         }
         WeekSpec::Iso { year, week } => {
-            let monday = NaiveDate::from_isoywd_opt(year, week, Weekday::Mon)?
-                .and_hms_opt(0, 0, 0)?
-                .and_utc();
+            let monday = calendar::iso_week_monday(year, week)?;
+            let from = monday.and_hms_opt(0, 0, 0)?.and_utc();
             (
-                format!("{year}-W{week:02}"),
-                monday,
-                monday + Duration::days(7),
+                calendar::iso_week_label(monday),
+                from,
+                from + Duration::days(7),
             )
         }
     };
@@ -269,7 +262,7 @@ fn fp_by_week(analysis: &Analysis, to: DateTime<Utc>) -> Vec<WeekRow> {
                 policies.insert(p, c);
             }
             WeekRow {
-                week: iso_week_label(start),
+                week: calendar::iso_week_label(start.date_naive()),
                 policies,
             }
         })
@@ -349,7 +342,7 @@ mod tests {
                 .contains("no week 54")
         );
         assert!("last week".parse::<WeekSpec>().is_err());
-        let monday = NaiveDate::from_isoywd_opt(2026, 47, Weekday::Mon).unwrap();
+        let monday = calendar::iso_week_monday(2026, 47).unwrap();
         assert_eq!(monday.to_string(), "2026-11-16");
     }
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{EXIT_FINDINGS, EXIT_OK};
+use super::build_exit_code;
 use crate::pipeline::{BuildOptions, build};
 
 #[derive(Debug, Args)]
@@ -51,17 +51,20 @@ pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
         warmup: args.warmup,
         no_cache: args.no_cache,
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        now: None,
     })?;
-    let warnings = report.diagnostics.len();
+    let (warnings, notes): (Vec<_>, Vec<_>) =
+        report.diagnostics.iter().partition(|d| d.is_warning());
     if !args.quiet {
         let shown = if args.verbose {
-            warnings
+            warnings.len()
         } else {
-            warnings.min(20)
+            warnings.len().min(20)
         };
-        for d in &report.diagnostics[..shown] {
+        for d in &warnings[..shown] {
             eprintln!("warning: {d}");
         }
+        let warnings = warnings.len();
         if shown < warnings {
             eprintln!(
                 "warning: … and {} more (use --verbose to see all)",
@@ -76,11 +79,14 @@ pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
             report.runs,
             report.latest_regressions,
             if warnings > 0 {
-                format!("; {warnings} input(s) skipped")
+                format!("; {warnings} warning(s)")
             } else {
                 String::new()
             }
         );
+        for d in &notes {
+            eprintln!("note: {d}");
+        }
         if args.verbose {
             eprintln!(
                 "rounds: {} in the archive; {} round files read, {} results from the cache; wrote {} files, {} bytes",
@@ -92,5 +98,5 @@ pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
             );
         }
     }
-    Ok(if warnings > 0 { EXIT_FINDINGS } else { EXIT_OK })
+    Ok(build_exit_code(&report.diagnostics))
 }

@@ -59,7 +59,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             ..Default::default()
         },
     )?;
-    let elsewhere = loaded.diagnostics.len();
+    let elsewhere = loaded.diagnostics.iter().filter(|d| d.is_warning()).count();
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
     let which = match args.run {
         Some(id) => RunSelector::Id(id),

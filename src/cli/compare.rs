@@ -59,7 +59,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
             .iter()
             .filter(|d| d.path.starts_with(&prefix))
         {
-            eprintln!("warning: {d}");
+            eprintln!("{}: {d}", super::diagnostic_label(d));
         }
     }
     let comparison = compare(archive, a, b);
@@ -69,12 +69,14 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Markdown => format_markdown(&comparison),
     };
     print!("{text}");
+    // Only problems that put the figures in doubt (a skipped round, not a
+    // second flame graph) make the comparison one perfdash cannot vouch for.
     let outcome = comparison.outcome();
     if outcome == Outcome::CannotVouch {
-        let incomplete: Vec<&str> = [a, b]
+        let incomplete: Vec<&str> = [&comparison.a, &comparison.b]
             .iter()
-            .filter(|r| !r.problems.is_empty())
-            .map(|r| r.id.as_str())
+            .filter(|r| r.in_doubt)
+            .map(|r| r.run.as_str())
             .collect();
         eprintln!(
             "error: incomplete run(s) {}: some inputs could not be read (see the warnings above)",

@@ -60,7 +60,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<u8> {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
                 Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
             };
-            let new = eval::splice(&old, &tables);
+            let new = crate::doc_section::splice(&old, "eval", &tables);
             std::fs::write(&path, new).with_context(|| format!("writing {}", path.display()))?;
             eprintln!("wrote the evaluation into {}", path.display());
         }

@@ -135,12 +135,11 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         OutputFormat::Table => print!("{}", report.to_table()),
         OutputFormat::Json => print!("{}", report.to_json()),
     }
-    let label = if report.rows.is_empty() {
-        "error"
-    } else {
-        "warning"
-    };
     for d in &report.diagnostics {
+        let label = match report.rows.is_empty() {
+            true => "error",
+            false => super::diagnostic_label(d),
+        };
         eprintln!("{label}: {d}");
     }
     if report.rows.is_empty() {
@@ -148,7 +147,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     }
     let failed_rows = report.rows.iter().any(|r| r.stats.is_none());
     Ok(
-        if failed_rows || profile_errors > 0 || !report.diagnostics.is_empty() {
+        if failed_rows || profile_errors > 0 || report.diagnostics.iter().any(|d| d.is_warning()) {
             EXIT_FINDINGS
         } else {
             EXIT_OK

@@ -40,6 +40,23 @@ pub fn outcome_exit_code(outcome: crate::analyse::gate::Outcome) -> u8 {
     }
 }
 
+/// The exit code of a build, from the kinds of its diagnostics alone
+/// (never their wording): 1 when any is a warning, 0 when there are none
+/// or only information (Locust's rounding, said once per build).
+pub(crate) fn build_exit_code(diagnostics: &[crate::error::Diagnostic]) -> u8 {
+    if diagnostics.iter().any(|d| d.kind.is_warning()) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}
+
+/// How a diagnostic is labelled on stderr: `warning:`, or `note:` for
+/// information (said once, never a problem).
+pub(crate) fn diagnostic_label(d: &crate::error::Diagnostic) -> &'static str {
+    if d.is_warning() { "warning" } else { "note" }
+}
+
 /// Turns an archive of load-test runs into a static performance-review site.
 #[derive(Debug, Parser)]
 #[command(name = "perfdash", version, about, long_about = None, propagate_version = true)]
@@ -105,5 +122,30 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn build_exit_code_comes_from_kinds() {
+        use crate::error::{Diagnostic, DiagnosticKind};
+        let d = |kind| Diagnostic::new(kind, "runs/x", None, "ignored: same words");
+        assert_eq!(build_exit_code(&[]), EXIT_OK);
+        assert_eq!(
+            build_exit_code(&[d(DiagnosticKind::Information)]),
+            EXIT_OK,
+            "information is never a warning"
+        );
+        for kind in [
+            DiagnosticKind::SkippedInput,
+            DiagnosticKind::Doubtful,
+            DiagnosticKind::SkippedExtra,
+            DiagnosticKind::Ignored,
+            DiagnosticKind::UntrustedTime,
+        ] {
+            assert_eq!(
+                build_exit_code(&[d(DiagnosticKind::Information), d(kind)]),
+                EXIT_FINDINGS,
+                "{kind:?}"
+            );
+        }
     }
 }

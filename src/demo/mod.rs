@@ -10,14 +10,18 @@
 //! an accepted change); see `docs/archive.md` for the list and
 //! [`DemoReport::events`] for where they landed.
 //!
-//! Alongside the runs it writes triage labels (`triage/*.toml`) for the
-//! alarms a team would have triaged, and CPU flame graphs
+//! Alongside the runs it writes triage labels (`triage/*.toml`), chosen
+//! from the story alone (what was injected where, and what the default
+//! rules make of it by the generator's own baseline walk) — never by
+//! running the analysis on the files it wrote, so that the tests comparing
+//! perfdash's alarms with the labels check something. And CPU flame graphs
 //! (`flame.cpu.collapsed`) for the regressed runs, the runs just before
 //! them and every release run.
 //!
 //! Deterministic: the same options give byte-identical files on every
 //! machine (own PRNG without libm functions, sorted maps, fixed formatting).
 
+pub mod facts;
 mod flame;
 mod rng;
 mod steps;
@@ -29,11 +33,10 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, Utc, Weekday};
 
-use crate::analyse::alarms::Alarm;
 use crate::analyse::baseline::{RunInput, SeriesWalk};
 use crate::analyse::figures::RunFigures;
-use crate::analyse::verdict::Verdict;
-use crate::analyse::{Policy, analyse};
+use crate::analyse::verdict::{self, Verdict};
+use crate::calendar;
 use crate::config::Settings;
 use crate::error::Error;
 use crate::model::{Label, TriageLabel};
@@ -89,11 +92,6 @@ pub struct DemoReport {
     /// every step-load run.
     pub step_files: usize,
     pub triage_labels: usize,
-    /// Alarms (episodes, see docs/alarms.md) of the `naive` policy (round
-    /// 1's p99 > baseline × ratio) and of the `median` policy (the verdict
-    /// `regression`) over the whole history, with the triage labels applied.
-    pub naive_alarms: usize,
-    pub median_alarms: usize,
     /// The injected events, in time order.
     pub events: Vec<InjectedEvent>,
 }
@@ -130,11 +128,6 @@ impl fmt::Display for DemoReport {
             self.profiles,
             self.step_files,
             self.triage_labels
-        )?;
-        writeln!(
-            f,
-            "alarms over the history: naive (round 1) {}, median of rounds {}",
-            self.naive_alarms, self.median_alarms
         )?;
         writeln!(f, "injected events:")?;
         for e in &self.events {
@@ -226,14 +219,10 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
             step_files += write_step_load(&mut w, opts, run)?;
         }
     }
-    // Label the alarms a team would have triaged, as judged by perfdash
-    // itself on the files just written.
-    let loaded = crate::ingest::load_archive(out)?;
-    let (labels, analysis) = triage_labels(&plan, loaded.archive);
+    let labels = triage_labels(&plan);
     for label in &labels {
         w.write(&label_file(label), label_toml(label).as_bytes())?;
     }
-    let alarms = |policy: Policy| analysis.alarms.of(policy).count();
     Ok(DemoReport {
         root: out.to_path_buf(),
         runs: plan.runs.len(),
@@ -244,10 +233,19 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
         profiles,
         step_files,
         triage_labels: labels.len(),
-        naive_alarms: alarms(Policy::Naive),
-        median_alarms: alarms(Policy::Median),
         events: plan.events,
     })
+}
+
+/// The events [`generate`] injects with these options and where they
+/// land, without writing anything (the expectations of tests that read the
+/// bundled archive).
+pub fn injected_events(opts: &DemoOptions) -> Vec<InjectedEvent> {
+    let opts = DemoOptions {
+        profiles: false,
+        ..opts.clone()
+    };
+    plan(&opts).events
 }
 
 const README: &str = "\
@@ -345,7 +343,7 @@ fn settings_toml() -> String {
 fn run_toml(run: &RunPlan) -> String {
     let mut s = format!(
         "started_at = {}\ncommit = \"{}\"\nbranch = \"main\"\n",
-        run.started_at.format("%Y-%m-%dT%H:%M:%SZ"),
+        calendar::rfc3339(run.started_at),
         run.commit
     );
     if let Some(release) = run.release {
@@ -407,8 +405,6 @@ struct EndpointPlan {
     rounds: Vec<RoundFigures>,
     /// Which rounds caught a GC pause.
     gc_tail: Vec<bool>,
-    // Read by the test that checks this walk against `analyse`.
-    #[cfg_attr(not(test), allow(dead_code))]
     judged: Judged,
     profile: Option<String>,
 }
@@ -422,6 +418,9 @@ struct Judged {
     baseline: Option<f64>,
     median: f64,
     verdict: Verdict,
+    /// What the verdict was decided from (the old rule re-decides from it
+    /// with round 1's p99).
+    evidence: verdict::Evidence,
 }
 
 fn label_file(label: &TriageLabel) -> String {
@@ -436,7 +435,7 @@ fn label_toml(l: &TriageLabel) -> String {
         toml_str(l.label.as_str()),
         toml_str(l.note.as_deref().unwrap_or_default()),
         toml_str(&l.author),
-        l.date.format("%Y-%m-%d")
+        calendar::date(l.date)
     )
 }
 
@@ -464,9 +463,9 @@ impl Placed {
     }
 }
 
+/// The first Monday on or after `start`.
 fn first_monday(start: NaiveDate) -> NaiveDate {
-    let days = (7 - start.weekday().num_days_from_monday()) % 7;
-    start + Days::new(u64::from(days))
+    calendar::next_weekday(start - Days::new(1), Weekday::Mon)
 }
 
 fn run_index(week: u32, slot: u32) -> usize {
@@ -522,7 +521,7 @@ fn plan(opts: &DemoOptions) -> Plan {
             }
             RunPlan {
                 index,
-                id: started_at.format("%Y-%m-%dT%H%MZ").to_string(),
+                id: calendar::run_id(started_at),
                 started_at,
                 commit: rng.hex40(),
                 release,
@@ -577,6 +576,8 @@ fn plan(opts: &DemoOptions) -> Plan {
                 median_p99_ms: med,
                 load: &load,
                 labelled_accepted: accepted_onset,
+                // The demo writes k6 summaries.
+                resolution: verdict::Resolution::Exact,
             });
             let verdict = judged.decision.verdict;
             let baseline = judged.baseline.p99_ms;
@@ -610,6 +611,7 @@ fn plan(opts: &DemoOptions) -> Plan {
                     baseline,
                     median: med,
                     verdict,
+                    evidence: judged.evidence,
                 },
                 profile,
             });
@@ -654,28 +656,24 @@ fn plan(opts: &DemoOptions) -> Plan {
 
 /// The weekly review is on Tuesday: the first Tuesday after the run.
 fn review_date(run_date: NaiveDate) -> NaiveDate {
-    let mut d = run_date + Days::new(1);
-    while d.weekday() != Weekday::Tue {
-        d = d + Days::new(1);
-    }
-    d
+    calendar::next_weekday(run_date, Weekday::Tue)
 }
 
-/// The labels a team would have written by the last run, and the analysis
-/// with them applied.
+/// The labels a team would have written by the last run, from the story.
 ///
 /// People label the onset of each change they traced to a commit (`real`
 /// for a regression, `accepted` for an intended change) at the first review
-/// after it; then every alarm of any policy that is still unlabelled at a
-/// review gets a label from what actually caused it. Alarms raised after
-/// the last review (the last few runs) stay untriaged, as in real life.
-/// An `accepted` label moves the baseline and so changes later alarms; the
-/// loop repeats until no alarm is left to label.
-fn triage_labels(
-    plan: &Plan,
-    mut archive: crate::model::Archive,
-) -> (Vec<TriageLabel>, crate::analyse::Analysis) {
-    let index_of = |run: &str| plan.runs.iter().position(|r| r.id == run);
+/// after it. Every other run that the default rule (the median of the
+/// rounds) or the old one (round 1 alone) put over the line is labelled at
+/// the review after it with what actually caused it (a team writes one
+/// label an alarm; the generator, not knowing perfdash's alarm episodes,
+/// labels each run of them). Over the line means as the generator's own
+/// baseline walk judged it while generating ([`Judged`]; a test checks
+/// that walk against `analyse`); nothing here runs the analysis. Runs
+/// reviewed after the last run (the last few) stay untriaged, as in real
+/// life.
+fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
+    let settings = Settings::default();
     let make = |run: usize, endpoint: &str, label: Label, note: String| {
         let date = review_date(plan.runs[run].started_at.date_naive());
         TriageLabel {
@@ -700,45 +698,49 @@ fn triage_labels(
             p.def.triage_note.to_string(),
         ));
     }
-    labels.retain(|l| l.date <= plan.last_date);
-    loop {
-        labels.sort_by(|x, y| (&x.run, &x.endpoint).cmp(&(&y.run, &y.endpoint)));
-        for l in &mut labels {
-            l.source = label_file(l);
-        }
-        archive.triage = labels.clone();
-        let analysis = analyse(&archive, Vec::new());
-        let mut added = false;
-        for alarm in analysis.alarms.alarms.iter().filter(|a| a.label.is_none()) {
-            let Some(run) = index_of(&alarm.run) else {
-                continue;
-            };
+    for (ei, def) in ENDPOINTS.iter().enumerate() {
+        let ratio = settings.threshold_ratio(def.id);
+        for (ri, run) in plan.runs.iter().enumerate() {
+            let ep = &run.endpoints[ei];
+            let judged = &ep.judged;
+            let first_round = ep.rounds.first().map_or(judged.median, |r| r.p99);
+            // Over under the default rule (any figure: the verdict) or
+            // the old one (round 1's p99 against the same baseline).
+            let over = judged.verdict == Verdict::Regression
+                || verdict::decide(&verdict::Evidence {
+                    median_p99_ms: first_round,
+                    ..judged.evidence
+                })
+                .verdict
+                    == Verdict::Regression;
+            let reviewed = review_date(run.started_at.date_naive()) <= plan.last_date;
             let taken = labels
                 .iter()
-                .any(|l| l.run == alarm.run && l.endpoint == alarm.endpoint);
-            if taken || review_date(plan.runs[run].started_at.date_naive()) > plan.last_date {
-                continue;
+                .any(|l| l.run == run.id && l.endpoint == def.id);
+            if over && reviewed && !taken {
+                let (label, note) = cause(plan, ri, ei, ratio);
+                labels.push(make(ri, def.id, label, note));
             }
-            let line = analysis.settings.threshold_ratio(&alarm.endpoint);
-            let (label, note) = triage(plan, run, alarm, line);
-            labels.push(make(run, &alarm.endpoint, label, note));
-            added = true;
-        }
-        if !added {
-            return (labels, analysis);
         }
     }
+    labels.retain(|l| l.date <= plan.last_date);
+    labels.sort_by(|x, y| (&x.run, &x.endpoint).cmp(&(&y.run, &y.endpoint)));
+    for l in &mut labels {
+        l.source = label_file(l);
+    }
+    labels
 }
 
-/// The label and note a human would give an unlabelled alarm, from what
+/// The label and note a human would give a run over the line, from what
 /// the generator knows caused it.
-fn triage(plan: &Plan, run: usize, alarm: &Alarm, line: f64) -> (Label, String) {
+fn cause(plan: &Plan, run: usize, endpoint: usize, line: f64) -> (Label, String) {
+    let id = ENDPOINTS[endpoint].id;
     // An accepted change explains only the alarm at its onset: after that,
     // its level is the baseline and a new alarm has another cause.
     let active: Vec<&Placed> = plan
         .placed
         .iter()
-        .filter(|p| p.hits(run, &alarm.endpoint))
+        .filter(|p| p.hits(run, id))
         .filter(|p| p.def.kind != EventKind::AcceptedChange || p.start == run)
         .collect();
     for kind in [
@@ -757,18 +759,15 @@ fn triage(plan: &Plan, run: usize, alarm: &Alarm, line: f64) -> (Label, String) 
             return (label, p.def.triage_note.to_string());
         }
     }
-    let ratio = |v: f64| alarm.baseline_p99_ms.map_or(0.0, |b| v / b);
+    let ep = &plan.runs[run].endpoints[endpoint];
+    let ratio = |v: f64| ep.judged.baseline.map_or(0.0, |b| v / b);
     let median_note = format!(
         "median of the rounds {:.2}× the baseline",
-        ratio(alarm.median_p99_ms)
+        ratio(ep.judged.median)
     );
-    let first = alarm.round_p99_ms.first().copied().unwrap_or_default();
-    let ei = ENDPOINTS
-        .iter()
-        .position(|d| d.id == alarm.endpoint)
-        .expect("a demo endpoint");
-    if ratio(alarm.median_p99_ms) <= line && ratio(first) > line {
-        if plan.runs[run].endpoints[ei].gc_tail.first() == Some(&true) {
+    let first = ep.rounds.first().map_or(0.0, |r| r.p99);
+    if ratio(ep.judged.median) <= line && ratio(first) > line {
+        if ep.gc_tail.first() == Some(&true) {
             return (
                 Label::Noise,
                 format!(

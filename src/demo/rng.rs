@@ -5,28 +5,27 @@
 //! differ in the last bit between machines, which would break the promise
 //! that one seed gives byte-identical archives everywhere.
 
+use crate::hash::{SplitMix64, fnv1a};
+
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and good enough for
 /// synthetic data; every stream is derived from the seed and a label so
 /// that adding a draw in one place does not shift every later number.
 #[derive(Debug, Clone)]
 pub(crate) struct Rng {
-    state: u64,
+    stream: SplitMix64,
 }
 
 impl Rng {
     pub(crate) fn new(seed: u64) -> Rng {
-        Rng { state: seed }
+        Rng {
+            stream: SplitMix64::new(seed),
+        }
     }
 
     /// An independent stream for one purpose, e.g. `("round", run, endpoint)`.
     pub(crate) fn derive(seed: u64, label: &str, a: u64, b: u64) -> Rng {
         // FNV-1a over the label, mixed with the indices through SplitMix.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in label.bytes() {
-            h ^= u64::from(byte);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        let mut r = Rng::new(seed ^ h);
+        let mut r = Rng::new(seed ^ fnv1a(label.as_bytes()));
         let x = r.next_u64() ^ a.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let mut r = Rng::new(x);
         let y = r.next_u64() ^ b.wrapping_mul(0xd1b5_4a32_d192_ed03);
@@ -34,16 +33,12 @@ impl Rng {
     }
 
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.stream.next_u64()
     }
 
     /// Uniform in [0, 1), 53 random bits.
     pub(crate) fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.stream.uniform()
     }
 
     /// Uniform in [lo, hi).

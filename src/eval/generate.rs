@@ -3,37 +3,35 @@
 
 use serde::Serialize;
 
+use crate::hash::SplitMix64;
+
 /// A small, fast, seeded generator (SplitMix64) so histories are the same on
 /// every machine and every run; the quality is ample for noise.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(SplitMix64::new(seed))
     }
 
     /// Derives an independent stream from a seed and a path of indexes.
     pub fn derive(seed: u64, path: &[u64]) -> Rng {
-        let mut r = Rng(seed);
+        let mut r = Rng::new(seed);
         for &p in path {
-            r.0 ^= p.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            r.0.mix(p.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             r.next_u64();
         }
         r
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in [0, 1).
     pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.uniform()
     }
 
     /// Uniform integer in lo..=hi.

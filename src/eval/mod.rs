@@ -33,6 +33,8 @@ use crate::analyse::analyse;
 use crate::analyse::policy::Judgement;
 use crate::config::Settings;
 use crate::model::{Archive, EndpointRun, Round, RoundStats, Run, SourceFormat};
+use crate::stats::percentile::percentile_of_sorted;
+use crate::stats::{PercentileMethod, WILSON_Z95, wilson_interval};
 use generate::{History, Injection, NOISE_MODELS, NoiseModel, Rng};
 use policies::{AlarmSpan, EvalPolicy, alarm_spans};
 
@@ -301,37 +303,28 @@ fn per_100_runs_with_bootstrap(per_series: &[(f64, f64)], config: &EvalConfig) -
     }
 }
 
-/// Wilson 95% interval for k successes in n trials.
-pub fn wilson(k: usize, n: usize) -> Estimate {
-    if n == 0 {
-        return Estimate {
+/// A share of `k` in `n` series with its Wilson 95% interval
+/// ([`wilson_interval`], the one implementation). No series at all is no
+/// information: [0, 1].
+fn wilson(k: usize, n: usize) -> Estimate {
+    match wilson_interval(k as u64, n as u64, WILSON_Z95) {
+        Some(i) => Estimate {
+            value: k as f64 / n as f64,
+            low: i.low,
+            high: i.high,
+        },
+        None => Estimate {
             value: 0.0,
             low: 0.0,
             high: 1.0,
-        };
-    }
-    let z = 1.959_963_984_540_054;
-    let (k, n) = (k as f64, n as f64);
-    let p = k / n;
-    let denom = 1.0 + z * z / n;
-    let centre = (p + z * z / (2.0 * n)) / denom;
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
-    Estimate {
-        value: p,
-        low: (centre - half).max(0.0),
-        high: (centre + half).min(1.0),
+        },
     }
 }
 
-/// Linear-interpolation quantile of sorted values.
+/// The `q`-quantile of sorted values by the one percentile definition
+/// (linear interpolation, R-7). NaN for no values.
 fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let pos = q * (sorted.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+    percentile_of_sorted(sorted, q * 100.0, PercentileMethod::Linear).unwrap_or(f64::NAN)
 }
 
 /// Median delay (runs after the onset) a default policy may have on +20%
@@ -420,6 +413,7 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
                 })
                 .collect(),
             problems: Vec::new(),
+            untrusted_time: None,
         })
         .collect();
     Archive {
@@ -542,23 +536,6 @@ impl EvalReport {
     }
 }
 
-/// The markers between which `perfdash eval --write` replaces the text.
-pub const BEGIN_MARKER: &str = "<!-- BEGIN perfdash eval -->";
-pub const END_MARKER: &str = "<!-- END perfdash eval -->";
-
-/// Replaces the generated section of a document (or appends it when the
-/// markers are missing).
-pub fn splice(document: &str, generated: &str) -> String {
-    match (document.find(BEGIN_MARKER), document.find(END_MARKER)) {
-        (Some(b), Some(e)) if b < e => format!(
-            "{}{BEGIN_MARKER}\n{generated}{END_MARKER}{}",
-            &document[..b],
-            &document[e + END_MARKER.len()..]
-        ),
-        _ => format!("{document}\n{BEGIN_MARKER}\n{generated}{END_MARKER}\n"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -589,20 +566,22 @@ mod tests {
             (e.low - 0.490).abs() < 0.002 && (e.high - 0.943).abs() < 0.002,
             "{e:?}"
         );
+        assert_eq!(e.value, 0.8);
         let e = wilson(0, 50);
         assert!(e.low < 1e-12);
         assert!((e.high - 0.0713).abs() < 0.001);
+        let none = wilson(0, 0);
+        assert_eq!((none.value, none.low, none.high), (0.0, 0.0, 1.0));
     }
 
     #[test]
-    fn splice_replaces_between_markers() {
-        let doc = format!("intro\n{BEGIN_MARKER}\nold\n{END_MARKER}\noutro\n");
-        let out = splice(&doc, "new\n");
-        assert_eq!(
-            out,
-            format!("intro\n{BEGIN_MARKER}\nnew\n{END_MARKER}\noutro\n")
-        );
-        assert!(splice("x", "new\n").contains("new"));
+    fn quantiles_interpolate_linearly() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile(&v, 0.5), 2.5);
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 1.0), 4.0);
+        assert!((quantile(&v, 0.9) - 3.7).abs() < 1e-12);
+        assert!(quantile(&[], 0.5).is_nan());
     }
 
     #[test]

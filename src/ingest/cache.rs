@@ -24,7 +24,7 @@ use super::raw::{FileResult, FileSettings};
 use crate::error::Error;
 
 /// Bump when [`FileResult`] or the computation changes meaning.
-const CACHE_VERSION: u32 = 1;
+const CACHE_VERSION: u32 = 2;
 
 /// The cache folder's name, beside the output folder.
 pub const CACHE_DIR_NAME: &str = ".perfdash-cache";
@@ -142,7 +142,7 @@ impl RoundCache {
             .duration_since(UNIX_EPOCH)
             .ok()?
             .as_nanos();
-        let mut h = Fnv64::default();
+        let mut h = crate::hash::Fnv1a::default();
         h.write_u32(CACHE_VERSION);
         if !kind.is_empty() {
             h.write(kind.as_bytes());
@@ -168,29 +168,6 @@ impl RoundCache {
             if tmp.write_all(&bytes).is_ok() {
                 let _ = tmp.persist(entry);
             }
-        }
-    }
-}
-
-/// FNV-1a, 64 bit: a stable hash (std's `DefaultHasher` may change
-/// between Rust releases, which would silently invalidate caches).
-struct Fnv64(u64);
-
-impl Default for Fnv64 {
-    fn default() -> Self {
-        Fnv64(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv64 {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= b as u64;
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
     }
 }

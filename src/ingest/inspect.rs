@@ -90,7 +90,15 @@ fn inspect_file(path: &Path, opts: &InspectOptions) -> (Vec<InspectRow>, Vec<Dia
     };
     let file = match raw::read_file(path, path, &read) {
         Ok(f) => f,
-        Err(e) => return (Vec::new(), vec![Diagnostic::from_error(&e)]),
+        Err(e) => {
+            return (
+                Vec::new(),
+                vec![Diagnostic::from_error(
+                    crate::error::DiagnosticKind::SkippedInput,
+                    &e,
+                )],
+            );
+        }
     };
     // Show tag values as they are: map each to itself.
     let keys: Vec<String> = match &file.content {

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Diagnostic;
+use crate::error::{Diagnostic, DiagnosticKind};
 
 /// One entry of an archive folder, in name order.
 #[derive(Debug)]
@@ -27,7 +27,10 @@ pub(crate) struct Skipped {
 
 impl Skipped {
     pub(crate) fn relative_to(&self, root: &Path) -> Diagnostic {
+        // Any of these might have been a round file: its figures may be
+        // missing from the run.
         Diagnostic {
+            kind: DiagnosticKind::SkippedInput,
             path: super::relative(root, &self.path),
             line: None,
             message: self.reason.to_string(),
@@ -116,6 +119,21 @@ pub const ROUND_EXTENSIONS: [&str; 10] = [
 /// The suffix of a Locust stats file (`round-3_stats.csv`).
 const LOCUST_SUFFIX: &str = "_stats.csv";
 
+/// The files Locust's `--csv PREFIX` writes beside `PREFIX_stats.csv`.
+const LOCUST_COMPANIONS: [&str; 3] = ["_stats_history.csv", "_failures.csv", "_exceptions.csv"];
+
+/// Whether `name` is one of the files Locust writes beside a round's
+/// `_stats.csv` (`round-3_failures.csv`, …): the normal output of the
+/// tool, holding nothing perfdash reads, so passed over without a warning
+/// (a warning per file made every Locust build exit 1).
+pub fn is_locust_companion(name: &str) -> bool {
+    LOCUST_COMPANIONS.iter().any(|suffix| {
+        name.strip_suffix(suffix).is_some_and(|prefix| {
+            parse_round_file_name(&format!("{prefix}{LOCUST_SUFFIX}")).is_some()
+        })
+    })
+}
+
 /// Parses a round file name `round-<n>[.<label>].<ext>` (or Locust's
 /// `round-<n>[.<label>]_stats.csv`); `None` when the name does not follow
 /// the pattern. `<ext>` is one of [`ROUND_EXTENSIONS`].
@@ -127,7 +145,10 @@ pub fn parse_round_file_name(name: &str) -> Option<RoundFileName> {
     if digits_end == 0 {
         return None;
     }
-    let number: u32 = rest[..digits_end].parse().ok()?;
+    // Only digits here, so parsing fails only on overflow: such a number
+    // is far above any round number read, and the reader says so
+    // (`ingest::max_round_number`) rather than "not a round file".
+    let number: u32 = rest[..digits_end].parse().unwrap_or(u32::MAX);
     let tail = &rest[digits_end..];
     let (body, extension) = match tail.strip_suffix(LOCUST_SUFFIX) {
         Some(body) => (body, "stats.csv"),
@@ -204,5 +225,27 @@ mod tests {
         );
         assert_eq!(parse_round_file_name("round-1.gz"), None);
         assert_eq!(parse_round_file_name("round-1.csv.bz2"), None);
+        for companion in [
+            "round-1_stats_history.csv",
+            "round-12.eu_failures.csv",
+            "round-3_exceptions.csv",
+        ] {
+            assert!(is_locust_companion(companion), "{companion}");
+        }
+        // Asked first: `round-12.eu_failures.csv` would otherwise be round 12
+        // with the label `eu_failures`.
+        assert_eq!(parse_round_file_name("round-3_exceptions.csv"), None);
+        for other in [
+            "round-1_stats.csv",
+            "notes_failures.csv",
+            "round-_failures.csv",
+        ] {
+            assert!(!is_locust_companion(other), "{other}");
+        }
+        assert_eq!(
+            parse_round_file_name("round-99999999999.json").map(|n| n.number),
+            Some(u32::MAX),
+            "too large for a round number, but still a round file name"
+        );
     }
 }

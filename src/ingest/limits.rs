@@ -11,71 +11,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-/// Default cap on the decompressed size of one file: 4 GiB.
-pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 4 << 30;
-/// Default cap on the decompression ratio: 64× the compressed size.
-/// Real load-test output compresses 10–30×; 64× leaves room without
-/// letting a bomb through.
-pub const DEFAULT_MAX_DECOMPRESSION_RATIO: u64 = 64;
-/// The ratio cap never pushes the limit below this, so that tiny files
-/// that compress very well (a few repeated lines) still open.
-pub const MIN_DECOMPRESSED_CAP: u64 = 1 << 20;
-/// Default cap on one line of a line-oriented file (NDJSON, CSV, folded
-/// stacks): 16 MiB. Real lines are well under 64 KiB.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
-/// Default cap on a file that is read whole (a k6 summary is a few KiB):
-/// 256 MiB.
-pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 256 << 20;
-
-/// `[limits]` in perfdash.toml.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
-#[serde(default, deny_unknown_fields)]
-pub struct Limits {
-    /// A compressed file may not inflate to more than this many bytes.
-    pub max_decompressed_bytes: u64,
-    /// …nor to more than this many times its compressed size
-    /// (but never less than 1 MiB).
-    pub max_decompression_ratio: u64,
-    /// A line longer than this is skipped with a warning.
-    pub max_line_bytes: usize,
-    /// A file read whole (k6 summary, HTML profile) larger than this,
-    /// after decompression, is skipped with a warning.
-    pub max_document_bytes: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
-            max_decompression_ratio: DEFAULT_MAX_DECOMPRESSION_RATIO,
-            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
-        }
-    }
-}
-
-impl Limits {
-    /// The decompressed-size cap for a compressed file of `compressed_len` bytes.
-    pub fn decompressed_cap(&self, compressed_len: u64) -> u64 {
-        compressed_len
-            .saturating_mul(self.max_decompression_ratio)
-            .max(MIN_DECOMPRESSED_CAP)
-            .min(self.max_decompressed_bytes)
-    }
-
-    pub(crate) fn validate(&self) -> Result<(), String> {
-        if self.max_decompressed_bytes == 0
-            || self.max_decompression_ratio == 0
-            || self.max_line_bytes == 0
-            || self.max_document_bytes == 0
-        {
-            return Err("limits.* must all be at least 1".into());
-        }
-        Ok(())
-    }
-}
+pub use crate::config::Limits;
 
 /// The error a [`LimitedReader`] returns once its cap is passed. It is an
 /// `io::Error` of kind `InvalidData` wrapping this type, so callers can
@@ -309,15 +245,6 @@ mod tests {
             .unwrap_err();
         assert!(is_limit_exceeded(&err), "{err}");
         assert!(err.to_string().contains("stopped after 5 bytes"), "{err}");
-    }
-
-    #[test]
-    fn cap_follows_ratio_with_floor_and_ceiling() {
-        let l = Limits::default();
-        assert_eq!(l.decompressed_cap(10), MIN_DECOMPRESSED_CAP);
-        assert_eq!(l.decompressed_cap(1 << 20), 64 << 20);
-        assert_eq!(l.decompressed_cap(1 << 40), DEFAULT_MAX_DECOMPRESSED_BYTES);
-        assert_eq!(l.decompressed_cap(u64::MAX), DEFAULT_MAX_DECOMPRESSED_BYTES);
     }
 
     #[test]

@@ -25,16 +25,18 @@ mod layout;
 pub mod limits;
 pub mod raw;
 mod run_meta;
+pub mod settings;
 pub mod triage;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use chrono::{DateTime, Utc};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::config::Settings;
-use crate::error::{Diagnostic, Error};
+use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::model::{
     Archive, CrossCheck, EndpointRun, ProfileFile, Round, Run, RunMeta, SourceFormat,
 };
@@ -67,6 +69,10 @@ pub struct LoadOptions {
     /// Show a progress bar on stderr (only pass `true` when stderr is a
     /// terminal).
     pub progress: bool,
+    /// The build's time, against which runs dated in the future are
+    /// flagged; `None`: [`build_time`] (`PERFDASH_NOW` or the wall clock).
+    /// Tests pass a fixed time.
+    pub now: Option<DateTime<Utc>>,
 }
 
 /// Reads the whole archive with default options (no cache, the
@@ -91,7 +97,11 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
     if let Some(w) = opts.warmup_override {
         crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
     }
-    let settings = Settings::load(root)?;
+    let settings = settings::load(root)?;
+    let now = match opts.now {
+        Some(now) => now,
+        None => build_time()?,
+    };
     let runs_dir = root.join(RUNS_DIR);
     let run_dirs = layout::list_dir(&runs_dir).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::at(
@@ -119,6 +129,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         opts,
         counter: opts.cache.as_ref().unwrap_or(&uncached),
         progress: progress_bar(opts.progress),
+        now,
     };
     let results: Vec<(Option<Run>, Vec<Diagnostic>)> = candidates
         .par_iter()
@@ -142,13 +153,14 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
     for pair in runs.windows(2) {
         if pair[0].started_at == pair[1].started_at {
             diagnostics.push(Diagnostic {
+                kind: DiagnosticKind::Doubtful,
                 path: format!("{RUNS_DIR}/{}", pair[1].id),
                 line: None,
                 message: format!(
                     "starts at the same time as {RUNS_DIR}/{} ({}): both are kept, ordered by id; \
                      remove one if it is a copy",
                     pair[0].id,
-                    pair[0].started_at.to_rfc3339()
+                    crate::calendar::rfc3339(pair[0].started_at)
                 ),
             });
         }
@@ -166,6 +178,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         if !known {
             let (path, line) = triage::split_source(&label.source);
             diagnostics.push(Diagnostic {
+                kind: DiagnosticKind::Ignored,
                 path,
                 line,
                 message: format!(
@@ -177,6 +190,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         known
     });
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    let diagnostics = crate::error::merge_information(diagnostics);
 
     Ok(Loaded {
         archive: Archive {
@@ -212,6 +226,8 @@ struct RoundReader<'a> {
     /// The cache, or a cache-less counter.
     counter: &'a RoundCache,
     progress: ProgressBar,
+    /// The build's time (runs dated after it are not trusted).
+    now: DateTime<Utc>,
 }
 
 /// One round file to read.
@@ -313,6 +329,7 @@ fn run_warmup(meta: &RunMeta, path: &str, diags: &mut Vec<Diagnostic>) -> Option
         Ok(w) => Some(w),
         Err(e) => {
             diags.push(Diagnostic {
+                kind: DiagnosticKind::Ignored,
                 path: path.to_string(),
                 line: None,
                 message: format!("warmup_seconds = {text} ignored: {e}"),
@@ -332,28 +349,30 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     let meta_path = dir.join("run.toml");
     let parsed_meta = match limits::read_text_file(&meta_path, &reader.settings.limits) {
         Ok(Some(text)) => match parse_run_meta(&text, Path::new(&rel(&meta_path))) {
-            Ok(m) => Some(m),
+            Ok((meta, started_at)) => Some((
+                meta,
+                started_at.map(|t| (t, run_meta::key_line(&text, "started_at"))),
+            )),
             Err(e) => {
-                diags.push(Diagnostic::from_error(&e));
+                diags.push(Diagnostic::from_error(DiagnosticKind::SkippedInput, &e));
                 None
             }
         },
         Ok(None) => None,
         Err(e) => {
-            diags.push(Diagnostic::from_error(&Error::io(
-                Path::new(&rel(&meta_path)),
-                e,
-            )));
+            diags.push(Diagnostic::from_error(
+                DiagnosticKind::SkippedInput,
+                &Error::io(Path::new(&rel(&meta_path)), e),
+            ));
             None
         }
     };
-    let (meta, started_at) = match parsed_meta {
-        Some((meta, Some(t))) => (meta, Some(t)),
-        Some((meta, None)) => (meta, run_time_from_id(id)),
-        None => (Default::default(), run_time_from_id(id)),
-    };
+    // Where the time came from: run.toml (and its line), else the id.
+    let (meta, from_toml) = parsed_meta.unwrap_or_default();
+    let started_at = from_toml.map(|(t, _)| t).or_else(|| run_time_from_id(id));
     let Some(started_at) = started_at else {
         diags.push(Diagnostic {
+            kind: DiagnosticKind::SkippedInput,
             path: rel(dir),
             line: None,
             message:
@@ -372,11 +391,15 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
         meta,
         endpoints: Default::default(),
         problems: Vec::new(),
+        untrusted_time: None,
     };
     let entries = match layout::list_dir(dir) {
         Ok(e) => e,
         Err(e) => {
-            diags.push(Diagnostic::from_error(&Error::io(Path::new(&rel(dir)), e)));
+            diags.push(Diagnostic::from_error(
+                DiagnosticKind::SkippedInput,
+                &Error::io(Path::new(&rel(dir)), e),
+            ));
             return (None, diags);
         }
     };
@@ -399,6 +422,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
                 endpoint_dirs.push((name, path));
             }
             layout::Entry::File { name, .. } if name == "run.toml" => {}
+            layout::Entry::File { name, .. } if layout::is_locust_companion(&name) => {}
             layout::Entry::File { name, path } => match parse_round_file_name(&name) {
                 Some(n) if n.is_warmup() => {}
                 Some(n) => jobs.push(Job {
@@ -408,6 +432,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
                     path,
                 }),
                 None => diags.push(Diagnostic {
+                    kind: DiagnosticKind::Ignored,
                     path: rel(&path),
                     line: None,
                     message:
@@ -420,6 +445,52 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
         }
     }
 
+    let newest_file = jobs
+        .iter()
+        .map(|j| &j.path)
+        .chain(profile_jobs.iter().map(|j| &j.path))
+        .chain(steps_jobs.iter().map(|j| &j.path))
+        .chain(std::iter::once(&meta_path))
+        .filter_map(|p| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
+        .max()
+        .map(DateTime::<Utc>::from);
+    let evidence = run_meta::TimeEvidence {
+        id_time: from_toml.and_then(|_| run_time_from_id(id)),
+        newest_file,
+        now: reader.now,
+    };
+    if let Some(reason) = run_meta::untrusted_time(started_at, &evidence) {
+        let (path, line) = match from_toml {
+            Some((_, line)) => (rel(&meta_path), line),
+            None => (rel(dir), None),
+        };
+        diags.push(Diagnostic {
+            kind: DiagnosticKind::UntrustedTime,
+            path,
+            line,
+            message: format!(
+                "{reason} The run is kept in the history but is not taken as the latest run \
+                 until its time is fixed."
+            ),
+        });
+        run.untrusted_time = Some(reason);
+    }
+    let max_round = max_round_number(reader.settings.analysis.expected_rounds);
+    jobs.retain(|job| {
+        let keep = job.name.number <= max_round;
+        if !keep {
+            diags.push(Diagnostic {
+                kind: DiagnosticKind::SkippedInput,
+                path: job.rel.clone(),
+                line: None,
+                message: format!(
+                    "skipped: its round number is above {max_round}, the largest read \
+                     (max(expected_rounds × 10, 100)): a date or a typo? Rename the file to be read"
+                ),
+            });
+        }
+        keep
+    });
     missing_rounds(root, &jobs, &endpoint_dirs, &mut diags);
     let results: Vec<(&Job, Result<FileResult, Error>)> = jobs
         .par_iter()
@@ -433,10 +504,11 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
         let file = match result {
             Ok(f) => f,
             Err(e) => {
-                diags.push(Diagnostic {
-                    message: format!("skipped: {}", Diagnostic::from_error(&e).message),
-                    ..Diagnostic::from_error(&e)
-                });
+                diags.push(Diagnostic::from_error_with(
+                    DiagnosticKind::SkippedInput,
+                    "skipped: ",
+                    &e,
+                ));
                 continue;
             }
         };
@@ -466,6 +538,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
                     group,
                 }),
                 Err(message) => diags.push(Diagnostic {
+                    kind: DiagnosticKind::SkippedInput,
                     path: job.rel.clone(),
                     line: None,
                     message: if job.endpoint.is_some() {
@@ -497,15 +570,17 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     for (name, path) in endpoint_dirs {
         if !run.endpoints.contains_key(&name) && !run.capacity.contains_key(&name) {
             diags.push(Diagnostic {
+                kind: DiagnosticKind::SkippedInput,
                 path: rel(&path),
                 line: None,
                 message: "no readable round files; endpoint left out of this run".into(),
             });
         }
     }
-    run.problems = diags.iter().map(|d| d.to_string()).collect();
+    run.problems = diags.iter().filter(|d| d.is_warning()).cloned().collect();
     if run.endpoints.is_empty() && run.capacity.is_empty() {
         diags.push(Diagnostic {
+            kind: DiagnosticKind::SkippedInput,
             path: rel(dir),
             line: None,
             message: "run skipped: it holds no readable rounds".into(),
@@ -515,9 +590,17 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     (Some(run), diags)
 }
 
+/// The largest round number read: `max(expected_rounds × 10, 100)`. A
+/// larger number is far more likely a date (`round-20260608.json`) or a
+/// typo than a round; believing it would report millions of rounds missing.
+pub fn max_round_number(expected_rounds: u32) -> u32 {
+    expected_rounds.saturating_mul(10).max(100)
+}
+
 /// Warns about gaps in an endpoint folder's round numbers (`round-1, 2,
 /// 4`): a file that is not there at all is a lost file, unlike a short
-/// run, which simply has fewer rounds.
+/// run, which simply has fewer rounds. Gaps are given as ranges
+/// (`rounds 3, 6–99 missing`), never number by number.
 fn missing_rounds(
     root: &Path,
     jobs: &[Job],
@@ -531,20 +614,75 @@ fn missing_rounds(
             .map(|j| j.name.number)
             .collect();
         let Some(&last) = seen.last() else { continue };
-        let missing: Vec<String> = (1..last)
-            .filter(|n| !seen.contains(n))
-            .map(|n| n.to_string())
-            .collect();
-        if !missing.is_empty() {
-            diags.push(Diagnostic {
-                path: relative(root, path),
-                line: None,
-                message: format!(
-                    "round(s) {} missing: there are files up to round-{last} but none for these numbers",
-                    missing.join(", ")
-                ),
-            });
+        let gaps = gaps_before(&seen);
+        if gaps.is_empty() {
+            continue;
         }
+        let single = gaps.len() == 1 && gaps[0].0 == gaps[0].1;
+        diags.push(Diagnostic {
+            kind: DiagnosticKind::Doubtful,
+            path: relative(root, path),
+            line: None,
+            message: format!(
+                "{} {} missing: there are files up to round-{last} but none for {}",
+                if single { "round" } else { "rounds" },
+                format_ranges(&gaps),
+                if single {
+                    "this number"
+                } else {
+                    "these numbers"
+                },
+            ),
+        });
+    }
+}
+
+/// The numbers from 1 up to the largest in `seen` that are not in it, as
+/// inclusive ranges. Walks the numbers present, not every number: the
+/// work is the same for `round-4294967295` as for `round-5`.
+fn gaps_before(seen: &std::collections::BTreeSet<u32>) -> Vec<(u32, u32)> {
+    let mut gaps = Vec::new();
+    let mut expected = 1u32;
+    for &n in seen {
+        if n > expected {
+            gaps.push((expected, n - 1));
+        }
+        expected = expected.max(n.saturating_add(1));
+    }
+    gaps
+}
+
+/// `3, 6–99` for [(3, 3), (6, 99)].
+fn format_ranges(ranges: &[(u32, u32)]) -> String {
+    ranges
+        .iter()
+        .map(|&(a, b)| match a == b {
+            true => a.to_string(),
+            false => format!("{a}–{b}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The environment variable that fixes the build's time (RFC 3339), for
+/// tests and reproducible builds.
+pub const NOW_VARIABLE: &str = "PERFDASH_NOW";
+
+/// The build's time when [`LoadOptions::now`] does not give one:
+/// `PERFDASH_NOW` (an RFC 3339 time) when it is set, else the wall clock.
+/// Only used to flag runs dated more than a day after it. (Not
+/// `SOURCE_DATE_EPOCH`: packagers set that to the time of the last source
+/// change, which would flag every run recorded since.)
+pub fn build_time() -> Result<DateTime<Utc>, Error> {
+    match std::env::var(NOW_VARIABLE) {
+        Ok(text) => DateTime::parse_from_rfc3339(text.trim())
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| {
+                Error::Usage(format!(
+                    "{NOW_VARIABLE}='{text}' is not an RFC 3339 time ({e}), e.g. 2026-05-04T03:00:00Z"
+                ))
+            }),
+        Err(_) => Ok(Utc::now()),
     }
 }
 
@@ -601,13 +739,11 @@ fn read_steps_files(
         let mut series = match series {
             Ok(series) => series,
             Err(e) => {
-                diags.push(Diagnostic {
-                    message: format!(
-                        "skipped step-load file: {}",
-                        Diagnostic::from_error(&e).message
-                    ),
-                    ..Diagnostic::from_error(&e)
-                });
+                diags.push(Diagnostic::from_error_with(
+                    DiagnosticKind::SkippedInput,
+                    "skipped step-load file: ",
+                    &e,
+                ));
                 continue;
             }
         };
@@ -616,13 +752,11 @@ fn read_steps_files(
                 capacity::join_resources(&mut series, &readings);
                 series.resources = Some(rel);
             }
-            Some((_, Err(e))) => diags.push(Diagnostic {
-                message: format!(
-                    "resource readings ignored: {}",
-                    Diagnostic::from_error(&e).message
-                ),
-                ..Diagnostic::from_error(&e)
-            }),
+            Some((_, Err(e))) => diags.push(Diagnostic::from_error_with(
+                DiagnosticKind::SkippedExtra,
+                "resource readings ignored: ",
+                &e,
+            )),
             None => {}
         }
         match out.entry(job.endpoint) {
@@ -630,6 +764,7 @@ fn read_steps_files(
                 v.insert(series);
             }
             std::collections::btree_map::Entry::Occupied(o) => diags.push(Diagnostic {
+                kind: DiagnosticKind::SkippedInput,
                 path: job.rel,
                 line: None,
                 message: format!(
@@ -663,6 +798,7 @@ fn read_profiles(
         match kept.last() {
             Some(prev) if prev.endpoint == job.endpoint && prev.kind == job.kind => {
                 diags.push(Diagnostic {
+                    kind: DiagnosticKind::Ignored,
                     path: job.rel.clone(),
                     line: None,
                     message: format!(
@@ -690,6 +826,7 @@ fn read_profiles(
             Ok(profile) => {
                 for w in &profile.warnings {
                     diags.push(Diagnostic {
+                        kind: DiagnosticKind::SkippedExtra,
                         path: job.rel.clone(),
                         line: None,
                         message: format!("profile: {w}"),
@@ -704,10 +841,11 @@ fn read_profiles(
                     },
                 ));
             }
-            Err(e) => diags.push(Diagnostic {
-                message: format!("skipped profile: {}", Diagnostic::from_error(&e).message),
-                ..Diagnostic::from_error(&e)
-            }),
+            Err(e) => diags.push(Diagnostic::from_error_with(
+                DiagnosticKind::SkippedExtra,
+                "skipped profile: ",
+                &e,
+            )),
         }
     }
     out
@@ -726,10 +864,10 @@ fn list_endpoint(
     let entries = match layout::list_dir(dir) {
         Ok(e) => e,
         Err(e) => {
-            diags.push(Diagnostic::from_error(&Error::io(
-                Path::new(&relative(root, dir)),
-                e,
-            )));
+            diags.push(Diagnostic::from_error(
+                DiagnosticKind::SkippedInput,
+                &Error::io(Path::new(&relative(root, dir)), e),
+            ));
             return;
         }
     };
@@ -759,6 +897,7 @@ fn list_endpoint(
             continue;
         }
         match entry {
+            layout::Entry::File { name, .. } if layout::is_locust_companion(&name) => {}
             layout::Entry::File { name, path } => match parse_round_file_name(&name) {
                 Some(n) if n.is_warmup() => {}
                 Some(n) => jobs.push(Job {
@@ -768,6 +907,7 @@ fn list_endpoint(
                     path,
                 }),
                 None => diags.push(Diagnostic {
+                    kind: DiagnosticKind::Ignored,
                     path: relative(root, &path),
                     line: None,
                     message: "ignored: not a round file (expected round-<n>[.<label>].<ext> with ext one of \
@@ -777,6 +917,7 @@ fn list_endpoint(
                 }),
             },
             layout::Entry::Dir { path, .. } => diags.push(Diagnostic {
+                kind: DiagnosticKind::Ignored,
                 path: relative(root, &path),
                 line: None,
                 message: "ignored: folders inside an endpoint folder are not read".into(),
@@ -823,6 +964,7 @@ fn choose_rounds(
                         <= tolerance * summary_p99.abs().max(raw_p99.abs());
                     if !agrees {
                         diags.push(Diagnostic {
+                            kind: DiagnosticKind::Doubtful,
                             path: other.source.clone(),
                             line: None,
                             message: format!(
@@ -843,6 +985,7 @@ fn choose_rounds(
                     });
                 }
                 _ => diags.push(Diagnostic {
+                    kind: DiagnosticKind::SkippedInput,
                     path: other.source,
                     line: None,
                     // The endpoint is in the path, except for run-level files.

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 
 use crate::error::Error;
 use crate::model::RunMeta;
@@ -41,7 +41,7 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
                     other => {
                         return Err(Error::at(
                             path,
-                            None,
+                            key_line(text, "started_at"),
                             format!(
                                 "started_at should be an RFC 3339 date-time, found {}",
                                 other.type_str()
@@ -52,11 +52,22 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
                 let t = DateTime::parse_from_rfc3339(&raw).map_err(|e| {
                     Error::at(
                         path,
-                        None,
+                        key_line(text, "started_at"),
                         format!("started_at '{raw}' is not an RFC 3339 date-time with an offset ({e}), e.g. 2026-05-04T03:00:00Z"),
                     )
                 })?;
-                started_at = Some(t.with_timezone(&Utc));
+                let t = t.with_timezone(&Utc);
+                // RFC 3339 has four-digit years; an offset can still carry
+                // 0000-01-01T00:00+01:00 or 9999-12-31T23:59-01:00 out of
+                // them, and every later date format would have to cope.
+                if !(0..=9999).contains(&t.year()) {
+                    return Err(Error::at(
+                        path,
+                        key_line(text, "started_at"),
+                        format!("started_at '{raw}' is outside the years 0000–9999 in UTC"),
+                    ));
+                }
+                started_at = Some(t);
             }
             "commit" => meta.commit = Some(text_value()?),
             "branch" => meta.branch = Some(text_value()?),
@@ -135,6 +146,81 @@ pub fn run_time_from_id(id: &str) -> Option<DateTime<Utc>> {
     Some(NaiveDateTime::new(date, time).and_utc())
 }
 
+/// The 1-based line of a top-level `key = …` in a TOML text, for
+/// warnings about a value that parsed but cannot be believed.
+pub(crate) fn key_line(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().position(|line| {
+        let line = line.trim_start();
+        let rest = line
+            .strip_prefix(key)
+            .or_else(|| line.strip_prefix(&format!("\"{key}\"")));
+        rest.is_some_and(|r| r.trim_start().starts_with('='))
+    })?;
+    Some(line as u64 + 1)
+}
+
+/// What a run's start time is checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeEvidence {
+    /// The time read from the run id, when `started_at` came from
+    /// run.toml and the id starts with a date.
+    pub id_time: Option<DateTime<Utc>>,
+    /// When the newest file of the run was last written.
+    pub newest_file: Option<DateTime<Utc>>,
+    /// The build's time ([`super::LoadOptions::now`]).
+    pub now: DateTime<Utc>,
+}
+
+/// Why a run's `started_at` cannot be trusted, or `None` when it can.
+///
+/// Checked, in this order (the first that applies is the reason):
+/// * before 2000: a clock that was never set (1970) or a typo;
+/// * more than a day away from the date in the run id (dates compared, so
+///   a run id in local time is fine);
+/// * more than a day after the newest file of the run was written: a run
+///   cannot start after it wrote its results;
+/// * more than a day after the build: a clock set ahead, when the files'
+///   times came from the same clock.
+///
+/// The reason never quotes file times or the build time, so that pages
+/// stay the same from one build to the next (only whether a far-future
+/// run is flagged can change, once the wall clock catches up with it).
+pub fn untrusted_time(started_at: DateTime<Utc>, e: &TimeEvidence) -> Option<String> {
+    let day = chrono::Duration::days(1);
+    let shown = started_at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+    let year_2000 = NaiveDate::from_ymd_opt(2000, 1, 1)?
+        .and_hms_opt(0, 0, 0)?
+        .and_utc();
+    if started_at < year_2000 {
+        return Some(format!(
+            "started_at {shown} is before 2000: a clock that was never set, or a typo?"
+        ));
+    }
+    if let Some(id_time) = e.id_time {
+        let days = (started_at.date_naive() - id_time.date_naive())
+            .num_days()
+            .abs();
+        if days > 1 {
+            return Some(format!(
+                "started_at {shown} is {days} days away from the date in the run id ({}).",
+                id_time.date_naive()
+            ));
+        }
+    }
+    if e.newest_file.is_some_and(|m| started_at > m + day) {
+        return Some(format!(
+            "started_at {shown} is more than a day after the run's files were last written: \
+             a clock set ahead, or a typo?"
+        ));
+    }
+    if started_at > e.now + day {
+        return Some(format!(
+            "started_at {shown} is more than a day in the future: a clock set ahead, or a typo?"
+        ));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +249,93 @@ mod tests {
         assert_eq!(t("2026-13-04"), None);
         assert_eq!(t("nightly-42"), None);
         assert_eq!(t("1234"), None);
+    }
+
+    #[test]
+    fn untrusted_times() {
+        let t = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        let now = t("2026-06-01T00:00:00Z");
+        let evidence = |id: Option<&str>, file: Option<&str>| TimeEvidence {
+            id_time: id.map(t),
+            newest_file: file.map(t),
+            now,
+        };
+        let check = |started: &str, id, file| untrusted_time(t(started), &evidence(id, file));
+        let id = Some("2026-05-04T00:00:00Z");
+        let file = Some("2026-05-04T03:20:00Z");
+        assert_eq!(check("2026-05-04T03:00:00Z", id, file), None);
+        // A day either way is a time zone or a long run, not an error.
+        assert_eq!(
+            check("2026-05-05T23:00:00Z", id, Some("2026-05-05T23:10:00Z")),
+            None
+        );
+        assert_eq!(check("2026-05-03T01:00:00Z", id, file), None);
+        assert_eq!(
+            check("2026-05-05T03:00:00Z", id, file),
+            None,
+            "a day after the file"
+        );
+        let reason = |started, id, file| check(started, id, file).unwrap_or_default();
+        assert!(
+            reason("2026-05-06T03:00:00Z", id, Some("2026-05-06T03:20:00Z"))
+                .contains("is 2 days away from the date in the run id (2026-05-04)"),
+        );
+        assert!(reason("1970-01-01T00:00:00Z", None, file).contains("before 2000"));
+        assert!(
+            reason("2026-05-05T03:20:01Z", id, file).contains("after the run's files were last")
+        );
+        // Files from the same skewed clock: only the build's time tells.
+        let far = "2099-05-04T03:00:00Z";
+        assert!(
+            reason(
+                far,
+                Some("2099-05-04T00:00:00Z"),
+                Some("2099-05-04T03:20:00Z")
+            )
+            .contains("more than a day in the future")
+        );
+        assert_eq!(check("2026-06-01T23:59:00Z", None, None), None);
+        assert!(reason("2026-06-02T00:00:01Z", None, None).contains("in the future"));
+        // Reasons never quote the build's or the files' times: pages stay
+        // the same from one build to the next.
+        assert!(!reason(far, None, Some("2026-05-04T03:20:00Z")).contains("2026"));
+    }
+
+    #[test]
+    fn lines_of_keys() {
+        let text = "# a run\ncommit = \"a\"\n  started_at = 2026-05-04T03:00:00Z\n";
+        assert_eq!(key_line(text, "started_at"), Some(3));
+        assert_eq!(key_line("\"started_at\" = 1\n", "started_at"), Some(1));
+        assert_eq!(key_line("started_at_local = 1\n", "started_at"), None);
+        assert_eq!(key_line("notes = \"started_at = x\"\n", "started_at"), None);
+    }
+
+    #[test]
+    fn years_outside_rfc_3339_in_utc() {
+        for text in [
+            "started_at = 0000-01-01T00:00:00+01:00\n",
+            "started_at = \"9999-12-31T23:59:59-01:00\"\n",
+        ] {
+            let err = parse_run_meta(text, Path::new("r.toml")).unwrap_err();
+            assert!(
+                err.to_string().starts_with("r.toml:1: started_at '"),
+                "{err}"
+            );
+            assert!(err.to_string().contains("0000–9999"), "{err}");
+        }
+        for text in [
+            "started_at = 0000-01-01T00:00:00Z\n",
+            "started_at = 9999-12-31T23:59:59Z\n",
+        ] {
+            assert!(parse_run_meta(text, Path::new("r.toml")).is_ok(), "{text}");
+        }
+        // Five-digit years are no RFC 3339 at all.
+        let err = parse_run_meta(
+            "started_at = \"12026-05-04T03:00:00Z\"\n",
+            Path::new("r.toml"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not an RFC 3339"), "{err}");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::error::{Diagnostic, Error};
+use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::model::{Label, TriageLabel};
 
 use super::layout;
@@ -146,10 +146,10 @@ pub fn load_triage(root: &Path) -> (Vec<TriageLabel>, Vec<Diagnostic>) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), diagnostics),
         Err(e) => {
-            diagnostics.push(Diagnostic::from_error(&Error::io(
-                Path::new(&super::relative(root, &dir)),
-                e,
-            )));
+            diagnostics.push(Diagnostic::from_error(
+                DiagnosticKind::SkippedInput,
+                &Error::io(Path::new(&super::relative(root, &dir)), e),
+            ));
             return (Vec::new(), diagnostics);
         }
     };
@@ -179,6 +179,7 @@ pub fn load_triage(root: &Path) -> (Vec<TriageLabel>, Vec<Diagnostic>) {
                     {
                         let (file, line) = split_source(&label.source);
                         diagnostics.push(Diagnostic {
+                            kind: DiagnosticKind::Ignored,
                             path: file,
                             line,
                             message: format!(
@@ -191,10 +192,11 @@ pub fn load_triage(root: &Path) -> (Vec<TriageLabel>, Vec<Diagnostic>) {
                     }
                 }
             }
-            Err(e) => diagnostics.push(Diagnostic {
-                message: format!("skipped: {}", Diagnostic::from_error(&e).message),
-                ..Diagnostic::from_error(&e)
-            }),
+            Err(e) => diagnostics.push(Diagnostic::from_error_with(
+                DiagnosticKind::SkippedInput,
+                "skipped: ",
+                &e,
+            )),
         }
     }
     labels.sort_by(|a, b| a.run.cmp(&b.run).then_with(|| a.endpoint.cmp(&b.endpoint)));

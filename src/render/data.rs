@@ -5,7 +5,6 @@
 //! fields freely, never rename or remove one without bumping
 //! `schema_version`.
 
-use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::Slugs;
@@ -17,6 +16,7 @@ use crate::analyse::changepoint::LevelShift;
 use crate::analyse::evidence::Evidence;
 use crate::analyse::figures::FigureSummary;
 use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, Policy, RunPoint};
+use crate::calendar::rfc3339;
 use crate::config::{AlarmSettings, AnalysisSettings};
 use crate::error::{Diagnostic, Error};
 use crate::model::Round;
@@ -77,7 +77,7 @@ struct RunJson<'a> {
     release: Option<&'a str>,
     notes: Option<&'a str>,
     incomplete: bool,
-    problems: &'a [String],
+    problems: Vec<String>,
     load: &'a BTreeMap<String, String>,
     environment: &'a BTreeMap<String, String>,
     /// Most endpoints of the run moved together (`null` otherwise).
@@ -124,14 +124,10 @@ struct PointJson<'a> {
     evidence: &'a Evidence,
 }
 
-fn timestamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
 fn point_json(p: &RunPoint) -> PointJson<'_> {
     PointJson {
         run: &p.run,
-        started_at: timestamp(p.started_at),
+        started_at: rfc3339(p.started_at),
         round_p99_ms: &p.round_p99_ms,
         median_p99_ms: p.median_p99_ms,
         baseline_p99_ms: p.baseline_p99_ms,
@@ -161,13 +157,13 @@ pub fn analysis_json(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Erro
             .map(|r| RunJson {
                 id: &r.id,
                 slug: slugs.run(&r.id),
-                started_at: timestamp(r.started_at),
+                started_at: rfc3339(r.started_at),
                 commit: r.meta.commit.as_deref(),
                 branch: r.meta.branch.as_deref(),
                 release: r.meta.release.as_deref(),
                 notes: r.meta.notes.as_deref(),
                 incomplete: !r.problems.is_empty(),
-                problems: &r.problems,
+                problems: r.problems.iter().map(ToString::to_string).collect(),
                 load: &r.meta.load,
                 environment: &r.meta.environment,
                 environment_suspect: &r.environment_suspect,
@@ -262,7 +258,7 @@ pub fn endpoint_csv(endpoint: &EndpointAnalysis) -> Result<Vec<u8>, Error> {
         w.write_record([
             csv_safe(&endpoint.id),
             csv_safe(&p.run),
-            timestamp(p.started_at),
+            rfc3339(p.started_at),
             p.rounds.len().to_string(),
             rounds.join(";"),
             p.median_p99_ms.to_string(),

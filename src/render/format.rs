@@ -94,11 +94,11 @@ pub fn setting_changes(changes: &[crate::analyse::comparability::SettingChange])
 }
 
 pub fn date(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d").to_string()
+    crate::calendar::date(t.date_naive())
 }
 
 pub fn datetime(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M UTC").to_string()
+    crate::calendar::datetime(t)
 }
 
 #[cfg(test)]

@@ -23,14 +23,20 @@ mod assets;
 pub mod capacity;
 pub mod charts;
 pub mod compare;
+pub mod context;
 pub mod data;
 pub mod display;
+pub mod endpoint;
 pub mod evidence;
 pub mod figures;
 pub mod flame;
 pub mod flame_pages;
 pub mod format;
-mod pages;
+pub mod history;
+pub mod overview;
+pub mod releases;
+pub mod rows;
+pub mod run;
 pub mod slug;
 pub mod weekly;
 
@@ -109,28 +115,47 @@ pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
     render_site_with(analysis, &RenderOptions::default())
 }
 
-/// [`render_site`] with options.
+/// [`render_site`] with options. Each page kind has one function that
+/// returns `(path, bytes)`; this is the only place that collects them.
 pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<Site, Error> {
     let slugs = Slugs::new(analysis);
+    let ctx = context::Ctx::new(analysis, &slugs);
     let mut site = Site::default();
     for (path, bytes) in assets::files() {
         site.insert(path, bytes.to_vec());
     }
-    pages::render_pages(analysis, &slugs, &mut site)?;
-    flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
-    for (path, bytes) in compare::compare_pages(analysis, &slugs)? {
+    let mut pages: Vec<rows::Page> = vec![
+        overview::overview_page(&ctx, capacity::capacity_summaries(analysis, &slugs))?,
+        history::history_page(&ctx)?,
+        run::runs_index_page(&ctx)?,
+        releases::releases_page(&ctx)?,
+    ];
+    for e in &analysis.endpoints {
+        pages.push(endpoint::endpoint_page(&ctx, e)?);
+    }
+    for i in 0..analysis.runs.len() {
+        pages.push(run::run_page(&ctx, i)?);
+    }
+    for e in &analysis.capacity {
+        pages.extend(capacity::capacity_page(&ctx, e)?);
+    }
+    pages.extend(compare::comparison_pages(&ctx)?);
+    pages.extend(weekly::weekly_page(&ctx, options.week)?);
+    pages.push((
+        "data/analysis.json".to_string(),
+        data::analysis_json(analysis, &slugs)?,
+    ));
+    for e in &analysis.endpoints {
+        pages.push((
+            format!("data/endpoints/{}.csv", slugs.endpoint(&e.id)),
+            data::endpoint_csv(e)?,
+        ));
+    }
+    for (path, bytes) in pages {
         site.insert(&path, bytes);
     }
-    if let Some(page) = weekly::weekly_page(analysis, &slugs, options.week)? {
-        site.insert("weekly.html", page);
-    }
-    site.insert("data/analysis.json", data::analysis_json(analysis, &slugs)?);
-    for endpoint in &analysis.endpoints {
-        site.insert(
-            &format!("data/endpoints/{}.csv", slugs.endpoint(&endpoint.id)),
-            data::endpoint_csv(endpoint)?,
-        );
-    }
+    // Flame pages insert themselves (render/flame_pages.rs).
+    flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
     Ok(site)
 }
 

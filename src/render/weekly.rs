@@ -3,9 +3,12 @@
 
 use askama::Template;
 
+use super::charts::evidence::evidence_svg;
+use super::context::Ctx;
 use super::evidence::{EvidenceView, evidence_view};
 use super::flame_pages::{FlameLink, flame_links};
-use super::{Slugs, format as f, xml_escape};
+use super::rows::Page;
+use super::{Slugs, format as f};
 use crate::analyse::alarms::{Alarm, PolicyStats};
 use crate::analyse::weekly::{ReviewAlarm, WeekSpec, WeeklyReview, weekly_review};
 use crate::analyse::{Analysis, Policy};
@@ -100,59 +103,6 @@ pub struct WeeklyPage {
     pub regressions: usize,
     /// Environment-suspect runs of the week: (run, href, what moved).
     pub environment_runs: Vec<(String, String, String)>,
-}
-
-/// A small SVG: the rounds' p99 as dots against the baseline (solid) and
-/// the regression line (dashed); printable and readable without colour.
-pub fn evidence_svg(a: &Alarm, threshold_ratio: f64) -> String {
-    let (w, h, pad) = (150.0, 40.0, 4.0);
-    let threshold = a.baseline_p99_ms.map(|b| b * threshold_ratio);
-    let mut values: Vec<f64> = a.round_p99_ms.clone();
-    values.extend(a.baseline_p99_ms);
-    values.extend(threshold);
-    let lo = values.iter().cloned().fold(f64::INFINITY, f64::min) * 0.95;
-    let hi = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max) * 1.05;
-    if !(lo.is_finite() && hi.is_finite() && hi > lo) {
-        return String::new();
-    }
-    let y = |v: f64| h - pad - (v - lo) / (hi - lo) * (h - 2.0 * pad);
-    let mut s = format!(
-        "<svg class=\"evidence\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\"><title>{}</title>",
-        xml_escape(&format!(
-            "rounds p99 {} ms; baseline {} ms; line {} ms",
-            a.round_p99_ms
-                .iter()
-                .map(|v| f::ms(*v))
-                .collect::<Vec<_>>()
-                .join(", "),
-            f::opt_ms(a.baseline_p99_ms),
-            f::opt_ms(threshold)
-        ))
-    );
-    if let Some(b) = a.baseline_p99_ms {
-        s.push_str(&format!(
-            "<line class=\"ev-base\" x1=\"0\" x2=\"{w}\" y1=\"{0:.1}\" y2=\"{0:.1}\"/>",
-            y(b)
-        ));
-    }
-    if let Some(t) = threshold {
-        s.push_str(&format!(
-            "<line class=\"ev-line\" x1=\"0\" x2=\"{w}\" y1=\"{0:.1}\" y2=\"{0:.1}\"/>",
-            y(t)
-        ));
-    }
-    let n = a.round_p99_ms.len().max(1) as f64;
-    for (i, v) in a.round_p99_ms.iter().enumerate() {
-        let x = pad + (i as f64 + 0.5) * (w - 2.0 * pad) / n;
-        let over = threshold.is_some_and(|t| *v > t);
-        s.push_str(&format!(
-            "<circle class=\"ev-round{}\" cx=\"{x:.1}\" cy=\"{:.1}\" r=\"3\"/>",
-            if over { " over" } else { "" },
-            y(*v)
-        ));
-    }
-    s.push_str("</svg>");
-    s
 }
 
 /// The flame graphs of an alarm: those of its first run over the line
@@ -263,11 +213,8 @@ fn policy_cell(s: &PolicyStats) -> PolicyCell {
 
 /// Renders `weekly.html` for the chosen week under the archive's policy
 /// (`[alarms] policy`, median by default).
-pub fn weekly_page(
-    analysis: &Analysis,
-    slugs: &Slugs,
-    week: WeekSpec,
-) -> Result<Option<Vec<u8>>, Error> {
+pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
+    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
     let policy = analysis.settings.alarms.policy;
     let Some(review): Option<WeeklyReview> = weekly_review(analysis, week, policy) else {
         return Ok(None);
@@ -380,6 +327,6 @@ pub fn weekly_page(
             .collect(),
     };
     page.render()
-        .map(|s| Some(s.into_bytes()))
+        .map(|s| Some(("weekly.html".to_string(), s.into_bytes())))
         .map_err(|e| Error::Internal(format!("rendering weekly.html: {e}")))
 }

@@ -102,15 +102,15 @@ fn headline(report: &CheckReport) -> String {
     }
 }
 
+const TOO_FEW_ROUNDS_HINT: &str = "re-run the missing or failed rounds, or pass --allow-insufficient to judge the other endpoints";
+
 /// What to do about a run the gate cannot vouch for.
 fn cannot_vouch_hint(report: &CheckReport) -> Option<&'static str> {
     report
         .cannot_vouch
         .iter()
         .any(|c| matches!(c, CannotVouch::TooFewRounds { .. }))
-        .then_some(
-            "re-run the missing or failed rounds, or pass --allow-insufficient to judge the other endpoints",
-        )
+        .then_some(TOO_FEW_ROUNDS_HINT)
 }
 
 /// "9 of 12 endpoints slower together (median ×1.20): likely the
@@ -522,7 +522,7 @@ pub fn junit(report: &CheckReport) -> String {
         out,
         "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" timestamp=\"{}\">",
         xml_escape(&suite),
-        report.started_at.format("%Y-%m-%dT%H:%M:%S")
+        crate::calendar::junit_timestamp(report.started_at)
     );
     if let Some(shift) = &report.environment_suspect {
         let _ = writeln!(
@@ -575,15 +575,32 @@ pub fn junit(report: &CheckReport) -> String {
     }
     for reason in &report.cannot_vouch {
         let (kind, name, body) = match reason {
-            CannotVouch::UnreadableInputs { .. } => (
+            CannotVouch::UnreadableInputs { count } => (
                 "bad-input",
                 format!("inputs of run {}", report.run),
-                report.problems.join("\n"),
+                report
+                    .problems
+                    .iter()
+                    .take(*count)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
             ),
             CannotVouch::TooFewRounds { endpoint, .. } => (
                 "too-few-rounds",
                 format!("rounds of {endpoint} in run {}", report.run),
-                cannot_vouch_hint(report).unwrap_or_default().to_string(),
+                TOO_FEW_ROUNDS_HINT.to_string(),
+            ),
+            CannotVouch::UntrustedTime { runs } => (
+                "untrusted-time",
+                format!("times of the runs beside {}", report.run),
+                report
+                    .problems
+                    .iter()
+                    .filter(|p| runs.iter().any(|r| p.contains(r.as_str())))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
             ),
         };
         let _ = writeln!(

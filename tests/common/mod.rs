@@ -17,6 +17,28 @@ pub fn shared_fixtures() -> Option<PathBuf> {
     }
 }
 
+/// The bundled demo archive: `archive/` when this checkout has it (the
+/// generator's tests check that it is what the generator writes), else
+/// generated once per test binary into a temporary folder (a packaged
+/// crate leaves `archive/` out).
+pub fn bundled_archive() -> &'static Path {
+    static GENERATED: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> =
+        std::sync::OnceLock::new();
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
+    if committed.join("runs").is_dir() {
+        static COMMITTED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+        return COMMITTED.get_or_init(|| committed);
+    }
+    let (_, root) = GENERATED.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("archive");
+        eprintln!("archive/ is not present: generating the demo archive once for these tests");
+        perfdash::demo::generate(&root, &perfdash::demo::DemoOptions::default()).unwrap();
+        (dir, root)
+    });
+    root
+}
+
 /// A k6 handleSummary() document with the given round p99.
 pub fn k6_summary(p99: f64) -> String {
     serde_json::json!({
@@ -98,4 +120,5 @@ pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+pub mod golden_archive;
 pub mod site_archives;

@@ -232,6 +232,7 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
                 },
                 endpoints: eps,
                 problems: Vec::new(),
+                untrusted_time: None,
             });
         }
     }

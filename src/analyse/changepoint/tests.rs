@@ -356,18 +356,13 @@ fn online_view_of_a_spike_and_a_step() {
 }
 
 mod bundled_archive {
-    use crate::analyse::{Analysis, analyse};
-    use crate::demo::EventKind;
-    use crate::demo::{DemoOptions, DemoReport, generate};
-    use crate::ingest::load_archive;
+    use crate::analyse::Analysis;
+    use crate::demo::{DemoReport, EventKind};
 
-    fn bundled() -> (tempfile::TempDir, DemoReport, Analysis) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("archive");
-        let report = generate(&root, &DemoOptions::default()).unwrap();
-        let loaded = load_archive(&root).unwrap();
-        let analysis = analyse(&loaded.archive, loaded.diagnostics);
-        (dir, report, analysis)
+    /// The bundled demo, generated once per test binary.
+    fn bundled() -> (&'static DemoReport, &'static Analysis) {
+        let demo = crate::test_support::bundled_demo();
+        (&demo.report, &demo.analysis)
     }
 
     /// Position of a run in an endpoint's points.
@@ -387,7 +382,7 @@ mod bundled_archive {
     /// window's t-test: it is an alarm, not a level shift.)
     #[test]
     fn change_points_line_up_with_the_injected_events() {
-        let (_dir, report, analysis) = bundled();
+        let (report, analysis) = bundled();
         let mut matched = 0;
         for e in &report.events {
             let endpoint = &e.endpoints[0];
@@ -395,7 +390,7 @@ mod bundled_archive {
                 continue;
             };
             let near = |run: &str, direction: &str| {
-                let at = position(&analysis, endpoint, run);
+                let at = position(analysis, endpoint, run);
                 ep.change_points
                     .iter()
                     .any(|cp| cp.direction == direction && cp.point_index.abs_diff(at) <= 1)
@@ -411,7 +406,7 @@ mod bundled_archive {
                     matched += 1;
                     if !e.open {
                         // The fix: the run after the last affected one.
-                        let last = position(&analysis, endpoint, e.runs.last().unwrap());
+                        let last = position(analysis, endpoint, e.runs.last().unwrap());
                         let fix = &ep.points[last + 1].run;
                         assert!(
                             near(fix, "improvement"),

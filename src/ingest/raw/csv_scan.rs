@@ -139,6 +139,85 @@ mod tests {
         assert_eq!(record_end(b"1,\"open\n", 0), None);
     }
 
+    /// Every record of `buf` as our scanner reads it (field texts).
+    fn scan_all(buf: &[u8]) -> Vec<Vec<Vec<u8>>> {
+        let mut records = Vec::new();
+        let mut fields = Vec::new();
+        let scanned = for_each_record::<()>(buf, true, |record, _| {
+            split_fields(record, b',', usize::MAX, &mut fields);
+            records.push(
+                fields
+                    .iter()
+                    .map(|&(a, b)| {
+                        field_text(&record.strip_suffix(b"\r").unwrap_or(record)[a..b]).into_owned()
+                    })
+                    .collect(),
+            );
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(scanned.consumed, buf.len());
+        records
+    }
+
+    /// Field text with the characters that make CSV hard.
+    fn field() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::string::string_regex("[a-c ,\"\n\r;é]{0,6}").unwrap()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Differential: what the `csv` crate writes, our scanner reads back
+        /// field for field, as the `csv` crate's own reader does (quoted
+        /// fields with `""`, commas, CR and LF inside, CRLF line ends).
+        #[test]
+        fn reads_what_the_csv_crate_writes(
+            records in proptest::collection::vec(proptest::collection::vec(field(), 1..5), 1..6),
+            crlf in proptest::bool::ANY,
+        ) {
+            let mut writer = csv::WriterBuilder::new()
+                .flexible(true)
+                .terminator(if crlf { csv::Terminator::CRLF } else { csv::Terminator::Any(b'\n') })
+                .from_writer(Vec::new());
+            for r in &records {
+                writer.write_record(r).unwrap();
+            }
+            let buf = writer.into_inner().unwrap();
+            let theirs: Vec<Vec<Vec<u8>>> = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .flexible(true)
+                .from_reader(buf.as_slice())
+                .byte_records()
+                .map(|r| r.unwrap().iter().map(<[u8]>::to_vec).collect())
+                .collect();
+            let ours = scan_all(&buf);
+            let written: Vec<Vec<Vec<u8>>> = records
+                .iter()
+                .map(|r| r.iter().map(|f| f.as_bytes().to_vec()).collect())
+                .collect();
+            proptest::prop_assert_eq!(&ours, &theirs, "input {:?}", String::from_utf8_lossy(&buf));
+            proptest::prop_assert_eq!(&ours, &written);
+        }
+
+        /// Any bytes at all: the scanner never panics, and record by record
+        /// it consumes the whole buffer.
+        #[test]
+        fn any_bytes_are_scanned_without_panic(buf in proptest::collection::vec(
+            proptest::sample::select(b"ab,\"\r\n".to_vec()), 0..64)) {
+            let mut fields = Vec::new();
+            let scanned = for_each_record::<()>(&buf, true, |record, _| {
+                split_fields(record, b',', 8, &mut fields);
+                for &(a, b) in &fields {
+                    let _ = field_text(&record[a..b]);
+                }
+                Ok(())
+            })
+            .unwrap();
+            proptest::prop_assert_eq!(scanned.consumed, buf.len());
+        }
+    }
+
     #[test]
     fn stops_at_max_fields() {
         let mut f = Vec::new();

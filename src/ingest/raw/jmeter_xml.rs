@@ -67,6 +67,7 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
     let mut warnings = Vec::new();
     if truncated {
         warnings.push(super::warning(
+            crate::error::DiagnosticKind::Doubtful,
             shown,
             None,
             "the XML ends before </testResults> (was JMeter stopped?): the complete samples were used",

@@ -16,7 +16,7 @@ use memchr::memmem::Finder;
 use super::io::{Fault, ScanEnd, open_plain, scan_blocks};
 use super::time::{parse_f64, parse_rfc3339_micros};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample, warning};
-use crate::error::{Diagnostic, Error};
+use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::model::SourceFormat;
 
 /// Pre-built searchers for one metric and split tag.
@@ -229,6 +229,7 @@ pub(crate) fn truncation_warnings(
     let mut warnings = Vec::new();
     if end.truncated_stream {
         warnings.push(warning(
+            DiagnosticKind::Doubtful,
             shown,
             None,
             "the gzip stream is cut short (was k6 stopped mid-write?): the complete lines before the cut were used",
@@ -236,6 +237,7 @@ pub(crate) fn truncation_warnings(
     }
     if let Some(offset) = tail {
         warnings.push(warning(
+            DiagnosticKind::Doubtful,
             shown,
             super::io::line_of_offset(path, offset),
             "the last line is incomplete (no newline at the end: was the load tool stopped mid-write?); \
@@ -316,7 +318,9 @@ fn slow_pass(
     .map_err(|e| e.into_error(path, shown))?;
     let groups = grouper.finish(|k| String::from_utf8_lossy(k).into_owned());
     if !groups.is_empty() {
+        // A fact about the file, not a problem: the figures are the same.
         warnings.push(warning(
+            DiagnosticKind::Information,
             shown,
             None,
             "records are not in k6's own key order (re-serialised file?): read with the slower JSON parser",

@@ -3,7 +3,9 @@
 //! This file holds only end-of-test summary figures, so **no warm-up can
 //! be trimmed** and the percentiles are Locust's own, computed from
 //! response times rounded to 2 significant digits. perfdash takes them as
-//! they are and says so in a warning.
+//! they are, says so once per build ([`LOCUST_NOTE`]), and decides
+//! verdicts on them with that rounding in mind
+//! (`analyse::verdict::Resolution`).
 //!
 //! Rows are per request name plus an `Aggregated` row (`Total` before
 //! Locust 1.0). Unsplit, a file with one request name gives that row, else
@@ -13,8 +15,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{RawContent, RawFile, ReadOptions, warning};
-use crate::error::Error;
+use crate::error::{DiagnosticKind, Error};
 use crate::model::{RoundStats, SourceFormat};
+
+/// What every build with Locust rounds says once (information, not a
+/// warning: nothing is wrong with the files).
+pub const LOCUST_NOTE: &str = "Locust _stats.csv holds only end-of-test figures: no warm-up can be \
+     trimmed, and its percentiles are Locust's, from response times rounded to 2 significant digits \
+     (1 ms steps below 100 ms, 10 ms below 1 s, 100 ms below 10 s); a verdict on Locust rounds \
+     needs the change to cross the line even at the far edges of that rounding (docs/raw-results.md)";
 
 /// Whether a first line is a Locust `_stats.csv` header (1.0+ or older).
 pub(crate) fn is_stats_header(first: &[u8]) -> bool {
@@ -119,11 +128,12 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
     Ok(RawFile {
         format: SourceFormat::LocustStats,
         content: RawContent::Summary { groups },
+        // Said once per build, however many Locust files there are.
         warnings: vec![warning(
+            DiagnosticKind::Information,
             shown,
             None,
-            "Locust _stats.csv holds only end-of-test figures: no warm-up trimming is possible, and its \
-             percentiles are Locust's (response times rounded to 2 significant digits)",
+            LOCUST_NOTE,
         )],
     })
 }

@@ -31,7 +31,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Diagnostic, Error};
+use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::model::{RoundStats, SourceFormat};
 use crate::stats::{PercentileMethod, moments_by, percentiles_by};
 
@@ -583,13 +583,14 @@ impl Grouper {
     }
 }
 
-/// A warning about a file, for the diagnostics list.
-pub(crate) fn warning(shown: &Path, line: Option<u64>, message: impl Into<String>) -> Diagnostic {
-    Diagnostic {
-        path: shown.display().to_string(),
-        line,
-        message: message.into(),
-    }
+/// A diagnostic about a file, for the diagnostics list.
+pub(crate) fn warning(
+    kind: DiagnosticKind,
+    shown: &Path,
+    line: Option<u64>,
+    message: impl Into<String>,
+) -> Diagnostic {
+    Diagnostic::new(kind, shown.display().to_string(), line, message)
 }
 
 #[cfg(test)]

@@ -468,7 +468,12 @@ fn locust_stats_is_summary_only() {
     let g = only_group(&r);
     assert!(!g.trimmed);
     assert_eq!((g.stats.p99_ms, g.stats.count), (140.0, Some(150)));
-    assert!(r.warnings[0].message.contains("no warm-up trimming"));
+    assert!(r.warnings[0].message.contains("no warm-up can be trimmed"));
+    assert_eq!(
+        r.warnings[0].kind,
+        crate::error::DiagnosticKind::Information,
+        "a fact about the format, not a problem with the file"
+    );
     let split = analyse_file(
         &p,
         Path::new("l"),

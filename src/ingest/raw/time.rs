@@ -29,7 +29,7 @@ pub fn parse_rfc3339_micros(s: &[u8]) -> Option<i64> {
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
     if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
+        || !(1..=days_in_month(year, month)).contains(&day)
         || hour > 23
         || minute > 59
         || second > 60
@@ -57,7 +57,11 @@ pub fn parse_rfc3339_micros(s: &[u8]) -> Option<i64> {
     let offset_s = match s.get(i)? {
         b'Z' | b'z' if i + 1 == s.len() => 0,
         sign @ (b'+' | b'-') if i + 6 == s.len() && s[i + 3] == b':' => {
-            let v = num(i + 1..i + 3)? * 3600 + num(i + 4..i + 6)? * 60;
+            let (hours, minutes) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+            if hours > 23 || minutes > 59 {
+                return None; // RFC 3339's time-numoffset, as chrono reads it
+            }
+            let v = hours * 3600 + minutes * 60;
             if *sign == b'+' { v } else { -v }
         }
         _ => return None,
@@ -65,6 +69,19 @@ pub fn parse_rfc3339_micros(s: &[u8]) -> Option<i64> {
     let days = days_from_civil(year, month, day);
     let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
     Some(secs * 1_000_000 + micros)
+}
+
+/// The days of a month of the proleptic Gregorian calendar. Checked
+/// because `days_from_civil` would quietly carry 2025-02-30 into March
+/// (chrono rejects it, rightly: no tool writes a day that does not exist,
+/// so such a time stamp is a corrupt one).
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
@@ -132,12 +149,67 @@ mod tests {
             assert_eq!(parse_rfc3339_micros(s.as_bytes()), Some(want), "{s}");
         }
         for bad in [
+            "2025-02-29T00:00:00Z",
+            "2025-02-30T00:00:00Z",
+            "2024-02-30T00:00:00Z",
+            "2025-04-31T00:00:00Z",
+            "1900-02-29T00:00:00Z",
             "2025-06-14 09:21",
             "2025-13-14T09:21:29Z",
             "2025-06-14T09:21:29+0100",
             "x",
         ] {
             assert_eq!(parse_rfc3339_micros(bad.as_bytes()), None, "{bad}");
+        }
+    }
+
+    /// A time stamp from parts, some of them out of range on purpose.
+    fn stamp() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let date = (0u32..=9999, 0u32..=13, 0u32..=32);
+        let time = (0u32..=24, 0u32..=60, 0u32..=61);
+        let fraction = proptest::option::of("[0-9]{1,12}");
+        let separator = proptest::sample::select(vec!['T', 't', ' ', '_']);
+        let offset = prop_oneof![
+            Just("Z".to_string()),
+            Just("z".to_string()),
+            (
+                proptest::sample::select(vec!['+', '-']),
+                0u32..=25,
+                0u32..=61
+            )
+                .prop_map(|(s, h, m)| format!("{s}{h:02}:{m:02}")),
+            "[+-]?[0-9:]{0,5}",
+        ];
+        (date, separator, time, fraction, offset).prop_map(
+            |((y, mo, d), sep, (h, mi, s), frac, off)| {
+                let frac = frac.map(|f| format!(".{f}")).unwrap_or_default();
+                format!("{y:04}-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}{frac}{off}")
+            },
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        /// Differential: the hand-written parser gives chrono's answer for
+        /// every time stamp, well-formed or not (chrono's microseconds:
+        /// both truncate longer fractions). It once took 30 and 31
+        /// February, which chrono rejects; chrono was right.
+        #[test]
+        fn parses_as_chrono_does(s in stamp()) {
+            let theirs = DateTime::parse_from_rfc3339(&s).ok().map(|t| t.timestamp_micros());
+            proptest::prop_assert_eq!(parse_rfc3339_micros(s.as_bytes()), theirs, "{}", s);
+        }
+
+        /// Any bytes: no panic, and nothing chrono rejects is accepted.
+        #[test]
+        fn arbitrary_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..40)) {
+            if let Some(ours) = parse_rfc3339_micros(&bytes) {
+                let text = std::str::from_utf8(&bytes).expect("accepted input is ASCII");
+                let theirs = DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_micros());
+                proptest::prop_assert_eq!(Some(ours), theirs, "{}", text);
+            }
         }
     }
 }

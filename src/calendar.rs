@@ -1,0 +1,121 @@
+//! Dates and weeks, written one way everywhere: the formats perfdash
+//! prints and the ISO weeks it groups runs by.
+//!
+//! Every time perfdash handles is UTC. A week is an ISO 8601 week, Monday
+//! to Sunday (the review meets weekly; the heatmap has a column a week).
+//! Until issue 16 the weekly review and the heatmap each had their own
+//! week helper, five files spelled `%Y-%m-%d` by hand, and one warning wrote
+//! RFC 3339 times with `+00:00` where every other output writes `Z`.
+
+use chrono::{DateTime, Datelike, Days, NaiveDate, Utc, Weekday};
+
+/// A day as `2026-11-27`: pages, chart axes, triage files.
+pub fn date(d: NaiveDate) -> String {
+    d.format("%Y-%m-%d").to_string()
+}
+
+/// A moment for people: `2026-11-27 03:02 UTC`.
+pub fn datetime(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// A moment for machines: RFC 3339 to the second with `Z`,
+/// `2026-11-27T03:02:00Z` (analysis.json, run.toml, messages).
+pub fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// A run id from its start, `2026-11-27T0302Z`: sorts by time, is a safe
+/// folder name on every system, and reads back with
+/// `ingest::run_time_from_id`.
+pub fn run_id(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H%MZ").to_string()
+}
+
+/// A JUnit `timestamp` attribute: the Ant JUnit schema's `xs:dateTime`
+/// pattern has no zone, so the UTC time is written without one.
+pub fn junit_timestamp(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S").to_string()
+}
+
+/// The ISO week of a day as `2026-W48`: the form `--week` takes.
+pub fn iso_week_label(d: NaiveDate) -> String {
+    let w = d.iso_week();
+    format!("{}-W{:02}", w.year(), w.week())
+}
+
+/// The Monday that starts the ISO week of `d`.
+pub fn week_monday(d: NaiveDate) -> NaiveDate {
+    d - Days::new(u64::from(d.weekday().num_days_from_monday()))
+}
+
+/// The Monday of ISO week `week` of `year`; `None` when the year has no
+/// such week (most years have 52, some 53).
+pub fn iso_week_monday(year: i32, week: u32) -> Option<NaiveDate> {
+    NaiveDate::from_isoywd_opt(year, week, Weekday::Mon)
+}
+
+/// The first day strictly after `d` that is a `weekday`.
+pub fn next_weekday(d: NaiveDate, weekday: Weekday) -> NaiveDate {
+    let ahead = (7 + weekday.num_days_from_monday() - d.weekday().num_days_from_monday()) % 7;
+    d + Days::new(if ahead == 0 { 7 } else { u64::from(ahead) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use proptest::prelude::*;
+
+    fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    #[test]
+    fn formats() {
+        let t = Utc.with_ymd_and_hms(2026, 11, 27, 3, 2, 9).unwrap();
+        assert_eq!(date(t.date_naive()), "2026-11-27");
+        assert_eq!(datetime(t), "2026-11-27 03:02 UTC");
+        assert_eq!(rfc3339(t), "2026-11-27T03:02:09Z");
+        assert_eq!(run_id(t), "2026-11-27T0302Z");
+        assert_eq!(junit_timestamp(t), "2026-11-27T03:02:09");
+    }
+
+    #[test]
+    fn iso_weeks_at_year_boundaries() {
+        // 2026-01-01 is a Thursday: ISO week 1 of 2026 starts 2025-12-29.
+        assert_eq!(iso_week_label(day(2026, 1, 1)), "2026-W01");
+        assert_eq!(iso_week_label(day(2025, 12, 29)), "2026-W01");
+        assert_eq!(week_monday(day(2026, 1, 1)), day(2025, 12, 29));
+        // 2026 has 53 ISO weeks; 2027-01-03 (a Sunday) still belongs to its last.
+        assert_eq!(iso_week_label(day(2027, 1, 3)), "2026-W53");
+        assert_eq!(iso_week_monday(2026, 53), Some(day(2026, 12, 28)));
+        assert_eq!(iso_week_monday(2025, 53), None);
+        assert_eq!(iso_week_monday(2026, 47), Some(day(2026, 11, 16)));
+    }
+
+    #[test]
+    fn next_weekday_is_strictly_after() {
+        let friday = day(2026, 11, 27);
+        assert_eq!(next_weekday(friday, Weekday::Tue), day(2026, 12, 1));
+        assert_eq!(next_weekday(friday, Weekday::Fri), day(2026, 12, 4));
+        assert_eq!(next_weekday(friday, Weekday::Sat), day(2026, 11, 28));
+    }
+
+    proptest! {
+        /// The two week helpers there used to be (the weekly review went
+        /// through the ISO week number, the heatmap counted back to Monday)
+        /// are one rule: both ways give the same Monday, the same label.
+        #[test]
+        fn week_monday_is_the_iso_weeks_monday(days in 0i64..40_000) {
+            let d = day(1970, 1, 1) + chrono::Duration::days(days);
+            let w = d.iso_week();
+            let monday = week_monday(d);
+            prop_assert_eq!(Some(monday), iso_week_monday(w.year(), w.week()));
+            prop_assert_eq!(iso_week_label(monday), iso_week_label(d));
+            prop_assert!(monday <= d && d < monday + Days::new(7));
+            let next = next_weekday(d, Weekday::Tue);
+            prop_assert!(next > d && next <= d + Days::new(7) && next.weekday() == Weekday::Tue);
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The order of the modules under `src/`, checked.
+//!
+//! Each top-level module may use only modules in layers below its own, so
+//! no dependency circle can form and the stages stay stages (ingest →
+//! model → analyse → render → write). The same order is in the README's
+//! code map. The check reads the sources as text: every `crate::…` path
+//! outside comments, string literals and `#[cfg(test)]` items counts
+//! (tests may reach anywhere: the demo's tests run the analysis).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Lowest first. A module may use modules of earlier layers only.
+const LAYERS: &[&[&str]] = &[
+    // Leaves: plain functions over plain values.
+    &["error", "stats", "hash", "calendar", "doc_section"],
+    // Settings: plain data and their validation.
+    &["config"],
+    // Parsed profiles, then the data model that holds them.
+    &["profile"],
+    &["model"],
+    // The only code that reads the archive.
+    &["ingest"],
+    &["analyse", "fuzzing"],
+    &["eval", "render"],
+    &["report", "write"],
+    &["demo", "pipeline"],
+    &["cli"],
+];
+
+/// Files that only ever compile into tests.
+const TEST_FILES: &[&str] = &["tests.rs", "test_support.rs", "module_layers.rs"];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+/// Top-level module → the other top-level modules its non-test code uses.
+fn dependencies(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(src).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy();
+        if !name.ends_with(".rs") || TEST_FILES.contains(&name.as_ref()) {
+            continue;
+        }
+        let rel = path.strip_prefix(src).unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if top == "lib" || top == "main" {
+            continue;
+        }
+        let code = without_test_items(&code_only(&std::fs::read_to_string(path).unwrap()));
+        let used = out.entry(top.clone()).or_default();
+        used.extend(crate_paths(&code).into_iter().filter(|m| *m != top));
+    }
+    out
+}
+
+/// The source with comments removed and string and character literals
+/// emptied, so that only code is searched.
+fn code_only(src: &str) -> String {
+    let s: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    let at = |i: usize, text: &str| {
+        text.chars()
+            .enumerate()
+            .all(|(k, c)| s.get(i + k) == Some(&c))
+    };
+    while i < s.len() {
+        let c = s[i];
+        if at(i, "//") {
+            while i < s.len() && s[i] != '\n' {
+                i += 1;
+            }
+        } else if at(i, "/*") {
+            // Block comments nest in Rust.
+            let mut depth = 0;
+            while i < s.len() {
+                if at(i, "/*") {
+                    depth += 1;
+                    i += 2;
+                } else if at(i, "*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if c == 'r'
+            && matches!(s.get(i + 1), Some('"' | '#'))
+            && !(i > 0 && (s[i - 1].is_alphanumeric() || s[i - 1] == '_'))
+        {
+            // A raw string r"…" or r#"…"#.
+            let hashes = s[i + 1..].iter().take_while(|c| **c == '#').count();
+            if s.get(i + 1 + hashes) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let close: String = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            i += 2 + hashes;
+            while i < s.len() && !at(i, &close) {
+                i += 1;
+            }
+            i += close.len();
+            out.push_str("\"\"");
+        } else if c == '"' {
+            i += 1;
+            while i < s.len() && s[i] != '"' {
+                i += if s[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{7}') or a lifetime ('a).
+            if s.get(i + 1) == Some(&'\\') {
+                i += 2;
+                while i < s.len() && s[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if s.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The code without `#[cfg(test)]` items (an inline `mod tests { … }` or
+/// a `mod tests;` declaration).
+fn without_test_items(code: &str) -> String {
+    const ATTR: &str = "#[cfg(test)]";
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find(ATTR) {
+        out.push_str(&rest[..at]);
+        let item = &rest[at + ATTR.len()..];
+        let semi = item.find(';');
+        let brace = item.find('{');
+        let end = match (semi, brace) {
+            (Some(s), Some(b)) if s < b => s + 1,
+            (Some(s), None) => s + 1,
+            (_, Some(b)) => {
+                let mut depth = 0;
+                let mut end = item.len();
+                for (k, c) in item[b..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = b + k + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                end
+            }
+            (None, None) => item.len(),
+        };
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The top-level modules named by `crate::x…` and `crate::{x…, y…}` paths.
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue; // `$crate::`, `my_crate::`
+        }
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Top-level items of the group, split at commas outside braces.
+            let mut depth = 1;
+            let mut start = 0;
+            for (k, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 1 => {
+                        out.insert(ident(&group[start..k]));
+                        start = k + 1;
+                    }
+                    _ => {}
+                }
+                if depth == 0 {
+                    out.insert(ident(&group[start..k]));
+                    break;
+                }
+            }
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out.remove("");
+    out
+}
+
+fn src() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn every_module_uses_only_the_layers_below_it() {
+    let deps = dependencies(&src());
+    let mut wrong = Vec::new();
+    for (module, used) in &deps {
+        let Some(layer) = layer_of(module) else {
+            wrong.push(format!(
+                "{module} is in no layer: add it to LAYERS (and the README's code map)"
+            ));
+            continue;
+        };
+        for u in used {
+            match layer_of(u) {
+                Some(l) if l < layer => {}
+                _ => wrong.push(format!("{module} (layer {layer}) uses {u}")),
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn config_is_a_leaf_of_the_stages() {
+    let deps = dependencies(&src());
+    let config = &deps["config"];
+    for stage in ["analyse", "ingest", "profile", "render", "model"] {
+        assert!(!config.contains(stage), "config uses {stage}: {config:?}");
+    }
+}
+
+#[test]
+fn the_layer_order_has_no_circle_and_names_every_module() {
+    // The layers themselves admit no circle (each edge goes down); this
+    // checks the graph directly too, so that a mistake in LAYERS cannot
+    // hide one.
+    let deps = dependencies(&src());
+    let mut done: BTreeSet<&str> = BTreeSet::new();
+    while done.len() < deps.len() {
+        let next: Vec<&str> = deps
+            .iter()
+            .filter(|(m, used)| {
+                !done.contains(m.as_str())
+                    && used
+                        .iter()
+                        .all(|u| done.contains(u.as_str()) || !deps.contains_key(u))
+            })
+            .map(|(m, _)| m.as_str())
+            .collect();
+        assert!(
+            !next.is_empty(),
+            "a dependency circle among {:?}",
+            deps.keys()
+                .filter(|m| !done.contains(m.as_str()))
+                .collect::<Vec<_>>()
+        );
+        done.extend(next);
+    }
+    let listed: BTreeSet<&str> = LAYERS.iter().flat_map(|l| l.iter().copied()).collect();
+    let found: BTreeSet<&str> = deps.keys().map(String::as_str).collect();
+    assert_eq!(
+        listed, found,
+        "LAYERS and src/ disagree on the modules there are"
+    );
+    // The README's code map states the same order.
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let order = LAYERS
+        .iter()
+        .map(|l| l.join(", "))
+        .collect::<Vec<_>>()
+        .join(" → ");
+    assert!(
+        readme.contains(&order),
+        "README.md should state the module order `{order}`"
+    );
+}
+
+#[test]
+fn the_scanner_sees_code_only() {
+    let code = code_only(
+        "use crate::a::X; // crate::b\n/* crate::c /* nested */ crate::d */ let s = \"crate::e\";\n\
+         let r = r#\"crate::f\"#; let c = '\"'; fn g<'x>() { crate::{h::Y, i}; }",
+    );
+    assert_eq!(
+        crate_paths(&code),
+        ["a", "h", "i"].map(String::from).into_iter().collect()
+    );
+    let code = without_test_items(
+        "crate::a::f();\n#[cfg(test)]\nmod tests { crate::b::g(); }\n#[cfg(test)]\nmod more;\ncrate::c::h();",
+    );
+    assert_eq!(
+        crate_paths(&code),
+        ["a", "c"].map(String::from).into_iter().collect()
+    );
+}

@@ -1,0 +1,81 @@
+//! Charts as SVG strings, one module per kind of chart. What they share
+//! lives here: the chart colours, the wrapper that makes a plotters SVG
+//! responsive and accessible, and small text helpers.
+//!
+//! Plotters draws axes (no system fonts: text is left to the browser);
+//! perfdash then adds what plotters has no notion of: a `<title>`/`<desc>`
+//! for screen readers and overlays of linked, titled points so that every
+//! run can be hovered (native tooltip, no JavaScript needed) and clicked.
+
+pub mod capacity;
+pub mod dotplot;
+pub mod evidence;
+pub mod heatmap;
+pub mod release;
+pub mod sparkline;
+pub mod trend;
+pub mod xy;
+
+use plotters::prelude::RGBColor;
+
+use super::xml_escape;
+
+pub use heatmap::{HeatmapRow, heatmap};
+pub use sparkline::sparkline;
+pub use trend::{PointInfo, trend_chart};
+
+pub const REGRESSION: RGBColor = RGBColor(0xc6, 0x28, 0x28);
+pub const IMPROVEMENT: RGBColor = RGBColor(0x2e, 0x7d, 0x32);
+/// Runs of a change triaged `accepted`: neutral, not alarming.
+pub const ACCEPTED: RGBColor = RGBColor(0x7e, 0x6f, 0xa8);
+/// Change points (level shifts): solid purple marker and level segments.
+pub const CHANGE_POINT: RGBColor = RGBColor(0x6a, 0x1b, 0x9a);
+/// Environment changes: dotted teal marker, unlike every other line.
+pub const ENVIRONMENT: RGBColor = RGBColor(0x00, 0x7c, 0x89);
+
+pub(crate) fn hex(c: RGBColor) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
+/// Makes a plotters SVG responsive and accessible: drops the fixed size
+/// (the viewBox stays), adds `role="img"`, a `<title>` and a `<desc>`, and
+/// appends `extra` markup at the end.
+pub(crate) fn finish_svg(svg: String, id: &str, title: &str, desc: &str, extra: &str) -> String {
+    let Some(open_end) = svg.find('>') else {
+        return svg;
+    };
+    let (open, rest) = svg.split_at(open_end);
+    let open = strip_attr(&strip_attr(open, "width"), "height");
+    let body = rest[1..].trim_end();
+    let body = body.strip_suffix("</svg>").unwrap_or(body);
+    format!(
+        r#"{open} class="chart" role="img" aria-labelledby="{id}-title {id}-desc" data-tip-source><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc>{body}{extra}</svg>"#,
+        xml_escape(title),
+        xml_escape(desc),
+    )
+}
+
+fn strip_attr(tag: &str, name: &str) -> String {
+    let needle = format!(" {name}=\"");
+    match tag.find(&needle) {
+        Some(start) => {
+            let value_start = start + needle.len();
+            match tag[value_start..].find('"') {
+                Some(len) => format!("{}{}", &tag[..start], &tag[value_start + len + 1..]),
+                None => tag.to_string(),
+            }
+        }
+        None => tag.to_string(),
+    }
+}
+
+/// Shortens a label to `max` characters with an ellipsis.
+pub(super) fn ellipsis(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
+}

@@ -1,0 +1,53 @@
+//! The overview's sparklines.
+
+use std::fmt::Write as _;
+
+use crate::analyse::EndpointAnalysis;
+use crate::render::display::{DisplayState, display_state};
+use crate::render::xml_escape;
+
+/// A tiny inline trend line of run medians, the last point coloured by
+/// its verdict. Hand-written: a polyline is all it needs, and it keeps
+/// the overview light.
+pub fn sparkline(endpoint: &EndpointAnalysis, max_points: usize) -> String {
+    const W: f64 = 120.0;
+    const H: f64 = 28.0;
+    let pts = &endpoint.points[endpoint.points.len().saturating_sub(max_points)..];
+    let (lo, hi) = pts
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p.median_p99_ms), hi.max(p.median_p99_ms))
+        });
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let step = if pts.len() > 1 {
+        (W - 6.0) / (pts.len() - 1) as f64
+    } else {
+        0.0
+    };
+    let coord = |i: usize, v: f64| (3.0 + i as f64 * step, H - 3.0 - (v - lo) / span * (H - 6.0));
+    let mut line = String::new();
+    for (i, p) in pts.iter().enumerate() {
+        let (x, y) = coord(i, p.median_p99_ms);
+        let _ = write!(line, "{}{x:.1},{y:.1}", if i == 0 { "" } else { " " });
+    }
+    let mut marks = String::new();
+    for (i, p) in pts.iter().enumerate() {
+        let state = display_state(p);
+        if matches!(state, DisplayState::Regression | DisplayState::Accepted) || i + 1 == pts.len()
+        {
+            let (x, y) = coord(i, p.median_p99_ms);
+            let _ = write!(
+                marks,
+                r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" class="v-{}"/>"#,
+                state.key()
+            );
+        }
+    }
+    format!(
+        r#"<svg class="spark" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img"><title>{}: last {} run medians, {} to {} ms</title><polyline points="{line}"/>{marks}</svg>"#,
+        xml_escape(&endpoint.name),
+        pts.len(),
+        crate::render::format::ms(lo),
+        crate::render::format::ms(hi),
+    )
+}

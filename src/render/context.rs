@@ -1,0 +1,140 @@
+//! What every page function reads: the analysis, the slugs, the `[site]`
+//! links, and lookups built once per site. Also the small views of a run,
+//! a commit and a suspect range that every page shows the same way
+//! (templates/macros.html draws them).
+
+use std::collections::HashMap;
+
+use super::Slugs;
+use super::format as f;
+use crate::analyse::evidence::SuspectRange;
+use crate::analyse::{Analysis, EndpointAnalysis, RunInfo, RunPoint};
+
+/// Characters of a short commit hash (git's default abbreviation).
+pub const SHORT_COMMIT: usize = 7;
+
+/// The analysis and what pages look up in it.
+pub struct Ctx<'a> {
+    pub analysis: &'a Analysis,
+    pub slugs: &'a Slugs,
+    runs: HashMap<&'a str, &'a RunInfo>,
+}
+
+/// A commit as the site shows it: a short hash, the full one in its
+/// title, linked to the code host when `[site] commit_url` is set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitView {
+    pub short: String,
+    pub full: String,
+    /// Empty without `commit_url`.
+    pub href: String,
+}
+
+/// A run wherever a page names it: its date linking to its page, its
+/// commit and its notes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunLabel {
+    pub id: String,
+    pub href: String,
+    pub date: String,
+    pub commit: Option<CommitView>,
+    /// `run.toml` `notes`, or empty.
+    pub notes: String,
+}
+
+/// Where a change came in: the last run at the old level and the first at
+/// the new one, and the code host's page of the commits between them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuspectView {
+    /// `None` when the change came with the endpoint's first run.
+    pub last_good: Option<RunLabel>,
+    pub first_bad: RunLabel,
+    /// Empty without `[site] compare_url` or without both commits.
+    pub compare_href: String,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(analysis: &'a Analysis, slugs: &'a Slugs) -> Ctx<'a> {
+        Ctx {
+            analysis,
+            slugs,
+            runs: analysis.runs.iter().map(|r| (r.id.as_str(), r)).collect(),
+        }
+    }
+
+    /// The run with this id.
+    pub fn run(&self, id: &str) -> Option<&'a RunInfo> {
+        self.runs.get(id).copied()
+    }
+
+    /// A commit hash as shown, linked when `[site] commit_url` is set.
+    pub fn commit(&self, commit: &str) -> CommitView {
+        CommitView {
+            short: commit.chars().take(SHORT_COMMIT).collect(),
+            full: commit.to_string(),
+            href: self
+                .analysis
+                .settings
+                .site
+                .commit_href(commit)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// A run as a page at `root` names it; `anchor` (an endpoint slug)
+    /// jumps to that endpoint's rounds on the run page.
+    pub fn run_label(&self, id: &str, root: &str, anchor: Option<&str>) -> RunLabel {
+        let run = self.run(id);
+        let href = match (self.slugs.runs.get(id), anchor) {
+            (Some(slug), Some(a)) => format!("{root}runs/{slug}.html#{a}"),
+            (Some(slug), None) => format!("{root}runs/{slug}.html"),
+            (None, _) => String::new(),
+        };
+        RunLabel {
+            id: id.to_string(),
+            href,
+            date: run.map(|r| f::date(r.started_at)).unwrap_or_default(),
+            commit: run
+                .and_then(|r| r.meta.commit.as_deref())
+                .map(|c| self.commit(c)),
+            notes: run.and_then(|r| r.meta.notes.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// The code host's page of the changes from one run's commit to
+    /// another's, or empty when either has no commit or `compare_url` is
+    /// not set.
+    pub fn compare_href(&self, from: &str, to: &str) -> String {
+        let commit = |id: &str| self.run(id).and_then(|r| r.meta.commit.as_deref());
+        match (commit(from), commit(to)) {
+            (Some(a), Some(b)) => self
+                .analysis
+                .settings
+                .site
+                .compare_href(a, b)
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
+    /// The suspect range of a change that came in at `e.points[index]`
+    /// ([`SuspectRange::before`], the analysis's one definition): the last
+    /// run at the old level (failed and insufficient runs say nothing about
+    /// it) and that run, with the commits between them.
+    pub fn suspect(&self, e: &EndpointAnalysis, index: usize, root: &str) -> Option<SuspectView> {
+        let first_bad: &RunPoint = e.points.get(index)?;
+        let anchor = self.slugs.endpoints.get(&e.id).map(String::as_str);
+        let range = SuspectRange::before(&e.points, index);
+        let last_good = range
+            .last_old_run
+            .as_deref()
+            .and_then(|id| e.points.iter().find(|p| p.run == id));
+        Some(SuspectView {
+            compare_href: last_good
+                .map(|g| self.compare_href(&g.run, &first_bad.run))
+                .unwrap_or_default(),
+            last_good: last_good.map(|g| self.run_label(&g.run, root, anchor)),
+            first_bad: self.run_label(&first_bad.run, root, anchor),
+        })
+    }
+}

@@ -1,0 +1,281 @@
+//! `runs/<slug>.html` (one run: every endpoint against its baseline, the
+//! rounds, the evidence of alarms) and `runs/index.html` (every run).
+
+use askama::Template;
+
+use super::context::{CommitView, Ctx, RunLabel};
+use super::display::display_state;
+use super::evidence::{EvidenceView, evidence_view};
+use super::figures::{FiguresView, environment_mark, round_failure};
+use super::flame_pages::{FlameLink, flame_links};
+use super::format as f;
+use super::rows::{Page, VerdictView, render};
+use crate::analyse::{Analysis, EndpointAnalysis, RunPoint, Verdict};
+use crate::error::Error;
+use crate::model::Round;
+
+pub struct RoundRow {
+    pub number: u32,
+    pub label: String,
+    pub source: String,
+    pub format: &'static str,
+    pub count: String,
+    pub throughput: String,
+    pub mean: String,
+    pub stddev: String,
+    pub min: String,
+    pub p50: String,
+    pub p90: String,
+    pub p95: String,
+    pub p99: String,
+    pub max: String,
+    pub error_rate: String,
+    /// Over 1.5 × the run's median p99: likely GC or noise.
+    pub outlier: bool,
+    /// Why the round failed ("100% errors"), or empty.
+    pub failed: String,
+}
+
+pub struct RunEndpointRow {
+    pub name: String,
+    pub href: String,
+    pub anchor: String,
+    pub median: String,
+    pub baseline: String,
+    pub ratio: String,
+    pub change: String,
+    pub verdict: VerdictView,
+    pub figures: FiguresView,
+    pub no_baseline: String,
+    pub rounds: Vec<RoundRow>,
+    /// Flame-graph pages of this endpoint in this run.
+    pub flames: Vec<FlameLink>,
+    /// On an alarmed run (a regression, or a default-policy alarm raised
+    /// here): the evidence, and what raised it.
+    pub evidence: Option<(String, EvidenceView)>,
+}
+
+#[derive(Template)]
+#[template(path = "run.html")]
+pub struct RunPage {
+    pub root: &'static str,
+    pub id: String,
+    pub date: String,
+    /// What was tested: commit, branch, release, notes.
+    pub commit: Option<CommitView>,
+    pub branch: String,
+    pub release: String,
+    pub notes: String,
+    /// `[environment]` (host, JVM flags, …), `[load]` (the load profile)
+    /// and any other run.toml keys, each `(key, value)` in key order.
+    pub environment: Vec<(String, String)>,
+    pub load: Vec<(String, String)>,
+    pub extra: Vec<(String, String)>,
+    pub problems: Vec<String>,
+    pub rows: Vec<RunEndpointRow>,
+    pub regressions: usize,
+    /// Endpoints that failed in this run.
+    pub failed: usize,
+    /// "environment suspect: …" when most endpoints moved together.
+    pub environment_suspect: String,
+    pub prev: Option<RunLabel>,
+    pub next: Option<RunLabel>,
+    /// The code host's page of the commits since the previous run, or empty.
+    pub compare_prev: String,
+}
+
+pub struct RunListRow {
+    pub run: RunLabel,
+    /// Date and time.
+    pub date: String,
+    pub branch: String,
+    pub release: String,
+    pub endpoints: usize,
+    pub regressions: usize,
+    pub incomplete: bool,
+    /// "environment suspect: …" or empty.
+    pub environment: String,
+}
+
+#[derive(Template)]
+#[template(path = "runs.html")]
+pub struct RunsPage {
+    pub root: &'static str,
+    pub rows: Vec<RunListRow>,
+}
+
+/// Every endpoint's point in run `i`, in endpoint order.
+fn points_of_run(
+    analysis: &Analysis,
+    i: usize,
+) -> impl Iterator<Item = (&EndpointAnalysis, &RunPoint)> {
+    analysis
+        .endpoints
+        .iter()
+        .filter_map(move |e| Some((e, e.points.iter().find(|p| p.run_index == i)?)))
+}
+
+/// The page of run `i` (an index into `analysis.runs`).
+pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
+    let analysis = ctx.analysis;
+    let slugs = ctx.slugs;
+    let run = &analysis.runs[i];
+    let root = "../";
+    let mut rows = Vec::new();
+    for (e, p) in points_of_run(analysis, i) {
+        rows.push(RunEndpointRow {
+            name: e.name.clone(),
+            href: format!("{root}endpoints/{}.html", slugs.endpoint(&e.id)),
+            anchor: slugs.endpoint(&e.id).to_string(),
+            median: f::ms(p.median_p99_ms),
+            baseline: f::opt_ms(p.baseline_p99_ms),
+            ratio: f::ratio(p.ratio),
+            change: f::change(p.ratio),
+            verdict: VerdictView::of(p),
+            figures: FiguresView::of_point(p),
+            no_baseline: p.no_baseline_reason.clone().unwrap_or_default(),
+            rounds: p
+                .rounds
+                .iter()
+                .map(|r| {
+                    let outlier = p
+                        .evidence
+                        .outlier_rounds
+                        .iter()
+                        .any(|o| o.round == r.number);
+                    round_row(r, outlier, round_failure(p, r))
+                })
+                .collect(),
+            flames: flame_links(p, e, slugs, root),
+            evidence: run_evidence(analysis, e, p),
+        });
+    }
+    let regressions = rows
+        .iter()
+        .filter(|r| r.verdict.key == "regression")
+        .count();
+    let failed = rows.iter().filter(|r| r.verdict.key == "failed").count();
+    let pairs = |m: &std::collections::BTreeMap<String, String>| {
+        m.iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Vec<_>>()
+    };
+    let previous = i.checked_sub(1).and_then(|j| analysis.runs.get(j));
+    let meta = &run.meta;
+    let page = RunPage {
+        root,
+        id: run.id.clone(),
+        date: f::datetime(run.started_at),
+        commit: meta.commit.as_deref().map(|c| ctx.commit(c)),
+        branch: meta.branch.clone().unwrap_or_default(),
+        release: meta.release.clone().unwrap_or_default(),
+        notes: meta.notes.clone().unwrap_or_default(),
+        environment: pairs(&meta.environment),
+        load: pairs(&meta.load),
+        extra: pairs(&meta.extra),
+        problems: run.problems.iter().map(ToString::to_string).collect(),
+        regressions,
+        failed,
+        environment_suspect: environment_mark(run),
+        // The pager sits in runs/, beside the neighbours.
+        prev: previous.map(|r| ctx.run_label(&r.id, root, None)),
+        next: analysis
+            .runs
+            .get(i + 1)
+            .map(|r| ctx.run_label(&r.id, root, None)),
+        compare_prev: previous
+            .map(|r| ctx.compare_href(&r.id, &run.id))
+            .unwrap_or_default(),
+        rows,
+    };
+    Ok((
+        format!("runs/{}.html", slugs.run(&run.id)),
+        render(&page, &run.id)?,
+    ))
+}
+
+/// `runs/index.html`: every run, newest first.
+pub fn runs_index_page(ctx: &Ctx) -> Result<Page, Error> {
+    let analysis = ctx.analysis;
+    let rows = analysis
+        .runs
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, run)| {
+            let points: Vec<&RunPoint> = points_of_run(analysis, i).map(|(_, p)| p).collect();
+            RunListRow {
+                run: ctx.run_label(&run.id, "../", None),
+                date: f::datetime(run.started_at),
+                branch: run.meta.branch.clone().unwrap_or_default(),
+                release: run.meta.release.clone().unwrap_or_default(),
+                endpoints: points.len(),
+                regressions: points
+                    .iter()
+                    .filter(|p| matches!(p.verdict, Verdict::Regression | Verdict::Failed))
+                    .count(),
+                incomplete: !run.problems.is_empty(),
+                environment: environment_mark(run),
+            }
+        })
+        .collect();
+    let page = RunsPage { root: "../", rows };
+    Ok((
+        "runs/index.html".to_string(),
+        render(&page, "runs/index.html")?,
+    ))
+}
+
+/// The evidence a run page shows for one endpoint: the archive's policy's
+/// (`[alarms] policy`) alarm raised at this run (its shift covers the alarm's runs over the
+/// line), else the run's own evidence when it regressed, else none.
+fn run_evidence(
+    analysis: &Analysis,
+    e: &EndpointAnalysis,
+    p: &RunPoint,
+) -> Option<(String, EvidenceView)> {
+    if let Some(a) = analysis
+        .alarms
+        .of(analysis.settings.alarms.policy)
+        .find(|a| a.endpoint == e.id && a.run == p.run)
+    {
+        return Some((
+            format!(
+                "{} alarm ({}, {} run(s) over the line)",
+                analysis.settings.alarms.policy.name(),
+                a.state.as_str(),
+                a.over_runs.len()
+            ),
+            evidence_view(&a.evidence),
+        ));
+    }
+    (p.verdict == Verdict::Regression).then(|| {
+        (
+            format!("{} run", display_state(p).words()),
+            evidence_view(&p.evidence),
+        )
+    })
+}
+
+fn round_row(r: &Round, outlier: bool, failed: String) -> RoundRow {
+    let s = &r.stats;
+    RoundRow {
+        number: r.number,
+        label: r.label.clone().unwrap_or_default(),
+        source: r.source.clone(),
+        format: r.format.describe(),
+        count: f::count(s.count),
+        throughput: f::rate(s.throughput_rps),
+        mean: f::opt_ms(s.mean_ms),
+        stddev: f::opt_ms(s.stddev_ms),
+        min: f::opt_ms(s.min_ms),
+        p50: f::opt_ms(s.p50_ms),
+        p90: f::opt_ms(s.p90_ms),
+        p95: f::opt_ms(s.p95_ms),
+        p99: f::ms(s.p99_ms),
+        max: f::opt_ms(s.max_ms),
+        error_rate: f::percent(s.error_rate),
+        outlier,
+        failed,
+    }
+}
