@@ -93,6 +93,7 @@ fn series(rng: &mut Rng, noise: &Noise, runs: usize, step_at: Option<(usize, f64
         settings: Settings::default(),
         runs,
         triage: vec![],
+        annotations: Vec::new(),
     }
 }
 

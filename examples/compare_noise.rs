@@ -113,6 +113,7 @@ fn main() {
         settings: Settings::default(),
         runs: vec![],
         triage: vec![],
+        annotations: Vec::new(),
     };
     println!(
         "{pairs} simulated pairs per cell; share of verdicts (regression / same / inconclusive / improvement)"

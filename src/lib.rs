@@ -11,6 +11,7 @@ pub mod config;
 pub mod demo;
 pub mod doc_section;
 pub mod error;
+pub mod escape;
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -23,6 +24,7 @@ pub mod pipeline;
 pub mod profile;
 pub mod render;
 pub mod report;
+pub mod slug;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -21,6 +21,34 @@ pub struct Archive {
     pub runs: Vec<Run>,
     /// Human triage labels from `triage/*.toml`, sorted by run, endpoint.
     pub triage: Vec<TriageLabel>,
+    /// Deploys, config changes, incidents from `annotations/*.toml`,
+    /// sorted by time.
+    pub annotations: Vec<Annotation>,
+}
+
+/// Something that happened around the tests (`annotations/*.toml`):
+/// drawn on the charts and listed on the history page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Annotation {
+    /// When: the given time, the given day at midnight UTC, or the start
+    /// of the given run.
+    pub at: DateTime<Utc>,
+    /// The run it was given by, if any.
+    pub run: Option<String>,
+    pub text: String,
+    /// An http(s) address with more.
+    pub link: Option<String>,
+    /// Endpoint ids it concerns; empty: every endpoint.
+    pub endpoints: Vec<String>,
+    /// Where it was read, `annotations/<file>.toml:<line>`.
+    pub source: String,
+}
+
+impl Annotation {
+    /// Whether it belongs on this endpoint's chart.
+    pub fn concerns(&self, endpoint: &str) -> bool {
+        self.endpoints.is_empty() || self.endpoints.iter().any(|e| e == endpoint)
+    }
 }
 
 impl Archive {
@@ -108,6 +136,46 @@ pub struct TriageLabel {
     pub date: chrono::NaiveDate,
     /// Where it was read, `triage/<file>.toml:<line>`, for messages.
     pub source: String,
+    /// Who follows it up, its issue and how far it got (all optional).
+    pub follow_up: FollowUp,
+}
+
+/// The follow-up of a triaged alarm: who owns it, the issue that tracks
+/// it, and its status. Shown on the weekly page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FollowUp {
+    pub owner: Option<String>,
+    /// An http(s) address.
+    pub issue: Option<String>,
+    pub status: Option<Status>,
+}
+
+/// How far the follow-up of an alarm got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Someone is looking into it.
+    Investigating,
+    /// A fix is merged (the runs after it should be back in the band).
+    Fixed,
+    /// It stays as it is.
+    Wontfix,
+}
+
+impl Status {
+    pub const ALL: [Status; 3] = [Status::Investigating, Status::Fixed, Status::Wontfix];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Investigating => "investigating",
+            Status::Fixed => "fixed",
+            Status::Wontfix => "wontfix",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|x| x.as_str() == s)
+    }
 }
 
 /// What a human decided an alarm was.

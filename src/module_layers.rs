@@ -13,7 +13,15 @@ use std::path::Path;
 /// Lowest first. A module may use modules of earlier layers only.
 const LAYERS: &[&[&str]] = &[
     // Leaves: plain functions over plain values.
-    &["error", "stats", "hash", "calendar", "doc_section"],
+    &[
+        "error",
+        "stats",
+        "hash",
+        "calendar",
+        "doc_section",
+        "escape",
+    ],
+    &["slug"],
     // Settings: plain data and their validation.
     &["config"],
     // Parsed profiles, then the data model that holds them.
@@ -306,6 +314,64 @@ fn the_layer_order_has_no_circle_and_names_every_module() {
     assert!(
         readme.contains(&order),
         "README.md should state the module order `{order}`"
+    );
+}
+
+/// The source files that may write to the disk, and what each writes
+/// (docs/errors.md, "Output safety", says the same).
+const WRITERS: &[(&str, &str)] = &[
+    ("write.rs", "the site, swapped in whole"),
+    ("ingest/cache.rs", "the round cache beside the output"),
+    ("demo/mod.rs", "`perfdash demo`: a new archive"),
+    ("cli/eval.rs", "`perfdash eval --write FILE`"),
+    ("fuzzing.rs", "a temporary file for the fuzz input"),
+];
+
+#[test]
+fn only_the_listed_files_write() {
+    const WRITING: &[&str] = &[
+        "fs::write(",
+        "File::create",
+        "create_dir",
+        "fs::rename(",
+        "remove_file(",
+        "remove_dir",
+        ".persist(",
+        "tempdir_in(",
+        "OpenOptions",
+        "NamedTempFile::",
+        "fs::copy(",
+        "hard_link(",
+        "fs::symlink(",
+    ];
+    let src = src();
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(&src).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy();
+        if !name.ends_with(".rs") || TEST_FILES.contains(&name.as_ref()) {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let code = without_test_items(&code_only(&std::fs::read_to_string(entry.path()).unwrap()));
+        if WRITERS.iter().any(|(w, _)| *w == rel) {
+            continue;
+        }
+        for call in WRITING.iter().filter(|c| code.contains(**c)) {
+            found.push(format!("src/{rel} calls {call}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "only {:?} write files (docs/errors.md, Output safety); write through src/write.rs or \
+         add the file to WRITERS and the docs:\n{}",
+        WRITERS.iter().map(|(w, _)| *w).collect::<Vec<_>>(),
+        found.join("\n")
     );
 }
 

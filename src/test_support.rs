@@ -78,6 +78,7 @@ pub fn archive(runs: Vec<Run>) -> Archive {
         settings: Settings::default(),
         runs,
         triage: vec![],
+        annotations: Vec::new(),
     }
 }
 

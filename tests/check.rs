@@ -351,6 +351,10 @@ fn triage_template_round_trip() {
         "{template}"
     );
     assert!(template.contains("date = 2026-02-02"), "{template}");
+    // The follow-up fields, left empty: valid as they are.
+    for key in ["owner = \"\"", "issue = \"\"", "status = \"\""] {
+        assert!(template.contains(key), "{key}: {template}");
+    }
 
     // An unfilled template is rejected, naming the file and line.
     a.label("w5.toml", &template);
@@ -362,7 +366,8 @@ fn triage_template_round_trip() {
 
     let filled = template
         .replace("label = \"\"", "label = \"real\"")
-        .replace("author = \"\"", "author = \"kim\"");
+        .replace("author = \"\"", "author = \"kim\"")
+        .replace("status = \"\"", "status = \"investigating\"");
     a.label("w5.toml", &filled);
     let listing = stdout(&a.cmd(&["triage"]).code(0));
     assert!(

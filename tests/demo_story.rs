@@ -119,7 +119,7 @@ fn the_demo_archive_weekly_review_and_gate() {
     let a = demo();
     let review = perfdash::analyse::weekly::weekly_review(
         a,
-        perfdash::analyse::weekly::WeekSpec::LastSevenDays,
+        perfdash::analyse::weekly::WeekSpec::Latest,
         Policy::Median,
     )
     .unwrap();
@@ -160,51 +160,52 @@ fn the_demo_archive_weekly_review_and_gate() {
     }
 }
 
-/// The weekly page shows, beside each confirmed regression of the
+/// The weekly page shows, beside each open latency problem of the
 /// archive's policy, the flame-graph attribution of its runs over the line (code
 /// regression vs GC/lock, with the category shift) and links to the flame
 /// page; and the accepted change on cart-checkout is drawn as accepted.
 #[test]
-fn the_demo_weekly_page_attributes_confirmed_regressions() {
+fn the_demo_weekly_page_attributes_open_regressions() {
     let a = demo();
     let site = perfdash::render::render_site(a).unwrap();
     let page =
         |p: &str| String::from_utf8(site.get(p).unwrap_or_else(|| panic!("{p}")).to_vec()).unwrap();
     let weekly = page("weekly.html");
-    let confirmed = &weekly[weekly.find("<h2 id=\"confirmed\">").unwrap()..];
-    let confirmed = &confirmed[..confirmed.find("<h2 id=\"fp-by-week\">").unwrap()];
+    let decide = &weekly[weekly.find("<section id=\"decide\"").unwrap()..];
+    let decide = &decide[..decide.find("</section>").unwrap()];
     let review = perfdash::analyse::weekly::weekly_review(
         a,
-        perfdash::analyse::weekly::WeekSpec::LastSevenDays,
+        perfdash::analyse::weekly::WeekSpec::Latest,
         a.settings.alarms.policy,
     )
     .unwrap();
+    let problems = perfdash::analyse::problems::open_problems(a, review.from, review.to);
     let mut attributed = 0;
-    for r in &review.confirmed {
-        let e = a
-            .endpoints
-            .iter()
-            .find(|e| e.id == r.alarm.endpoint)
+    for p in problems
+        .iter()
+        .filter(|p| p.kind == perfdash::analyse::problems::ProblemKind::Latency)
+    {
+        let alarm = a
+            .alarms
+            .of(a.settings.alarms.policy)
+            .find(|x| x.endpoint == p.endpoint && x.run == p.first_bad_run)
             .unwrap();
-        let summary = r
-            .alarm
+        let e = a.endpoints.iter().find(|e| e.id == p.endpoint).unwrap();
+        let summary = alarm
             .over_runs
             .iter()
             .filter_map(|run| e.points.iter().find(|p| &p.run == run))
             .flat_map(|p| &p.profiles)
             .find_map(|pa| pa.attribution.as_ref().map(|x| x.summary.clone()));
         if let Some(summary) = summary {
-            assert!(confirmed.contains(&summary), "{summary} on the page");
+            assert!(decide.contains(&summary), "{summary} on the page");
             attributed += 1;
         }
     }
-    assert!(
-        attributed > 0,
-        "the demo's confirmed regressions have profiles"
-    );
-    assert!(confirmed.contains("code regression (application +"));
+    assert!(attributed > 0, "the demo's open regressions have profiles");
+    assert!(decide.contains("code regression (application +"));
     // Its flame links point at pages of the site.
-    let links: Vec<&str> = confirmed
+    let links: Vec<&str> = decide
         .split("href=\"")
         .skip(1)
         .map(|s| &s[..s.find('"').unwrap()])
@@ -232,5 +233,208 @@ fn the_demo_weekly_page_attributes_confirmed_regressions() {
                 cp.run
             );
         }
+    }
+}
+
+/// A number written as `<strong>N</strong>` right before `words` on the page.
+fn count_before(html: &str, words: &str) -> usize {
+    let at = html
+        .find(words)
+        .unwrap_or_else(|| panic!("{words:?} on the page"));
+    let before = &html[..at];
+    let open = before.rfind("<strong>").expect("a <strong> count") + "<strong>".len();
+    before[open..before[open..].find("</strong>").unwrap() + open]
+        .parse()
+        .unwrap()
+}
+
+/// Every count on the weekly page agrees with every other count, with the
+/// page's own lists, and with `data/analysis.json`, whose alarms the test
+/// counts again itself: one definition of the week, [Monday, next Monday).
+#[test]
+fn the_weekly_page_counts_agree_with_each_other_and_with_analysis_json() {
+    use serde_json::Value;
+    let a = demo();
+    let site = perfdash::render::render_site(a).unwrap();
+    let html = String::from_utf8(site.get("weekly.html").unwrap().to_vec()).unwrap();
+    let json: Value = serde_json::from_slice(site.get("data/analysis.json").unwrap()).unwrap();
+    let weekly = &json["weekly"];
+    let (from, to) = (
+        weekly["from"].as_str().unwrap(),
+        weekly["to"].as_str().unwrap(),
+    );
+    assert_eq!(weekly["week"], "2026-W48", "the ISO week of the latest run");
+    assert_eq!((from, to), ("2026-11-23T00:00:00Z", "2026-11-30T00:00:00Z"));
+    let in_week = |t: &str| from <= t && t < to;
+    let policy = weekly["policy"].as_str().unwrap();
+
+    // Open problems: the headline, the list and the JSON say the same, and
+    // the JSON's latency problems are exactly the policy's alarms still
+    // open at the week's end that no noise/accepted label settled.
+    let problems = weekly["open_problems"].as_array().unwrap();
+    assert_eq!(count_before(&html, " open problem"), problems.len());
+    assert_eq!(html.matches("<li class=\"problem ").count(), problems.len());
+    let run_start = |id: &str| {
+        json["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["started_at"].as_str().unwrap().to_string())
+    };
+    let mut open: Vec<(String, String)> = json["alarms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["policy"] == policy && x["state"] != "reverted")
+        .filter(|x| x["started_at"].as_str().unwrap() < to)
+        .filter(|x| {
+            x["closed_run"]
+                .as_str()
+                .and_then(run_start)
+                .is_none_or(|closed| closed.as_str() >= to)
+        })
+        .filter(|x| !matches!(x["label"].as_str(), Some("noise" | "accepted")))
+        .map(|x| {
+            (
+                x["endpoint"].as_str().unwrap().into(),
+                x["run"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    open.sort();
+    let mut listed: Vec<(String, String)> = problems
+        .iter()
+        .filter(|p| p["kind"] == "latency")
+        .map(|p| {
+            (
+                p["endpoint"].as_str().unwrap().into(),
+                p["first_bad_run"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    listed.sort();
+    assert_eq!(listed, open);
+    // The bundled story: price-quote's open regression and
+    // inventory-reserve's capacity regression, each on the page with its
+    // current ratio, age, suspect commits and owner (or "no owner").
+    for (kind, endpoint) in [
+        ("latency", "price-quote"),
+        ("capacity", "inventory-reserve"),
+    ] {
+        let p = problems
+            .iter()
+            .find(|p| p["kind"] == kind && p["endpoint"] == endpoint)
+            .unwrap_or_else(|| panic!("{kind} problem of {endpoint}: {problems:?}"));
+        let ratio = format!("×{:.2}", p["ratio"].as_f64().unwrap());
+        let runs = p["runs"].as_u64().unwrap();
+        let item = html
+            .split("<li class=\"problem ")
+            .find(|li| {
+                li.contains(&format!("{ratio}</strong>")) && li.contains(&format!("{runs} runs"))
+            })
+            .unwrap_or_else(|| panic!("{kind} {endpoint} {ratio} on the page"));
+        assert!(item.contains("class=\"suspect\""), "{item}");
+        assert!(item.contains("class=\"commit\""), "{item}");
+        assert!(
+            item.contains("owner</small>") || item.contains("no owner"),
+            "{item}"
+        );
+    }
+
+    // New alarms: per policy in the line, in the JSON, in the false-positive
+    // table's row of this week, and in the alarms themselves.
+    let mut total = 0;
+    for p in Policy::ALL {
+        let name = p.name();
+        let counted = json["alarms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["policy"] == name && in_week(x["started_at"].as_str().unwrap()))
+            .count();
+        assert_eq!(
+            weekly["new_alarms"][name].as_u64().unwrap() as usize,
+            counted,
+            "{name}"
+        );
+        assert!(
+            html.contains(&format!("<strong>{name}</strong> {counted}")),
+            "{name}: {counted} in the by-policy line"
+        );
+        total += counted;
+    }
+    assert_eq!(count_before(&html, " new alarm"), total);
+    let table = &html[html.find("<table class=\"new-alarms\"").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(
+        table.matches("<span class=\"policy\">").count(),
+        total,
+        "every alarm listed"
+    );
+    let current = &html[html
+        .find("<tr class=\"current\">")
+        .expect("this week's row")..];
+    let current = &current[..current.find("</tr>").unwrap()];
+    assert!(current.contains(">2026-W48<"), "{current}");
+    let cells: Vec<usize> = current
+        .split("<td>")
+        .skip(1)
+        .map(|c| c[..c.find([' ', '<']).unwrap()].parse().unwrap())
+        .collect();
+    let by_policy: Vec<usize> = Policy::ALL
+        .iter()
+        .map(|p| weekly["new_alarms"][p.name()].as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(
+        cells, by_policy,
+        "the false-positive table's row of this week"
+    );
+
+    // Untriaged: the headline, the section and the JSON.
+    let untriaged = weekly["untriaged"].as_u64().unwrap() as usize;
+    assert_eq!(count_before(&html, " untriaged</a>"), untriaged);
+    assert!(html.contains(&format!("Untriaged: {untriaged}</h2>")));
+}
+
+/// `--week 2026-W47` reviews that week only: the price-quote regression
+/// that began on Friday 2026-11-20 is new there, and not new again in
+/// W48, the default.
+#[test]
+fn a_week_is_half_open_so_an_alarm_is_new_in_exactly_one_week() {
+    use perfdash::analyse::weekly::{WeekSpec, weekly_review};
+    let a = demo();
+    let policy = a.settings.alarms.policy;
+    let w47 = weekly_review(a, "2026-W47".parse().unwrap(), policy).unwrap();
+    let w48 = weekly_review(a, WeekSpec::Latest, policy).unwrap();
+    assert_eq!(
+        (w47.title.as_str(), w48.title.as_str()),
+        ("2026-W47", "2026-W48")
+    );
+    assert_eq!(w47.to, w48.from);
+    let new = |r: &perfdash::analyse::weekly::WeeklyReview| -> Vec<String> {
+        r.new_alarms
+            .iter()
+            .map(|x| format!("{}@{}", x.alarm.endpoint, x.alarm.run))
+            .collect()
+    };
+    assert!(
+        new(&w47).contains(&"price-quote@2026-11-20T0302Z".to_string()),
+        "{:?}",
+        new(&w47)
+    );
+    assert!(
+        !new(&w48).iter().any(|x| new(&w47).contains(x)),
+        "{:?} {:?}",
+        new(&w47),
+        new(&w48)
+    );
+    for p in Policy::ALL {
+        let both = a
+            .alarms
+            .of(p)
+            .filter(|x| w47.from <= x.started_at && x.started_at < w48.to)
+            .count();
+        assert_eq!(w47.new_by_policy[&p] + w48.new_by_policy[&p], both, "{p:?}");
     }
 }

@@ -120,6 +120,7 @@ fn archive(quiet: &[(&str, Level)], last: &[(&str, Level)]) -> Archive {
         .unwrap(),
         runs,
         triage: Vec::new(),
+        annotations: Vec::new(),
     }
 }
 

@@ -139,3 +139,22 @@ fn every_template_is_under_a_golden_file() {
         }
     }
 }
+
+/// Every page's `<title>` is plain text (a template that leaks markup into
+/// its title block shows tags in the browser's tab and history).
+#[test]
+fn every_page_title_is_plain_text() {
+    let site = site();
+    for (path, bytes) in site.files().filter(|(p, _)| p.ends_with(".html")) {
+        let html = std::str::from_utf8(bytes).unwrap();
+        let start = html
+            .find("<title>")
+            .unwrap_or_else(|| panic!("{path} has a <title>"))
+            + 7;
+        let title = &html[start..start + html[start..].find("</title>").unwrap()];
+        assert!(
+            !title.trim().is_empty() && !title.contains('<') && !title.contains('>'),
+            "{path}: <title>{title}</title>"
+        );
+    }
+}

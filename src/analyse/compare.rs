@@ -604,8 +604,6 @@ pub fn release_runs(archive: &Archive) -> Vec<(&str, &Run)> {
 /// A comparison the site shows, with the names it was asked for by.
 #[derive(Debug, Clone, Serialize)]
 pub struct SiteComparison {
-    /// File-name-safe and unique: `<a-run>_vs_<b-run>`.
-    pub slug: String,
     /// What the pair was asked as, e.g. `release:1.3.0` and `latest`.
     pub spec_a: String,
     pub spec_b: String,
@@ -655,12 +653,18 @@ pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnost
     for (spec_a, spec_b, pair) in wanted {
         match pair {
             Ok((a, b)) => {
-                let slug = format!("{}_vs_{}", slug(&a.id), slug(&b.id));
-                if out.iter().any(|c| c.slug == slug) {
+                // The same pair asked twice is shown once. Pairs are told
+                // apart by their run ids: the page's file name is the
+                // renderer's business (render::compare::comparison_path, from
+                // the runs' unique slugs). A file-name form of the ids used
+                // to decide this, and it merged distinct runs (`a b` and
+                // `a_b` both gave `a_b`).
+                let same =
+                    |c: &SiteComparison| c.comparison.a.run == a.id && c.comparison.b.run == b.id;
+                if out.iter().any(same) {
                     continue;
                 }
                 out.push(SiteComparison {
-                    slug,
                     spec_a,
                     spec_b,
                     comparison: compare(archive, a, b),
@@ -675,20 +679,6 @@ pub fn site_comparisons(archive: &Archive) -> (Vec<SiteComparison>, Vec<Diagnost
         }
     }
     (out, diagnostics)
-}
-
-/// A file-name-safe form of a run id: ASCII letters, digits, `-` and `.`
-/// kept, everything else `_`.
-fn slug(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// One row per release: each endpoint's median p99 in the run that stands

@@ -19,6 +19,7 @@ pub mod evidence;
 pub mod figures;
 pub mod gate;
 pub mod policy;
+pub mod problems;
 pub mod verdict;
 pub mod weekly;
 
@@ -57,6 +58,8 @@ pub struct Analysis {
     pub releases: compare::ReleaseHistory,
     /// Step-load runs per endpoint: knees, limits, capacity verdicts.
     pub capacity: Vec<capacity::EndpointCapacity>,
+    /// Deploys, config changes, incidents (`annotations/*.toml`), by time.
+    pub annotations: Vec<crate::model::Annotation>,
 }
 
 impl Analysis {
@@ -298,6 +301,7 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
         comparisons,
         releases: compare::release_history(archive),
         capacity: capacity::analyse_capacity(archive),
+        annotations: archive.annotations.clone(),
     }
 }
 

@@ -20,10 +20,10 @@ use crate::stats::{Interval, WILSON_Z95, median, wilson_interval};
 /// Which week to review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WeekSpec {
-    /// The 7 days up to and including the latest run (the default, so the
-    /// page follows the archive, never the clock).
+    /// The ISO week holding the latest run (the default, so the page
+    /// follows the archive, never the clock).
     #[default]
-    LastSevenDays,
+    Latest,
     /// An ISO week, e.g. `2026-W47` (Monday to Sunday, UTC).
     Iso { year: i32, week: u32 },
 }
@@ -94,7 +94,7 @@ pub struct NoiseChange {
 /// The weekly review of one archive.
 #[derive(Debug, Clone)]
 pub struct WeeklyReview {
-    /// `2026-W47`, or `7 days to 2026-11-27`.
+    /// `2026-W47`.
     pub title: String,
     pub from: DateTime<Utc>,
     /// Exclusive.
@@ -126,13 +126,15 @@ fn week_start(t: DateTime<Utc>) -> DateTime<Utc> {
 pub fn weekly_review(analysis: &Analysis, spec: WeekSpec, policy: Policy) -> Option<WeeklyReview> {
     let latest = analysis.latest_run()?.started_at;
     let (title, from, to) = match spec {
-        WeekSpec::LastSevenDays => {
-            // Up to and including the latest run.
-            let to = latest + Duration::seconds(1);
+        // One definition of a week everywhere: half-open [Monday 00:00,
+        // next Monday 00:00) UTC, so a run belongs to exactly one week and
+        // the page's counts agree with the false-positive table's rows.
+        WeekSpec::Latest => {
+            let from = week_start(latest);
             (
-                format!("7 days to {}", calendar::date(latest.date_naive())),
-                to - Duration::days(7),
-                to,
+                calendar::iso_week_label(from.date_naive()),
+                from,
+                from + Duration::days(7),
             )
         }
         WeekSpec::Iso { year, week } => {

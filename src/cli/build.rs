@@ -21,7 +21,7 @@ pub struct BuildArgs {
     /// Replace OUT even if it is a non-empty folder that perfdash did not write.
     #[arg(long)]
     pub force: bool,
-    /// The week `weekly.html` reviews, as an ISO week (2026-W47); default: the 7 days up to the latest run.
+    /// The week `weekly.html` reviews, as an ISO week (2026-W47); default: the ISO week of the latest run.
     #[arg(long, value_name = "YYYY-Www")]
     pub week: Option<crate::analyse::weekly::WeekSpec>,
     /// Seconds of warm-up dropped from every raw round; overrides every

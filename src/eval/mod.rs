@@ -421,6 +421,7 @@ fn synthetic_archive(histories: &[History], settings: &Settings) -> Archive {
         settings: settings.clone(),
         runs: archive_runs,
         triage: Vec::new(),
+        annotations: Vec::new(),
     }
 }
 

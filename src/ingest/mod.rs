@@ -17,6 +17,7 @@
 //! One bad file never stops the build: it becomes a [`Diagnostic`], the
 //! run is marked incomplete, and the rest is read.
 
+pub mod annotations;
 pub mod cache;
 pub mod capacity;
 pub mod inspect;
@@ -189,6 +190,8 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         }
         known
     });
+    let (annotations, annotation_diagnostics) = annotations::load_annotations(root, &runs);
+    diagnostics.extend(annotation_diagnostics);
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
     let diagnostics = crate::error::merge_information(diagnostics);
 
@@ -198,6 +201,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
             settings,
             runs,
             triage: labels,
+            annotations,
         },
         diagnostics,
         counts,

@@ -11,6 +11,9 @@
 //! note = "GC pause on the load generator"
 //! author = "dana"
 //! date = 2026-05-05
+//! owner = "dana"            # optional: who follows it up
+//! issue = "https://issues.example.com/PERF-12"   # optional: an http(s) address
+//! status = "investigating"  # optional: investigating | fixed | wontfix
 //! ```
 //!
 //! or several as `[[label]]` tables with the same keys (the label itself
@@ -23,7 +26,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{Diagnostic, DiagnosticKind, Error};
-use crate::model::{Label, TriageLabel};
+use crate::model::{FollowUp, Label, Status, TriageLabel};
 
 use super::layout;
 
@@ -41,6 +44,12 @@ struct RawEntry {
     note: Option<String>,
     author: Spanned<String>,
     date: Spanned<toml::Value>,
+    #[serde(default)]
+    owner: Option<String>,
+    #[serde(default)]
+    issue: Option<Spanned<String>>,
+    #[serde(default)]
+    status: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,7 +132,9 @@ pub fn parse_triage_file(text: &str, path: &Path) -> Result<Vec<TriageLabel>, Er
                     format!("date '{date_text}' is not a day such as 2026-05-05"),
                 )
             })?;
+            let follow_up = follow_up(&raw, &at)?;
             Ok(TriageLabel {
+                follow_up,
                 run: raw.run.into_inner(),
                 endpoint: raw.endpoint.into_inner(),
                 label,
@@ -134,6 +145,45 @@ pub fn parse_triage_file(text: &str, path: &Path) -> Result<Vec<TriageLabel>, Er
             })
         })
         .collect()
+}
+
+/// The optional `owner`, `issue` and `status` of an entry; an empty
+/// value (as `perfdash triage --template` writes them) is no value.
+fn follow_up(
+    raw: &RawEntry,
+    at: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<FollowUp, Error> {
+    let given = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty());
+    let issue = match &raw.issue {
+        Some(v) => match given(v.get_ref()) {
+            Some(url) if url.starts_with("https://") || url.starts_with("http://") => Some(url),
+            Some(url) => {
+                return Err(at(
+                    v.span(),
+                    format!("issue '{url}' should be an http(s) address of the issue"),
+                ));
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let status = match &raw.status {
+        Some(v) => match given(v.get_ref()) {
+            Some(s) => Some(Status::parse(&s).ok_or_else(|| {
+                at(
+                    v.span(),
+                    format!("status '{s}' is not one of investigating, fixed, wontfix"),
+                )
+            })?),
+            None => None,
+        },
+        None => None,
+    };
+    Ok(FollowUp {
+        owner: raw.owner.as_deref().and_then(given),
+        issue,
+        status,
+    })
 }
 
 /// Reads every `triage/*.toml` under the archive root, in name order. A bad
@@ -333,5 +383,41 @@ mod tests {
     fn no_triage_folder_is_fine() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(load_triage(dir.path()), (vec![], vec![]));
+    }
+
+    #[test]
+    fn owner_issue_and_status_are_read_and_checked() {
+        let text = format!(
+            "{ONE}owner = \"dana\"\nissue = \"https://issues.example.com/PERF-12\"\nstatus = \"investigating\"\n"
+        );
+        let l = &parse_triage_file(&text, Path::new("t.toml")).unwrap()[0];
+        assert_eq!(l.follow_up.owner.as_deref(), Some("dana"));
+        assert_eq!(
+            l.follow_up.issue.as_deref(),
+            Some("https://issues.example.com/PERF-12")
+        );
+        assert_eq!(l.follow_up.status, Some(Status::Investigating));
+
+        // Left empty, as the template writes them: not given.
+        let empty = format!("{ONE}owner = \"\"\nissue = \"\"\nstatus = \"\"\n");
+        let l = &parse_triage_file(&empty, Path::new("t.toml")).unwrap()[0];
+        assert_eq!(l.follow_up, FollowUp::default());
+
+        let bad_status = format!("{ONE}status = \"done\"\n");
+        let err = parse_triage_file(&bad_status, Path::new("t.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("t.toml:7:") && err.contains("investigating, fixed, wontfix"),
+            "{err}"
+        );
+        let bad_issue = format!("{ONE}issue = \"PERF-12\"\n");
+        let err = parse_triage_file(&bad_issue, Path::new("t.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("t.toml:7:") && err.contains("http(s)"),
+            "{err}"
+        );
     }
 }

@@ -44,6 +44,29 @@ struct AnalysisJson<'a> {
     environment_changes: &'a [EnvironmentChange],
     /// Issue 9: capacity from step-load runs, per endpoint.
     capacity: CapacityJson<'a>,
+    /// Issue 17: the human labels with their follow-up (owner, issue,
+    /// status), the annotations, and the reviewed week as `weekly.html`
+    /// shows it.
+    triage: &'a [crate::model::TriageLabel],
+    annotations: &'a [crate::model::Annotation],
+    weekly: Option<WeeklyJson>,
+}
+
+/// The week `weekly.html` reviews and every count on it.
+#[derive(Serialize)]
+struct WeeklyJson {
+    /// `2026-W48`.
+    week: String,
+    /// Half-open: `from` ≤ t < `to`.
+    from: String,
+    to: String,
+    policy: &'static str,
+    runs: Vec<String>,
+    open_problems: Vec<crate::analyse::problems::Problem>,
+    /// Alarms whose first run is in the week, per policy.
+    new_alarms: BTreeMap<Policy, usize>,
+    /// Alarms of `policy` up to the end of the week without a label.
+    untriaged: usize,
 }
 
 #[derive(Serialize)]
@@ -146,7 +169,22 @@ fn point_json(p: &RunPoint) -> PointJson<'_> {
 
 /// `data/analysis.json`, pretty-printed (diff-friendly, and gzip makes
 /// the whitespace nearly free on any static host).
-pub fn analysis_json(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Error> {
+pub fn analysis_json(
+    analysis: &Analysis,
+    slugs: &Slugs,
+    week: crate::analyse::weekly::WeekSpec,
+) -> Result<Vec<u8>, Error> {
+    let weekly =
+        super::weekly::review_and_problems(analysis, week).map(|(review, problems)| WeeklyJson {
+            week: review.title.clone(),
+            from: rfc3339(review.from),
+            to: rfc3339(review.to),
+            policy: review.policy.name(),
+            runs: review.runs.clone(),
+            open_problems: problems,
+            new_alarms: review.new_by_policy.clone(),
+            untriaged: review.untriaged.len(),
+        });
     let doc = AnalysisJson {
         schema_version: SCHEMA_VERSION,
         generator: format!("perfdash {}", env!("CARGO_PKG_VERSION")),
@@ -208,6 +246,9 @@ pub fn analysis_json(analysis: &Analysis, slugs: &Slugs) -> Result<Vec<u8>, Erro
                 })
                 .collect(),
         },
+        triage: &analysis.alarms.labels,
+        annotations: &analysis.annotations,
+        weekly,
     };
     let mut bytes = serde_json::to_vec_pretty(&doc)
         .map_err(|e| Error::Internal(format!("analysis.json: {e}")))?;

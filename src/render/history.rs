@@ -3,7 +3,7 @@
 
 use askama::Template;
 
-use super::context::Ctx;
+use super::context::{Ctx, RunLabel};
 use super::format as f;
 use super::rows::{ChangePointRow, EnvChangeRow, Page, change_point_row, env_change_row, render};
 use crate::analyse::EndpointAnalysis;
@@ -20,6 +20,56 @@ pub struct HistoryPage {
     pub regressions: usize,
     pub improvements: usize,
     pub settings_line: String,
+    /// `annotations/*.toml`, newest first.
+    pub annotations: Vec<AnnotationRow>,
+}
+
+/// One annotation as the history page lists it.
+pub struct AnnotationRow {
+    /// `2026-11-19 14:30 UTC`.
+    pub when: String,
+    /// The run it was given by, if any.
+    pub run: Option<RunLabel>,
+    pub text: String,
+    pub link: String,
+    /// `every endpoint`, or the endpoints' names with their pages.
+    pub endpoints: Vec<(String, String)>,
+    pub source: String,
+}
+
+/// The annotations, newest first, links relative to the site root.
+pub fn annotation_rows(ctx: &Ctx) -> Vec<AnnotationRow> {
+    ctx.analysis
+        .annotations
+        .iter()
+        .rev()
+        .map(|a| AnnotationRow {
+            when: f::datetime(a.at),
+            run: a.run.as_deref().map(|r| ctx.run_label(r, "", None)),
+            text: a.text.clone(),
+            link: a.link.clone().unwrap_or_default(),
+            endpoints: a
+                .endpoints
+                .iter()
+                .map(|id| {
+                    let name = ctx
+                        .analysis
+                        .endpoints
+                        .iter()
+                        .find(|e| &e.id == id)
+                        .map_or(id.clone(), |e| e.name.clone());
+                    let href = ctx
+                        .slugs
+                        .endpoints
+                        .get(id)
+                        .map(|s| format!("endpoints/{s}.html"))
+                        .unwrap_or_default();
+                    (name, href)
+                })
+                .collect(),
+            source: a.source.clone(),
+        })
+        .collect()
 }
 
 /// `history.html`: every change point of every endpoint, newest first
@@ -59,6 +109,7 @@ pub fn history_page(ctx: &Ctx) -> Result<Page, Error> {
             .rev()
             .map(|ch| env_change_row(ctx, ch, ""))
             .collect(),
+        annotations: annotation_rows(ctx),
         settings_line: format!(
             "Change points: Otava's E-divisive means with a t-test over each endpoint's run medians \
              (window {}, p-value under {}, minimum change {}), per stretch of runs with the same load profile; \

@@ -37,7 +37,8 @@ pub mod overview;
 pub mod releases;
 pub mod rows;
 pub mod run;
-pub mod slug;
+/// Page file names (`crate::slug`), under the path the pages use.
+pub use crate::slug;
 pub mod weekly;
 
 use std::collections::BTreeMap;
@@ -143,7 +144,7 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
     pages.extend(weekly::weekly_page(&ctx, options.week)?);
     pages.push((
         "data/analysis.json".to_string(),
-        data::analysis_json(analysis, &slugs)?,
+        data::analysis_json(analysis, &slugs, options.week)?,
     ));
     for e in &analysis.endpoints {
         pages.push((
@@ -159,18 +160,6 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
     Ok(site)
 }
 
-/// Escapes text for XML/HTML content and attribute values.
-pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// The one XML escaper (`crate::escape::xml`), under the name the
+/// chart modules use.
+pub use crate::escape::xml as xml_escape;

@@ -1,25 +1,89 @@
-//! `weekly.html`: the meeting page (view-model in `analyse::weekly`), and
-//! the whole-history "what each policy would have done" table.
+//! `weekly.html`: the meeting page, projector first. Its first screen
+//! answers "what needs a decision this week": one line per open problem
+//! (`analyse::problems`) with its current ratio, age, suspect range,
+//! triage and flame attribution, grouped into one summary when several
+//! came in with the same suspect range. Then the new alarms of every
+//! policy, the untriaged ones, the false-positive rate by week, and,
+//! folded away, the definitions and the whole-history policy table.
+//!
+//! Every count on the page comes from one week, half-open [Monday 00:00,
+//! next Monday 00:00) UTC (`analyse::weekly`), and `data/analysis.json`
+//! lists the same problems and counts (`weekly`).
+
+use std::collections::BTreeMap;
 
 use askama::Template;
 
 use super::charts::evidence::evidence_svg;
-use super::context::Ctx;
+use super::context::{Ctx, RunLabel, SuspectView};
 use super::evidence::{EvidenceView, evidence_view};
 use super::flame_pages::{FlameLink, flame_links};
-use super::rows::Page;
-use super::{Slugs, format as f};
+use super::format as f;
+use super::rows::{Page, render};
 use crate::analyse::alarms::{Alarm, PolicyStats};
-use crate::analyse::weekly::{ReviewAlarm, WeekSpec, WeeklyReview, weekly_review};
+use crate::analyse::problems::{Problem, ProblemKind, open_problems};
+use crate::analyse::weekly::{WeekSpec, WeeklyReview, weekly_review};
 use crate::analyse::{Analysis, Policy};
 use crate::error::Error;
 
+/// One open problem, one line (two at most) on the projector.
+pub struct ProblemRow {
+    /// `latency`, `capacity` (CSS class suffix).
+    pub kind: &'static str,
+    /// `▲ latency`: a shape as well as a colour.
+    pub kind_words: String,
+    pub endpoint: String,
+    /// The page to dig in: the endpoint page, or the capacity page.
+    pub href: String,
+    /// Now, against the baseline: `×1.37`, and as a change `+37.0%`.
+    pub ratio: String,
+    pub change: String,
+    /// At the first bad run, when it differs from now: `×1.24`.
+    pub first_ratio: String,
+    /// `since 2026-11-20, 3 runs`.
+    pub age: String,
+    pub new_this_week: bool,
+    pub suspect: Option<SuspectView>,
+    /// `confirmed`, `candidate`, or empty.
+    pub state: &'static str,
+    /// `real`, or `untriaged`.
+    pub label: String,
+    pub owner: String,
+    pub status: String,
+    pub issue: String,
+    /// The flame graphs of the runs over the line, with the attribution.
+    pub flames: Vec<FlameLink>,
+}
+
+/// Problems that came in with the same suspect range (Perfherder's alert
+/// summary): one heading, one line per endpoint.
+pub struct ProblemGroup {
+    /// Empty for a group of one.
+    pub heading: String,
+    pub suspect: Option<SuspectView>,
+    pub problems: Vec<ProblemRow>,
+}
+
+/// A new alarm this week (one endpoint, one run) with every policy that
+/// raised it there.
+pub struct NewAlarmRow {
+    pub endpoint: String,
+    pub endpoint_href: String,
+    pub run: RunLabel,
+    pub policies: Vec<&'static str>,
+    pub ratio: String,
+    pub state: &'static str,
+    pub label: String,
+    /// Whether it is one of the open problems above.
+    pub open_problem: bool,
+}
+
+/// An alarm with its evidence: the folded-away detail of each open
+/// latency problem, and the untriaged list.
 pub struct AlarmRow {
     pub endpoint: String,
     pub endpoint_href: String,
-    pub run: String,
-    pub run_href: String,
-    pub date: String,
+    pub run: RunLabel,
     pub rounds: String,
     pub evidence: String,
     pub median: String,
@@ -32,20 +96,11 @@ pub struct AlarmRow {
     pub also: String,
     pub whole_run: String,
     pub note: String,
-    pub confirmed: String,
-    pub closed: String,
     /// Band, likely GC/noise rounds, shift ([`super::evidence`]).
     pub stats: EvidenceView,
-    /// Flame graphs of the alarm's runs over the line, with the
-    /// attribution (code regression vs GC/lock) when profiles exist.
-    pub flames: Vec<FlameLink>,
-    /// The run the flame graphs are of.
-    pub flame_run: String,
     /// Error rate and throughput of the first run, failed rounds.
     pub figures: super::figures::FiguresView,
     pub environment_suspect: bool,
-    /// "between run A (commit …) and run B (commit …)".
-    pub suspect: String,
 }
 
 pub struct PolicyHead {
@@ -55,6 +110,8 @@ pub struct PolicyHead {
 
 pub struct WeekFpRow {
     pub week: String,
+    /// The reviewed week's row.
+    pub current: bool,
     /// Per policy, in [`Policy::ALL`] order: "alarms (noise/labelled) rate".
     pub cells: Vec<String>,
 }
@@ -87,14 +144,23 @@ pub struct PolicyTableRow {
 #[template(path = "weekly.html")]
 pub struct WeeklyPage {
     pub root: &'static str,
+    /// `2026-W48`.
     pub title: String,
+    /// `Mon 2026-11-23 to Sun 2026-11-29 (UTC)`.
     pub period: String,
     pub policy: &'static str,
     pub run_count: usize,
-    pub new_by_policy: String,
-    pub new_alarms: Vec<AlarmRow>,
+    pub problem_count: usize,
+    pub new_problems: usize,
+    pub groups: Vec<ProblemGroup>,
+    /// New alarms per policy, in [`Policy::ALL`] order: `(policy, count)`.
+    pub new_by_policy: Vec<(&'static str, usize)>,
+    pub new_alarm_count: usize,
+    pub new_alarms: Vec<NewAlarmRow>,
     pub untriaged: Vec<AlarmRow>,
-    pub confirmed: Vec<AlarmRow>,
+    /// Untriaged alarms among the open problems (not listed twice).
+    pub untriaged_in_problems: usize,
+    pub evidence: Vec<AlarmRow>,
     pub policies: Vec<PolicyHead>,
     pub fp_weeks: Vec<WeekFpRow>,
     pub noisier: Vec<NoiseRow>,
@@ -107,12 +173,11 @@ pub struct WeeklyPage {
 
 /// The flame graphs of an alarm: those of its first run over the line
 /// with an attribution, else of its first run with any profile.
-fn alarm_flames(analysis: &Analysis, a: &Alarm, slugs: &Slugs) -> (String, Vec<FlameLink>) {
-    let Some(e) = analysis.endpoints.iter().find(|e| e.id == a.endpoint) else {
-        return (String::new(), Vec::new());
+fn alarm_flames(ctx: &Ctx, endpoint: &str, runs: &[String]) -> Vec<FlameLink> {
+    let Some(e) = ctx.analysis.endpoints.iter().find(|e| e.id == endpoint) else {
+        return Vec::new();
     };
-    let over: Vec<&crate::analyse::RunPoint> = a
-        .over_runs
+    let over: Vec<&crate::analyse::RunPoint> = runs
         .iter()
         .filter_map(|run| e.points.iter().find(|p| &p.run == run))
         .collect();
@@ -120,38 +185,137 @@ fn alarm_flames(analysis: &Analysis, a: &Alarm, slugs: &Slugs) -> (String, Vec<F
         .iter()
         .find(|p| p.profiles.iter().any(|pa| pa.attribution.is_some()))
         .or_else(|| over.iter().find(|p| !p.profiles.is_empty()));
-    match chosen {
-        Some(p) => (p.run.clone(), flame_links(p, e, slugs, "")),
-        None => (String::new(), Vec::new()),
+    chosen
+        .map(|p| flame_links(p, e, ctx.slugs, ""))
+        .unwrap_or_default()
+}
+
+fn endpoint_name(analysis: &Analysis, id: &str) -> String {
+    analysis
+        .endpoints
+        .iter()
+        .map(|e| (&e.id, &e.name))
+        .chain(analysis.capacity.iter().map(|e| (&e.id, &e.name)))
+        .find(|(i, _)| *i == id)
+        .map(|(_, n)| n.clone())
+        .unwrap_or_else(|| id.to_string())
+}
+
+fn problem_row(ctx: &Ctx, p: &Problem) -> ProblemRow {
+    let analysis = ctx.analysis;
+    let (kind_words, href) = match p.kind {
+        ProblemKind::Latency => (
+            "▲ latency",
+            format!("endpoints/{}.html", ctx.slugs.endpoint(&p.endpoint)),
+        ),
+        ProblemKind::Capacity => (
+            "▼ capacity",
+            super::capacity::capacity_href(ctx.slugs, &p.endpoint),
+        ),
+    };
+    let over: Vec<String> = analysis
+        .alarms
+        .of(analysis.settings.alarms.policy)
+        .find(|a| a.endpoint == p.endpoint && a.run == p.first_bad_run)
+        .map(|a| a.over_runs.clone())
+        .unwrap_or_default();
+    let triage = p.triage(analysis);
+    let follow = triage.map(|t| &t.follow_up);
+    let suspect = ctx.run_label(&p.first_bad_run, "", None);
+    ProblemRow {
+        kind: p.kind.as_str(),
+        kind_words: kind_words.to_string(),
+        endpoint: endpoint_name(analysis, &p.endpoint),
+        href,
+        ratio: f::ratio(p.ratio),
+        change: f::change(p.ratio),
+        first_ratio: match (p.first_ratio, p.ratio) {
+            (Some(a), Some(b)) if f::ratio(Some(a)) != f::ratio(Some(b)) => f::ratio(Some(a)),
+            _ => String::new(),
+        },
+        age: format!(
+            "since {}, {} run{}",
+            f::date(p.since),
+            p.runs,
+            if p.runs == 1 { "" } else { "s" }
+        ),
+        new_this_week: p.new_this_week,
+        suspect: Some(SuspectView {
+            compare_href: p
+                .last_good_run
+                .as_deref()
+                .map(|g| ctx.compare_href(g, &p.first_bad_run))
+                .unwrap_or_default(),
+            last_good: p
+                .last_good_run
+                .as_deref()
+                .map(|g| ctx.run_label(g, "", None)),
+            first_bad: suspect,
+        }),
+        state: p.state.map(|s| s.as_str()).unwrap_or(""),
+        label: p
+            .label
+            .map(|l| l.to_string())
+            .unwrap_or_else(|| "untriaged".into()),
+        owner: follow.and_then(|x| x.owner.clone()).unwrap_or_default(),
+        status: follow
+            .and_then(|x| x.status)
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default(),
+        issue: follow.and_then(|x| x.issue.clone()).unwrap_or_default(),
+        flames: alarm_flames(ctx, &p.endpoint, &over),
     }
 }
 
-fn alarm_row(analysis: &Analysis, r: &ReviewAlarm, slugs: &Slugs) -> AlarmRow {
-    let a = &r.alarm;
-    let ratio = analysis
+/// Problems grouped by suspect range, in the order of their first
+/// problem (Perfherder's alert summaries).
+fn problem_groups(ctx: &Ctx, problems: &[Problem]) -> Vec<ProblemGroup> {
+    let mut order: Vec<(Option<String>, String)> = Vec::new();
+    let mut by_range: BTreeMap<(Option<String>, String), Vec<&Problem>> = BTreeMap::new();
+    for p in problems {
+        let key = (p.last_good_run.clone(), p.first_bad_run.clone());
+        if !by_range.contains_key(&key) {
+            order.push(key.clone());
+        }
+        by_range.entry(key).or_default().push(p);
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let members = &by_range[&key];
+            let rows: Vec<ProblemRow> = members.iter().map(|p| problem_row(ctx, p)).collect();
+            ProblemGroup {
+                heading: if rows.len() > 1 {
+                    format!("{} endpoints changed with run {}", rows.len(), key.1)
+                } else {
+                    String::new()
+                },
+                suspect: rows.first().and_then(|r| r.suspect.clone()),
+                problems: rows,
+            }
+        })
+        .collect()
+}
+
+fn alarm_row(ctx: &Ctx, a: &Alarm) -> AlarmRow {
+    let analysis = ctx.analysis;
+    let threshold = analysis
         .endpoints
         .iter()
         .find(|e| e.id == a.endpoint)
         .map(|e| e.threshold_ratio)
         .unwrap_or(analysis.settings.analysis.threshold_ratio);
-    let (flame_run, flames) = alarm_flames(analysis, a, slugs);
     AlarmRow {
-        endpoint: r.endpoint_name.clone(),
-        endpoint_href: format!("endpoints/{}.html", slugs.endpoint(&a.endpoint)),
-        run: a.run.clone(),
-        run_href: format!(
-            "runs/{}.html#{}",
-            slugs.run(&a.run),
-            slugs.endpoint(&a.endpoint)
-        ),
-        date: f::date(a.started_at),
+        endpoint: endpoint_name(analysis, &a.endpoint),
+        endpoint_href: format!("endpoints/{}.html", ctx.slugs.endpoint(&a.endpoint)),
+        run: ctx.run_label(&a.run, "", Some(ctx.slugs.endpoint(&a.endpoint))),
         rounds: a
             .round_p99_ms
             .iter()
             .map(|v| f::ms(*v))
             .collect::<Vec<_>>()
             .join(" · "),
-        evidence: evidence_svg(a, ratio),
+        evidence: evidence_svg(a, threshold),
         median: f::ms(a.median_p99_ms),
         baseline: f::opt_ms(a.baseline_p99_ms),
         ratio: f::ratio(a.ratio),
@@ -172,22 +336,90 @@ fn alarm_row(analysis: &Analysis, r: &ReviewAlarm, slugs: &Slugs) -> AlarmRow {
             }
             _ => "–".into(),
         },
-        also: r
-            .also_raised_by
+        also: analysis
+            .alarms
+            .alarms
             .iter()
-            .map(|p| p.name())
+            .filter(|o| o.policy != a.policy && o.endpoint == a.endpoint && o.run == a.run)
+            .map(|o| o.policy.name())
             .collect::<Vec<_>>()
             .join(", "),
         note: a.label_note.clone().unwrap_or_default(),
-        confirmed: a.confirmed_run.clone().unwrap_or_else(|| "–".into()),
-        closed: a.closed_run.clone().unwrap_or_else(|| "open".into()),
         stats: evidence_view(&a.evidence),
-        flames,
-        flame_run,
         figures: super::figures::FiguresView::of(&a.figures),
         environment_suspect: a.environment_suspect,
-        suspect: a.suspect.describe(),
     }
+}
+
+/// Every policy's alarms raised in the week, one row per endpoint and
+/// run, with the policies that raised it there.
+fn new_alarm_rows(ctx: &Ctx, review: &WeeklyReview, problems: &[Problem]) -> Vec<NewAlarmRow> {
+    let mut rows: BTreeMap<(chrono::DateTime<chrono::Utc>, &str, &str), NewAlarmRow> =
+        BTreeMap::new();
+    for a in ctx
+        .analysis
+        .alarms
+        .alarms
+        .iter()
+        .filter(|a| review.from <= a.started_at && a.started_at < review.to)
+    {
+        let row = rows
+            .entry((a.started_at, a.endpoint.as_str(), a.run.as_str()))
+            .or_insert_with(|| NewAlarmRow {
+                endpoint: endpoint_name(ctx.analysis, &a.endpoint),
+                endpoint_href: format!("endpoints/{}.html", ctx.slugs.endpoint(&a.endpoint)),
+                run: ctx.run_label(&a.run, "", Some(ctx.slugs.endpoint(&a.endpoint))),
+                policies: Vec::new(),
+                ratio: f::ratio(a.ratio),
+                state: "",
+                label: a
+                    .label
+                    .map(|l| l.to_string())
+                    .unwrap_or_else(|| "untriaged".into()),
+                open_problem: problems
+                    .iter()
+                    .any(|p| p.endpoint == a.endpoint && p.first_bad_run == a.run),
+            });
+        row.policies.push(a.policy.name());
+        if a.policy == review.policy {
+            row.state = a.state.as_str();
+        }
+    }
+    rows.into_values()
+        .map(|mut r| {
+            r.policies
+                .sort_by_key(|p| Policy::ALL.iter().position(|x| x.name() == *p));
+            r
+        })
+        .collect()
+}
+
+fn fp_rows(review: &WeeklyReview) -> Vec<WeekFpRow> {
+    review
+        .fp_by_week
+        .iter()
+        .map(|w| WeekFpRow {
+            current: w.week == review.title,
+            week: w.week.clone(),
+            cells: Policy::ALL
+                .iter()
+                .map(|p| {
+                    let c = &w.policies[p];
+                    if c.alarms == 0 {
+                        "0".to_string()
+                    } else {
+                        format!(
+                            "{} ({} noise of {} labelled) {}",
+                            c.alarms,
+                            c.noise,
+                            c.real + c.noise,
+                            f::percent(c.fp_rate)
+                        )
+                    }
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 fn policy_cell(s: &PolicyStats) -> PolicyCell {
@@ -211,62 +443,93 @@ fn policy_cell(s: &PolicyStats) -> PolicyCell {
     }
 }
 
-/// Renders `weekly.html` for the chosen week under the archive's policy
-/// (`[alarms] policy`, median by default).
-pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
-    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
-    let policy = analysis.settings.alarms.policy;
-    let Some(review): Option<WeeklyReview> = weekly_review(analysis, week, policy) else {
-        return Ok(None);
-    };
-    let rows = |list: &[ReviewAlarm]| {
-        list.iter()
-            .map(|r| alarm_row(analysis, r, slugs))
-            .collect::<Vec<_>>()
-    };
-    let fp_weeks = review
-        .fp_by_week
+fn policy_rows(ctx: &Ctx) -> (Vec<PolicyTableRow>, Vec<PolicyCell>) {
+    let alarms = &ctx.analysis.alarms;
+    let rows = alarms
+        .endpoints
         .iter()
-        .map(|w| WeekFpRow {
-            week: w.week.clone(),
+        .map(|e| PolicyTableRow {
+            endpoint: e.name.clone(),
+            href: format!("endpoints/{}.html", ctx.slugs.endpoint(&e.endpoint)),
             cells: Policy::ALL
                 .iter()
-                .map(|p| {
-                    let c = &w.policies[p];
-                    if c.alarms == 0 {
-                        "0".to_string()
-                    } else {
-                        format!(
-                            "{} ({} noise of {} labelled) {}",
-                            c.alarms,
-                            c.noise,
-                            c.real + c.noise,
-                            f::percent(c.fp_rate)
-                        )
-                    }
-                })
+                .map(|p| policy_cell(e.policies.get(p).unwrap_or(&PolicyStats::default())))
                 .collect(),
         })
         .collect();
+    let total = Policy::ALL
+        .iter()
+        .map(|p| policy_cell(alarms.totals.get(p).unwrap_or(&PolicyStats::default())))
+        .collect();
+    (rows, total)
+}
+
+/// The reviewed week and its open problems: what the page and
+/// `data/analysis.json` (`weekly`) both show.
+pub fn review_and_problems(
+    analysis: &Analysis,
+    week: WeekSpec,
+) -> Option<(WeeklyReview, Vec<Problem>)> {
+    let review = weekly_review(analysis, week, analysis.settings.alarms.policy)?;
+    let problems = open_problems(analysis, review.from, review.to);
+    Some((review, problems))
+}
+
+/// Renders `weekly.html` for the chosen week under the archive's policy
+/// (`[alarms] policy`, median by default).
+pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
+    let analysis = ctx.analysis;
+    let Some((review, problems)) = review_and_problems(analysis, week) else {
+        return Ok(None);
+    };
+    let in_problems = |a: &Alarm| {
+        problems
+            .iter()
+            .any(|p| p.endpoint == a.endpoint && p.first_bad_run == a.run)
+    };
+    let new_alarms = new_alarm_rows(ctx, &review, &problems);
+    let (policy_rows, policy_total) = policy_rows(ctx);
     let page = WeeklyPage {
         root: "",
         title: review.title.clone(),
         period: format!(
-            "{} to {}",
-            f::datetime(review.from),
-            f::datetime(review.to - chrono::Duration::seconds(1))
+            "Mon {} to Sun {} (UTC)",
+            f::date(review.from),
+            f::date(review.to - chrono::Duration::days(1))
         ),
-        policy: policy.name(),
+        policy: review.policy.name(),
         run_count: review.runs.len(),
-        new_by_policy: review
-            .new_by_policy
+        problem_count: problems.len(),
+        new_problems: problems.iter().filter(|p| p.new_this_week).count(),
+        groups: problem_groups(ctx, &problems),
+        new_by_policy: Policy::ALL
             .iter()
-            .map(|(p, n)| format!("{p}: {n}"))
-            .collect::<Vec<_>>()
-            .join(" · "),
-        new_alarms: rows(&review.new_alarms),
-        untriaged: rows(&review.untriaged),
-        confirmed: rows(&review.confirmed),
+            .map(|p| (p.name(), review.new_by_policy.get(p).copied().unwrap_or(0)))
+            .collect(),
+        new_alarm_count: review.new_by_policy.values().sum(),
+        new_alarms,
+        untriaged: review
+            .untriaged
+            .iter()
+            .filter(|r| !in_problems(&r.alarm))
+            .map(|r| alarm_row(ctx, &r.alarm))
+            .collect(),
+        untriaged_in_problems: review
+            .untriaged
+            .iter()
+            .filter(|r| in_problems(&r.alarm))
+            .count(),
+        evidence: problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::Latency)
+            .filter_map(|p| {
+                analysis
+                    .alarms
+                    .of(review.policy)
+                    .find(|a| a.endpoint == p.endpoint && a.run == p.first_bad_run)
+            })
+            .map(|a| alarm_row(ctx, a))
+            .collect(),
         policies: Policy::ALL
             .iter()
             .map(|p| PolicyHead {
@@ -274,43 +537,20 @@ pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
                 summary: p.summary(),
             })
             .collect(),
-        fp_weeks,
+        fp_weeks: fp_rows(&review),
         noisier: review
             .noisier
             .iter()
             .map(|n| NoiseRow {
                 endpoint: n.name.clone(),
-                href: format!("endpoints/{}.html", slugs.endpoint(&n.endpoint)),
+                href: format!("endpoints/{}.html", ctx.slugs.endpoint(&n.endpoint)),
                 before: f::percent(Some(n.spread_before)),
                 now: f::percent(Some(n.spread_now)),
                 runs: n.runs_now,
             })
             .collect(),
-        policy_rows: analysis
-            .alarms
-            .endpoints
-            .iter()
-            .map(|e| PolicyTableRow {
-                endpoint: e.name.clone(),
-                href: format!("endpoints/{}.html", slugs.endpoint(&e.endpoint)),
-                cells: Policy::ALL
-                    .iter()
-                    .map(|p| policy_cell(e.policies.get(p).unwrap_or(&PolicyStats::default())))
-                    .collect(),
-            })
-            .collect(),
-        policy_total: Policy::ALL
-            .iter()
-            .map(|p| {
-                policy_cell(
-                    analysis
-                        .alarms
-                        .totals
-                        .get(p)
-                        .unwrap_or(&PolicyStats::default()),
-                )
-            })
-            .collect(),
+        policy_rows,
+        policy_total,
         regressions: analysis.alarms.regressions.len(),
         environment_runs: analysis
             .runs
@@ -320,13 +560,14 @@ pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
                 let shift = r.environment_suspect.as_ref()?;
                 Some((
                     r.id.clone(),
-                    format!("runs/{}.html", slugs.run(&r.id)),
+                    format!("runs/{}.html", ctx.slugs.run(&r.id)),
                     shift.describe(),
                 ))
             })
             .collect(),
     };
-    page.render()
-        .map(|s| Some(("weekly.html".to_string(), s.into_bytes())))
-        .map_err(|e| Error::Internal(format!("rendering weekly.html: {e}")))
+    Ok(Some((
+        "weekly.html".to_string(),
+        render(&page, "weekly.html")?,
+    )))
 }

@@ -6,23 +6,7 @@ pub mod check;
 pub mod compare;
 pub mod triage;
 
-/// Escapes text for XML content and attribute values.
-pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 forbids most control characters even when escaped.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use crate::escape::xml as xml_escape;
 
 /// Escapes text for a GitHub-flavoured Markdown table cell.
 pub fn markdown_cell(s: &str) -> String {
@@ -46,11 +30,6 @@ mod tests {
 
     #[test]
     fn escaping() {
-        assert_eq!(
-            xml_escape(r#"<a href="x">&'"#),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&apos;"
-        );
-        assert_eq!(xml_escape("bell\u{7}"), "bell\u{FFFD}");
         assert_eq!(
             markdown_cell("GET /a|b *x*\nnext"),
             "GET /a\\|b \\*x\\* next"

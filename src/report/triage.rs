@@ -66,8 +66,9 @@ pub fn template(analysis: &Analysis, policies: &[Policy], today: NaiveDate) -> S
     let _ = writeln!(
         out,
         "# {} untriaged alarm{}. Fill in label (real | noise | accepted), note and author,\n\
-         # then save each entry as its own file (suggested name above it) or keep them\n\
-         # together in one triage/*.toml file.",
+         # and for a real one who follows it up (owner, issue: an http(s) address, status:\n\
+         # investigating | fixed | wontfix; empty values are fine). Then save each entry as\n\
+         # its own file (suggested name above it) or keep them together in one triage/*.toml file.",
         list.len(),
         if list.len() == 1 { "" } else { "s" }
     );
@@ -106,17 +107,19 @@ pub fn template(analysis: &Analysis, policies: &[Policy], today: NaiveDate) -> S
         );
         let _ = writeln!(out, "# {}", suggested_file(&a.run, &a.endpoint));
         let _ = writeln!(out, "[[label]]");
-        let _ = writeln!(out, "run = {}", toml_string(&a.run));
-        let _ = writeln!(out, "endpoint = {}", toml_string(&a.endpoint));
+        let _ = writeln!(out, "run = {}", crate::escape::toml_string(&a.run));
+        let _ = writeln!(
+            out,
+            "endpoint = {}",
+            crate::escape::toml_string(&a.endpoint)
+        );
         let _ = writeln!(out, "label = \"\"  # real | noise | accepted");
         let _ = writeln!(out, "note = \"\"");
         let _ = writeln!(out, "author = \"\"");
         let _ = writeln!(out, "date = {today}");
+        let _ = writeln!(out, "owner = \"\"");
+        let _ = writeln!(out, "issue = \"\"  # https://…");
+        let _ = writeln!(out, "status = \"\"  # investigating | fixed | wontfix");
     }
     out
-}
-
-/// A TOML basic string, escaped.
-fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
 }

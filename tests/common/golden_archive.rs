@@ -11,7 +11,7 @@
 //!   2, 6 and 10, its knee falling in run 10 (a capacity regression);
 //!
 //! plus run metadata (commits, notes, releases 1.0.0 and 1.1.0, a host
-//! change at run 6) and an annotation. Everything is written from
+//! change at run 6), two annotations and `[site]` links. Everything is written from
 //! constants: the same bytes on every machine.
 
 use std::path::Path;
@@ -136,6 +136,7 @@ pub fn write_golden_archive(root: &Path) {
         }
     }
     let ids = run_ids();
+    write(root, "annotations/ops.toml", ANNOTATIONS.as_bytes());
     write(
         root,
         "triage/search-noise.toml",
@@ -149,12 +150,24 @@ pub fn write_golden_archive(root: &Path) {
         root,
         "triage/orders-price-rules.toml",
         format!(
-            "run = \"{}\"\nendpoint = \"orders\"\nlabel = \"real\"\nnote = \"PR #41 applies every price rule per line item\"\nauthor = \"Ben\"\ndate = 2026-03-24\n",
+            "run = \"{}\"\nendpoint = \"orders\"\nlabel = \"real\"\nnote = \"PR #41 applies every price rule per line item\"\nauthor = \"Ben\"\ndate = 2026-03-24\n\
+             owner = \"Ben\"\nissue = \"https://issues.example.com/SHOP-41\"\nstatus = \"investigating\"\n",
             ids[9]
         )
         .as_bytes(),
     );
 }
+
+const ANNOTATIONS: &str = r#"[[annotation]]
+date = 2026-03-19T14:30:00Z
+text = "Database moved to the new storage class"
+link = "https://wiki.example.com/ops/42"
+
+[[annotation]]
+run = "2026-03-23T0300Z"
+text = "Price rules service deployed with PR #41"
+endpoints = ["orders"]
+"#;
 
 fn run_toml(i: usize) -> String {
     let mut s = format!("commit = \"{}\"\nbranch = \"main\"\n", commit(i));

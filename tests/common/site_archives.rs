@@ -241,6 +241,7 @@ pub fn large_archive(weeks: usize, endpoints: usize) -> Archive {
         settings: Settings::default(),
         runs,
         triage: Vec::new(),
+        annotations: Vec::new(),
     }
 }
 

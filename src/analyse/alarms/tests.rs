@@ -40,6 +40,7 @@ fn archive(endpoints: &[(&str, Vec<Vec<f64>>)], triage: &[(usize, &str, Label)])
                 author: "test".into(),
                 date: NaiveDate::from_ymd_opt(2026, 3, 1).unwrap(),
                 source: format!("triage/{i}.toml:1"),
+                follow_up: Default::default(),
             })
             .collect(),
         ..crate::test_support::archive_of(endpoints)
@@ -422,7 +423,7 @@ fn the_median_policy_is_the_verdict() {
 }
 
 #[test]
-fn weekly_review_of_the_last_seven_days() {
+fn weekly_review_of_the_latest_week() {
     use crate::analyse::weekly::{WeekSpec, weekly_review};
     // Runs are 56 h apart, so the 7 days up to the latest (run 19) hold runs 17–19.
     let a_runs = levels(15, &[130.0; 5]); // step at 15, confirmed at 17
@@ -435,8 +436,10 @@ fn weekly_review_of_the_last_seven_days() {
         &[("a", a_runs), ("b", b_runs), ("c", c_runs)],
         &[(15, "a", Label::Real)],
     );
-    let r = weekly_review(&a, WeekSpec::LastSevenDays, Policy::Median).unwrap();
-    assert_eq!(r.runs, [run_id(17), run_id(18), run_id(19)]);
+    let r = weekly_review(&a, WeekSpec::Latest, Policy::Median).unwrap();
+    // The ISO week of run 19 (Wednesday 2026-02-18): Monday 02-16 on.
+    assert_eq!(r.title, "2026-W08");
+    assert_eq!(r.runs, [run_id(18), run_id(19)]);
     let new: Vec<(&str, &str, AlarmState)> = r
         .new_alarms
         .iter()

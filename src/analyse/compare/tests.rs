@@ -336,7 +336,13 @@ fn site_comparisons_follow_the_settings() {
             ("release:1.4.0", "latest")
         ]
     );
-    assert_eq!(cs[1].slug, "2026-04-01T0300Z_vs_2026-04-03T0300Z");
+    assert_eq!(
+        (
+            cs[1].comparison.a.run.as_str(),
+            cs[1].comparison.b.run.as_str()
+        ),
+        ("2026-04-01T0300Z", "2026-04-03T0300Z")
+    );
     assert!(cs[1].comparison.has_regression());
 
     ar.settings = Settings::parse(
@@ -356,6 +362,34 @@ fn site_comparisons_follow_the_settings() {
     );
     assert_eq!(diags.len(), 1);
     assert!(diags[0].message.contains("release:9"), "{}", diags[0]);
+}
+
+/// The disagreement between the slug rules (issue 16): comparisons were
+/// told apart by a file-name form of the run ids (`_` for anything but
+/// letters, digits, `-` and `.`), so two distinct runs `2026-04-02 a` and
+/// `2026-04-02_a` made one comparison, and the second pair was dropped.
+/// Pairs are the same only when their runs are.
+#[test]
+fn pairs_of_different_runs_are_never_merged() {
+    let mut ar = archive(vec![
+        run(0, "2026-04-01", None, &[("e", &STEADY)]),
+        run(1, "2026-04-02 a", None, &[("e", &STEADY)]),
+        run(2, "2026-04-02_a", None, &[("e", &STEADY)]),
+    ]);
+    ar.settings = Settings::parse(
+        "[compare]\nreleases = false\nlatest_vs_release = false\n\
+         pairs = [[\"2026-04-01\", \"2026-04-02 a\"], [\"2026-04-01\", \"2026-04-02_a\"], [\"2026-04-01\", \"2026-04-02_a\"]]\n",
+        "p.toml".as_ref(),
+    )
+    .unwrap();
+    let (cs, diags) = site_comparisons(&ar);
+    assert!(diags.is_empty(), "{diags:?}");
+    let runs: Vec<&str> = cs.iter().map(|c| c.comparison.b.run.as_str()).collect();
+    assert_eq!(
+        runs,
+        ["2026-04-02 a", "2026-04-02_a"],
+        "the repeated pair once"
+    );
 }
 
 #[test]

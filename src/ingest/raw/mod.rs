@@ -509,26 +509,16 @@ pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
     }
 }
 
-/// An endpoint id from a tag value: lowercase ASCII letters and digits,
-/// runs of anything else become one `-` (`GET /api/orders/{id}` →
-/// `get-api-orders-id`; a URL loses its scheme and host:
-/// `http://localhost:8082/users/1` → `users-1`). Empty → `root`.
+/// An endpoint id from a tag value: its [words](crate::slug::words)
+/// (`GET /api/orders/{id}` → `get-api-orders-id`), a URL without its
+/// scheme and host (`http://localhost:8082/users/1` → `users-1`), and
+/// `root` when nothing is left.
 pub fn slug(value: &str) -> String {
     let path = match value.split_once("://") {
         Some((_, rest)) => rest.find('/').map(|i| &rest[i..]).unwrap_or(""),
         None => value,
     };
-    let mut out = String::new();
-    for c in path.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') && !out.is_empty() {
-            out.push('-');
-        }
-    }
-    while out.ends_with('-') {
-        out.pop();
-    }
+    let out = crate::slug::words(path);
     if out.is_empty() { "root".into() } else { out }
 }
 

@@ -584,6 +584,7 @@ mod tests {
                 author: "t".into(),
                 date: chrono::NaiveDate::from_ymd_opt(2026, 3, 1).unwrap(),
                 source: "triage/t.toml:1".into(),
+                follow_up: Default::default(),
             })
             .into_iter()
             .collect();

@@ -1,5 +1,12 @@
-//! File names for pages: one `slug()` rule and deterministic collision
-//! handling, so every endpoint and run keeps one stable URL.
+//! Slugs: the one rule that turns names into file-name-safe words, the
+//! page file names built on it, and deterministic collision handling so
+//! that every endpoint and run keeps one stable URL.
+//!
+//! Until issue 16 there were three rules: pages (here), endpoint ids from
+//! tag values (`ingest::raw`, the same words by a copy of the loop) and
+//! comparison pages (`analyse::compare`, which kept case, `.` and turned
+//! everything else into `_`). See [`words`] and `analyse::compare` for
+//! what each did and which was right.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,25 +21,32 @@ const RESERVED: &[&str] = &[
 ];
 const MAX_LEN: usize = 80;
 
-/// A safe file-name stem: lowercase ASCII letters, digits and single
-/// dashes; never empty, never a reserved name, never `..`. The reserved
-/// list includes `index` so that no page overwrites a folder's index.
-pub fn slug(text: &str) -> String {
+/// The words of `text`: lowercase ASCII letters and digits, every run of
+/// anything else one `-`, no `-` at either end (`GET /api/orders/{id}` →
+/// `get-api-orders-id`). Empty when `text` has no ASCII letter or digit.
+/// Page slugs and endpoint ids from tag values are both built on it.
+pub fn words(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut dash = false;
     for c in text.chars() {
         let c = c.to_ascii_lowercase();
         if c.is_ascii_alphanumeric() {
             out.push(c);
-            dash = false;
-        } else if !dash && !out.is_empty() {
+        } else if !out.is_empty() && !out.ends_with('-') {
             out.push('-');
-            dash = true;
-        }
-        if out.len() >= MAX_LEN {
-            break;
         }
     }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    out
+}
+
+/// A safe file-name stem: [`words`], at most 80 characters; never empty,
+/// never a reserved name, never `..`. The reserved list includes `index`
+/// so that no page overwrites a folder's index.
+pub fn slug(text: &str) -> String {
+    let mut out = words(text);
+    out.truncate(MAX_LEN);
     while out.ends_with('-') {
         out.pop();
     }
@@ -154,5 +168,22 @@ mod tests {
         assert_eq!(s[taker], format!("{squatter}-2"));
         let values: BTreeSet<&String> = s.values().collect();
         assert_eq!(values.len(), 3);
+    }
+
+    proptest::proptest! {
+        /// A page slug is plain words of at most 80 characters, and the
+        /// endpoint id a tag value gets is the same words (the two used to
+        /// be separate copies of one loop).
+        #[test]
+        fn slugs_are_words_and_tag_ids_are_the_same_words(text in "\\PC{0,120}") {
+            let s = slug(&text);
+            proptest::prop_assert!(!s.is_empty() && s.len() <= MAX_LEN + 2);
+            proptest::prop_assert!(s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'));
+            proptest::prop_assert!(!s.starts_with('-') && !s.ends_with('-') && !s.contains("--"));
+            let w = words(&text);
+            if !text.contains("://") && !w.is_empty() && w.len() <= MAX_LEN && !RESERVED.contains(&w.as_str()) {
+                proptest::prop_assert_eq!(crate::ingest::raw::slug(&text), s);
+            }
+        }
     }
 }
