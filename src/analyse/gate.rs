@@ -63,8 +63,13 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum CannotVouch {
-    /// Inputs of the run could not be read (listed in `problems`).
+    /// Inputs of the run that hold measurements could not be read
+    /// (diagnostics of kind `skipped-input`, listed in `problems`).
     UnreadableInputs { count: usize },
+    /// Inputs were read, but something about them is off: a summary that
+    /// disagrees with its raw file, a cut-short line, a gap in the round
+    /// numbers (kind `doubtful`, listed in `problems`).
+    DoubtfulInputs { count: usize },
     /// An endpoint has fewer usable rounds than expected (rounds missing,
     /// or some failed); `--allow-insufficient` lets the gate judge the
     /// rest.
@@ -74,19 +79,23 @@ pub enum CannotVouch {
         rounds: usize,
         expected_rounds: u32,
     },
-    /// `--latest` while some run's `started_at` cannot be trusted: it may
-    /// be the real latest run on a skewed clock (listed in `problems`).
+    /// The checked run's `started_at` cannot be trusted, or (`--latest`)
+    /// another run's: it may be the real latest run on a skewed clock
+    /// (listed in `problems`).
     UntrustedTime { runs: Vec<String> },
 }
 
 impl CannotVouch {
     /// "1 of 5 rounds of order-list", "2 unreadable inputs".
     pub fn describe(&self) -> String {
+        let plural = |count: usize| if count == 1 { "" } else { "s" };
         match self {
-            CannotVouch::UnreadableInputs { count } => format!(
-                "{count} unreadable input{}",
-                if *count == 1 { "" } else { "s" }
-            ),
+            CannotVouch::UnreadableInputs { count } => {
+                format!("{count} unreadable input{}", plural(*count))
+            }
+            CannotVouch::DoubtfulInputs { count } => {
+                format!("{count} doubtful input{}", plural(*count))
+            }
             CannotVouch::TooFewRounds {
                 endpoint,
                 usable_rounds,
@@ -102,9 +111,11 @@ impl CannotVouch {
                     format!("{usable_rounds} of {expected_rounds} rounds of {endpoint}")
                 }
             }
-            CannotVouch::UntrustedTime { runs } => {
-                format!("a run whose time cannot be trusted ({})", runs.join(", "))
-            }
+            CannotVouch::UntrustedTime { runs } => format!(
+                "an untrusted started_at (run{} {})",
+                plural(runs.len()),
+                runs.join(", ")
+            ),
         }
     }
 }
@@ -330,40 +341,54 @@ pub fn check(
     }
     // Only diagnostics whose kind casts doubt on the figures (a skipped
     // round, a cut-short file, an untrusted time) stop the gate vouching;
-    // the rest (notes, a second flame graph) are listed as harmless.
-    let (problems, ignored): (Vec<_>, Vec<_>) = run
+    // the rest (notes, a second flame graph) are listed as harmless. Each
+    // kind is its own reason: an untrusted time is not an unreadable file.
+    let (mut problems, ignored): (Vec<_>, Vec<_>) = run
         .problems
         .iter()
         .partition(|d| d.kind.casts_doubt_on_verdicts());
+    // Unreadable first, then doubtful, then untrusted times: reports list
+    // each reason's own diagnostics in this order.
+    problems.sort_by_key(|d| d.kind);
+    let of_kind = |kind: DiagnosticKind| problems.iter().filter(|d| d.kind == kind).count();
+    let mut cannot_vouch = Vec::new();
+    match of_kind(DiagnosticKind::SkippedInput) {
+        0 => {}
+        count => cannot_vouch.push(CannotVouch::UnreadableInputs { count }),
+    }
+    match of_kind(DiagnosticKind::Doubtful) {
+        0 => {}
+        count => cannot_vouch.push(CannotVouch::DoubtfulInputs { count }),
+    }
+    let mut untrusted_runs: Vec<String> = Vec::new();
+    if of_kind(DiagnosticKind::UntrustedTime) > 0 {
+        untrusted_runs.push(run.id.clone());
+    }
     let mut problems: Vec<String> = problems.iter().map(|d| d.to_string()).collect();
     let ignored: Vec<String> = ignored.iter().map(|d| d.to_string()).collect();
-    let mut cannot_vouch = Vec::new();
-    if !problems.is_empty() {
-        cannot_vouch.push(CannotVouch::UnreadableInputs {
-            count: problems.len(),
-        });
-    }
     // A run with an untrusted time is never "the latest", but it may be
     // today's run on a skewed clock: until it is fixed, the latest run
     // cannot be vouched for either.
     if *which == RunSelector::Latest {
-        let untrusted: Vec<&super::RunInfo> = analysis
+        for other in analysis
             .runs
             .iter()
-            .filter(|r| r.untrusted_time.is_some())
-            .collect();
-        if !untrusted.is_empty() {
-            cannot_vouch.push(CannotVouch::UntrustedTime {
-                runs: untrusted.iter().map(|r| r.id.clone()).collect(),
-            });
+            .filter(|r| r.untrusted_time.is_some() && r.id != run.id)
+        {
+            untrusted_runs.push(other.id.clone());
+            problems.extend(
+                other
+                    .problems
+                    .iter()
+                    .filter(|d| d.kind == DiagnosticKind::UntrustedTime)
+                    .map(|d| d.to_string()),
+            );
         }
-        problems.extend(
-            untrusted
-                .iter()
-                .flat_map(|r| &r.problems)
-                .filter(|d| d.kind == DiagnosticKind::UntrustedTime)
-                .map(|d| d.to_string()),
-        );
+    }
+    if !untrusted_runs.is_empty() {
+        cannot_vouch.push(CannotVouch::UntrustedTime {
+            runs: untrusted_runs,
+        });
     }
     let capacity = capacity_checks(analysis, &run.id);
     if !options.allow_insufficient {

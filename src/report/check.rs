@@ -573,6 +573,14 @@ pub fn junit(report: &CheckReport) -> String {
             },
         );
     }
+    let unreadable = report
+        .cannot_vouch
+        .iter()
+        .map(|c| match c {
+            CannotVouch::UnreadableInputs { count } => *count,
+            _ => 0,
+        })
+        .sum::<usize>();
     for reason in &report.cannot_vouch {
         let (kind, name, body) = match reason {
             CannotVouch::UnreadableInputs { count } => (
@@ -581,6 +589,19 @@ pub fn junit(report: &CheckReport) -> String {
                 report
                     .problems
                     .iter()
+                    .take(*count)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            CannotVouch::DoubtfulInputs { count } => (
+                "doubtful-input",
+                format!("doubtful inputs of run {}", report.run),
+                // After the unreadable ones (the gate lists them first).
+                report
+                    .problems
+                    .iter()
+                    .skip(unreadable)
                     .take(*count)
                     .cloned()
                     .collect::<Vec<_>>()
