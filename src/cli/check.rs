@@ -48,7 +48,7 @@ pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
         .map(|s| s.parse::<Policy>().expect("listed policies parse"))
 }
 
-pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if let Some(w) = args.warmup {
         crate::config::check_warmup("--warmup", w).map_err(crate::error::Error::Usage)?;
     }
@@ -81,6 +81,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         );
     }
     let code = outcome_exit_code(report.outcome);
-    print!("{}", render(&report, args.format, code));
+    out!("{}", render(&report, args.format, code))?;
     Ok(code)
 }

@@ -40,7 +40,7 @@ pub enum CompareFormat {
 /// unreadable inputs is bad input, as for `check`: the comparison of what
 /// could be read is still printed and the files are named on stderr, but
 /// it cannot vouch for the run, so the exit code is 2.
-pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
     let loaded = load_archive(&args.archive)?;
     let archive = &loaded.archive;
     let a = resolve_run(archive, &args.run_a)?;
@@ -59,7 +59,11 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
             .iter()
             .filter(|d| d.path.starts_with(&prefix))
         {
-            eprintln!("{}: {d}", super::diagnostic_label(d));
+            eprintln!(
+                "{}: {}",
+                super::diagnostic_label(d),
+                crate::term::escape(&d.to_string())
+            );
         }
     }
     let comparison = compare(archive, a, b);
@@ -68,7 +72,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Json => format_json(&comparison),
         CompareFormat::Markdown => format_markdown(&comparison),
     };
-    print!("{text}");
+    out!("{text}")?;
     // Only problems that put the figures in doubt (a skipped round, not a
     // second flame graph) make the comparison one perfdash cannot vouch for.
     let outcome = comparison.outcome();

@@ -1,5 +1,7 @@
 //! `perfdash inspect FILE...`: per-endpoint statistics of result files
-//! given by hand (k6 summaries or raw outputs, JMeter, Gatling, Locust).
+//! given by hand (k6 summaries or raw outputs, JMeter, Gatling, Locust),
+//! and the samples and category shares of flame-graph profiles; which is
+//! which is told by content.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -7,13 +9,15 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
-use crate::ingest::inspect::{InspectOptions, inspect_files};
+use crate::ingest::inspect::{InputKind, InspectOptions, input_kind, inspect_files};
 use crate::stats::PercentileMethod;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     /// Result files: k6 summary/NDJSON/CSV (optionally .gz), JMeter JTL
-    /// (CSV or XML), Gatling simulation.log, Locust _stats.csv.
+    /// (CSV or XML), Gatling simulation.log, Locust _stats.csv; or
+    /// flame-graph profiles (folded stacks, async-profiler HTML, perf
+    /// script, speedscope JSON), told apart by content.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Seconds dropped from the start (from the first sample).
@@ -66,7 +70,7 @@ pub enum Method {
     JmeterDashboard,
 }
 
-pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: InspectArgs) -> anyhow::Result<u8> {
     crate::config::check_warmup("--warmup", args.warmup).map_err(anyhow::Error::msg)?;
     if args.steps {
         return run_steps(&args);
@@ -90,33 +94,41 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    // Flame-graph profiles (`flame[.<kind>].<ext>`) get total samples and
-    // category shares; everything else is a result file.
-    let (profile_files, result_files): (Vec<_>, Vec<_>) =
-        args.files.iter().cloned().partition(|f| {
-            f.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(crate::profile::kind_from_file_name)
-                .is_some()
-        });
+    // Flame-graph profiles get total samples and category shares; result
+    // files per-endpoint statistics. Which is which is told by content,
+    // whatever the file is called.
+    let mut profile_files = Vec::new();
+    let mut result_files = Vec::new();
     let mut profile_errors = 0;
+    for path in &args.files {
+        match input_kind(path) {
+            InputKind::Profile => profile_files.push(path.clone()),
+            InputKind::Result => result_files.push(path.clone()),
+            InputKind::Unknown(why) => {
+                eprintln!("error: {}: {why}", path.display());
+                profile_errors += 1;
+            }
+        }
+    }
+    let settings = crate::config::ProfileSettings::default();
     for path in &profile_files {
-        let summary = std::fs::read(path)
-            .map_err(|e| crate::error::Error::io(path, e))
-            .and_then(|bytes| {
-                crate::profile::inspect_profile(
-                    &bytes,
-                    path,
-                    &crate::config::ProfileSettings::default(),
+        // Opened like every input: a FIFO or a link is refused, never waited on.
+        let summary = crate::ingest::input::InputFile::open(path)
+            .and_then(|file| {
+                crate::ingest::limits::read_document(
+                    &file,
+                    &crate::ingest::limits::Limits::default(),
                 )
-            });
+            })
+            .map_err(|e| crate::error::Error::io(path, e))
+            .and_then(|bytes| crate::profile::inspect_profile(&bytes, path, &settings));
         match summary {
             Ok(summary) => match args.format {
-                OutputFormat::Table => print!("{}", summary.to_table()),
-                OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+                OutputFormat::Table => out!("{}", summary.to_table())?,
+                OutputFormat::Json => outln!("{}", serde_json::to_string_pretty(&summary)?)?,
             },
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::term::escape(&e.to_string()));
                 profile_errors += 1;
             }
         }
@@ -125,22 +137,22 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         spinner.finish_and_clear();
         return Ok(match profile_errors {
             0 => EXIT_OK,
-            n if n == profile_files.len() => EXIT_ERROR,
+            n if n == args.files.len() => EXIT_ERROR,
             _ => EXIT_FINDINGS,
         });
     }
     let report = inspect_files(&result_files, &opts);
     spinner.finish_and_clear();
     match args.format {
-        OutputFormat::Table => print!("{}", report.to_table()),
-        OutputFormat::Json => print!("{}", report.to_json()),
+        OutputFormat::Table => out!("{}", report.to_table())?,
+        OutputFormat::Json => out!("{}", report.to_json())?,
     }
     for d in &report.diagnostics {
         let label = match report.rows.is_empty() {
             true => "error",
             false => super::diagnostic_label(d),
         };
-        eprintln!("{label}: {d}");
+        eprintln!("{label}: {}", crate::term::escape(&d.to_string()));
     }
     if report.rows.is_empty() {
         return Ok(EXIT_ERROR);
@@ -196,13 +208,13 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                 let knee = find_knee(&series.steps, series.unit, &objective);
                 match args.format {
                     OutputFormat::Table => {
-                        println!(
+                        outln!(
                             "{} ({}, settle {} s)",
                             path.display(),
                             series.format.describe(),
                             series.settle_s
-                        );
-                        println!(
+                        )?;
+                        outln!(
                             "{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>7}  judged",
                             "step",
                             "load",
@@ -212,7 +224,7 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                             "req/s",
                             "p99 ms",
                             "errors"
-                        );
+                        )?;
                         for (st, c) in series.steps.iter().zip(&knee.checks) {
                             let role = if knee.knee_step == Some(st.number) {
                                 "knee".to_string()
@@ -223,7 +235,7 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                             } else {
                                 format!("misses: {}", c.reasons.join(", "))
                             };
-                            println!(
+                            outln!(
                                 "{:>4} {:>10} {:>8.1} {:>8.1} {:>10} {:>10} {:>10} {:>6.2}%  {role}",
                                 st.number,
                                 format!("{} {}", number(st.load), series.unit.label()),
@@ -233,9 +245,9 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                                 number(st.throughput_rps),
                                 st.p99_ms.map(number).unwrap_or_else(|| "–".into()),
                                 st.error_rate * 100.0
-                            );
+                            )?;
                         }
-                        println!("{}\n", knee.reasoning);
+                        outln!("{}\n", knee.reasoning)?;
                     }
                     OutputFormat::Json => json.push(serde_json::json!({
                         "file": path.display().to_string(),
@@ -245,13 +257,13 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                 }
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::term::escape(&e.to_string()));
                 errors += 1;
             }
         }
     }
     if args.format == OutputFormat::Json {
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?)?;
     }
     Ok(match errors {
         0 => EXIT_OK,

@@ -40,8 +40,17 @@ impl Skipped {
 
 /// Lists a folder without following symbolic links: an archive is read as
 /// it lies, and a link could lead anywhere on the machine. Sorted by name
-/// so that every build sees the same order.
+/// so that every build sees the same order. `dir` itself must not be a
+/// link either (a linked `runs/` or `triage/` is refused, not followed);
+/// its files are later opened with no link allowed on their path, so a
+/// folder swapped for a link after this check is refused then.
 pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    if std::fs::symlink_metadata(dir)?.file_type().is_symlink() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "is a symbolic link; links are not followed",
+        ));
+    }
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -103,7 +112,7 @@ impl RoundFileName {
 /// The extensions a round file may have, longest first so that
 /// `ndjson.gz` wins over `gz`. What the file holds is decided by its
 /// content; the extension only says it is worth reading.
-pub const ROUND_EXTENSIONS: [&str; 10] = [
+pub(super) const ROUND_EXTENSIONS: [&str; 10] = [
     "ndjson.gz",
     "json.gz",
     "csv.gz",
@@ -126,7 +135,7 @@ const LOCUST_COMPANIONS: [&str; 3] = ["_stats_history.csv", "_failures.csv", "_e
 /// `_stats.csv` (`round-3_failures.csv`, …): the normal output of the
 /// tool, holding nothing perfdash reads, so passed over without a warning
 /// (a warning per file made every Locust build exit 1).
-pub fn is_locust_companion(name: &str) -> bool {
+pub(super) fn is_locust_companion(name: &str) -> bool {
     LOCUST_COMPANIONS.iter().any(|suffix| {
         name.strip_suffix(suffix).is_some_and(|prefix| {
             parse_round_file_name(&format!("{prefix}{LOCUST_SUFFIX}")).is_some()

@@ -11,6 +11,7 @@
 //! | JMeter JTL CSV (header, or headerless 2.13 / 5.x) | [`jmeter_csv`] | request start |
 //! | JMeter JTL XML | [`jmeter_xml`] | request start |
 //! | Gatling text `simulation.log` (3.0–3.12) | [`gatling`] | request start |
+//! | Gatling binary `simulation.log` (3.12.1+) | [`gatling_binary`] | request start |
 //! | Locust `_stats.csv` | [`locust`] | summary only: no trimming |
 //!
 //! Parsers stream: they keep 16 bytes per retained latency sample
@@ -18,6 +19,7 @@
 
 pub(crate) mod csv_scan;
 pub mod gatling;
+pub mod gatling_binary;
 pub(crate) mod io;
 pub mod jmeter_csv;
 pub mod jmeter_xml;
@@ -32,6 +34,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Diagnostic, DiagnosticKind, Error};
+use crate::ingest::input::InputFile;
 use crate::model::{RoundStats, SourceFormat};
 use crate::stats::{PercentileMethod, moments_by, percentiles_by};
 
@@ -146,6 +149,11 @@ pub enum Sniffed {
 /// Tells the format from the first bytes of the plain content. `Err`
 /// says what the file looks like instead.
 pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
+    // Before any text check: Gatling's binary log starts with a zero byte
+    // (its run record type), which no text format does.
+    if gatling_binary::looks_like(head) {
+        return Ok(Sniffed::GatlingBinary);
+    }
     let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let first_line_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
     let first = trim_cr(&text[..first_line_end]);
@@ -189,16 +197,7 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if text[..text.len().min(512)].contains(&0)
         || std::str::from_utf8(&text[..text.len().min(64)]).is_err()
     {
-        // Gatling 3.13+ writes a binary log starting with the Run record
-        // (header byte 0, then the length-prefixed version string).
-        let looks_gatling = text.len() > 5 && text[0] == 0 && text[1..4] == [0, 0, 0];
-        return Err(if looks_gatling {
-            "binary Gatling simulation.log (Gatling 3.13+): unsupported; recompute from a text log \
-             (Gatling ≤ 3.12) or archive a JMeter/k6 raw file instead"
-                .into()
-        } else {
-            "binary content: not a load-test output perfdash reads".into()
-        });
+        return Err("binary content: not a load-test output perfdash reads".into());
     }
     if first.starts_with(b"metric_name,timestamp,metric_value") {
         return Ok(Sniffed::K6Csv);
@@ -209,7 +208,7 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if jmeter_csv::looks_like_jtl_csv(text) {
         return Ok(Sniffed::JmeterCsv);
     }
-    Err("unknown content: not a k6 summary/NDJSON/CSV, JMeter JTL, Gatling text log or Locust _stats.csv".into())
+    Err("unknown content: not a k6 summary/NDJSON/CSV, JMeter JTL, Gatling simulation.log or Locust _stats.csv".into())
 }
 
 fn trim_cr(line: &[u8]) -> &[u8] {
@@ -217,9 +216,17 @@ fn trim_cr(line: &[u8]) -> &[u8] {
 }
 
 /// Reads a raw (or summary) file of any supported format. `shown` is the
-/// path used in messages (relative to the archive root).
+/// path used in messages (relative to the archive root). The file is
+/// opened once ([`InputFile::open`]); see [`read_input`].
 pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    let gzip = io::is_gzip(path).unwrap_or(false);
+    let file = InputFile::open(path).map_err(|e| Error::io(shown, e))?;
+    read_input(&file, shown, opts)
+}
+
+/// Reads an open file of any supported format: sniffing and parsing read
+/// the same descriptor.
+pub fn read_input(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+    let gzip = io::is_gzip(file).unwrap_or(false);
     let corrupt = |e: std::io::Error| {
         if gzip && !crate::ingest::limits::is_limit_exceeded(&e) {
             Error::at(shown, None, format!("corrupt gzip: {e}"))
@@ -227,13 +234,13 @@ pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFil
             Error::io(shown, e)
         }
     };
-    let head = io::head(path, 64 * 1024, &opts.limits).map_err(corrupt)?;
+    let head = io::head(file, 64 * 1024, &opts.limits).map_err(corrupt)?;
     let kind = sniff(&head).map_err(|msg| Error::at(shown, None, msg))?;
     match kind {
         Sniffed::K6Summary => {
             // Read whole, so under the document cap (and the gzip caps).
             let bytes =
-                crate::ingest::limits::read_document(path, &opts.limits).map_err(corrupt)?;
+                crate::ingest::limits::read_document(file, &opts.limits).map_err(corrupt)?;
             let summary = super::k6_summary::parse(&bytes, shown, &opts.metric)?;
             Ok(RawFile {
                 format: summary.format,
@@ -243,13 +250,13 @@ pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFil
                 warnings: Vec::new(),
             })
         }
-        Sniffed::K6Ndjson => k6_ndjson::read(path, shown, opts),
-        Sniffed::K6Csv => k6_csv::read(path, shown, opts),
-        Sniffed::JmeterCsv => jmeter_csv::read(path, shown, opts),
-        Sniffed::JmeterXml => jmeter_xml::read(path, shown, opts),
-        Sniffed::GatlingText => gatling::read(path, shown, opts),
-        Sniffed::LocustStats => locust::read(path, shown, opts),
-        Sniffed::GatlingBinary => unreachable!("sniff reports binary Gatling logs as errors"),
+        Sniffed::K6Ndjson => k6_ndjson::read(file, shown, opts),
+        Sniffed::K6Csv => k6_csv::read(file, shown, opts),
+        Sniffed::JmeterCsv => jmeter_csv::read(file, shown, opts),
+        Sniffed::JmeterXml => jmeter_xml::read(file, shown, opts),
+        Sniffed::GatlingText => gatling::read(file, shown, opts),
+        Sniffed::LocustStats => locust::read(file, shown, opts),
+        Sniffed::GatlingBinary => gatling_binary::read(file, shown, opts),
     }
 }
 
@@ -419,7 +426,17 @@ pub fn analyse_file(
     shown: &Path,
     settings: &FileSettings,
 ) -> Result<FileResult, Error> {
-    let raw = read_file(path, shown, &settings.read)?;
+    let file = InputFile::open(path).map_err(|e| Error::io(shown, e))?;
+    analyse_input(&file, shown, settings)
+}
+
+/// [`analyse_file`] on an open file.
+pub fn analyse_input(
+    file: &InputFile,
+    shown: &Path,
+    settings: &FileSettings,
+) -> Result<FileResult, Error> {
+    let raw = read_input(file, shown, &settings.read)?;
     Ok(compute(raw, settings))
 }
 
@@ -533,7 +550,7 @@ pub(crate) struct Grouper {
 }
 
 impl Grouper {
-    pub fn push(&mut self, key: &[u8], sample: Sample, success: bool) {
+    pub(crate) fn push(&mut self, key: &[u8], sample: Sample, success: bool) {
         let i = if self
             .keys
             .get(self.last)
@@ -564,7 +581,7 @@ impl Grouper {
 
     /// The groups with keys decoded by `decode` (keys that decode to the
     /// same text are merged).
-    pub fn finish(self, decode: impl Fn(&[u8]) -> String) -> BTreeMap<String, SampleSet> {
+    pub(crate) fn finish(self, decode: impl Fn(&[u8]) -> String) -> BTreeMap<String, SampleSet> {
         let mut out: BTreeMap<String, SampleSet> = BTreeMap::new();
         for (k, s) in self.keys.into_iter().zip(self.sets) {
             out.entry(decode(&k)).or_default().append(s);

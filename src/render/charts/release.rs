@@ -7,10 +7,7 @@ use crate::analyse::compare::ReleaseHistory;
 use crate::render::{format as f, xml_escape};
 
 /// Twelve distinguishable line colours (Tableau 10 plus two).
-const PALETTE: [&str; 12] = [
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#5b6473", "#1f4e79", "#8cd17d",
-];
+const PALETTE: [&str; 12] = crate::render::palette::SERIES;
 
 /// Each endpoint's median p99 per release, relative to its first release
 /// (×1.00), so endpoints of any speed share one axis and drift shows as

@@ -13,12 +13,12 @@ use crate::analyse::changepoint::{self, LevelShift};
 use crate::analyse::{EndpointAnalysis, EnvironmentChange, Verdict};
 use crate::error::Error;
 use crate::render::display::{DisplayState, display_state};
-use crate::render::xml_escape;
+use crate::render::{palette, xml_escape};
 
-const MEDIAN: RGBColor = RGBColor(0x1f, 0x4e, 0x79);
-const ROUND: RGBColor = RGBColor(0x8a, 0x97, 0xa8);
-const BASELINE: RGBColor = RGBColor(0x44, 0x44, 0x44);
-const THRESHOLD: RGBColor = RGBColor(0xe0, 0x7b, 0x00);
+const MEDIAN: RGBColor = palette::MEDIAN.rgb();
+const ROUND: RGBColor = palette::ROUND.rgb();
+const BASELINE: RGBColor = palette::BASELINE.rgb();
+const THRESHOLD: RGBColor = palette::THRESHOLD.rgb();
 
 const SECONDS_PER_DAY: f64 = 86_400.0;
 /// Where the plot starts: above it are the caption and the legend row.
@@ -233,8 +233,8 @@ pub fn trend_chart(
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 15))
             .max_light_lines(1)
-            .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
-            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+            .light_line_style(super::GRID_LIGHT)
+            .bold_line_style(super::GRID_BOLD)
             .draw()
             .map_err(e)?;
 
