@@ -281,6 +281,9 @@ pub struct LevelShift {
     pub direction: &'static str,
     /// Otava's t-test p-value for the change point.
     pub pvalue: f64,
+    /// Between the last run at the old level and the first at the new one
+    /// (`run`), with both commits.
+    pub suspect: super::evidence::SuspectRange,
 }
 
 fn serialize_rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
@@ -288,8 +291,8 @@ fn serialize_rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S:
 }
 
 /// The runs change points are looked for in: positions of the points with
-/// enough rounds (`insufficient` runs are left out, as they are left out of
-/// baselines), cut where the load profile changed (a run marked not
+/// enough rounds (`insufficient` and `failed` runs are left out, as they
+/// are left out of baselines), cut where the load profile changed (a run marked not
 /// comparable starts a new series: a level shift there is not a regression).
 pub fn comparable_series(points: &[RunPoint]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
@@ -300,7 +303,7 @@ pub fn comparable_series(points: &[RunPoint]) -> Vec<Vec<usize>> {
         if starts_new_profile && !current.is_empty() {
             out.push(std::mem::take(&mut current));
         }
-        if p.verdict != Verdict::Insufficient {
+        if !matches!(p.verdict, Verdict::Insufficient | Verdict::Failed) {
             current.push(i);
         }
     }
@@ -326,13 +329,14 @@ pub fn endpoint_change_points(
             .chain(std::iter::once(medians.len()))
             .collect();
         for (k, cp) in cps.iter().enumerate() {
-            let (Some(before), Some(after)) = (
-                median(&medians[bounds[k]..bounds[k + 1]]),
-                median(&medians[bounds[k + 1]..bounds[k + 2]]),
-            ) else {
+            let (lo, hi) = (bounds[k], bounds[k + 2]);
+            let onset = refine_onset(&medians, lo, cp.index, hi);
+            let (Some(before), Some(after)) =
+                (median(&medians[lo..onset]), median(&medians[onset..hi]))
+            else {
                 continue;
             };
-            let point = &points[usable[cp.index]];
+            let point = &points[usable[onset]];
             let change = if before == 0.0 {
                 0.0
             } else {
@@ -341,7 +345,7 @@ pub fn endpoint_change_points(
             out.push(LevelShift {
                 run: point.run.clone(),
                 started_at: point.started_at,
-                point_index: usable[cp.index],
+                point_index: usable[onset],
                 level_before_ms: before,
                 level_after_ms: after,
                 change,
@@ -351,10 +355,44 @@ pub fn endpoint_change_points(
                     "improvement"
                 },
                 pvalue: cp.pvalue,
+                suspect: super::evidence::SuspectRange::before(points, usable[onset]),
             });
         }
     }
     out
+}
+
+/// The first run at the new level, checked against the run medians on
+/// both sides of the split Otava chose (`index`, between the neighbouring
+/// change points `lo` and `hi`): the onset moves earlier while the run
+/// before it is nearer (on a log scale) the level after than the level
+/// before, and later while the onset run itself is nearer the level
+/// before. E-divisive places a split where the energy statistic peaks,
+/// which can be one run late when the first run at the new level is a
+/// little short of it (order-detail's improvement on the bundled archive
+/// was dated 2026-10-07 while 2026-10-05 was already at the new level).
+fn refine_onset(medians: &[f64], lo: usize, index: usize, hi: usize) -> usize {
+    let levels = |at: usize| {
+        (
+            median(&medians[lo..at]).unwrap_or(f64::NAN),
+            median(&medians[at..hi]).unwrap_or(f64::NAN),
+        )
+    };
+    // Distance on a log scale; a non-positive median is no level.
+    let nearer_after = |v: f64, (before, after): (f64, f64)| {
+        v > 0.0 && before > 0.0 && after > 0.0 && (v / after).ln().abs() < (v / before).ln().abs()
+    };
+    let (before, after) = levels(index);
+    let mut onset = index;
+    while onset > lo + 1 && nearer_after(medians[onset - 1], (before, after)) {
+        onset -= 1;
+    }
+    if onset == index {
+        while onset + 1 < hi && !nearer_after(medians[onset], (before, after)) {
+            onset += 1;
+        }
+    }
+    onset
 }
 
 /// Means, standard deviations and p-value either side of a split (Otava's

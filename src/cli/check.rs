@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use crate::analyse::gate::{RunSelector, check};
+use super::outcome_exit_code;
+use crate::analyse::gate::{CheckOptions, RunSelector, check};
 use crate::analyse::{Policy, analyse};
 use crate::ingest::{LoadOptions, load_archive_with};
 use crate::report::check::{CheckFormat, render};
@@ -34,6 +35,11 @@ pub struct CheckArgs {
     /// setting in perfdash.toml and run.toml.
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<f64>,
+    /// Judge the run even when an endpoint has fewer usable rounds than
+    /// expected (reported as `insufficient`); without it the gate cannot
+    /// vouch for such a run and exits 2.
+    #[arg(long)]
+    pub allow_insufficient: bool,
 }
 
 /// `--policy` accepts exactly the policy names, listed in `--help`.
@@ -60,13 +66,21 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
         None => RunSelector::Latest,
     };
     let policy = args.policy.unwrap_or(analysis.settings.alarms.policy);
-    let report = check(&analysis, &which, policy)?;
+    let report = check(
+        &analysis,
+        &which,
+        policy,
+        &CheckOptions {
+            allow_insufficient: args.allow_insufficient,
+        },
+    )?;
     if elsewhere > report.problems.len() {
         eprintln!(
             "warning: {} input(s) skipped in the archive; `perfdash build --verbose` lists them",
             elsewhere - report.problems.len()
         );
     }
-    out!("{}", render(&report, args.format))?;
-    Ok(report.exit_code)
+    let code = outcome_exit_code(report.outcome);
+    out!("{}", render(&report, args.format, code))?;
+    Ok(code)
 }

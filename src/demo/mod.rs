@@ -34,7 +34,9 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, Utc, Weekday};
 
-use crate::analyse::verdict::{self, Evidence, Verdict};
+use crate::analyse::baseline::{RunInput, SeriesWalk};
+use crate::analyse::figures::RunFigures;
+use crate::analyse::verdict::{self, Verdict};
 use crate::calendar;
 use crate::config::Settings;
 use crate::error::Error;
@@ -415,11 +417,27 @@ fn run_toml(run: &RunPlan) -> String {
         "\n[environment]\nhost = \"{}\"\njvm_flags = \"-Xms2g -Xmx2g -XX:+UseG1GC\"\njava = \"21.0.5\"\nk6 = \"1.3.0\"\n",
         run.host
     ));
-    s.push_str(
-        "\n[load]\nexecutor = \"constant-arrival-rate\"\nduration = \"60s\"\n\
-         script_hash = \"sha256:6f1d2c0e9b7a4f3e\"\n",
-    );
+    s.push_str("\n[load]\n");
+    for (k, v) in LOAD_PROFILE {
+        s.push_str(&format!("{k} = \"{v}\"\n"));
+    }
     s
+}
+
+/// The `[load]` of every run, as written: the same k6 script at the same
+/// arrival rate, so throughput is judged too.
+const LOAD_PROFILE: [(&str, &str); 3] = [
+    ("executor", "constant-arrival-rate"),
+    ("duration", "60s"),
+    ("script_hash", "sha256:6f1d2c0e9b7a4f3e"),
+];
+
+/// [`LOAD_PROFILE`] as ingest reads it.
+fn load_profile() -> std::collections::BTreeMap<String, String> {
+    LOAD_PROFILE
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// Everything decided before writing.
@@ -463,6 +481,9 @@ struct Judged {
     baseline: Option<f64>,
     median: f64,
     verdict: Verdict,
+    /// What the verdict was decided from (the old rule re-decides from it
+    /// with round 1's p99).
+    evidence: verdict::Evidence,
 }
 
 fn label_file(label: &TriageLabel) -> String {
@@ -507,7 +528,9 @@ impl Placed {
     /// A change people later trace to a commit: its onset gets a label.
     fn onset_label(&self) -> Option<Label> {
         match self.def.kind {
-            EventKind::CodeRegression | EventKind::GcRegression => Some(Label::Real),
+            EventKind::CodeRegression | EventKind::GcRegression | EventKind::Errors => {
+                Some(Label::Real)
+            }
             EventKind::AcceptedChange => Some(Label::Accepted),
             _ => None,
         }
@@ -587,52 +610,56 @@ fn plan(opts: &DemoOptions) -> Plan {
         })
         .collect();
 
-    // Endpoint by endpoint, in time order, with the baseline walk.
+    // Endpoint by endpoint, in time order, with the baseline walk
+    // `analyse` uses, so a noisy-neighbour run can be placed against the
+    // baseline of its time.
+    let load = load_profile();
     let mut per_endpoint: Vec<Vec<EndpointPlan>> = Vec::new();
     let endpoints = demo_endpoints(opts.endpoints);
     for (ei, demo) in endpoints.iter().enumerate() {
         let def = demo.def;
-        let mut accepted: Vec<f64> = Vec::new();
-        // Changes a human accepted, in progress (verdict.rs).
-        let mut accepted_changes = verdict::AcceptedChanges::new(a.baseline_window);
+        let mut walk = SeriesWalk::new(a, settings.threshold_ratio(&demo.id));
         let mut plans = Vec::with_capacity(n);
         for (ri, run) in runs.iter().enumerate() {
             let active: Vec<&Placed> = placed
                 .iter()
                 .filter(|p| p.hits(ri, demo.story_id()))
                 .collect();
-            let window = &accepted[accepted.len().saturating_sub(a.baseline_window)..];
-            let baseline = if window.len() >= a.min_baseline_runs {
-                median(window)
-            } else {
-                None
-            };
+            let baseline = walk.baseline(&load).p99_ms;
             let (rounds, gc_tail) = rounds_for(opts, def, ei, ri, n, &active, baseline);
+            let model_rounds: Vec<crate::model::Round> = rounds
+                .iter()
+                .enumerate()
+                .map(|(k, r)| {
+                    crate::model::Round::new(
+                        k as u32 + 1,
+                        String::new(),
+                        crate::model::SourceFormat::K6HandleSummary,
+                        r.stats(),
+                    )
+                })
+                .collect();
+            let figures = RunFigures::of(&model_rounds, a.failed_round_error_rate);
             let p99: Vec<f64> = rounds.iter().map(|r| r.p99).collect();
-            let med = median(&p99).expect("at least one round");
-            let verdict = verdict::decide(&Evidence {
-                rounds: p99.len(),
-                expected_rounds: a.expected_rounds,
-                median_p99_ms: med,
-                baseline_p99_ms: baseline,
-                threshold_ratio: settings.threshold_ratio(&demo.id),
-                // The demo writes k6 summaries.
-                resolution: verdict::Resolution::Exact,
-            });
+            let med = figures
+                .p99_ms
+                .or_else(|| median(&p99))
+                .expect("at least one round");
             let accepted_onset = active
                 .iter()
                 .any(|p| p.start == ri && p.onset_label() == Some(Label::Accepted));
-            let accepted_by_triage = accepted_changes.next_run(
-                verdict,
-                med,
-                accepted_onset,
-                settings.threshold_ratio(&demo.id),
-            );
-            if verdict::baseline_effect(verdict, accepted_by_triage)
-                == verdict::BaselineEffect::Join
-            {
-                accepted.push(med);
-            }
+            let judged = walk.judge(RunInput {
+                id: &run.id,
+                rounds: rounds.len(),
+                figures: &figures,
+                median_p99_ms: med,
+                load: &load,
+                labelled_accepted: accepted_onset,
+                // The demo writes k6 summaries.
+                resolution: verdict::Resolution::Exact,
+            });
+            let verdict = judged.decision.verdict;
+            let baseline = judged.baseline.p99_ms;
             let wanted =
                 opts.profiles && wants_profile(&placed, ri, def.id, run.release.is_some(), n);
             let profile = wanted.then(|| {
@@ -663,6 +690,7 @@ fn plan(opts: &DemoOptions) -> Plan {
                     baseline,
                     median: med,
                     verdict,
+                    evidence: judged.evidence,
                 },
                 profile,
             });
@@ -759,16 +787,15 @@ fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
             let ep = &run.endpoints[ei];
             let judged = &ep.judged;
             let first_round = ep.rounds.first().map_or(judged.median, |r| r.p99);
-            let over = [judged.median, first_round].into_iter().any(|figure| {
-                verdict::decide(&Evidence {
-                    rounds: ep.rounds.len(),
-                    expected_rounds: settings.analysis.expected_rounds,
-                    median_p99_ms: figure,
-                    baseline_p99_ms: judged.baseline,
-                    threshold_ratio: ratio,
-                    resolution: verdict::Resolution::Exact, // the demo writes k6 summaries
-                }) == Verdict::Regression
-            });
+            // Over under the default rule (any figure: the verdict) or
+            // the old one (round 1's p99 against the same baseline).
+            let over = judged.verdict == Verdict::Regression
+                || verdict::decide(&verdict::Evidence {
+                    median_p99_ms: first_round,
+                    ..judged.evidence
+                })
+                .verdict
+                    == Verdict::Regression;
             let reviewed = review_date(run.started_at.date_naive()) <= plan.last_date;
             let taken = labels
                 .iter()
@@ -802,6 +829,7 @@ fn cause(plan: &Plan, run: usize, endpoint: usize, line: f64) -> (Label, String)
     for kind in [
         EventKind::CodeRegression,
         EventKind::GcRegression,
+        EventKind::Errors,
         EventKind::AcceptedChange,
         EventKind::NoisyNeighbour,
     ] {
@@ -885,6 +913,28 @@ fn wants_profile(placed: &[Placed], run: usize, endpoint: &str, release: bool, n
     })
 }
 
+/// A round in which every connection was refused, as k6 reports it: a
+/// great many instant failures, every duration 0.
+fn refused_round(def: &EndpointDef, rng: &mut Rng) -> RoundFigures {
+    let count = (def.rate_rps * 60.0 * 40.0).round() as u64 + rng.below(500);
+    RoundFigures {
+        min: 0.0,
+        med: 0.0,
+        avg: 0.0,
+        p90: 0.0,
+        p95: 0.0,
+        p99: 0.0,
+        max: 0.0,
+        count,
+        failed: count,
+        duration_ms: summary::round6(60_000.0 + rng.range(2.0, 40.0)),
+        vus_peak: 20,
+        vus_max: 20,
+        received_bytes: 0,
+        sent_bytes: 0,
+    }
+}
+
 /// Generates one endpoint's rounds in one run. Returns the figures and
 /// which rounds caught a GC pause.
 fn rounds_for(
@@ -928,8 +978,14 @@ fn rounds_for(
             }
             EventKind::NoisyNeighbour => neighbour = Some(m),
             EventKind::NoiseGrowth => round_sigma *= m,
+            EventKind::Errors => error_rate = m,
+            EventKind::FailedRound => {}
         }
     }
+    let failed_round = active
+        .iter()
+        .any(|p| p.def.kind == EventKind::FailedRound)
+        .then_some(2);
 
     let rounds = opts.rounds as usize;
     let mut gc_tail = vec![false; rounds];
@@ -984,6 +1040,9 @@ fn rounds_for(
         .iter()
         .enumerate()
         .map(|(i, factor)| {
+            if failed_round == Some(i) {
+                return refused_round(def, &mut rng);
+            }
             let p99 = summary::round6(run_p99 * factor);
             let body = body_run * rng.factor(0.03);
             let share = def.med_share;

@@ -656,3 +656,26 @@ mod bundled_archive {
         }
     }
 }
+
+/// The onset is checked against the run medians on both sides: a first
+/// run already at the new level moves the onset back to it, and a first
+/// run still at the old level moves it on (issue 14: order-detail's
+/// improvement on the bundled archive was dated one run late).
+#[test]
+fn the_onset_is_the_first_run_at_the_new_level() {
+    let mut m = vec![100.0; 10];
+    m.push(70.0); // nearer 65 than 100
+    m.extend([65.0; 10]);
+    assert_eq!(refine_onset(&m, 0, 11, m.len()), 10);
+    assert_eq!(refine_onset(&m, 0, 10, m.len()), 10);
+    let mut m = vec![100.0; 10];
+    m.push(98.0); // still at the old level
+    m.extend([65.0; 10]);
+    assert_eq!(refine_onset(&m, 0, 10, m.len()), 11);
+    // Never past the neighbouring change points, and never leaving a side
+    // empty.
+    let m = [100.0, 60.0, 60.0, 60.0];
+    assert_eq!(refine_onset(&m, 0, 1, m.len()), 1);
+    let m = [100.0, 100.0, 100.0, 99.0];
+    assert_eq!(refine_onset(&m, 0, 3, m.len()), 3);
+}
