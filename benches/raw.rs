@@ -135,3 +135,56 @@ fn percentiles_1m(bencher: Bencher) {
         )
     });
 }
+
+/// ~64 MB of Gatling binary `simulation.log` written as Gatling writes it
+/// (11 request names, 1 KO in 200, a user record every 10 requests).
+static GATLING_BINARY: LazyLock<(tempfile::TempDir, PathBuf)> = LazyLock::new(|| {
+    use perfdash::ingest::raw::gatling_binary::LogWriter;
+    const NAMES: [&str; 11] = [
+        "Home",
+        "Home Redirect 1",
+        "Search",
+        "Select",
+        "Page 0",
+        "Page 1",
+        "Page 2",
+        "Page 3",
+        "Form",
+        "Post",
+        "Post Redirect 1",
+    ];
+    let start = 1_777_863_600_000;
+    let mut log = LogWriter::new("3.14.3", start, &["Users", "Admins"]);
+    let mut i = 0i64;
+    while log.bytes().len() < TARGET {
+        let t = start + i * 3;
+        if i % 10 == 0 {
+            log.user((i % 2) as i32, true, t);
+        }
+        let ok = i % 200 != 0;
+        let message = if ok {
+            ""
+        } else {
+            "status.find.is(201), but actually found 200"
+        };
+        log.request(
+            &[],
+            NAMES[i as usize % NAMES.len()],
+            t,
+            t + 5 + (i * 7919) % 97,
+            ok,
+            message,
+        );
+        i += 1;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("simulation.log");
+    std::fs::write(&path, log.bytes()).unwrap();
+    (dir, path)
+});
+
+/// Gatling binary simulation.log split by request name.
+#[divan::bench(sample_count = 10)]
+fn gatling_binary(bencher: Bencher) {
+    bench_file(bencher, &GATLING_BINARY.1, Some("name"));
+}

@@ -4,7 +4,7 @@
 //!
 //! `cargo run --release --example alarm_rates`
 //!
-//! Noise model (DETECTION.md §2, "typical" and "noisy"): each run has a
+//! Noise model (docs/detection.md, "typical" and "noisy"): each run has a
 //! between-run factor exp(N(0, σ_b)), each round a within-run factor
 //! exp(N(0, σ_w)), and with probability q a round is a 1.8× GC tail.
 //! Deterministic: a fixed-seed generator, no clock.

@@ -1,5 +1,5 @@
 //! How often `perfdash compare` says what, on simulated pairs of runs with
-//! the noise model of DETECTION.md §2: each run has a between-run factor
+//! the noise model of docs/detection.md: each run has a between-run factor
 //! exp(σ_b·z), each round a within-run factor exp(σ_w·z) and, with
 //! probability q, a 1.8× GC tail. Run B is scaled by `shift`.
 //!

@@ -181,6 +181,13 @@ pub struct ProfileSettings {
     /// Frames narrower than this percentage of the total are left out of
     /// rendered flame graphs (keeps pages light).
     pub min_width_pct: f64,
+    /// Leave idle stacks (threads waiting for work) out of the shares that
+    /// attribution and the frame diff compare.
+    pub exclude_idle: bool,
+    /// Compare frames by their names as written, with line numbers and
+    /// directories; by default both are dropped so that frames survive a
+    /// redeploy.
+    pub keep_lines: bool,
 }
 
 impl Default for ProfileSettings {
@@ -192,6 +199,8 @@ impl Default for ProfileSettings {
             rules: ProfileRules::default(),
             min_shift_pts: 5.0,
             min_width_pct: 0.1,
+            exclude_idle: true,
+            keep_lines: false,
         }
     }
 }
@@ -208,8 +217,14 @@ pub struct ProfileRules {
     pub vm: Vec<String>,
     pub safepoint: Vec<String>,
     pub lock: Vec<String>,
-    /// Frames that turn a lock wait into an idle wait (a pool thread waiting for work).
+    /// Frames that wait for work by themselves (nearest the leaf).
+    pub idle: Vec<String>,
+    /// Frames that turn a lock or I/O wait anywhere under them into an idle
+    /// wait (a pool thread waiting for work).
     pub idle_wait: Vec<String>,
+    /// Frames that turn a lock or I/O wait they call directly into an idle
+    /// wait (a server loop waiting for the next request).
+    pub idle_caller: Vec<String>,
     pub io: Vec<String>,
     /// GC work done inside application threads (slow-path allocation, barriers);
     /// reported as a separate share.

@@ -56,4 +56,50 @@ mod tests {
         // Another section's markers are left alone.
         assert_eq!(splice(&out, "y", "z\n").matches("new").count(), 1);
     }
+
+    /// Issue 16: the documentation stands on its own. It names no file of
+    /// the team's shared notes (facts from them are copied with their
+    /// public sources), and every relative link leads to a file of the
+    /// repository.
+    #[test]
+    fn the_docs_point_inside_the_repository() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut pages = vec![root.join("README.md"), root.join("CHANGELOG.md")];
+        for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+        let mut wrong = Vec::new();
+        for page in &pages {
+            let text = std::fs::read_to_string(page).unwrap();
+            let name = page.strip_prefix(root).unwrap().display().to_string();
+            for note in [
+                "DETECTION.md",
+                "FORMATS.md",
+                "PEERS.md",
+                "TOOLS.md",
+                "STYLE.md",
+            ] {
+                if text.contains(note) {
+                    wrong.push(format!("{name} names {note}"));
+                }
+            }
+            for link in text.split("](").skip(1) {
+                let target = link.split([')', '#', ' ']).next().unwrap_or_default();
+                if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let resolved = page.parent().unwrap().join(target);
+                let inside = resolved
+                    .canonicalize()
+                    .is_ok_and(|p| p.starts_with(root.canonicalize().unwrap()));
+                if !inside {
+                    wrong.push(format!("{name} links to {target}"));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
 }

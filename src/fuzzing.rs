@@ -15,7 +15,7 @@ use std::path::Path;
 use crate::ingest::raw::{FileSettings, ReadOptions, analyse_file};
 
 /// The fuzz targets, by the names `cargo fuzz run` takes.
-pub const TARGETS: [&str; 9] = [
+pub const TARGETS: [&str; 10] = [
     "k6_summary",
     "run_toml",
     "perfdash_toml",
@@ -25,6 +25,7 @@ pub const TARGETS: [&str; 9] = [
     "folded",
     "async_profiler_html",
     "perf_script",
+    "gatling_binary",
 ];
 
 /// Runs the check of the target named `target` on `data`.
@@ -42,6 +43,7 @@ pub fn check(target: &str, data: &[u8]) {
         "folded" => check_folded(data),
         "async_profiler_html" => check_async_profiler_html(data),
         "perf_script" => check_perf_script(data),
+        "gatling_binary" => check_gatling_binary(data),
         other => panic!("no fuzz target named {other}"),
     }
 }
@@ -123,6 +125,36 @@ pub fn check_jmeter_xml(data: &[u8]) {
     check_raw(&[PREFIX, data].concat());
 }
 
+/// Gatling binary `simulation.log`: an even first byte puts a valid run
+/// record (Gatling 3.13.4, scenarios `Users` and `Admins`, the run start of
+/// Gatling's own fixture) before the bytes, so that the fuzzer spends its
+/// time in the records; an odd one leaves the run record to the fuzzer too.
+/// Besides the raw checks: every warning about a binary log names the file
+/// and the byte where it ends (or the cut gzip stream).
+pub fn check_gatling_binary(data: &[u8]) {
+    use crate::ingest::raw::gatling_binary::LogWriter;
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let bytes = if pick % 2 == 0 {
+        let run = LogWriter::new("3.13.4", 1_730_757_531_501, &["Users", "Admins"]);
+        [run.bytes(), rest].concat()
+    } else {
+        rest.to_vec()
+    };
+    check_raw_then(&bytes, |shown, result| {
+        if result.format != crate::model::SourceFormat::GatlingBinaryLog {
+            return; // an odd first byte lets the fuzzer write other formats
+        }
+        for w in &result.warnings {
+            assert!(
+                w.path == shown && (w.message.starts_with("byte ") || w.message.contains("gzip")),
+                "a warning that names no byte: {w}"
+            );
+        }
+    });
+}
+
 /// Folded stacks.
 pub fn check_folded(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -168,6 +200,11 @@ fn check_profile(bytes: &[u8], name: &str) {
 /// written to one temporary file per thread and read back as a round,
 /// whole and split by the `name` tag.
 fn check_raw(bytes: &[u8]) {
+    check_raw_then(bytes, |_, _| {});
+}
+
+/// [`check_raw`], then `more(shown, result)` on every file read.
+fn check_raw_then(bytes: &[u8], more: impl Fn(&str, &crate::ingest::raw::FileResult)) {
     thread_local! {
         static FILE: tempfile::NamedTempFile =
             tempfile::NamedTempFile::new().expect("a temporary file for the fuzz input");
@@ -195,6 +232,7 @@ fn check_raw(bytes: &[u8]) {
                         let s = &group.stats;
                         assert!(s.p99_ms.is_finite() && s.p99_ms >= 0.0, "{s:?}");
                     }
+                    more(shown, &result);
                 }
                 Err(e) => assert_names(&e, shown),
             }

@@ -321,6 +321,8 @@ pub enum SourceFormat {
     JmeterXml,
     /// Gatling text simulation.log (3.0–3.12): recomputed.
     GatlingLog,
+    /// Gatling binary simulation.log (3.12.1 and later): recomputed.
+    GatlingBinaryLog,
     /// Locust `_stats.csv`: summary figures only, no warm-up trimming.
     LocustStats,
 }
@@ -336,6 +338,7 @@ impl SourceFormat {
             SourceFormat::JmeterCsv => "JMeter JTL (CSV)",
             SourceFormat::JmeterXml => "JMeter JTL (XML)",
             SourceFormat::GatlingLog => "Gatling simulation.log (text)",
+            SourceFormat::GatlingBinaryLog => "Gatling simulation.log (binary)",
             SourceFormat::LocustStats => "Locust _stats.csv (summary only)",
         }
     }

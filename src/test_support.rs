@@ -13,7 +13,7 @@ use crate::config::Settings;
 use crate::model::{Archive, EndpointRun, Round, RoundStats, Run, SourceFormat};
 
 /// Round `number` (1-based) with the given p99 and nothing else.
-pub fn round(number: u32, p99: f64) -> Round {
+pub(crate) fn round(number: u32, p99: f64) -> Round {
     round_with(
         number,
         RoundStats {
@@ -24,7 +24,7 @@ pub fn round(number: u32, p99: f64) -> Round {
 }
 
 /// Round `number` with the given statistics.
-pub fn round_with(number: u32, stats: RoundStats) -> Round {
+pub(crate) fn round_with(number: u32, stats: RoundStats) -> Round {
     Round::new(
         number,
         format!("round-{number}.json"),
@@ -34,17 +34,17 @@ pub fn round_with(number: u32, stats: RoundStats) -> Round {
 }
 
 /// When run `i` started.
-pub fn run_time(i: usize) -> DateTime<Utc> {
+pub(crate) fn run_time(i: usize) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 5, 3, 0, 0).unwrap() + Duration::hours(56 * i as i64)
 }
 
 /// The id of run `i`.
-pub fn run_id(i: usize) -> String {
+pub(crate) fn run_id(i: usize) -> String {
     format!("run-{i:03}")
 }
 
 /// One endpoint's rounds in one run, numbered from 1, made by `make_round`.
-pub fn endpoint_run(p99s: &[f64], make_round: fn(u32, f64) -> Round) -> EndpointRun {
+pub(crate) fn endpoint_run(p99s: &[f64], make_round: fn(u32, f64) -> Round) -> EndpointRun {
     EndpointRun {
         rounds: p99s
             .iter()
@@ -56,7 +56,7 @@ pub fn endpoint_run(p99s: &[f64], make_round: fn(u32, f64) -> Round) -> Endpoint
 }
 
 /// Run `i` with the given endpoints' round p99s.
-pub fn run(i: usize, endpoints: &[(&str, &[f64])]) -> Run {
+pub(crate) fn run(i: usize, endpoints: &[(&str, &[f64])]) -> Run {
     Run {
         id: run_id(i),
         started_at: run_time(i),
@@ -72,7 +72,7 @@ pub fn run(i: usize, endpoints: &[(&str, &[f64])]) -> Run {
 }
 
 /// An archive of these runs with default settings and no triage labels.
-pub fn archive(runs: Vec<Run>) -> Archive {
+pub(crate) fn archive(runs: Vec<Run>) -> Archive {
     Archive {
         root: "archive".into(),
         settings: Settings::default(),
@@ -83,7 +83,7 @@ pub fn archive(runs: Vec<Run>) -> Archive {
 }
 
 /// An archive in which every endpoint has every run: `(id, rounds per run)`.
-pub fn archive_of(endpoints: &[(&str, Vec<Vec<f64>>)]) -> Archive {
+pub(crate) fn archive_of(endpoints: &[(&str, Vec<Vec<f64>>)]) -> Archive {
     let n = endpoints.first().map_or(0, |(_, runs)| runs.len());
     archive(
         (0..n)
@@ -101,19 +101,19 @@ pub fn archive_of(endpoints: &[(&str, Vec<Vec<f64>>)]) -> Archive {
 /// The bundled demo archive, generated once per test binary (it takes
 /// seconds and every demo test reads it): the folder it is in, the
 /// generator's report, and the analysis of the archive as loaded.
-pub struct BundledDemo {
+pub(crate) struct BundledDemo {
     dir: tempfile::TempDir,
-    pub report: crate::demo::DemoReport,
-    pub analysis: crate::analyse::Analysis,
+    pub(crate) report: crate::demo::DemoReport,
+    pub(crate) analysis: crate::analyse::Analysis,
 }
 
 impl BundledDemo {
-    pub fn root(&self) -> std::path::PathBuf {
+    pub(crate) fn root(&self) -> std::path::PathBuf {
         self.dir.path().join("archive")
     }
 }
 
-pub fn bundled_demo() -> &'static BundledDemo {
+pub(crate) fn bundled_demo() -> &'static BundledDemo {
     static CELL: std::sync::OnceLock<BundledDemo> = std::sync::OnceLock::new();
     CELL.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();

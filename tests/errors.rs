@@ -210,6 +210,83 @@ fn truncated_ndjson() {
     assert_eq!(o.round_count("orders", RUN), Some(5));
 }
 
+/// A Gatling binary log of 300 requests over 30 s, ~100 ms each, and the
+/// offset of its last record.
+fn gatling_binary_round() -> (Vec<u8>, usize) {
+    use perfdash::ingest::raw::gatling_binary::LogWriter;
+    let start = 1_772_679_600_000; // 2026-03-05T03:00:00Z
+    let mut log = LogWriter::new("3.14.3", start, &["Buyers"]);
+    let mut last = 0;
+    for i in 0..300 {
+        let t = start + 100 * i;
+        last = log.bytes().len();
+        log.request(&[], "GET /orders", t, t + 95 + i % 10, true, "");
+    }
+    (log.bytes().to_vec(), last)
+}
+
+#[test]
+fn truncated_or_corrupt_gatling_binary_log() {
+    let case = healthy();
+    std::fs::remove_file(case.archive.join(ROUND)).unwrap();
+    let rel = "runs/2026-03-05T0300Z/orders/round-3.log";
+    let (whole, last) = gatling_binary_round();
+    // Gatling killed mid-write: the last request record is cut.
+    let cut = whole.len() - 5;
+    put(&case, rel, &whole[..cut]);
+    let o = build(&case);
+    o.warned(&format!(
+        "{rel}: byte {cut}: the file ends inside the record that starts at byte {last}"
+    ))
+    .incomplete(RUN);
+    // The complete records are used: the round is there.
+    assert_eq!(o.round_count("orders", RUN), Some(5));
+    // A version perfdash does not know: skipped, naming the byte.
+    let mut other = whole.clone();
+    other[5] = b'4'; // "4.14.3"
+    put(&case, rel, &other);
+    let o = build(&case);
+    o.warned(&format!(
+        "{rel}: skipped: byte 1: Gatling version '4.14.3' in the run record"
+    ))
+    .incomplete(RUN);
+    // One bad file never hides the rest: the other four rounds are there.
+    assert_eq!(o.round_count("orders", RUN), Some(4));
+
+    // Cut inside the run record (Gatling stopped before its first request):
+    // nothing to keep, skipped, naming where the file ends.
+    put(&case, rel, &whole[..20]);
+    let o = build(&case);
+    o.warned(&format!(
+        "{rel}: skipped: byte 20: the file ends inside the run record that starts at byte 0"
+    ))
+    .incomplete(RUN);
+    assert_eq!(o.round_count("orders", RUN), Some(4));
+
+    // Corrupt content: a record type Gatling does not write, where the last
+    // request starts.
+    let mut corrupt = whole.clone();
+    corrupt[last] = 9;
+    put(&case, rel, &corrupt);
+    build(&case)
+        .warned(&format!(
+            "{rel}: skipped: byte {last}: unknown record type 9"
+        ))
+        .incomplete(RUN);
+
+    // Gzipped and cut: the complete records are used, and the offsets are
+    // of the decompressed content.
+    std::fs::remove_file(case.archive.join(rel)).unwrap();
+    let gz = format!("{rel}.gz");
+    put(&case, &gz, gzip(&whole[..cut]));
+    let o = build(&case);
+    o.warned(&format!(
+        "{gz}: byte {cut} (of the decompressed content): the file ends inside the record that starts at byte {last}"
+    ))
+    .incomplete(RUN);
+    assert_eq!(o.round_count("orders", RUN), Some(5));
+}
+
 #[test]
 fn absurdly_long_ndjson_line() {
     let case = healthy();

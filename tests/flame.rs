@@ -9,6 +9,7 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 const PYSPY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pyspy");
+const SHOP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pyspy-shop");
 
 fn run_dir(archive: &Path, i: usize) -> std::path::PathBuf {
     let day =
@@ -273,4 +274,176 @@ fn async_profiler_html_in_the_archive() {
     assert_eq!(p["total"], 584.0);
     let gc = p["shares"]["gc"].as_f64().unwrap();
     assert!((gc - 18.5).abs() < 0.5, "{gc}");
+}
+
+fn endpoint<'a>(doc: &'a Value, id: &str) -> &'a Value {
+    doc["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap()
+}
+
+/// The real py-spy captures of `tests/fixtures/pyspy-shop` (v1, then v2 with
+/// an injected N+1 query, deployed to other directories) as a user archives
+/// them, under any `flame*` name: orders gets the speedscope files,
+/// inventory the folded ones. Both regressed runs are attributed to code,
+/// name `rules_for_line` first, report busy-time points with idle apart,
+/// and the pages say so; no number on them is a change above 100 points.
+#[test]
+fn real_pyspy_regression_in_the_archive_leads_to_the_injected_function() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let shop = Path::new(SHOP);
+    copy(
+        &shop.join("v1.speedscope.json"),
+        &run_dir(&archive, 5).join("orders/flame-pyspy.json"),
+    );
+    copy(
+        &shop.join("v1.speedscope.json"),
+        &run_dir(&archive, 9).join("orders/flamegraph_v1.json"),
+    );
+    copy(
+        &shop.join("v2.speedscope.json"),
+        &run_dir(&archive, 11).join("orders/flame-v2.speedscope.json"),
+    );
+    copy(
+        &shop.join("v1.folded"),
+        &run_dir(&archive, 8).join("inventory/flames.txt"),
+    );
+    copy(
+        &shop.join("v2.folded"),
+        &run_dir(&archive, 12).join("inventory/flame.cpu.txt"),
+    );
+    // Make inventory regress in run 12 too.
+    for n in 1..=5 {
+        std::fs::write(
+            run_dir(&archive, 12).join(format!("inventory/round-{n}.json")),
+            common::k6_summary(90.0),
+        )
+        .unwrap();
+    }
+    let out = tmp.path().join("site");
+    build(&archive, &out);
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/analysis.json")).unwrap()).unwrap();
+    for (id, run, format, units) in [
+        ("orders", 11, "speedscope", "seconds"),
+        ("inventory", 12, "folded", "samples"),
+    ] {
+        let runs = endpoint(&doc, id)["runs"].as_array().unwrap();
+        assert_eq!(runs[run]["verdict"], "regression", "{id}");
+        let p = &runs[run]["profiles"][0];
+        assert_eq!(p["format"], format, "{id}");
+        assert_eq!(p["units"], units, "{id}");
+        let samples = p["samples"].as_u64().unwrap();
+        assert!(samples > 1000, "{id}: {samples} samples");
+        assert_eq!(p["normalisation"], "functions");
+        assert!(
+            p["baseline"]["idle_pct"].as_f64().unwrap() > 20.0,
+            "{id}: {p}"
+        );
+        assert!(
+            p["busy_shares"].get("idle-wait").is_none(),
+            "{id}: idle left out"
+        );
+        let a = &p["attribution"];
+        assert_eq!(a["kind"], "code-regression", "{id}: {a}");
+        let summary = a["summary"].as_str().unwrap();
+        assert!(summary.ends_with("pts of busy time)"), "{id}: {summary}");
+        assert_eq!(
+            a["top_frames"][0]["frame"], "rules_for_line (shop.py)",
+            "{id}: {a}"
+        );
+        assert!(
+            a["application_delta_pts"].as_f64().unwrap() >= 10.0,
+            "{id}: {summary}"
+        );
+        assert!(
+            a["changes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["category"] != "idle-wait")
+        );
+        let top = &p["grown_frames"][0];
+        assert_eq!(top["frame"], "rules_for_line (shop.py)", "{id}");
+        let delta =
+            top["total_after_pct"].as_f64().unwrap() - top["total_before_pct"].as_f64().unwrap();
+        assert!(delta >= 10.0, "{id}: {top}");
+        for g in p["grown_frames"].as_array().unwrap() {
+            let f = g["frame"].as_str().unwrap();
+            assert!(
+                !f.contains("/srv/app/") && !f.contains(".py:"),
+                "{id}: normalised: {f}"
+            );
+        }
+
+        // The page.
+        let run_slug = runs[run]["run"].as_str().unwrap().to_lowercase();
+        let page =
+            std::fs::read_to_string(out.join(format!("flame/{id}/{run_slug}.cpu.html"))).unwrap();
+        // The page names the injected function in the attribution line.
+        assert!(
+            page.contains(&format!(
+                "Attribution: {summary}; grew most: rules_for_line (shop.py) +"
+            )),
+            "{id}"
+        );
+        assert!(page.contains("<strong>Idle: "), "{id}: idle shown apart");
+        assert!(
+            page.contains(
+                "frames are compared by function: line numbers and directories are dropped"
+            )
+        );
+        assert!(
+            page.contains("class=\"flame-legend\""),
+            "{id}: colour legend"
+        );
+        let table = &page[page.find("grown-frames").unwrap()..];
+        let first = &table[table.find("<tbody>").unwrap()..];
+        assert!(
+            first[..first.find("</tr>").unwrap()].contains("<code>rules_for_line (shop.py)</code>"),
+            "{id}"
+        );
+        if units == "seconds" {
+            // 2,413 samples weigh 24.13 seconds: both said, rounded.
+            assert!(
+                page.contains(&format!(" seconds in {} samples", group(samples))),
+                "{id}"
+            );
+            assert!(
+                !page.contains("99999") && !page.contains("00000000"),
+                "{id}: rounded"
+            );
+        }
+        let diff = std::fs::read_to_string(out.join(format!("flame/{id}/{run_slug}.cpu.diff.svg")))
+            .unwrap();
+        assert!(diff.contains("<title>rules_for_line (shop.py) ("), "{id}");
+        let mut changes = 0;
+        for title in diff.split("<title>").skip(1) {
+            let title = &title[..title.find("</title>").unwrap()];
+            for part in title.split(" pts").collect::<Vec<_>>().iter().rev().skip(1) {
+                let number = &part[part.rfind(", ").unwrap() + 2..];
+                let pts: f64 = number.parse().unwrap_or_else(|_| panic!("{id}: {title}"));
+                assert!(pts.abs() <= 100.0, "{id}: {title}");
+                changes += 1;
+            }
+        }
+        assert!(changes > 20, "{id}: {changes} changes in tooltips");
+    }
+}
+
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -26,7 +26,8 @@
 //!
 //! What the interval is not: the rounds of one run share machine, time of
 //! day and data state, so they are not independent draws of run-to-run
-//! behaviour (pseudo-replication, DETECTION.md §2). The interval says
+//! behaviour (pseudo-replication; docs/detection.md, "Rounds, runs and
+//! small samples"). The interval says
 //! whether B's rounds sit apart from A's beyond the round-to-round scatter
 //! of these two runs; it does not promise that a re-run of either build
 //! lands inside it. That is why the verdict also needs the gate's effect

@@ -12,7 +12,7 @@
 //!   against the runs of the baseline window, with the order-statistic
 //!   interval and its real coverage. Run medians, never rounds: rounds of
 //!   one run are not independent samples of run-to-run behaviour
-//!   (DETECTION.md §2). With one alarmed run and a window of 10 the
+//!   (docs/detection.md). With one alarmed run and a window of 10 the
 //!   interval is [min, max] of the differences and covers 1 − 2/11 ≈ 82%,
 //!   not the 95% asked for; the coverage says so rather than pretending.
 
@@ -102,7 +102,7 @@ mod tests {
     }
 
     /// A hand-made alarm: rounds [98, 101, 99, 102, 180] (the GC round of
-    /// DETECTION.md) against a window of ten run medians 80..=89.
+    /// docs/detection.md) against a window of ten run medians 80..=89.
     #[test]
     fn evidence_of_a_hand_made_alarm() {
         let window: Vec<f64> = (80..90).map(f64::from).collect();

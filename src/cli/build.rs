@@ -39,7 +39,7 @@ pub struct BuildArgs {
     pub quiet: bool,
 }
 
-pub fn run(args: BuildArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
     let report = build(&BuildOptions {
         archive: args.archive.clone(),
         out: args.out.clone(),

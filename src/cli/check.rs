@@ -42,7 +42,7 @@ pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
         .map(|s| s.parse::<Policy>().expect("listed policies parse"))
 }
 
-pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if let Some(w) = args.warmup {
         crate::config::check_warmup("--warmup", w).map_err(crate::error::Error::Usage)?;
     }

@@ -40,7 +40,7 @@ pub enum CompareFormat {
 /// unreadable inputs is bad input, as for `check`: the comparison of what
 /// could be read is still printed and the files are named on stderr, but
 /// it cannot vouch for the run, so the exit code is 2.
-pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
     let loaded = load_archive(&args.archive)?;
     let archive = &loaded.archive;
     let a = resolve_run(archive, &args.run_a)?;

@@ -23,7 +23,7 @@ pub struct DemoArgs {
     pub no_profiles: bool,
 }
 
-pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: DemoArgs) -> anyhow::Result<u8> {
     let defaults = DemoOptions::default();
     let opts = DemoOptions {
         seed: args.seed,

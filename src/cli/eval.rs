@@ -32,7 +32,7 @@ pub struct EvalArgs {
     pub json: bool,
 }
 
-pub fn run(args: EvalArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: EvalArgs) -> anyhow::Result<u8> {
     let defaults = EvalConfig::default();
     if args.runs < 2 * defaults.horizon + 12 || args.series == 0 {
         bail!(

@@ -1,5 +1,7 @@
 //! `perfdash inspect FILE...`: per-endpoint statistics of result files
-//! given by hand (k6 summaries or raw outputs, JMeter, Gatling, Locust).
+//! given by hand (k6 summaries or raw outputs, JMeter, Gatling, Locust),
+//! and the samples and category shares of flame-graph profiles; which is
+//! which is told by content.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -7,13 +9,15 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
-use crate::ingest::inspect::{InspectOptions, inspect_files};
+use crate::ingest::inspect::{InputKind, InspectOptions, input_kind, inspect_files};
 use crate::stats::PercentileMethod;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     /// Result files: k6 summary/NDJSON/CSV (optionally .gz), JMeter JTL
-    /// (CSV or XML), Gatling simulation.log, Locust _stats.csv.
+    /// (CSV or XML), Gatling simulation.log, Locust _stats.csv; or
+    /// flame-graph profiles (folded stacks, async-profiler HTML, perf
+    /// script, speedscope JSON), told apart by content.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Seconds dropped from the start (from the first sample).
@@ -66,7 +70,7 @@ pub enum Method {
     JmeterDashboard,
 }
 
-pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: InspectArgs) -> anyhow::Result<u8> {
     crate::config::check_warmup("--warmup", args.warmup).map_err(anyhow::Error::msg)?;
     if args.steps {
         return run_steps(&args);
@@ -90,26 +94,27 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    // Flame-graph profiles (`flame[.<kind>].<ext>`) get total samples and
-    // category shares; everything else is a result file.
-    let (profile_files, result_files): (Vec<_>, Vec<_>) =
-        args.files.iter().cloned().partition(|f| {
-            f.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(crate::profile::kind_from_file_name)
-                .is_some()
-        });
+    // Flame-graph profiles get total samples and category shares; result
+    // files per-endpoint statistics. Which is which is told by content,
+    // whatever the file is called.
+    let mut profile_files = Vec::new();
+    let mut result_files = Vec::new();
     let mut profile_errors = 0;
+    for path in &args.files {
+        match input_kind(path) {
+            InputKind::Profile => profile_files.push(path.clone()),
+            InputKind::Result => result_files.push(path.clone()),
+            InputKind::Unknown(why) => {
+                eprintln!("error: {}: {why}", path.display());
+                profile_errors += 1;
+            }
+        }
+    }
+    let settings = crate::config::ProfileSettings::default();
     for path in &profile_files {
-        let summary = std::fs::read(path)
+        let summary = crate::ingest::limits::read_document(path, &Default::default())
             .map_err(|e| crate::error::Error::io(path, e))
-            .and_then(|bytes| {
-                crate::profile::inspect_profile(
-                    &bytes,
-                    path,
-                    &crate::config::ProfileSettings::default(),
-                )
-            });
+            .and_then(|bytes| crate::profile::inspect_profile(&bytes, path, &settings));
         match summary {
             Ok(summary) => match args.format {
                 OutputFormat::Table => print!("{}", summary.to_table()),
@@ -125,7 +130,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         spinner.finish_and_clear();
         return Ok(match profile_errors {
             0 => EXIT_OK,
-            n if n == profile_files.len() => EXIT_ERROR,
+            n if n == args.files.len() => EXIT_ERROR,
             _ => EXIT_FINDINGS,
         });
     }

@@ -26,7 +26,7 @@ pub struct TriageArgs {
     pub date: Option<NaiveDate>,
 }
 
-pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: TriageArgs) -> anyhow::Result<u8> {
     // A bad name is a usage error before anything is read.
     let asked: Option<Vec<Policy>> = match args.policy.as_deref() {
         None => None,

@@ -8,8 +8,9 @@
 //! `start_thread;thread_native_entry;Thread::call_run` (G1 workers, the VM
 //! thread, C1/C2 compiler threads, concurrent refinement). C++ frames carry
 //! no argument lists, as in async-profiler's HTML and collapsed output.
-//! Frame names match the thread anchors of shared FORMATS.md §6, so the
-//! attribution rules see application, GC, JIT, VM, lock and I/O width.
+//! Frame names match the thread anchors of the classification rules
+//! (docs/profiles.md, "Categories"), so the attribution rules see
+//! application, GC, JIT, VM, lock and I/O width.
 
 use std::collections::BTreeMap;
 

@@ -1,11 +1,12 @@
 //! One round as k6 v1.x writes it: the `handleSummary(data)` object, as
 //! `JSON.stringify(data)` gives it (compact, one line).
 //!
-//! The shape follows shared FORMATS.md §1.1 and the real files in
-//! `../shared/fixtures` (k6-reporter `simple.json`, the
-//! Comparing_JSON_and_ProtoBuf `summary.json`): `root_group`, `options`,
-//! `state` and `metrics`, each metric with `type`, `contains`, `values`
-//! and, where the script sets them, `thresholds`.
+//! The shape is the one k6 documents for `handleSummary()`
+//! (<https://grafana.com/docs/k6/latest/results-output/end-of-test/custom-summary/>)
+//! and real summaries show (k6-reporter's `simple.json`, the conformance
+//! fixtures of tests/k6_fixtures.rs): `root_group`, `options`, `state` and
+//! `metrics`, each metric with `type`, `contains`, `values` and, where the
+//! script sets them, `thresholds`.
 
 use std::collections::BTreeMap;
 

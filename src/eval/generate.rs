@@ -65,7 +65,8 @@ pub struct NoiseModel {
     pub neighbour_factor: f64,
 }
 
-/// The two settings of DETECTION.md's simulation, plus background
+/// The two settings of the simulation in docs/detection.md ("Rounds,
+/// runs and small samples"), plus background
 /// noisy-neighbour runs.
 pub const NOISE_MODELS: [NoiseModel; 2] = [
     NoiseModel {

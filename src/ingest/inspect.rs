@@ -39,6 +39,41 @@ impl Default for InspectOptions {
     }
 }
 
+/// What a file given to `inspect` holds, told by content as for the archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputKind {
+    /// A flame-graph profile (any file name).
+    Profile,
+    /// A load-test result (summary or raw output).
+    Result,
+    /// Neither: why not, for the error message.
+    Unknown(String),
+}
+
+/// Sniffs a file's first 64 KiB (gzip inflated): markup or JSON only a
+/// profiler writes is a profile; otherwise the result sniffer decides, and
+/// text it does not know that reads as folded stacks or perf/DTrace output
+/// is a profile. Unreadable files are results, so that their reader names
+/// the problem.
+pub fn input_kind(path: &Path) -> InputKind {
+    use crate::profile::Likeness;
+    let Ok(head) = raw::io::head(path, 64 * 1024, &Default::default()) else {
+        return InputKind::Result;
+    };
+    let profile = crate::profile::sniff(&head);
+    if profile == Some(Likeness::Certain) {
+        return InputKind::Profile;
+    }
+    match raw::sniff(&head) {
+        Ok(_) => InputKind::Result,
+        Err(_) if profile == Some(Likeness::Plausible) => InputKind::Profile,
+        Err(why) => InputKind::Unknown(format!(
+            "{why}; nor a flame-graph profile (folded stacks, perf script, DTrace stacks, \
+             async-profiler HTML, speedscope JSON)"
+        )),
+    }
+}
+
 /// One endpoint of one file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InspectRow {
@@ -248,6 +283,7 @@ fn format_name(f: SourceFormat) -> &'static str {
         SourceFormat::JmeterCsv => "jmeter-csv",
         SourceFormat::JmeterXml => "jmeter-xml",
         SourceFormat::GatlingLog => "gatling-log",
+        SourceFormat::GatlingBinaryLog => "gatling-binary-log",
         SourceFormat::LocustStats => "locust-stats",
     }
 }

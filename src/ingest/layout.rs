@@ -103,7 +103,7 @@ impl RoundFileName {
 /// The extensions a round file may have, longest first so that
 /// `ndjson.gz` wins over `gz`. What the file holds is decided by its
 /// content; the extension only says it is worth reading.
-pub const ROUND_EXTENSIONS: [&str; 10] = [
+pub(super) const ROUND_EXTENSIONS: [&str; 10] = [
     "ndjson.gz",
     "json.gz",
     "csv.gz",
@@ -126,7 +126,7 @@ const LOCUST_COMPANIONS: [&str; 3] = ["_stats_history.csv", "_failures.csv", "_e
 /// `_stats.csv` (`round-3_failures.csv`, …): the normal output of the
 /// tool, holding nothing perfdash reads, so passed over without a warning
 /// (a warning per file made every Locust build exit 1).
-pub fn is_locust_companion(name: &str) -> bool {
+pub(super) fn is_locust_companion(name: &str) -> bool {
     LOCUST_COMPANIONS.iter().any(|suffix| {
         name.strip_suffix(suffix).is_some_and(|prefix| {
             parse_round_file_name(&format!("{prefix}{LOCUST_SUFFIX}")).is_some()

@@ -110,9 +110,10 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
 }
 
 /// Top-level `run.toml` keys read as part of the load profile.
-pub const LOAD_KEYS: [&str; 5] = ["script_hash", "stages", "arrival_rate", "vus", "duration"];
+pub(super) const LOAD_KEYS: [&str; 5] =
+    ["script_hash", "stages", "arrival_rate", "vus", "duration"];
 /// Top-level `run.toml` keys read as part of the environment.
-pub const ENVIRONMENT_KEYS: [&str; 4] = ["host", "jvm_flags", "k6_version", "java_version"];
+pub(super) const ENVIRONMENT_KEYS: [&str; 4] = ["host", "jvm_flags", "k6_version", "java_version"];
 
 /// A value as shown and compared: strings as they are, anything else
 /// (numbers, arrays of stages, …) in its TOML spelling.
@@ -161,7 +162,7 @@ pub(crate) fn key_line(text: &str, key: &str) -> Option<u64> {
 
 /// What a run's start time is checked against.
 #[derive(Debug, Clone, Copy)]
-pub struct TimeEvidence {
+pub(super) struct TimeEvidence {
     /// The time read from the run id, when `started_at` came from
     /// run.toml and the id starts with a date.
     pub id_time: Option<DateTime<Utc>>,
@@ -185,7 +186,7 @@ pub struct TimeEvidence {
 /// The reason never quotes file times or the build time, so that pages
 /// stay the same from one build to the next (only whether a far-future
 /// run is flagged can change, once the wall clock catches up with it).
-pub fn untrusted_time(started_at: DateTime<Utc>, e: &TimeEvidence) -> Option<String> {
+pub(super) fn untrusted_time(started_at: DateTime<Utc>, e: &TimeEvidence) -> Option<String> {
     let day = chrono::Duration::days(1);
     let shown = started_at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
     let year_2000 = NaiveDate::from_ymd_opt(2000, 1, 1)?

@@ -1,15 +1,25 @@
 //! Attribution of flame-graph width: each stack gets one category.
 //!
 //! The default rules are FORMATS.md §6 (HotSpot/JDK/glibc/kernel symbol
-//! names, validated on the fixtures) plus a few CPython stdlib frames for
-//! py-spy. Per stack, in this order:
+//! names, validated on the fixtures) plus CPython stdlib, Go runtime and
+//! server-loop frames. Per stack, in this order:
 //!
 //! 1. thread anchors anywhere in the stack: JIT, then GC, then VM (a
 //!    VM-thread operation that is not GC is safepoint work);
-//! 2. otherwise the rule match nearest the leaf: safepoint (→ `vm`), lock
-//!    (→ `idle-wait` when the stack also waits in a thread pool for work), I/O;
+//! 2. otherwise the rule match nearest the leaf: an idle frame (waits for
+//!    work by itself: `threading.Condition.wait`), safepoint (→ `vm`), a
+//!    lock or I/O wait. A lock or I/O wait is `idle-wait` instead when the
+//!    thread is waiting for work: the stack passes through an idle path
+//!    (`rules.idle_wait`: a pool's `getTask`, a poller, Go's netpoll), or
+//!    the wait is called directly by a server loop (`rules.idle_caller`:
+//!    `serve_forever` → `select`, `handle_one_request` → the read of the
+//!    next request on a kept-alive connection);
 //! 3. otherwise application when a frame is business code (configured
 //!    prefixes/patterns; without any, every remaining stack), else other.
+//!
+//! Idle stacks are left out of the busy shares that attribution compares
+//! (`[profiles] exclude_idle`, on by default): a server that waits for
+//! requests 85 % of the time would otherwise dilute every change.
 //!
 //! Frames are matched after removing an annotation suffix `_[j]`, `_[k]`, …
 //! (FORMATS.md §5.1), and each distinct frame is matched once per profile.
@@ -20,6 +30,7 @@ use regex_lite::Regex;
 use serde::Serialize;
 
 use super::Profile;
+use super::normalise::Normalisation;
 use crate::config::ProfileSettings;
 
 /// What a stack's width is spent on.
@@ -38,7 +49,9 @@ pub enum Category {
     Lock,
     /// Socket and file reads/writes, polling.
     Io,
-    /// Pool threads parked while waiting for work.
+    /// Threads waiting for work: pool threads parked on an empty queue,
+    /// server loops in `select`/`accept`, a kept-alive connection's wait
+    /// for the next request. Left out of the busy shares.
     IdleWait,
     /// Anything else (JVM/runtime internals, unmatched native code, empty stacks).
     Other,
@@ -79,7 +92,7 @@ impl Category {
             Category::Vm => "VM/safepoint",
             Category::Lock => "lock",
             Category::Io => "I/O",
-            Category::IdleWait => "idle wait",
+            Category::IdleWait => "idle",
             Category::Other => "other",
         }
     }
@@ -136,15 +149,40 @@ const LOCK: &[&str] = &[
     r"^java[/.]util[/.]concurrent[/.]locks[/.](LockSupport\.park\w*|AbstractQueuedSynchronizer\.acquire\w*|ReentrantLock\$\w+\.lock)$",
     r"^java[/.]lang[/.]Object\.wait0?$",
     r"^(pthread_mutex_lock|__lll_lock_wait|pthread_rwlock_(rd|wr)lock|futex_wait\w*|__futex_abstimed_wait\w*|do_futex|__(x64|arm64)_sys_futex)$",
-    // CPython (py-spy frames `func (file:line)`): threading waits.
-    r"^(?:\w+\.)?(wait|acquire|_wait_for_tstate_lock) \((?:[^()]*/)?threading\.py(?::\d+)?\)$",
+    // CPython (py-spy frames `func (file:line)`): a contended threading lock.
+    r"^(?:\w+\.)?acquire \((?:[^()]*/)?threading\.py(?::\d+)?\)$",
+    // Go: a parked goroutine (mutex, channel, network wait) and a sleeping M.
+    r"^runtime\.(gopark|goparkunlock|semacquire1|futexsleep|notesleep|notetsleepg|semasleep)$",
 ];
 
-/// A lock wait inside these is a pool thread waiting for work (→ `idle-wait`).
+/// Frames that wait for work by themselves, wherever they are (nearest the
+/// leaf): `threading.Condition.wait`/`Event.wait`, a thread join.
+const IDLE: &[&str] =
+    &[r"^(?:\w+\.)?(wait|_wait_for_tstate_lock) \((?:[^()]*/)?threading\.py(?::\d+)?\)$"];
+
+/// A lock or I/O wait anywhere under these is a thread waiting for work (→
+/// `idle-wait`): pool threads on an empty queue, pollers and acceptors,
+/// event loops between events, Go's netpoll and idle scheduler.
 const IDLE_WAIT: &[&str] = &[
     r"^java[/.]util[/.]concurrent[/.](ThreadPoolExecutor\.getTask|LinkedBlockingQueue\.(take|poll)|SynchronousQueue\.(take|poll)|ScheduledThreadPoolExecutor\$DelayedWorkQueue\.take|ForkJoinPool\.awaitWork)$",
+    r"^org[/.]apache[/.]tomcat[/.]util[/.]threads[/.]TaskQueue\.(take|poll)$",
+    r"^org[/.]apache[/.]tomcat[/.]util[/.]net[/.](NioEndpoint\$Poller\.run|Acceptor\.run|NioEndpoint\.serverSocketAccept)$",
+    r"^io[/.]netty[/.]channel[/.](nio[/.]NioEventLoop\.select|epoll[/.]EpollEventLoop\.epollWait\w*)$",
+    r"^runtime\.(netpollblock|findRunnable|findrunnable|stopm)$",
+    r"^internal/poll\.runtime_pollWait$",
     r"^(?:\w+\.)?get \((?:[^()]*/)?queue\.py(?::\d+)?\)$",
     r"^_worker \((?:[^()]*/)?concurrent/futures/thread\.py(?::\d+)?\)$",
+];
+
+/// A lock or I/O wait called directly by one of these is a server loop
+/// waiting for work (→ `idle-wait`): `serve_forever` → `select`,
+/// `get_request` → `accept`, `handle_one_request` → the read of the next
+/// request on a kept-alive connection (a read further down, as in
+/// `parse_headers` or a handler reading its body, stays I/O), asyncio's
+/// `_run_once` → `select`.
+const IDLE_CALLER: &[&str] = &[
+    r"^(?:\w+\.)?(serve_forever|handle_request|get_request|handle_one_request) \((?:[^()]*/)?(socketserver|http/server)\.py(?::\d+)?\)$",
+    r"^(?:\w+\.)?_run_once \((?:[^()]*/)?asyncio/base_events\.py(?::\d+)?\)$",
 ];
 
 /// Socket and file I/O (nearest the leaf).
@@ -158,6 +196,12 @@ const IO: &[&str] = &[
     r"^java[/.]net[/.](SocketInputStream\.socketRead0|SocketOutputStream\.socketWrite0|PlainSocketImpl\.socketAccept)$",
     r"^java[/.]io[/.](FileInputStream\.readBytes|FileOutputStream\.writeBytes|RandomAccessFile\.(read|write)Bytes)$",
     r"^Java_(sun_nio_ch|java_net|java_io)_\w+$",
+    r"^(accept|accept4|__libc_accept)$",
+    r"^sun[/.]nio[/.]ch[/.](Net\.accept|ServerSocketChannelImpl\.accept0?)$",
+    r"^io[/.]netty[/.]channel[/.]epoll[/.]Native\.epollWait\w*$",
+    // Go: the network poller.
+    r"^runtime\.(epollwait|netpoll)$",
+    r"^internal/poll\.runtime_pollWait$",
     // CPython (py-spy, `Class.func (file:line)`): socket/selector calls of the stdlib.
     r"^(?:\w+\.)?(select|poll|recv_into|recv|recvfrom|send|sendall|sendto|accept|readinto|readline|write|flush|connect) \((?:[^()]*/)?(socket|socketserver|selectors|ssl|_pyio)\.py(?::\d+)?\)$",
 ];
@@ -180,13 +224,20 @@ const F_IDLE: u16 = 1 << 5;
 const F_IO: u16 = 1 << 6;
 const F_GC_MUTATOR: u16 = 1 << 7;
 const F_APP: u16 = 1 << 8;
+const F_IDLE_SELF: u16 = 1 << 9;
+const F_IDLE_CALLER: u16 = 1 << 10;
+const F_WAIT: u16 = F_LOCK | F_IO;
 
-/// The compiled rules: one alternation per category, compiled once.
+/// The compiled `[profiles]` settings: the rules (one alternation per
+/// category, compiled once), whether idle is left out of busy shares, and
+/// how frame names are normalised for comparison.
 #[derive(Debug, Clone)]
 pub struct Classifier {
     rules: Vec<(u16, Regex)>,
     app_prefixes: Vec<String>,
     app_patterns: Option<Regex>,
+    exclude_idle: bool,
+    normalisation: Normalisation,
 }
 
 impl Classifier {
@@ -194,13 +245,20 @@ impl Classifier {
     /// the offending setting.
     pub fn new(settings: &ProfileSettings) -> Result<Classifier, String> {
         let r = &settings.rules;
-        let lists: [(u16, &str, &[&str], &[String]); 8] = [
+        let lists: [(u16, &str, &[&str], &[String]); 10] = [
             (F_JIT, "rules.jit", JIT, &r.jit),
             (F_GC, "rules.gc", GC, &r.gc),
             (F_VM, "rules.vm", VM, &r.vm),
             (F_SAFEPOINT, "rules.safepoint", SAFEPOINT, &r.safepoint),
             (F_LOCK, "rules.lock", LOCK, &r.lock),
+            (F_IDLE_SELF, "rules.idle", IDLE, &r.idle),
             (F_IDLE, "rules.idle_wait", IDLE_WAIT, &r.idle_wait),
+            (
+                F_IDLE_CALLER,
+                "rules.idle_caller",
+                IDLE_CALLER,
+                &r.idle_caller,
+            ),
             (F_IO, "rules.io", IO, &r.io),
             (
                 F_GC_MUTATOR,
@@ -247,7 +305,19 @@ impl Classifier {
             rules,
             app_prefixes,
             app_patterns,
+            exclude_idle: settings.exclude_idle,
+            normalisation: Normalisation::from_keep_lines(settings.keep_lines),
         })
+    }
+
+    /// Whether idle stacks are left out of the busy shares (`[profiles] exclude_idle`).
+    pub fn excludes_idle(&self) -> bool {
+        self.exclude_idle
+    }
+
+    /// How frame names are compared across profiles (`[profiles] keep_lines`).
+    pub fn normalisation(&self) -> Normalisation {
+        self.normalisation
     }
 
     /// Whether business code is configured (otherwise every unclaimed stack is application).
@@ -288,30 +358,73 @@ impl Classifier {
         })
     }
 
+    /// Calls `f(stack, weight, category, GC work in the mutator)` for every
+    /// stack, matching each distinct frame once.
+    fn each_stack<'p>(
+        &self,
+        profile: &'p Profile,
+        mut f: impl FnMut(&'p str, f64, Category, bool),
+    ) {
+        let mut cache: HashMap<&str, u16> = HashMap::new();
+        let mut flags: Vec<u16> = Vec::new();
+        for (stack, &weight) in &profile.stacks {
+            flags.clear();
+            flags.extend(stack.split(';').map(|frame| {
+                *cache
+                    .entry(frame)
+                    .or_insert_with(|| self.frame_flags(frame))
+            }));
+            let (category, in_mutator) = self.decide(&flags);
+            f(stack, weight, category, in_mutator);
+        }
+    }
+
+    /// Every stack of a profile with its weight and category.
+    pub fn stack_categories<'p>(&self, profile: &'p Profile) -> Vec<(&'p str, f64, Category)> {
+        let mut out = Vec::with_capacity(profile.stacks.len());
+        self.each_stack(profile, |stack, weight, category, _| {
+            out.push((stack, weight, category))
+        });
+        out
+    }
+
+    /// Whether a stack's category counts as busy time.
+    pub fn is_busy(&self, category: Category) -> bool {
+        !(self.exclude_idle && category == Category::IdleWait)
+    }
+
     /// Classifies every stack of a profile.
     pub fn shares(&self, profile: &Profile) -> CategoryShares {
-        let mut cache: HashMap<&str, u16> = HashMap::new();
+        self.shares_and_categories(profile).0
+    }
+
+    /// [`shares`](Self::shares) and [`stack_categories`](Self::stack_categories)
+    /// in one pass over the stacks.
+    pub fn shares_and_categories<'p>(
+        &self,
+        profile: &'p Profile,
+    ) -> (CategoryShares, Vec<(&'p str, f64, Category)>) {
         let mut weights: BTreeMap<Category, f64> = BTreeMap::new();
         let mut gc_in_mutator = 0.0;
-        for (stack, &weight) in &profile.stacks {
-            let flags: Vec<u16> = stack
-                .split(';')
-                .map(|frame| {
-                    *cache
-                        .entry(frame)
-                        .or_insert_with(|| self.frame_flags(frame))
-                })
-                .collect();
-            let (category, in_mutator) = self.decide(&flags);
+        let mut categories = Vec::with_capacity(profile.stacks.len());
+        self.each_stack(profile, |stack, weight, category, in_mutator| {
             *weights.entry(category).or_insert(0.0) += weight;
             if in_mutator {
                 gc_in_mutator += weight;
             }
-        }
+            categories.push((stack, weight, category));
+        });
         if profile.root_self > 0.0 {
             *weights.entry(Category::Other).or_insert(0.0) += profile.root_self;
         }
-        CategoryShares::from_weights(profile.total, &weights, gc_in_mutator)
+        let shares = CategoryShares::from_weights(
+            profile.total,
+            profile.samples,
+            &weights,
+            gc_in_mutator,
+            self.exclude_idle,
+        );
+        (shares, categories)
     }
 
     /// The category of one stack given as `root;…;leaf`.
@@ -333,20 +446,23 @@ impl Classifier {
             return (Category::Vm, false);
         }
         let in_mutator = any & F_GC_MUTATOR != 0;
-        for f in flags.iter().rev() {
+        for (at, f) in flags.iter().enumerate().rev() {
+            if f & F_IDLE_SELF != 0 {
+                return (Category::IdleWait, in_mutator);
+            }
             if f & F_SAFEPOINT != 0 {
                 return (Category::Vm, in_mutator);
             }
-            if f & F_LOCK != 0 {
-                let category = if any & F_IDLE != 0 {
-                    Category::IdleWait
-                } else {
+            if f & F_WAIT != 0 {
+                if any & F_IDLE != 0 || waits_for_an_idle_caller(flags, at) {
+                    return (Category::IdleWait, in_mutator);
+                }
+                let category = if f & F_LOCK != 0 {
                     Category::Lock
+                } else {
+                    Category::Io
                 };
                 return (category, in_mutator);
-            }
-            if f & F_IO != 0 {
-                return (Category::Io, in_mutator);
             }
         }
         let category = if !self.has_application_rules() || any & F_APP != 0 {
@@ -356,6 +472,16 @@ impl Classifier {
         };
         (category, in_mutator)
     }
+}
+
+/// Whether the wait at `at` (and the waits right above it: `recv` called by
+/// `readinto`) is called directly by an idle caller.
+fn waits_for_an_idle_caller(flags: &[u16], at: usize) -> bool {
+    flags[..at]
+        .iter()
+        .rev()
+        .find(|f| *f & F_WAIT == 0)
+        .is_some_and(|f| f & F_IDLE_CALLER != 0)
 }
 
 /// One alternation of anchored patterns, or `None` for an empty list.
@@ -397,41 +523,97 @@ fn python_qualified_name(frame: &str) -> Option<String> {
     Some(format!("{stem}.{func}"))
 }
 
-/// Category shares of one profile, in percent of its total weight.
+/// Category shares of one profile: of all its weight, and of its busy
+/// weight (idle left out), in percent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CategoryShares {
     pub total: f64,
-    /// Every category, in [`Category::ALL`] order, with its share in percent.
+    /// The profile's sample count, when the format records it.
+    pub samples: Option<u64>,
+    /// The weight that is not idle (all of it when idle is not excluded).
+    pub busy: f64,
+    /// Every category, in [`Category::ALL`] order, with its share of `total`.
     pub shares: Vec<(Category, f64)>,
+    /// Every category but idle (when idle is excluded), with its share of `busy`.
+    pub busy_shares: Vec<(Category, f64)>,
     /// Share of stacks (any category) that run GC work in the application
-    /// thread: slow-path allocation, barriers.
+    /// thread: slow-path allocation, barriers; percent of `total`.
     pub gc_in_mutator_pct: f64,
 }
 
 impl CategoryShares {
     fn from_weights(
         total: f64,
+        samples: Option<u64>,
         weights: &BTreeMap<Category, f64>,
         gc_in_mutator: f64,
+        exclude_idle: bool,
     ) -> CategoryShares {
-        let pct = |w: f64| if total > 0.0 { 100.0 * w / total } else { 0.0 };
+        let pct = |w: f64, of: f64| if of > 0.0 { 100.0 * w / of } else { 0.0 };
+        let weight = |c: &Category| weights.get(c).copied().unwrap_or(0.0);
+        let idle = if exclude_idle {
+            weight(&Category::IdleWait)
+        } else {
+            0.0
+        };
+        let busy = (total - idle).max(0.0);
         CategoryShares {
             total,
+            samples,
+            busy,
             shares: Category::ALL
                 .iter()
-                .map(|c| (*c, pct(weights.get(c).copied().unwrap_or(0.0))))
+                .map(|c| (*c, pct(weight(c), total)))
                 .collect(),
-            gc_in_mutator_pct: pct(gc_in_mutator),
+            busy_shares: Category::ALL
+                .iter()
+                .filter(|c| !(exclude_idle && **c == Category::IdleWait))
+                .map(|c| (*c, pct(weight(c), busy)))
+                .collect(),
+            gc_in_mutator_pct: pct(gc_in_mutator, total),
         }
     }
 
-    /// The share of one category, in percent.
+    /// The share of one category in all the weight, in percent.
     pub fn pct(&self, category: Category) -> f64 {
         self.shares
             .iter()
             .find(|(c, _)| *c == category)
             .map(|(_, p)| *p)
             .unwrap_or(0.0)
+    }
+
+    /// The share of one category in the busy weight, in percent (0 for idle
+    /// when idle is excluded).
+    pub fn busy_pct(&self, category: Category) -> f64 {
+        self.busy_shares
+            .iter()
+            .find(|(c, _)| *c == category)
+            .map(|(_, p)| *p)
+            .unwrap_or(0.0)
+    }
+
+    /// Whether idle weight is left out of [`busy_shares`](Self::busy_shares).
+    pub fn excludes_idle(&self) -> bool {
+        self.busy_shares.len() < self.shares.len()
+    }
+
+    /// The share of idle weight in all of it, in percent.
+    pub fn idle_pct(&self) -> f64 {
+        self.pct(Category::IdleWait)
+    }
+
+    /// How many samples the busy weight holds: the sample count scaled by
+    /// the busy share of the weight (exact when every sample weighs the
+    /// same, as with py-spy and async-profiler). `None` when the format
+    /// records no sample count.
+    pub fn busy_samples(&self) -> Option<f64> {
+        let samples = self.samples? as f64;
+        Some(if self.total > 0.0 {
+            samples * self.busy / self.total
+        } else {
+            0.0
+        })
     }
 }
 
@@ -515,7 +697,9 @@ mod tests {
             Category::Application
         );
         assert_eq!(
-            c.classify_stack("serve_forever (socketserver.py:235);select (selectors.py:415)"),
+            c.classify_stack(
+                "Handler.do_GET (orders_service.py:58);SocketIO.readinto (socket.py:706)"
+            ),
             Category::Io
         );
         assert_eq!(
@@ -525,12 +709,136 @@ mod tests {
             Category::Io
         );
         assert_eq!(
-            c.classify_stack("Thread.start (threading.py:964);Condition.wait (threading.py:327)"),
+            c.classify_stack("Thread.start (threading.py:964);Lock.acquire (threading.py:327)"),
             Category::Lock
         );
         assert_eq!(
             c.classify_stack("serve_forever (socketserver.py:235)"),
             Category::Other
+        );
+    }
+
+    /// The stacks of `tests/fixtures/pyspy-shop` (py-spy 0.4.3, CPython
+    /// 3.11, `ThreadingHTTPServer` with keep-alive): waiting for work is
+    /// idle, a read or write inside a request is I/O.
+    #[test]
+    fn python_server_loops_waiting_for_work_are_idle() {
+        let c = classifier(&[]);
+        const HANDLE: &str = "Thread._bootstrap (/usr/lib/python3.11/threading.py:1002);\
+            ThreadingMixIn.process_request_thread (/usr/lib/python3.11/socketserver.py:691);\
+            BaseHTTPRequestHandler.handle (/usr/lib/python3.11/http/server.py:438)";
+        let stack = |tail: &str| format!("{HANDLE};{tail}");
+        // The next request on a kept-alive connection.
+        assert_eq!(
+            c.classify_stack(&stack("BaseHTTPRequestHandler.handle_one_request (/usr/lib/python3.11/http/server.py:404);SocketIO.readinto (/usr/lib/python3.11/socket.py:706)")),
+            Category::IdleWait
+        );
+        // Headers of a request already under way, and a handler's own reads and writes.
+        assert_eq!(
+            c.classify_stack(&stack("BaseHTTPRequestHandler.handle_one_request (http/server.py:414);BaseHTTPRequestHandler.parse_request (http/server.py:346);parse_headers (http/client.py:243);SocketIO.readinto (socket.py:706)")),
+            Category::Io
+        );
+        assert_eq!(
+            c.classify_stack(&stack("BaseHTTPRequestHandler.handle_one_request (http/server.py:424);Handler.do_POST (shop.py:40);SocketIO.readinto (socket.py:706)")),
+            Category::Io
+        );
+        assert_eq!(
+            c.classify_stack(&stack("BaseHTTPRequestHandler.handle_one_request (http/server.py:424);Handler.do_GET (shop.py:100);BaseHTTPRequestHandler.end_headers (http/server.py:538);BaseHTTPRequestHandler.flush_headers (http/server.py:542);_SocketWriter.write (socketserver.py:834)")),
+            Category::Io
+        );
+        // The accept loop, asyncio between events, threads waiting on a condition.
+        assert_eq!(
+            c.classify_stack("<module> (/srv/app/v1/shop.py:110);BaseServer.serve_forever (socketserver.py:233);_PollLikeSelector.select (selectors.py:415)"),
+            Category::IdleWait
+        );
+        assert_eq!(
+            c.classify_stack("BaseServer.serve_forever (socketserver.py:238);BaseServer._handle_request_noblock (socketserver.py:306);TCPServer.get_request (socketserver.py:507);socket.accept (socket.py:294)"),
+            Category::IdleWait
+        );
+        assert_eq!(
+            c.classify_stack("run (asyncio/runners.py:190);BaseEventLoop.run_forever (asyncio/base_events.py:607);BaseEventLoop._run_once (asyncio/base_events.py:1884);EpollSelector.select (selectors.py:468)"),
+            Category::IdleWait
+        );
+        assert_eq!(
+            c.classify_stack("Thread.start (threading.py:964);Event.wait (threading.py:622);Condition.wait (threading.py:320)"),
+            Category::IdleWait
+        );
+        // A single-threaded server handles requests under serve_forever: its I/O stays I/O.
+        assert_eq!(
+            c.classify_stack("BaseServer.serve_forever (socketserver.py:238);BaseServer._handle_request_noblock (socketserver.py:316);BaseServer.process_request (socketserver.py:347);BaseServer.finish_request (socketserver.py:360);BaseRequestHandler.__init__ (socketserver.py:755);Handler.handle (app.py:9);_SocketWriter.write (socketserver.py:834)"),
+            Category::Io
+        );
+    }
+
+    #[test]
+    fn jvm_and_go_waits_for_work_are_idle() {
+        let c = classifier(&[]);
+        assert_eq!(
+            c.classify_stack("java/lang/Thread.run;org/apache/tomcat/util/net/NioEndpoint$Poller.run;sun/nio/ch/SelectorImpl.select;sun/nio/ch/EPollSelectorImpl.doSelect;sun/nio/ch/EPoll.wait;epoll_wait"),
+            Category::IdleWait
+        );
+        assert_eq!(
+            c.classify_stack("java/lang/Thread.run;org/apache/tomcat/util/threads/ThreadPoolExecutor$Worker.run;org/apache/tomcat/util/threads/ThreadPoolExecutor.getTask;org/apache/tomcat/util/threads/TaskQueue.take;java/util/concurrent/LinkedBlockingQueue.take;java/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject.await;java/util/concurrent/locks/LockSupport.park;jdk/internal/misc/Unsafe.park"),
+            Category::IdleWait
+        );
+        // The poller doing work is not idle; a request thread's socket read is I/O.
+        assert_eq!(
+            c.classify_stack("java/lang/Thread.run;org/apache/tomcat/util/net/NioEndpoint$Poller.run;org/apache/tomcat/util/net/NioEndpoint$Poller.processKey"),
+            Category::Application
+        );
+        assert_eq!(
+            c.classify_stack("java/lang/Thread.run;org/postgresql/core/PGStream.receiveChar;sun/nio/ch/NioSocketImpl.read;sun/nio/ch/SocketDispatcher.read0;read"),
+            Category::Io
+        );
+        assert_eq!(
+            c.classify_stack("net/http.(*conn).serve;net/http.(*conn).readRequest;bufio.(*Reader).Peek;net.(*conn).Read;internal/poll.(*FD).Read;internal/poll.(*pollDesc).waitRead;internal/poll.runtime_pollWait;runtime.netpollblock;runtime.gopark"),
+            Category::IdleWait
+        );
+        assert_eq!(
+            c.classify_stack("runtime.mstart;runtime.schedule;runtime.findRunnable;runtime.netpoll;runtime.epollwait"),
+            Category::IdleWait
+        );
+        assert_eq!(
+            c.classify_stack("main.handler;sync.(*Mutex).Lock;sync.(*Mutex).lockSlow;runtime.semacquire1;runtime.gopark"),
+            Category::Lock
+        );
+    }
+
+    #[test]
+    fn idle_rules_are_configurable() {
+        let mut settings = ProfileSettings::default();
+        settings
+            .rules
+            .idle_caller
+            .push(r"^Worker\.next_job$".to_string());
+        settings.rules.idle.push(r"^park_forever$".to_string());
+        let c = Classifier::new(&settings).unwrap();
+        assert_eq!(
+            c.classify_stack("main;Worker.next_job;recv"),
+            Category::IdleWait
+        );
+        assert_eq!(c.classify_stack("main;Worker.run;recv"), Category::Io);
+        assert_eq!(c.classify_stack("main;park_forever"), Category::IdleWait);
+        // Counted as busy when asked to.
+        let p = crate::profile::parse_folded(
+            "main;Worker.next_job;recv 3\nmain;work 1\n",
+            std::path::Path::new("f"),
+            "cpu",
+        )
+        .unwrap();
+        let s = c.shares(&p);
+        assert_eq!(
+            (s.idle_pct(), s.busy, s.busy_pct(Category::Application)),
+            (75.0, 1.0, 100.0)
+        );
+        settings.exclude_idle = false;
+        let s = Classifier::new(&settings).unwrap().shares(&p);
+        assert_eq!((s.busy, s.busy_pct(Category::IdleWait)), (4.0, 75.0));
+        settings.rules.idle_wait.push("(".to_string());
+        assert!(
+            Classifier::new(&settings)
+                .unwrap_err()
+                .contains("rules.idle_wait")
         );
     }
 

@@ -80,6 +80,9 @@ pub fn parse_folded(text: &str, path: &Path, kind: &str) -> Result<Profile, Erro
             "{differential} differential lines (`stack before after`): widths taken from the after count"
         ));
     }
+    // Folded counts are samples (async-profiler's `--total` bytes or ns
+    // cannot be told from the file itself).
+    profile.count_weights_as_samples();
     Ok(profile)
 }
 

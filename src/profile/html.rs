@@ -53,6 +53,8 @@ pub(super) fn parse(text: &str, path: &Path, kind: &str) -> Result<Profile, Erro
         profile.units = units;
     }
     fold(frames, &mut profile, path)?;
+    // A page in bytes or ns (v4 `--total`) does not say how many samples it holds.
+    profile.count_weights_as_samples();
     Ok(profile)
 }
 

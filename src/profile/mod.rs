@@ -16,6 +16,7 @@ pub mod classify;
 pub mod compare;
 mod folded;
 mod html;
+pub mod normalise;
 mod perf;
 mod speedscope;
 mod text;
@@ -30,6 +31,7 @@ use crate::error::Error;
 pub use classify::{Category, CategoryShares, Classifier};
 pub use compare::{FrameGrowth, grown_frames};
 pub use folded::parse_folded;
+pub use normalise::Normalisation;
 pub use perf::{PerfOptions, collapse_dtrace, collapse_perf};
 
 /// The profile kind assumed when a file name carries none (`flame.html`).
@@ -43,8 +45,13 @@ pub struct Profile {
     /// Which format the file was recognised as.
     pub format: ProfileFormat,
     /// What the weights count: `samples` unless the input says otherwise
-    /// (async-profiler v4 `units`, speedscope `unit`).
+    /// (async-profiler v4 `units`, speedscope `unit`, a perf event's period).
     pub units: String,
+    /// How many samples the profile holds, apart from what they weigh: a
+    /// py-spy speedscope file weighs 2,016 samples as 20.16 seconds. `None`
+    /// when the format does not record it (weights in bytes or ns without
+    /// sample counts, evented speedscope profiles).
+    pub samples: Option<u64>,
     /// Folded stack `root;…;leaf` → weight (samples, bytes, ns, …).
     pub stacks: BTreeMap<String, f64>,
     /// Everything the input accounts for: the stacks plus [`root_self`](Self::root_self).
@@ -100,6 +107,7 @@ impl Profile {
             kind: kind.to_string(),
             format,
             units: "samples".to_string(),
+            samples: None,
             stacks: BTreeMap::new(),
             total: 0.0,
             root_self: 0.0,
@@ -133,6 +141,58 @@ impl Profile {
     pub fn has_fractional_weights(&self) -> bool {
         self.stacks.values().any(|w| w.fract() != 0.0)
     }
+
+    /// Whether the weights are sample counts.
+    pub fn weights_are_samples(&self) -> bool {
+        self.units == "samples"
+    }
+
+    /// Sets [`samples`](Self::samples) to the total weight, for formats
+    /// whose weights are sample counts.
+    fn count_weights_as_samples(&mut self) {
+        if self.weights_are_samples() {
+            self.samples = Some(self.total.round() as u64);
+        }
+    }
+
+    /// The total weight rounded in its unit, e.g. `2,016 samples` or
+    /// `20.16 seconds`.
+    pub fn total_text(&self) -> String {
+        format!("{} {}", format_weight(self.total), self.units)
+    }
+}
+
+/// A weight rounded for people: whole numbers with thousands separators,
+/// others to 2 decimals below 100 and to whole units from 100 on (py-spy's
+/// speedscope weights add up to `13.269999999999762` seconds).
+pub fn format_weight(value: f64) -> String {
+    if !value.is_finite() {
+        return value.to_string();
+    }
+    let rounded = if value.fract() == 0.0 || value.abs() >= 100.0 {
+        value.round()
+    } else {
+        let r = (value * 100.0).round() / 100.0;
+        if r.fract() != 0.0 {
+            return format!("{r:.2}");
+        }
+        r
+    };
+    if rounded.abs() >= 1e15 {
+        return format!("{rounded:.0}");
+    }
+    let digits = format!("{}", rounded.abs() as u64);
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if rounded < 0.0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Name parts that describe a format, not a kind: `flame.collapsed.txt` and
@@ -152,33 +212,153 @@ const FORMAT_WORDS: &[&str] = &[
     "out",
     "svg",
     "gz",
+    // Profilers named in a file name are not kinds either (`flame-pyspy.txt`).
+    "pyspy",
+    "austin",
+    "async",
+    "inferno",
 ];
 
-/// The kind named by a profile file name `flame[.<kind>].<ext>` (or
-/// `flamegraph[.<kind>].<ext>`): `flame.alloc.html` → `alloc`, `flame.html` →
-/// `cpu`. `None` when the name is not a profile name.
+/// The kind named by a profile file name, `None` when the name is not a
+/// profile name. Any name starting with `flame` (`flamegraph`, `Flame-…`,
+/// in any case) is a profile; its content decides the format. The kind
+/// (lower-cased) is the word after `flame[graph].` when more follows
+/// (`flame.alloc.html` → `alloc`), or after `flame[graph]-`/`_` when it is a
+/// kind profilers record (`flamegraph-lock.txt` → `lock`); otherwise `cpu`
+/// (`flame.html`, `flame.collapsed.txt`, `flames.txt`,
+/// `flamegraph_v1.json`).
 pub fn kind_from_file_name(name: &str) -> Option<String> {
+    let lower = name.to_ascii_lowercase();
     // `flamegraph.html` is async-profiler's own default output name.
-    let rest = name
+    let rest = lower
         .strip_prefix("flamegraph")
-        .or_else(|| name.strip_prefix("flame"))?;
-    if rest.is_empty() {
+        .or_else(|| lower.strip_prefix("flame"))?;
+    let canonical = rest.starts_with('.');
+    let Some(rest) = rest.strip_prefix(['.', '-', '_']) else {
         return Some(DEFAULT_KIND.to_string());
-    }
-    let rest = rest.strip_prefix('.')?;
+    };
     // `flame.<ext>` or `flame.<kind>.<ext>`; the extension may itself hold a dot
     // (`flame.cpu.speedscope.json`), so the kind is the first part when more follow.
-    let parts: Vec<&str> = rest.split('.').collect();
+    let parts: Vec<&str> = rest.split(['.', '-', '_']).collect();
     let kind = match parts.as_slice() {
-        [kind, _, ..] if !FORMAT_WORDS.contains(kind) => kind,
+        // The documented `flame.<kind>.<ext>` takes any kind; other names
+        // (`flamegraph_v1.json`, `flame-2026-11-27.txt`) only a kind profilers
+        // record, so a version or a date is not taken for one.
+        [kind, _, ..]
+            if !FORMAT_WORDS.contains(kind)
+                && is_kind(kind)
+                && (canonical || KNOWN_KINDS.contains(kind)) =>
+        {
+            kind
+        }
         _ => DEFAULT_KIND,
     };
-    let valid = !kind.is_empty()
-        && kind.len() <= 32
-        && kind
+    Some(kind.to_string())
+}
+
+/// Kinds profilers record (async-profiler events, perf, Go pprof), taken
+/// from names other than `flame.<kind>.<ext>`.
+const KNOWN_KINDS: &[&str] = &[
+    "cpu",
+    "alloc",
+    "lock",
+    "wall",
+    "itimer",
+    "ctimer",
+    "cycles",
+    "heap",
+    "mem",
+    "memory",
+    "offcpu",
+    "block",
+    "mutex",
+    "goroutine",
+    "io",
+];
+
+/// A kind: lower-case letters, digits, `-` and `_`, starting with a letter,
+/// at most 32 characters.
+fn is_kind(word: &str) -> bool {
+    !word.is_empty()
+        && word.len() <= 32
+        && word.as_bytes()[0].is_ascii_lowercase()
+        && word
             .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-    valid.then(|| kind.to_string())
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// How surely a file's first bytes are a profile ([`sniff`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Likeness {
+    /// Markup or JSON only a profiler writes (speedscope JSON, an
+    /// async-profiler or other HTML page, an SVG flame graph).
+    Certain,
+    /// Text that reads as a profile (folded stacks, perf script, DTrace
+    /// stacks) but could be something else: ask the result sniffer first.
+    Plausible,
+}
+
+/// Tells from the first bytes of a file (gzip already inflated, as
+/// `ingest::raw::io::head` gives them) whether it is a flame-graph profile,
+/// by content only, like the result sniffer does for load-test outputs.
+pub fn sniff(head: &[u8]) -> Option<Likeness> {
+    let decoded = text::decode(head);
+    let text = decoded.text.as_ref();
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let window = |n: usize| -> String {
+        trimmed
+            .chars()
+            .take(n)
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    if trimmed.starts_with('{') {
+        let head = window(64 * 1024);
+        let speedscope = head.contains("speedscope.app/file-format-schema")
+            || (head.contains("\"profiles\"") && head.contains("\"shared\""));
+        return speedscope.then_some(Likeness::Certain);
+    }
+    if trimmed.starts_with('<') {
+        let head = window(64 * 1024);
+        let first_line_folded = trimmed
+            .lines()
+            .next()
+            .and_then(folded::parse_line)
+            .is_some();
+        if !first_line_folded {
+            let flame = head.contains("function f(")
+                || head.contains("const cpool")
+                || head.contains("<svg")
+                || ((head.contains("<html") || head.contains("<!doctype html"))
+                    && !head.contains("<testresults"));
+            return flame.then_some(Likeness::Certain);
+        }
+    }
+    if perf::looks_like_perf_script(text) || perf::looks_like_dtrace(text) {
+        return Some(Likeness::Plausible);
+    }
+    // Folded stacks: most of the first lines are `stack count` (a cut-off
+    // last line of the head does not count).
+    let mut lines = 0usize;
+    let mut folded_lines = 0usize;
+    let complete = match text.rfind('\n') {
+        Some(end) if head.len() >= 64 * 1024 => &text[..end],
+        _ => text,
+    };
+    for line in complete.lines().take(200) {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("//") {
+            continue;
+        }
+        lines += 1;
+        if folded::parse_line(line).is_some() {
+            folded_lines += 1;
+        }
+    }
+    (lines > 0 && folded_lines * 10 >= lines * 9).then_some(Likeness::Plausible)
 }
 
 /// Reads one profile file's bytes, telling the format apart by content. The
@@ -315,6 +495,8 @@ pub struct ProfileSummary {
     pub units: String,
     /// All weight, including the root's own (the page's own total for HTML).
     pub total: f64,
+    /// How many samples the profile holds; `None` when the format does not say.
+    pub samples: Option<u64>,
     pub root_self: f64,
     /// Distinct stacks.
     pub stacks: usize,
@@ -323,8 +505,16 @@ pub struct ProfileSummary {
     pub warnings: Vec<String>,
     /// Category → percent of `total`.
     pub shares: BTreeMap<Category, f64>,
+    /// Percent of `total` that is idle (threads waiting for work).
+    pub idle_pct: f64,
+    /// Category → percent of the busy weight (idle left out unless
+    /// `[profiles] exclude_idle = false`).
+    pub busy_shares: BTreeMap<Category, f64>,
     pub gc_in_mutator_pct: f64,
-    /// The frames with the largest self share: (frame, percent of `total`).
+    /// How frame names were normalised for `top_frames`.
+    pub normalisation: Normalisation,
+    /// The busy frames with the largest self share: (frame, percent of the
+    /// busy weight), names normalised.
     pub top_frames: Vec<(String, f64)>,
 }
 
@@ -343,20 +533,19 @@ pub fn inspect_profile(
     let classifier =
         Classifier::new(settings).map_err(|e| Error::Usage(format!("profiles: {e}")))?;
     let shares = classifier.shares(&profile);
+    let busy = compare::Comparable::new(&profile, &classifier, classifier.normalisation());
     let mut leaves: BTreeMap<&str, f64> = BTreeMap::new();
-    for (stack, w) in &profile.stacks {
+    for (stack, w) in &busy.stacks {
         let leaf = stack.rsplit(';').next().unwrap_or(stack);
-        *leaves
-            .entry(classify::strip_annotation(leaf))
-            .or_insert(0.0) += w;
+        *leaves.entry(leaf).or_insert(0.0) += w;
     }
     let mut top: Vec<(String, f64)> = leaves
         .into_iter()
         .map(|(f, w)| {
             (
                 f.to_string(),
-                if profile.total > 0.0 {
-                    100.0 * w / profile.total
+                if busy.total > 0.0 {
+                    100.0 * w / busy.total
                 } else {
                     0.0
                 },
@@ -371,12 +560,16 @@ pub fn inspect_profile(
         format: profile.format,
         units: profile.units.clone(),
         total: profile.total,
+        samples: profile.samples,
         root_self: profile.root_self,
         stacks: profile.stacks.len(),
         skipped: profile.skipped,
         warnings: profile.warnings.clone(),
         shares: shares.shares.iter().copied().collect(),
+        idle_pct: shares.idle_pct(),
+        busy_shares: shares.busy_shares.iter().copied().collect(),
         gc_in_mutator_pct: shares.gc_in_mutator_pct,
+        normalisation: classifier.normalisation(),
         top_frames: top,
     })
 }
@@ -393,30 +586,66 @@ impl ProfileSummary {
             self.kind,
             self.format.describe()
         );
+        let samples = match self.samples {
+            Some(n) if self.units != "samples" => {
+                format!(" in {} samples", format_weight(n as f64))
+            }
+            None => " (no sample count in this format)".to_string(),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "  total {} {} in {} stacks{}",
-            self.total,
+            "  total {} {}{samples}, {} stacks{}",
+            format_weight(self.total),
             self.units,
-            self.stacks,
+            format_weight(self.stacks as f64),
             if self.root_self > 0.0 {
-                format!(" ({} with an empty stack)", self.root_self)
+                format!(
+                    " ({} {} with an empty stack)",
+                    format_weight(self.root_self),
+                    if self.units == "samples" && self.root_self == 1.0 {
+                        "sample"
+                    } else {
+                        &self.units
+                    }
+                )
             } else {
                 String::new()
             }
         );
-        for (category, pct) in &self.shares {
+        let excluded = self.busy_shares.len() < self.shares.len();
+        if excluded {
+            let _ = writeln!(
+                out,
+                "  idle (waiting for work): {:.1}% of the total, left out of the shares below",
+                self.idle_pct
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  share of the {}time:",
+            if excluded { "busy " } else { "" }
+        );
+        for (category, pct) in &self.busy_shares {
             let _ = writeln!(out, "  {:<14} {:>6.1}%", category.label(), pct);
         }
         if self.gc_in_mutator_pct > 0.0 {
             let _ = writeln!(
                 out,
-                "  (GC work inside application threads: {:.1}%)",
+                "  (GC work inside application threads: {:.1}% of the total)",
                 self.gc_in_mutator_pct
             );
         }
         if !self.top_frames.is_empty() {
-            let _ = writeln!(out, "  hottest frames (self):");
+            let _ = writeln!(
+                out,
+                "  hottest {}frames (self, {}):",
+                if excluded { "busy " } else { "" },
+                match self.normalisation {
+                    Normalisation::Functions => "by function",
+                    Normalisation::Lines => "as written",
+                }
+            );
             for (frame, pct) in &self.top_frames {
                 let _ = writeln!(out, "    {pct:>6.1}%  {frame}");
             }

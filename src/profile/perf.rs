@@ -213,12 +213,77 @@ pub(super) fn parse(text: &str, path: &Path, kind: &str) -> Result<Profile, Erro
     })?;
     let mut profile = folded::parse_folded(&folded_text, path, kind)?;
     profile.format = ProfileFormat::PerfScript;
+    // inferno weighs each event by its period (cycles, or nanoseconds for
+    // cpu-clock) when there is one: the weights are then the event's unit,
+    // and the samples are the events.
+    let events = count_events(text);
+    if let Some(name) = events.name
+        && (profile.total - events.with_stack as f64).abs() > 0.5
+    {
+        profile.units = name;
+    }
+    profile.samples = Some(events.with_stack);
     if profile.total == 0.0 {
         profile
             .warnings
             .push("perf script without any complete sample".to_string());
     }
     Ok(profile)
+}
+
+/// The events of the first event type that have a stack, as inferno counts
+/// them, and that type's name (`cycles`, `cpu-clock`).
+struct Events {
+    name: Option<String>,
+    with_stack: u64,
+}
+
+fn count_events(text: &str) -> Events {
+    let mut name: Option<String> = None;
+    let mut with_stack = 0u64;
+    // Whether the current event is of the first type and has no stack line yet.
+    let mut open = false;
+    for line in text.lines() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            open = false;
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            if open {
+                with_stack += 1;
+                open = false;
+            }
+            continue;
+        }
+        let event = event_name(line);
+        match (&name, event) {
+            (None, Some(e)) => {
+                name = Some(e.to_string());
+                open = true;
+            }
+            (Some(first), Some(e)) => open = first == e,
+            (_, None) => open = false,
+        }
+    }
+    Events { name, with_stack }
+}
+
+/// `cycles` from `ab 23927 [000] 184694.229089: 1 cycles:u: …`: the first
+/// word after the `secs.usecs:` time that ends in `:` and is not a number.
+fn event_name(line: &str) -> Option<&str> {
+    let mut words = line.split_whitespace();
+    words.find(|w| {
+        w.strip_suffix(':').is_some_and(|t| {
+            let (secs, usecs) = t.split_once('.').unwrap_or((t, ""));
+            !secs.is_empty()
+                && !usecs.is_empty()
+                && secs.bytes().all(|b| b.is_ascii_digit())
+                && usecs.bytes().all(|b| b.is_ascii_digit())
+        })
+    })?;
+    let event =
+        words.find(|w| w.ends_with(':') && !w.bytes().all(|b| b.is_ascii_digit() || b == b':'))?;
+    event.split(':').next().filter(|e| !e.is_empty())
 }
 
 /// Collapses DTrace `ustack()`/`stack()` aggregation output into folded lines

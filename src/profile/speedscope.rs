@@ -96,6 +96,8 @@ pub(super) fn parse(text: &str, path: &Path, kind: &str) -> Result<Profile, Erro
         .collect();
     let mut profile = Profile::empty(kind, ProfileFormat::Speedscope);
     let mut unit: Option<String> = None;
+    let mut sample_count: Option<u64> = None;
+    let mut evented = false;
     for (index, value) in file.profiles.into_iter().enumerate() {
         let parsed: SpeedscopeProfile = match serde_json::from_value(value) {
             Ok(p) => p,
@@ -159,8 +161,11 @@ pub(super) fn parse(text: &str, path: &Path, kind: &str) -> Result<Profile, Erro
                 for (sample, weight) in samples.iter().zip(weights) {
                     profile.add(&stack_of(sample)?, weight);
                 }
+                *sample_count.get_or_insert(0) += samples.len() as u64;
             }
             SpeedscopeProfile::Evented { events, .. } => {
+                // Events are exact times, not samples: no count to give.
+                evented = true;
                 let mut open: Vec<usize> = Vec::new();
                 let mut last_at: Option<f64> = None;
                 for (i, event) in events.iter().enumerate() {
@@ -201,5 +206,11 @@ pub(super) fn parse(text: &str, path: &Path, kind: &str) -> Result<Profile, Erro
         None | Some("none") => "samples".to_string(),
         Some(u) => u.to_string(),
     };
+    // py-spy weighs each sample by its interval in seconds; the samples
+    // themselves are what sampling noise depends on.
+    profile.samples = if evented { None } else { sample_count };
+    if profile.samples.is_none() && !evented {
+        profile.samples = Some(0);
+    }
     Ok(profile)
 }

@@ -736,9 +736,77 @@ fn kinds_come_from_file_names() {
         kind_from_file_name("flamegraph.lock.html").as_deref(),
         Some("lock")
     );
-    assert_eq!(kind_from_file_name("flames.txt"), None);
-    assert_eq!(kind_from_file_name("round-1.json"), None);
-    assert_eq!(kind_from_file_name("flame.Bad Kind.txt"), None);
+    // Any name under `flame*` is a profile; the content decides its format.
+    let kind = |n: &str| kind_from_file_name(n);
+    assert_eq!(kind("flames.txt").as_deref(), Some("cpu"));
+    assert_eq!(kind("flamegraph-lock.txt").as_deref(), Some("lock"));
+    assert_eq!(kind("flame_alloc.html").as_deref(), Some("alloc"));
+    assert_eq!(kind("Flame.Alloc.html").as_deref(), Some("alloc"));
+    assert_eq!(kind("flame_2026-11-27.txt").as_deref(), Some("cpu"));
+    assert_eq!(kind("flamegraph_v1.json").as_deref(), Some("cpu"));
+    assert_eq!(kind("flame.v1.json").as_deref(), Some("v1"));
+    assert_eq!(kind("flame-pyspy.folded").as_deref(), Some("cpu"));
+    assert_eq!(kind("flame.Bad Kind.txt").as_deref(), Some("cpu"));
+    assert_eq!(kind("round-1.json"), None);
+    assert_eq!(kind("prof1.txt"), None);
+}
+
+// ---------- detection by content ----------
+
+#[test]
+fn profiles_are_told_by_content_whatever_their_name() {
+    let shop = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pyspy-shop"
+    ));
+    let head = |bytes: &[u8]| bytes[..bytes.len().min(64 * 1024)].to_vec();
+    let sniffed = |path: PathBuf| sniff(&head(&std::fs::read(&path).unwrap()));
+    assert_eq!(sniffed(shop.join("v1.folded")), Some(Likeness::Plausible));
+    assert_eq!(
+        sniffed(shop.join("v2.speedscope.json")),
+        Some(Likeness::Certain)
+    );
+    assert_eq!(
+        sniff(b"a;b 3\nmain 4\n# comment\n"),
+        Some(Likeness::Plausible)
+    );
+    assert_eq!(
+        sniff(b"<module> (app.py:1);main (app.py:3) 5\n"),
+        Some(Likeness::Plausible)
+    );
+    // Not profiles: result files and prose.
+    assert_eq!(sniff(b"{\"metrics\":{}}"), None);
+    assert_eq!(sniff(b"timeStamp,elapsed,label\n1,2,x\n"), None);
+    assert_eq!(
+        sniff(b"<?xml version=\"1.0\"?>\n<testResults version=\"1.2\">"),
+        None
+    );
+    assert_eq!(sniff(b"hello world\nthis is text\n"), None);
+    assert_eq!(sniff(b""), None);
+    let Some(dir) = fixtures() else { return };
+    for rel in [
+        "async-profiler@v3.0/demo/flamegraph.html",
+        "async-profiler@v2.9/demo/flamegraph.html",
+        "speedscope/sample/profiles/speedscope/0.1.2/simple-sampled.speedscope.json",
+    ] {
+        assert_eq!(
+            sniff(&head(&read(&dir, rel))),
+            Some(Likeness::Certain),
+            "{rel}"
+        );
+    }
+    for rel in [
+        "FlameGraph/test/perf-java-stacks-01.txt",
+        "inferno/tests/data/collapse-dtrace/java.txt",
+    ] {
+        if dir.join(rel).exists() {
+            assert_eq!(
+                sniff(&head(&read(&dir, rel))),
+                Some(Likeness::Plausible),
+                "{rel}"
+            );
+        }
+    }
 }
 
 // ---------- a real profile of a real service ----------
@@ -760,45 +828,219 @@ fn service_classifier() -> Classifier {
     .unwrap()
 }
 
+/// Attribution and grown frames of `current` against `baseline`, as the
+/// analysis computes them.
+fn attribute_pair(
+    c: &Classifier,
+    baseline: &Profile,
+    current: &Profile,
+) -> (crate::analyse::attribution::Attribution, Vec<FrameGrowth>) {
+    use crate::analyse::attribution::{GROWN_FRAMES, attribute};
+    use compare::Comparable;
+    let (b, a) = (
+        Comparable::new(baseline, c, c.normalisation()),
+        Comparable::new(current, c, c.normalisation()),
+    );
+    let grown = grown_frames(&b, &a, GROWN_FRAMES);
+    let verdict = attribute(
+        &c.shares(current),
+        &c.shares(baseline),
+        ProfileSettings::default().min_shift_pts,
+        &grown,
+    );
+    (verdict, grown)
+}
+
 #[test]
 fn pyspy_injected_code_regression_is_attributed_to_code() {
-    use crate::analyse::attribution::{AttributionKind, attribute};
+    use crate::analyse::attribution::AttributionKind;
     let normal = pyspy("normal.collapsed");
     let regressed = pyspy("regressed.collapsed");
     assert_eq!(normal.format, ProfileFormat::Folded);
     assert_eq!(normal.skipped, 0);
     let c = service_classifier();
-    let (before, after) = (c.shares(&normal), c.shares(&regressed));
-    println!("normal: {before:?}\nregressed: {after:?}");
-    let a = attribute(&after, &before, ProfileSettings::default().min_shift_pts);
-    println!("{}", a.summary);
+    let (a, grown) = attribute_pair(&c, &normal, &regressed);
     assert_eq!(a.kind, AttributionKind::CodeRegression, "{}", a.summary);
     assert!(
         a.summary.starts_with("code regression (application +"),
         "{}",
         a.summary
     );
-
-    // The frame that grew most is the injected one (or the helper it calls).
-    let grown = grown_frames(&normal, &regressed, 5);
+    // The frame that grew most is the injected one.
+    assert!(grown[0].frame.starts_with("slow_scan ("), "{grown:?}");
     assert!(
-        grown[0].frame.starts_with("slow_scan (") || grown[0].frame.starts_with("order_total ("),
-        "{grown:?}"
-    );
-    assert!(
-        grown.iter().any(|g| g.frame.starts_with("slow_scan (")),
-        "{grown:?}"
+        a.line()
+            .contains("grew most: slow_scan (orders_service.py) +"),
+        "{}",
+        a.summary
     );
 
     // Controls: the same profile against itself, and the fix (regressed → normal).
     assert_eq!(
-        attribute(&before, &before, 5.0).kind,
+        attribute_pair(&c, &normal, &normal).0.kind,
         AttributionKind::Inconclusive
     );
     assert_ne!(
-        attribute(&before, &after, 5.0).kind,
+        attribute_pair(&c, &regressed, &normal).0.kind,
         AttributionKind::CodeRegression
     );
+}
+
+/// The real profiles of `tests/fixtures/pyspy-shop` (see its README): a
+/// price-quote service on `ThreadingHTTPServer` + SQLite under k6 with
+/// keep-alive, deployed as v1 (`/srv/app/v1/shop.py`) and as v2
+/// (`/srv/app/v2/shop.py`, with an N+1 query injected: `rules_for_line`),
+/// recorded by py-spy 0.4.3 as folded (`--format raw`) and speedscope files.
+fn shop(name: &str) -> Profile {
+    let path = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pyspy-shop"
+    ))
+    .join(name);
+    parse(&std::fs::read(&path).unwrap(), &path).unwrap()
+}
+
+/// What a user gets with no `[profiles]` settings and with the service's
+/// module named as application code.
+fn shop_classifiers() -> [Classifier; 2] {
+    [
+        Classifier::new(&ProfileSettings::default()).unwrap(),
+        Classifier::new(&ProfileSettings {
+            application_prefixes: vec!["shop.".to_string()],
+            ..ProfileSettings::default()
+        })
+        .unwrap(),
+    ]
+}
+
+#[test]
+fn pyspy_shop_n_plus_one_is_a_code_regression_named_by_its_function() {
+    use crate::analyse::attribution::AttributionKind;
+    for (v1, v2) in [
+        ("v1.folded", "v2.folded"),
+        ("v1.speedscope.json", "v2.speedscope.json"),
+    ] {
+        let (before, after) = (shop(v1), shop(v2));
+        for c in shop_classifiers() {
+            let (a, grown) = attribute_pair(&c, &before, &after);
+            println!("{v2}: {}", a.summary);
+            assert_eq!(
+                a.kind,
+                AttributionKind::CodeRegression,
+                "{v2}: {}",
+                a.summary
+            );
+            // The injected function is the top grown frame, by at least 10
+            // points of busy time, and the line names it first.
+            assert_eq!(
+                grown[0].frame, "rules_for_line (shop.py)",
+                "{v2}: {grown:#?}"
+            );
+            assert!(grown[0].total_delta_pts() >= 10.0, "{v2}: {grown:#?}");
+            assert!(
+                a.line().contains("; grew most: rules_for_line (shop.py) +"),
+                "{v2}: {}",
+                a.summary
+            );
+            assert!(a.summary.contains("pts of busy time)"), "{}", a.summary);
+            assert!(a.application_delta_pts >= 10.0, "{v2}: {}", a.summary);
+            // Idle is left out of the shares compared, and it was large.
+            assert!(a.changes.iter().all(|x| x.category != Category::IdleWait));
+            let idle_before = c.shares(&before).idle_pct();
+            assert!(idle_before > 20.0, "{v1}: idle {idle_before:.1}%");
+            // No change is above 100 points.
+            for g in &grown {
+                assert!(g.total_delta_pts().abs() <= 100.0 && g.self_delta_pts().abs() <= 100.0);
+            }
+            // Controls: against itself, and the fix (v2 → v1).
+            assert_eq!(
+                attribute_pair(&c, &before, &before).0.kind,
+                AttributionKind::Inconclusive
+            );
+            assert_ne!(
+                attribute_pair(&c, &after, &before).0.kind,
+                AttributionKind::CodeRegression
+            );
+        }
+    }
+}
+
+#[test]
+fn pyspy_shop_frames_survive_the_redeploy() {
+    let (before, after) = (shop("v1.folded"), shop("v2.folded"));
+    // As written, v1 and v2 frames never meet: the directories differ.
+    assert!(
+        before
+            .stacks
+            .keys()
+            .any(|s| s.contains("/srv/app/v1/shop.py:"))
+    );
+    assert!(
+        after
+            .stacks
+            .keys()
+            .any(|s| s.contains("/srv/app/v2/shop.py:"))
+    );
+    let c = shop_classifiers()[0].clone();
+    let b = compare::Comparable::new(&before, &c, Normalisation::Functions);
+    let a = compare::Comparable::new(&after, &c, Normalisation::Functions);
+    let changes = compare::frame_changes(&b, &a);
+    // `quote` is one row, in both profiles.
+    let quote = &changes["quote (shop.py)"];
+    assert!(
+        quote.total_before_pct > 10.0 && quote.total_after_pct > 10.0,
+        "{quote:?}"
+    );
+    assert!(
+        !changes
+            .keys()
+            .any(|f| f.contains("/srv/") || f.contains(".py:"))
+    );
+    // Kept as written, every v2 frame of the service reads as new.
+    let lines = Classifier::new(&ProfileSettings {
+        keep_lines: true,
+        ..ProfileSettings::default()
+    })
+    .unwrap();
+    let b = compare::Comparable::new(&before, &lines, lines.normalisation());
+    let a = compare::Comparable::new(&after, &lines, lines.normalisation());
+    let grown = grown_frames(&b, &a, 15);
+    let quote_rows = grown
+        .iter()
+        .filter(|g| g.frame.starts_with("quote (/srv/app/v2/"))
+        .count();
+    assert!(quote_rows >= 1, "{grown:#?}");
+    assert!(
+        grown
+            .iter()
+            .filter(|g| g.frame.contains("/srv/app/v2/"))
+            .all(|g| g.total_before_pct == 0.0)
+    );
+}
+
+#[test]
+fn pyspy_speedscope_counts_samples_not_seconds() {
+    let p = shop("v1.speedscope.json");
+    assert_eq!(p.units, "seconds");
+    let samples = p.samples.unwrap();
+    // py-spy weighs each sample by its interval at 100 Hz: 0.01 s.
+    assert!(
+        (p.total - samples as f64 * 0.01).abs() < 1e-6,
+        "{} s, {samples} samples",
+        p.total
+    );
+    assert!(p.total < 100.0 && samples >= 100);
+    // Printed rounded in its unit, never `13.269999999999762 seconds`.
+    let text = p.total_text();
+    assert!(text.ends_with(" seconds"), "{text}");
+    let number = text.trim_end_matches(" seconds");
+    assert!(
+        number.split('.').nth(1).is_none_or(|d| d.len() <= 2),
+        "{text}"
+    );
+    // The folded capture of the same service counts the same way.
+    let folded = shop("v1.folded");
+    assert_eq!(folded.samples, Some(folded.total as u64));
 }
 
 #[test]
@@ -895,7 +1137,7 @@ mod properties {
             let a = c.shares(&parse_folded(&text, Path::new("f"), "cpu").unwrap());
             let b = c.shares(&parse_folded(&scaled, Path::new("f"), "cpu").unwrap());
             // The same profile captured k times longer: nothing moved.
-            let verdict = attribute(&b, &a, 5.0);
+            let verdict = attribute(&b, &a, 5.0, &[]);
             prop_assert_eq!(verdict.kind, crate::analyse::attribution::AttributionKind::Inconclusive);
             prop_assert!(verdict.application_delta_pts.abs() < 1e-6);
         }

@@ -123,6 +123,10 @@ fn flame_diffs(
         let Some(a) = before.iter().find(|a| a.kind == b.kind) else {
             continue;
         };
+        // A profile with no busy stack (all idle, or empty) has nothing to diff.
+        if a.comparable.total <= 0.0 || b.comparable.stacks.is_empty() {
+            continue;
+        }
         let title = format!(
             "{} · {} profile · {} against {}",
             endpoint.name,
@@ -130,10 +134,10 @@ fn flame_diffs(
             cmp.b.label(),
             cmp.a.label()
         );
-        let subtitle = "width: run B; red grew, blue shrank against run A";
+        let subtitle = "width: run B's busy stacks; colour: change of a frame's total share since run A (red grew, blue shrank)";
         let svg = diff_svg(
-            &a.profile,
-            &b.profile,
+            &a.comparable,
+            &b.comparable,
             &title,
             subtitle,
             analysis.settings.profiles.min_width_pct,

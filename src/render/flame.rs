@@ -8,15 +8,24 @@
 //! `min_width_pct` of the total are left out, and when a graph would still
 //! exceed [`MAX_SVG_BYTES`] the minimum width is raised until it fits.
 //! Frame names are escaped by inferno's XML writer (`<`, `>`, `&`, quotes).
+//!
+//! The differential graph is not inferno's own: inferno colours a frame by
+//! the change of its *self* weight (so a function whose callees grew stays
+//! white) and prints the change of a fractional profile 1000× too large
+//! (`+14106.94%`: the scale it was given for fractional weights is not
+//! divided back out of the change). perfdash draws the current busy
+//! profile, colours every frame by the change of its *total* share (the
+//! same numbers as the "frames that grew" table) and writes the tooltips
+//! itself.
 
 use std::collections::BTreeMap;
 
-use inferno::flamegraph::color::{BasicPalette, MultiPalette, Palette};
+use inferno::flamegraph::color::{BasicPalette, Color, MultiPalette, Palette, PaletteMap};
 use inferno::flamegraph::{self, Options};
 
 use crate::error::Error;
-use crate::profile::Profile;
-use crate::profile::classify::strip_annotation;
+use crate::profile::compare::{Comparable, FrameGrowth, frame_changes};
+use crate::profile::{Profile, format_weight};
 
 /// Upper bound for one SVG. A 30 s JVM profile at 0.1% minimum width is
 /// typically 0.3–1.5 MB; past 4 MB browsers get sluggish.
@@ -28,6 +37,11 @@ const MAX_MIN_WIDTH_PCT: f64 = 5.0;
 /// Fractional weights are scaled by this before drawing (inferno draws
 /// integer counts) and scaled back in the labels with inferno's `factor`.
 const FRACTION_SCALE: f64 = 1000.0;
+
+/// The smallest colour scale of the differential graph, in points: changes
+/// under the attribution threshold's order stay pale, so noise is not
+/// painted bright red.
+const MIN_COLOUR_SCALE_PTS: f64 = 5.0;
 
 /// Draws one profile as an interactive flame graph.
 pub fn flame_svg(
@@ -41,94 +55,207 @@ pub fn flame_svg(
     } else {
         1.0
     };
-    let lines: Vec<String> = profile
-        .stacks
-        .iter()
-        .filter_map(|(stack, w)| {
-            let n = (w * scale).round() as u64;
-            (n > 0).then(|| format!("{stack} {n}"))
-        })
-        .collect();
-    render_bounded(&lines, min_width_pct, |opt| {
+    let lines = scaled_lines(&profile.stacks, scale);
+    render_bounded(&lines, min_width_pct, None, |opt| {
         opt.title = title.to_string();
         opt.subtitle = Some(subtitle.to_string());
-        opt.colors = palette_for(profile);
+        opt.colors = palette_for(&profile.stacks);
         opt.count_name = profile.units.clone();
         opt.factor = 1.0 / scale;
     })
 }
 
+/// `stack weight` lines, weights scaled to integers.
+fn scaled_lines(stacks: &BTreeMap<String, f64>, scale: f64) -> Vec<String> {
+    stacks
+        .iter()
+        .filter_map(|(stack, w)| {
+            let n = (w * scale).round() as u64;
+            (n > 0).then(|| format!("{stack} {n}"))
+        })
+        .collect()
+}
+
+/// The colour scale of a differential graph, in points: the largest change
+/// of a frame's total share drawn, rounded up to 5, 10, 15, 20, 25, 30, 40,
+/// 50, 75 or 100 (at least [`MIN_COLOUR_SCALE_PTS`]). The page's legend
+/// shows it.
+pub fn diff_scale_pts(baseline: &Comparable, current: &Comparable) -> f64 {
+    scale_for(&frame_changes(baseline, current), current)
+}
+
+fn scale_for(changes: &BTreeMap<String, FrameGrowth>, current: &Comparable) -> f64 {
+    let drawn: std::collections::BTreeSet<&str> =
+        current.stacks.keys().flat_map(|s| s.split(';')).collect();
+    let largest = drawn
+        .iter()
+        .filter_map(|f| changes.get(*f))
+        .map(|g| g.total_delta_pts().abs())
+        .fold(0.0f64, f64::max);
+    [5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 75.0, 100.0]
+        .into_iter()
+        .find(|&step| step >= largest.max(MIN_COLOUR_SCALE_PTS))
+        .unwrap_or(100.0)
+}
+
+/// The fill of a frame whose total share changed by `delta` points on a
+/// scale of ±`scale` points: white at 0, red for growth, blue for shrinkage,
+/// full colour at the scale's end (inferno's differential hues).
+pub fn change_colour(delta: f64, scale: f64) -> (u8, u8, u8) {
+    let t = if scale > 0.0 {
+        (delta.abs() / scale).min(1.0)
+    } else {
+        0.0
+    };
+    let c = (250.0 - 150.0 * t).round() as u8;
+    if delta > 0.0 {
+        (255, c, c)
+    } else if delta < 0.0 {
+        (c, c, 255)
+    } else {
+        (250, 250, 250)
+    }
+}
+
 /// Draws `current` against `baseline` as a differential flame graph: widths
-/// are the current profile, colour is the change of each frame (red grew,
-/// blue shrank). The baseline is first scaled to the current total, so a
-/// longer or shorter capture does not paint everything one colour.
-/// Annotation suffixes (`_[j]`, `_[k]`, …) are removed on both sides so the
-/// same frame meets itself whichever way each profile was archived.
+/// are the current profile's busy stacks; each frame's colour is the change
+/// of its total share (every stack that passes through it, in percent of
+/// each profile's busy weight) on the scale [`diff_scale_pts`] gives; each
+/// tooltip gives the frame's width here and its total and self shares
+/// before and after. Both profiles are compared as [`Comparable`]s: idle
+/// left out, frame names normalised.
 pub fn diff_svg(
-    baseline: &Profile,
-    current: &Profile,
+    baseline: &Comparable,
+    current: &Comparable,
     title: &str,
     subtitle: &str,
     min_width_pct: f64,
 ) -> Result<Vec<u8>, Error> {
-    let before = plain_stacks(baseline);
-    let after = plain_stacks(current);
-    let before_total: f64 = before.values().sum();
-    let after_total: f64 = after.values().sum();
-    if before_total <= 0.0 || after_total <= 0.0 {
+    if baseline.total <= 0.0 || current.stacks.is_empty() {
         return Err(Error::Internal(
             "a differential flame graph needs two non-empty profiles".to_string(),
         ));
     }
-    let normalise = after_total / before_total;
-    let fractional = after
-        .values()
-        .chain(before.values())
-        .any(|w| w.fract() != 0.0)
-        || normalise.fract() != 0.0;
+    let changes = frame_changes(baseline, current);
+    let scale_pts = scale_for(&changes, current);
+    let mut palette = PaletteMap::default();
+    for (name, g) in &changes {
+        let (r, g, b) = change_colour(g.total_delta_pts(), scale_pts);
+        palette.insert(name, Color { r, g, b });
+    }
+    let fractional = current.stacks.values().any(|w| w.fract() != 0.0);
     let scale = if fractional { FRACTION_SCALE } else { 1.0 };
-    let mut stacks: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-    for (stack, w) in &before {
-        stacks.entry(stack).or_default().0 = (w * normalise * scale).round() as u64;
-    }
-    for (stack, w) in &after {
-        stacks.entry(stack).or_default().1 = (w * scale).round() as u64;
-    }
-    // Stacks only in the baseline have no width now; inferno draws widths from
-    // the second column, so they cannot appear (the table of grown frames and
-    // the category shares account for what shrank).
-    let lines: Vec<String> = stacks
-        .iter()
-        .filter(|(_, (_, a))| *a > 0)
-        .map(|(stack, (b, a))| format!("{stack} {b} {a}"))
-        .collect();
-    render_bounded(&lines, min_width_pct, |opt| {
+    let lines = scaled_lines(&current.stacks, scale);
+    let drawn_total: f64 = current.stacks.values().sum();
+    let svg = render_bounded(&lines, min_width_pct, Some(&mut palette), |opt| {
         opt.title = title.to_string();
         opt.subtitle = Some(subtitle.to_string());
         opt.count_name = current.units.clone();
         opt.factor = 1.0 / scale;
-    })
+    })?;
+    Ok(rewrite_titles(&svg, |title| {
+        diff_title(title, &changes, current, drawn_total)
+    }))
 }
 
-/// Stacks with annotation suffixes removed (merging what then coincides).
-fn plain_stacks(profile: &Profile) -> BTreeMap<String, f64> {
-    let mut out: BTreeMap<String, f64> = BTreeMap::new();
-    for (stack, w) in &profile.stacks {
-        let plain = stack
-            .split(';')
-            .map(strip_annotation)
-            .collect::<Vec<_>>()
-            .join(";");
-        *out.entry(plain).or_insert(0.0) += w;
+/// A differential tooltip, from inferno's `name (N units, P%)`: this frame's
+/// width here, then the frame's total and self shares (all its places)
+/// before → after: `q (100 samples, 62.50% of busy samples; total 25.00% →
+/// 62.50%, +37.50 pts; self 10.00% → 25.00%, +15.00 pts)`.
+fn diff_title(
+    inferno_title: &str,
+    changes: &BTreeMap<String, FrameGrowth>,
+    current: &Comparable,
+    drawn_total: f64,
+) -> Option<String> {
+    let inner = inferno_title.strip_suffix(')')?;
+    let open = inner.rfind(" (")?;
+    let (name, counts) = (&inner[..open], &inner[open + 2..]);
+    let pct: f64 = counts
+        .rsplit(", ")
+        .next()?
+        .strip_suffix('%')?
+        .parse()
+        .ok()?;
+    let busy = if current.idle_excluded { "busy " } else { "" };
+    if name == "all" && !changes.contains_key("all") {
+        return Some(format!(
+            "all ({} {}{})",
+            format_weight(current.total),
+            busy,
+            current.units
+        ));
     }
-    out
+    let width = pct / 100.0 * drawn_total;
+    let here = if current.total > 0.0 {
+        100.0 * width / current.total
+    } else {
+        0.0
+    };
+    let g = changes.get(name)?;
+    // One trailing parenthesis holds every number: inferno's script labels
+    // a frame with its title minus the last `(…)`, so nothing else may
+    // follow the name.
+    Some(format!(
+        "{name} ({} {}, {here:.2}% of {busy}{}; total {:.2}% → {:.2}%, {:+.2} pts; self {:.2}% → {:.2}%, {:+.2} pts)",
+        format_weight(width),
+        current.units,
+        current.units,
+        g.total_before_pct,
+        g.total_after_pct,
+        g.total_delta_pts(),
+        g.self_before_pct,
+        g.self_after_pct,
+        g.self_delta_pts(),
+    ))
+}
+
+/// Replaces the text of every `<title>` element of an inferno SVG with
+/// `rewrite(text)` (text unescaped, result escaped), keeping it when
+/// `rewrite` gives `None`.
+fn rewrite_titles(svg: &[u8], rewrite: impl Fn(&str) -> Option<String>) -> Vec<u8> {
+    const OPEN: &str = "<title>";
+    const CLOSE: &str = "</title>";
+    let text = String::from_utf8_lossy(svg);
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let mut rest: &str = &text;
+    while let Some(start) = rest.find(OPEN) {
+        let body_at = start + OPEN.len();
+        let Some(len) = rest[body_at..].find(CLOSE) else {
+            break;
+        };
+        out.push_str(&rest[..body_at]);
+        let body = &rest[body_at..body_at + len];
+        match rewrite(&xml_unescape(body)) {
+            Some(new) => out.push_str(&super::xml_escape(&new)),
+            None => out.push_str(body),
+        }
+        out.push_str(CLOSE);
+        rest = &rest[body_at + len + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    out.into_bytes()
+}
+
+/// The XML entities inferno's writer produces, back to characters.
+fn xml_unescape(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
 }
 
 /// Renders, raising the minimum width until the SVG fits [`MAX_SVG_BYTES`].
 fn render_bounded(
     lines: &[String],
     min_width_pct: f64,
-    configure: impl Fn(&mut Options),
+    mut palette: Option<&mut PaletteMap>,
+    configure: impl Fn(&mut Options<'_>),
 ) -> Result<Vec<u8>, Error> {
     let mut min_width = min_width_pct.max(0.0);
     loop {
@@ -136,6 +263,7 @@ fn render_bounded(
         opt.deterministic = true;
         opt.min_width = min_width;
         configure(&mut opt);
+        opt.palette_map = palette.as_deref_mut();
         if min_width > min_width_pct {
             let note = format!(" (frames under {min_width:.2}% left out to keep the page light)");
             opt.subtitle = Some(opt.subtitle.take().unwrap_or_default() + &note);
@@ -156,10 +284,10 @@ fn render_bounded(
 
 /// inferno's Java palette for JVM profiles (green Java, yellow C++, orange
 /// kernel), its Python palette for py-spy ones, else the classic hot palette.
-fn palette_for(profile: &Profile) -> Palette {
+fn palette_for(stacks: &BTreeMap<String, f64>) -> Palette {
     let mut java = 0usize;
     let mut python = 0usize;
-    for stack in profile.stacks.keys().take(500) {
+    for stack in stacks.keys().take(500) {
         let leaf = stack.rsplit(';').next().unwrap_or("");
         if stack.contains("java/") || stack.contains("_[j]") || leaf.contains("::") {
             java += 1;
@@ -182,14 +310,43 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::profile::parse_folded;
+    use crate::config::ProfileSettings;
+    use crate::profile::{Classifier, Normalisation, parse_folded};
 
     fn profile(text: &str) -> Profile {
         parse_folded(text, Path::new("flame.txt"), "cpu").unwrap()
     }
 
+    fn comparable(text: &str) -> Comparable {
+        let c = Classifier::new(&ProfileSettings::default()).unwrap();
+        Comparable::new(&profile(text), &c, Normalisation::Functions)
+    }
+
     const TRICKY: &str = "java/lang/Thread.run;com/acme/Cache.get(Map<String,List<Foo>>);a&b \"quoted\" 'single' 7\n\
                           java/lang/Thread.run;com/acme/Orders.list 3\n";
+
+    /// (fill, title) of every frame `<g>` of an inferno SVG whose title starts with `name (`.
+    fn frame(svg: &str, name: &str) -> (String, String) {
+        let g = svg
+            .split("<g>")
+            .find(|g| g.contains(&format!("<title>{name} (")))
+            .unwrap_or_else(|| panic!("no frame {name}"));
+        let at = g.find("fill=\"").unwrap() + 6;
+        let fill = g[at..at + g[at..].find('"').unwrap()].to_string();
+        let t = g.find("<title>").unwrap() + 7;
+        let title = g[t..t + g[t..].find("</title>").unwrap()].to_string();
+        (fill, title)
+    }
+
+    fn rgb(s: &str) -> (u8, u8, u8) {
+        let v: Vec<u8> = s
+            .trim_start_matches("rgb(")
+            .trim_end_matches(')')
+            .split(',')
+            .map(|x| x.trim().parse().unwrap())
+            .collect();
+        (v[0], v[1], v[2])
+    }
 
     #[test]
     fn frame_names_and_titles_are_escaped() {
@@ -211,9 +368,15 @@ mod tests {
         assert!(svg.contains("GET /orders?&lt;x&gt;&amp;y"), "title escaped");
         assert!(!svg.contains("<x>"));
         assert!(svg.contains("cpu &lt;profile&gt;"));
-        let diff = String::from_utf8(diff_svg(&p, &p, "<t>", "<s>", 0.1).unwrap()).unwrap();
+        let c = comparable(TRICKY);
+        let diff = String::from_utf8(diff_svg(&c, &c, "<t>", "<s>", 0.1).unwrap()).unwrap();
         assert!(diff.contains("Map&lt;String,List&lt;Foo&gt;&gt;"));
         assert!(!diff.contains("Map<String") && !diff.contains("<t>") && !diff.contains("<s>"));
+        // Rewritten tooltips are escaped too.
+        assert!(
+            diff.contains("a&amp;b &quot;quoted&quot; &#39;single&#39; (7 samples"),
+            "{diff}"
+        );
     }
 
     #[test]
@@ -229,6 +392,11 @@ mod tests {
         );
         assert!(svg.contains("zoom"), "zoom script embedded");
         assert!(svg.contains("total_samples=\"10\""));
+        let c = comparable(TRICKY);
+        assert_eq!(
+            diff_svg(&c, &c, "t", "s", 0.1).unwrap(),
+            diff_svg(&c, &c, "t", "s", 0.1).unwrap()
+        );
     }
 
     #[test]
@@ -262,42 +430,108 @@ mod tests {
     }
 
     #[test]
-    fn differential_colours_growth_red_and_shrinkage_blue() {
-        // Baseline 100 samples, current 200: normalised, `b` doubled its share, `c` halved.
-        let before = profile("m;b 25\nm;c 50\nm;d 25\n");
-        let after = profile("m;b 100\nm;c 50\nm;d 50\n");
+    fn differential_colours_total_growth_red_and_shrinkage_blue() {
+        // Baseline 100 samples, current 200: `b` doubled its share, `c`
+        // halved, `d` kept it; `m` is everything, so its total did not move.
+        let before = comparable("m;b 25\nm;c 50\nm;d 25\n");
+        let after = comparable("m;b 100\nm;c 50\nm;d 50\n");
         let svg = String::from_utf8(diff_svg(&before, &after, "t", "s", 0.0).unwrap()).unwrap();
-        let fill_of = |name: &str| {
-            let g = svg
-                .split("<g>")
-                .find(|g| g.contains(&format!("<title>{name} (")))
-                .unwrap();
-            let at = g.find("fill=\"").unwrap() + 6;
-            g[at..at + g[at..].find('"').unwrap()].to_string()
-        };
-        let rgb = |s: String| -> (u8, u8, u8) {
-            let v: Vec<u8> = s
-                .trim_start_matches("rgb(")
-                .trim_end_matches(')')
-                .split(',')
-                .map(|x| x.parse().unwrap())
-                .collect();
-            (v[0], v[1], v[2])
-        };
-        let (r, g, b) = rgb(fill_of("b"));
+        let (r, g, b) = rgb(&frame(&svg, "b").0);
         assert!(
             r == 255 && g < 255 && b < 255,
             "b grew: red, got {r},{g},{b}"
         );
-        let (r, g, b) = rgb(fill_of("c"));
+        let (r, g, b) = rgb(&frame(&svg, "c").0);
         assert!(
             b == 255 && r < 255 && g < 255,
             "c shrank: blue, got {r},{g},{b}"
         );
-        let (r, g, b) = rgb(fill_of("d"));
-        assert!(
-            r == g && g == b && r > 200,
-            "d unchanged: near-white grey, got {r},{g},{b}"
+        assert_eq!(
+            rgb(&frame(&svg, "d").0),
+            (250, 250, 250),
+            "d unchanged: white"
         );
+        assert_eq!(
+            rgb(&frame(&svg, "m").0),
+            (250, 250, 250),
+            "m is all of it both times"
+        );
+    }
+
+    /// The issue's complaint: a function whose callees hold all its width
+    /// has no self change, and inferno's differential drew it white. Here
+    /// its total share is what colours it.
+    #[test]
+    fn a_caller_of_new_work_is_coloured_by_its_total_change() {
+        let before = comparable("svc;render 60\nsvc;load 40\n");
+        let after =
+            comparable("svc;render 60\nsvc;load 40\nsvc;rules;query 80\nsvc;rules;apply 20\n");
+        let svg = String::from_utf8(diff_svg(&before, &after, "t", "s", 0.0).unwrap()).unwrap();
+        let (r, g, _) = rgb(&frame(&svg, "rules").0);
+        // +50 points on a 50-point scale: full red.
+        assert_eq!((r, g), (255, 100));
+        assert_eq!(diff_scale_pts(&before, &after), 50.0);
+    }
+
+    /// One frame's tooltip against a hand computation. Baseline: 40 busy
+    /// samples, `q` in 10 of them (25 %), 4 as its own leaf (10 %). Current:
+    /// 160 busy samples, `q` in 100 of them (62.5 %), 40 as a leaf (25 %).
+    /// Changes: total +37.5 points, self +15 points; never above 100.
+    #[test]
+    fn one_frames_tooltip_matches_a_hand_computation() {
+        let before = comparable("main;q;db 6\nmain;q 4\nmain;other 30\n");
+        let after = comparable("main;q;db 60\nmain;q 40\nmain;other 60\n");
+        let svg = String::from_utf8(diff_svg(&before, &after, "t", "s", 0.0).unwrap()).unwrap();
+        let (_, title) = frame(&svg, "q");
+        assert_eq!(
+            title,
+            "q (100 samples, 62.50% of busy samples; total 25.00% → 62.50%, +37.50 pts; \
+             self 10.00% → 25.00%, +15.00 pts)"
+        );
+        let (_, db) = frame(&svg, "db");
+        assert!(db.contains("total 15.00% → 37.50%, +22.50 pts;"), "{db}");
+        let (_, all) = frame(&svg, "all");
+        assert_eq!(all, "all (160 busy samples)");
+
+        // Fractional weights (py-spy's seconds), baseline scaled to another
+        // length: the same shares, so the same points, not 1000× more.
+        let before = comparable("main;q;db 0.06\nmain;q 0.04\nmain;other 0.3\n");
+        let after = comparable("main;q;db 0.6\nmain;q 0.4\nmain;other 0.6\n");
+        let svg = String::from_utf8(diff_svg(&before, &after, "t", "s", 0.0).unwrap()).unwrap();
+        let (_, title) = frame(&svg, "q");
+        assert!(
+            title.contains("62.50% of busy samples; total 25.00% → 62.50%, +37.50 pts;"),
+            "{title}"
+        );
+    }
+
+    /// inferno's script labels a frame (and finds it by "Search") with its
+    /// title minus the last `(…)`: every rewritten title must leave just
+    /// the name, py-spy names with their own parentheses included.
+    #[test]
+    fn rewritten_titles_leave_the_frame_name_as_the_label() {
+        let before =
+            comparable("main (app.py:1);q (app.py:5) 10\nmain (app.py:1);r (app.py:9) 30\n");
+        let after =
+            comparable("main (app.py:1);q (app.py:6) 40\nmain (app.py:1);r (app.py:10) 30\n");
+        let svg = String::from_utf8(diff_svg(&before, &after, "t", "s", 0.0).unwrap()).unwrap();
+        for name in ["main (app.py)", "q (app.py)", "r (app.py)"] {
+            let (_, title) = frame(&svg, name);
+            // `replace(/\([^(]*\)$/, "")`, as inferno's update_text does.
+            assert!(title.ends_with(')'), "{title}");
+            let open = title.rfind('(').unwrap();
+            assert_eq!(&title[..open], format!("{name} "), "{title}");
+        }
+    }
+
+    #[test]
+    fn idle_stacks_are_not_drawn_in_the_differential_graph() {
+        let text = "BaseServer.serve_forever (socketserver.py:233);_PollLikeSelector.select (selectors.py:415) 900\n\
+                    Handler.do_GET (shop.py:10);quote (shop.py:20) 100\n";
+        let c = comparable(text);
+        assert_eq!(c.total, 100.0, "idle left out of the busy total");
+        let svg = String::from_utf8(diff_svg(&c, &c, "t", "s", 0.0).unwrap()).unwrap();
+        assert!(!svg.contains("serve_forever"));
+        assert!(svg.contains("quote (shop.py) ("), "names normalised: {svg}");
     }
 }

@@ -10,12 +10,12 @@
 
 use askama::Template;
 
-use super::flame::{diff_svg, flame_svg};
+use super::flame::{change_colour, diff_scale_pts, diff_svg, flame_svg};
 use super::{Site, Slugs};
 use crate::analyse::attribution::{GROWN_FRAMES, ProfileAnalysis};
 use crate::analyse::{Analysis, EndpointAnalysis, RunPoint};
 use crate::error::Error;
-use crate::profile::Category;
+use crate::profile::{Category, format_weight};
 
 /// A link from an endpoint or run page to one flame page.
 #[derive(Debug, Clone)]
@@ -80,12 +80,21 @@ pub struct ShareRow {
 
 pub struct GrowthRow {
     pub frame: String,
-    pub self_before: String,
-    pub self_after: String,
-    pub self_delta: String,
     pub total_before: String,
     pub total_after: String,
     pub total_delta: String,
+    pub self_before: String,
+    pub self_after: String,
+    pub self_delta: String,
+    /// The frame listed above that this one calls (its growth passes through), or empty.
+    pub caller_of: String,
+}
+
+/// One stop of the differential graph's colour legend.
+pub struct LegendStop {
+    /// Offset along the bar, percent.
+    pub offset: u32,
+    pub colour: String,
 }
 
 #[derive(Template)]
@@ -100,8 +109,10 @@ pub struct FlamePage {
     pub verdict: &'static str,
     pub format: &'static str,
     pub source: String,
+    /// The total weight rounded in its unit, e.g. `20.16 seconds`.
     pub total: String,
-    pub units: String,
+    /// `in 2,016 samples` when the weights are not samples; else empty.
+    pub samples: String,
     pub svg_href: String,
     pub diff_href: String,
     pub baseline_run: String,
@@ -110,10 +121,20 @@ pub struct FlamePage {
     pub attribution: String,
     pub attribution_key: &'static str,
     pub shares: Vec<ShareRow>,
+    /// Whether idle is left out of the shares.
+    pub idle_excluded: bool,
+    /// Percent of all weight that is idle, now and in the baseline.
+    pub idle_now: String,
+    pub idle_baseline: String,
     pub gc_in_mutator: String,
+    /// How frame names were compared, one sentence.
+    pub normalisation: &'static str,
     pub grown: Vec<GrowthRow>,
     pub grown_limit: usize,
     pub min_width: String,
+    /// The colour legend's end, e.g. `25` (points).
+    pub legend_scale: String,
+    pub legend_stops: Vec<LegendStop>,
 }
 
 fn pct(v: f64) -> String {
@@ -122,22 +143,6 @@ fn pct(v: f64) -> String {
 
 fn pts(v: f64) -> String {
     format!("{v:+.1}")
-}
-
-fn total(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        let digits = format!("{}", v as i64);
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 && c != '-' {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 /// Renders every profile's page and SVGs into the site.
@@ -173,10 +178,9 @@ fn render_one(
     };
     let title = format!("{} · run {} · {} profile", e.name, p.run, pa.kind);
     let subtitle = format!(
-        "{} · {} {} · {}",
+        "{} · {} · {}",
         pa.format.describe(),
-        total(pa.total),
-        pa.units,
+        pa.profile.total_text(),
         pa.source
     );
     site.insert(
@@ -186,35 +190,46 @@ fn render_one(
 
     let (mut diff_href, mut baseline_run, mut baseline_href, mut baseline_source) =
         (String::new(), String::new(), String::new(), String::new());
+    let mut legend_scale = String::new();
     if let Some(b) = &pa.baseline {
         let diff_title = format!(
             "{} · run {} against run {} · {} profile",
             e.name, p.run, b.run, pa.kind
         );
-        let diff_subtitle =
-            "width: this run · red: grew, blue: shrank (baseline scaled to the same total)";
-        if pa.profile.total > 0.0 && b.profile.total > 0.0 {
+        if b.comparable.total > 0.0 && !pa.comparable.stacks.is_empty() {
+            let scale = diff_scale_pts(&b.comparable, &pa.comparable);
+            let diff_subtitle = format!(
+                "width: this run{} · colour: change of each frame's total share, blue −{scale:.0} pts … white 0 … red +{scale:.0} pts",
+                if pa.comparable.idle_excluded {
+                    ", idle left out"
+                } else {
+                    ""
+                }
+            );
             site.insert(
                 &format!("{base}.diff.svg"),
                 diff_svg(
-                    &b.profile,
-                    &pa.profile,
+                    &b.comparable,
+                    &pa.comparable,
                     &diff_title,
-                    diff_subtitle,
+                    &diff_subtitle,
                     min_width,
                 )?,
             );
             diff_href = file(".diff.svg");
+            legend_scale = format!("{scale:.0}");
         }
         baseline_run = b.run.clone();
         baseline_href = format!("{}.{}.html", slugs.run(&b.run), pa.kind);
         baseline_source = b.source.clone();
     }
 
+    let idle_excluded = pa.comparable.idle_excluded;
     let shares = Category::ALL
         .iter()
+        .filter(|&&c| !(idle_excluded && c == Category::IdleWait))
         .map(|&c| {
-            let share = pa.shares.get(&c).copied().unwrap_or(0.0);
+            let share = pa.busy_shares.get(&c).copied().unwrap_or(0.0);
             let change = pa
                 .baseline
                 .as_ref()
@@ -238,12 +253,32 @@ fn render_one(
         .iter()
         .map(|g| GrowthRow {
             frame: g.frame.clone(),
-            self_before: pct(g.self_before_pct),
-            self_after: pct(g.self_after_pct),
-            self_delta: pts(g.self_delta_pts()),
             total_before: pct(g.total_before_pct),
             total_after: pct(g.total_after_pct),
             total_delta: pts(g.total_delta_pts()),
+            self_before: pct(g.self_before_pct),
+            self_after: pct(g.self_after_pct),
+            self_delta: pts(g.self_delta_pts()),
+            caller_of: g.caller_of.clone().unwrap_or_default(),
+        })
+        .collect();
+    let samples = match pa.samples {
+        Some(n) if !pa.profile.weights_are_samples() => {
+            format!(" in {} samples", format_weight(n as f64))
+        }
+        None if !pa.profile.weights_are_samples() => {
+            " (the format does not record a sample count)".to_string()
+        }
+        _ => String::new(),
+    };
+    let legend_stops = [-1.0, -0.5, 0.0, 0.5, 1.0]
+        .iter()
+        .map(|&t| {
+            let (r, g, b) = change_colour(t, 1.0);
+            LegendStop {
+                offset: ((t + 1.0) * 50.0) as u32,
+                colour: format!("rgb({r},{g},{b})"),
+            }
         })
         .collect();
     let page = FlamePage {
@@ -260,20 +295,34 @@ fn render_one(
         verdict: p.verdict.as_str(),
         format: pa.format.describe(),
         source: pa.source.clone(),
-        total: total(pa.total),
-        units: pa.units.clone(),
+        total: pa.profile.total_text(),
+        samples,
         svg_href: file(".svg"),
         diff_href,
         baseline_run,
         baseline_href,
         baseline_source,
-        attribution: attribution_text(pa),
+        attribution: pa
+            .attribution
+            .as_ref()
+            .map(|a| a.line())
+            .unwrap_or_default(),
         attribution_key: attribution_key(pa),
         shares,
+        idle_excluded,
+        idle_now: pct(pa.idle_pct),
+        idle_baseline: pa
+            .baseline
+            .as_ref()
+            .map(|b| pct(b.idle_pct))
+            .unwrap_or_default(),
         gc_in_mutator: pct(pa.gc_in_mutator_pct),
+        normalisation: pa.normalisation.describe(),
         grown,
         grown_limit: GROWN_FRAMES,
         min_width: format!("{min_width}%"),
+        legend_scale,
+        legend_stops,
     };
     let html = page
         .render()

@@ -33,6 +33,7 @@ pub mod flame_pages;
 pub mod format;
 pub mod history;
 pub mod overview;
+pub mod palette;
 pub mod releases;
 pub mod rows;
 pub mod run;
@@ -122,7 +123,7 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
     let ctx = context::Ctx::new(analysis, &slugs);
     let mut site = Site::default();
     for (path, bytes) in assets::files() {
-        site.insert(path, bytes.to_vec());
+        site.insert(path, bytes);
     }
     let mut pages: Vec<rows::Page> = vec![
         overview::overview_page(&ctx, capacity::capacity_summaries(analysis, &slugs))?,

@@ -3,7 +3,7 @@
 //!
 //! All distribution-free: a run has ~5 rounds, far too few to assume a
 //! shape, and rounds of one run are not independent samples of run-to-run
-//! behaviour (DETECTION.md §2), so nothing here treats them as such beyond
+//! behaviour (docs/detection.md, "Rounds, runs and small samples"), so nothing here treats them as such beyond
 //! the order statistics of the run itself.
 
 use serde::Serialize;

@@ -107,7 +107,7 @@ pub fn hodges_lehmann_ratio(before: &[f64], after: &[f64], confidence: f64) -> O
 /// (x, y) with y > x, no ties) of samples of sizes m and n under the null,
 /// u = 0..=m·n. Exact counts up to [`EXACT_PAIRS`] pairs (5 vs 5: 252
 /// orderings); normal with a continuity correction beyond.
-pub fn mann_whitney_cdf(m: usize, n: usize) -> Vec<f64> {
+pub(super) fn mann_whitney_cdf(m: usize, n: usize) -> Vec<f64> {
     let mn = m * n;
     if mn > EXACT_PAIRS {
         let mean = mn as f64 / 2.0;

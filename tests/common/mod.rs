@@ -1,6 +1,10 @@
 //! Helpers shared by the integration tests: small archives written into
 //! temporary folders, in real k6 `handleSummary()` shape.
 #![allow(dead_code)]
+// Each test binary compiles these helpers as its own private module and
+// uses a subset of them, so `pub` here means "for the test files", which
+// `unreachable_pub` cannot see.
+#![allow(unreachable_pub)]
 
 use std::path::{Path, PathBuf};
 

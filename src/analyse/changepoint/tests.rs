@@ -90,7 +90,7 @@ fn tigerbeetle_otava_defaults_and_extra_sets() {
 }
 
 /// The "old defaults" (window 30, p 0.01, 5%) give −9.3% at 15 and +19.3%
-/// at 71 (DETECTION.md). The statistics are Otava's, which the merge pass
+/// at 71 (apache-otava 0.8.0 on its TigerBeetle series). The statistics are Otava's, which the merge pass
 /// leaves as they were last computed (between weak neighbours), so they are
 /// compared with apache-otava 0.8.0's own printout for this call.
 #[test]

@@ -7,7 +7,8 @@
 //!
 //! Latency = end − start (ms); the sample time is the start. Records other
 //! than REQUEST (RUN, USER, GROUP, ERROR, ASSERTION) are skipped. The
-//! binary log of Gatling 3.13+ is refused by `sniff`.
+//! binary log that Gatling writes since 3.12.1/3.13 is read by
+//! [`super::gatling_binary`], with the same sample semantics.
 
 use std::path::Path;
 

@@ -114,14 +114,14 @@ pub(crate) struct Fault {
 }
 
 impl Fault {
-    pub fn new(offset: u64, message: impl Into<String>) -> Fault {
+    pub(crate) fn new(offset: u64, message: impl Into<String>) -> Fault {
         Fault {
             offset,
             message: message.into(),
         }
     }
 
-    pub fn into_error(self, path: &Path, shown: &Path) -> Error {
+    pub(crate) fn into_error(self, path: &Path, shown: &Path) -> Error {
         Error::at(shown, line_of_offset(path, self.offset), self.message)
     }
 }
@@ -215,7 +215,7 @@ pub(crate) enum ScanError {
 }
 
 impl ScanError {
-    pub fn into_error(self, path: &Path, shown: &Path) -> Error {
+    pub(crate) fn into_error(self, path: &Path, shown: &Path) -> Error {
         match self {
             ScanError::Io(e) => Error::io(shown, e),
             ScanError::Fault(f) => f.into_error(path, shown),

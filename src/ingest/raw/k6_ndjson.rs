@@ -32,7 +32,7 @@ pub(crate) struct Matcher {
 }
 
 impl Matcher {
-    pub fn new(metric: &str, split_tag: Option<&str>) -> Matcher {
+    pub(crate) fn new(metric: &str, split_tag: Option<&str>) -> Matcher {
         let prefix =
             format!("{{\"metric\":{},\"type\":\"Point\"", json_string(metric)).into_bytes();
         let owned = |s: String| Finder::new(s.as_bytes()).into_owned();

@@ -11,6 +11,7 @@
 //! | JMeter JTL CSV (header, or headerless 2.13 / 5.x) | [`jmeter_csv`] | request start |
 //! | JMeter JTL XML | [`jmeter_xml`] | request start |
 //! | Gatling text `simulation.log` (3.0–3.12) | [`gatling`] | request start |
+//! | Gatling binary `simulation.log` (3.12.1+) | [`gatling_binary`] | request start |
 //! | Locust `_stats.csv` | [`locust`] | summary only: no trimming |
 //!
 //! Parsers stream: they keep 16 bytes per retained latency sample
@@ -18,6 +19,7 @@
 
 pub(crate) mod csv_scan;
 pub mod gatling;
+pub mod gatling_binary;
 pub(crate) mod io;
 pub mod jmeter_csv;
 pub mod jmeter_xml;
@@ -146,6 +148,11 @@ pub enum Sniffed {
 /// Tells the format from the first bytes of the plain content. `Err`
 /// says what the file looks like instead.
 pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
+    // Before any text check: Gatling's binary log starts with a zero byte
+    // (its run record type), which no text format does.
+    if gatling_binary::looks_like(head) {
+        return Ok(Sniffed::GatlingBinary);
+    }
     let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let first_line_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
     let first = trim_cr(&text[..first_line_end]);
@@ -189,16 +196,7 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if text[..text.len().min(512)].contains(&0)
         || std::str::from_utf8(&text[..text.len().min(64)]).is_err()
     {
-        // Gatling 3.13+ writes a binary log starting with the Run record
-        // (header byte 0, then the length-prefixed version string).
-        let looks_gatling = text.len() > 5 && text[0] == 0 && text[1..4] == [0, 0, 0];
-        return Err(if looks_gatling {
-            "binary Gatling simulation.log (Gatling 3.13+): unsupported; recompute from a text log \
-             (Gatling ≤ 3.12) or archive a JMeter/k6 raw file instead"
-                .into()
-        } else {
-            "binary content: not a load-test output perfdash reads".into()
-        });
+        return Err("binary content: not a load-test output perfdash reads".into());
     }
     if first.starts_with(b"metric_name,timestamp,metric_value") {
         return Ok(Sniffed::K6Csv);
@@ -209,7 +207,7 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if jmeter_csv::looks_like_jtl_csv(text) {
         return Ok(Sniffed::JmeterCsv);
     }
-    Err("unknown content: not a k6 summary/NDJSON/CSV, JMeter JTL, Gatling text log or Locust _stats.csv".into())
+    Err("unknown content: not a k6 summary/NDJSON/CSV, JMeter JTL, Gatling simulation.log or Locust _stats.csv".into())
 }
 
 fn trim_cr(line: &[u8]) -> &[u8] {
@@ -249,7 +247,7 @@ pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFil
         Sniffed::JmeterXml => jmeter_xml::read(path, shown, opts),
         Sniffed::GatlingText => gatling::read(path, shown, opts),
         Sniffed::LocustStats => locust::read(path, shown, opts),
-        Sniffed::GatlingBinary => unreachable!("sniff reports binary Gatling logs as errors"),
+        Sniffed::GatlingBinary => gatling_binary::read(path, shown, opts),
     }
 }
 
@@ -533,7 +531,7 @@ pub(crate) struct Grouper {
 }
 
 impl Grouper {
-    pub fn push(&mut self, key: &[u8], sample: Sample, success: bool) {
+    pub(crate) fn push(&mut self, key: &[u8], sample: Sample, success: bool) {
         let i = if self
             .keys
             .get(self.last)
@@ -564,7 +562,7 @@ impl Grouper {
 
     /// The groups with keys decoded by `decode` (keys that decode to the
     /// same text are merged).
-    pub fn finish(self, decode: impl Fn(&[u8]) -> String) -> BTreeMap<String, SampleSet> {
+    pub(crate) fn finish(self, decode: impl Fn(&[u8]) -> String) -> BTreeMap<String, SampleSet> {
         let mut out: BTreeMap<String, SampleSet> = BTreeMap::new();
         for (k, s) in self.keys.into_iter().zip(self.sets) {
             out.entry(decode(&k)).or_default().append(s);

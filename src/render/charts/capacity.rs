@@ -8,17 +8,16 @@ use super::{IMPROVEMENT, REGRESSION};
 use crate::analyse::capacity::{CapacityPoint, EndpointCapacity, LimitRange, number};
 use crate::analyse::verdict::CapacityVerdict;
 use crate::error::Error;
-use crate::render::format as f;
+use crate::render::{format as f, palette};
 
 /// The p99 chart's axis ends at this multiple of the objective.
 const LATENCY_CAP: f64 = 4.0;
 
-const LINE: RGBColor = RGBColor(0x1f, 0x4e, 0x79);
-const GREY: RGBColor = RGBColor(0x44, 0x44, 0x44);
-const OBJECTIVE: RGBColor = RGBColor(0xe0, 0x7b, 0x00);
-const CPU: RGBColor = RGBColor(0x6a, 0x1b, 0x9a);
-/// The recommended limit's band: teal, unlike every line of the charts.
-const LIMIT: RGBColor = RGBColor(0x00, 0x6d, 0x77);
+const LINE: RGBColor = palette::MEDIAN.rgb();
+const GREY: RGBColor = palette::BASELINE.rgb();
+const OBJECTIVE: RGBColor = palette::THRESHOLD.rgb();
+const CPU: RGBColor = palette::CPU.rgb();
+const LIMIT: RGBColor = palette::LIMIT.rgb();
 
 /// `limit 42.3 req/s (40.0–42.6)`.
 pub fn limit_words(r: &LimitRange) -> String {

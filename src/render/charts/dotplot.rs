@@ -3,12 +3,12 @@
 use std::fmt::Write as _;
 
 use crate::analyse::compare::EndpointComparison;
-use crate::render::{format as f, xml_escape};
+use crate::render::{format as f, palette, xml_escape};
 
-pub(super) const COLOR_THRESHOLD: &str = "#e07b00";
-pub(super) const COLOR_AXIS: &str = "#5b6473";
-const COLOR_A: &str = "#8a97a8";
-const COLOR_B: &str = "#1f4e79";
+pub(super) const COLOR_THRESHOLD: &str = palette::THRESHOLD.light;
+pub(super) const COLOR_AXIS: &str = palette::MUTED.light;
+const COLOR_A: &str = palette::ROUND.light;
+const COLOR_B: &str = palette::MEDIAN.light;
 
 /// Both runs' round p99s as dots on one axis (A above, B below), each
 /// run's median as a tick, and A's median × and ÷ the threshold as dashed

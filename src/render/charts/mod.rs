@@ -19,20 +19,25 @@ pub mod xy;
 
 use plotters::prelude::RGBColor;
 
-use super::xml_escape;
+use super::{palette, xml_escape};
 
 pub use heatmap::{HeatmapRow, heatmap};
 pub use sparkline::sparkline;
 pub use trend::{PointInfo, TrendInput, TrendView, trend_chart, trend_views};
 
-pub const REGRESSION: RGBColor = RGBColor(0xc6, 0x28, 0x28);
-pub const IMPROVEMENT: RGBColor = RGBColor(0x2e, 0x7d, 0x32);
+// Colours come from the one palette (render/palette.rs), which also
+// generates the stylesheet's variables.
+pub const REGRESSION: RGBColor = palette::REGRESSION.rgb();
+pub const IMPROVEMENT: RGBColor = palette::IMPROVEMENT.rgb();
 /// Runs of a change triaged `accepted`: neutral, not alarming.
-pub const ACCEPTED: RGBColor = RGBColor(0x7e, 0x6f, 0xa8);
+pub const ACCEPTED: RGBColor = palette::ACCEPTED.rgb();
 /// Change points (level shifts): solid purple marker and level segments.
-pub const CHANGE_POINT: RGBColor = RGBColor(0x6a, 0x1b, 0x9a);
+pub const CHANGE_POINT: RGBColor = palette::CHANGE_POINT.rgb();
 /// Environment changes: dotted teal marker, unlike every other line.
-pub const ENVIRONMENT: RGBColor = RGBColor(0x00, 0x7c, 0x89);
+pub const ENVIRONMENT: RGBColor = palette::ENVIRONMENT.rgb();
+/// Plotters' grid lines.
+pub(crate) const GRID_LIGHT: RGBColor = palette::GRID_LIGHT.rgb();
+pub(crate) const GRID_BOLD: RGBColor = palette::GRID_BOLD.rgb();
 
 pub(crate) fn hex(c: RGBColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)

@@ -109,8 +109,8 @@ pub fn xy_chart(c: &XyChart<'_>) -> Result<String, Error> {
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 14))
             .max_light_lines(1)
-            .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
-            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+            .light_line_style(super::GRID_LIGHT)
+            .bold_line_style(super::GRID_BOLD)
             .draw()
             .map_err(e)?;
         let px = |x: f64, y: f64| chart.backend_coord(&(x, y.min(y_max)));
