@@ -67,6 +67,6 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
             elsewhere - report.problems.len()
         );
     }
-    print!("{}", render(&report, args.format));
+    out!("{}", render(&report, args.format))?;
     Ok(report.exit_code)
 }
