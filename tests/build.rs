@@ -33,7 +33,7 @@ fn builds_a_site_that_follows_the_contract() {
     for page in ["endpoints/orders.html", "endpoints/inventory.html"] {
         let html = std::fs::read_to_string(out.join(page)).unwrap();
         assert!(
-            html.contains("<svg") && html.contains(r#"class="chart""#),
+            html.contains("<svg") && html.contains(r#"class="chart trend""#),
             "{page} has its chart"
         );
     }

@@ -161,8 +161,32 @@ fn fails_everywhere(a: &Archive, status: &str, needle: &str) {
 /// The failed run is in no baseline and is no improvement, and the runs
 /// after it are judged against the healthy runs before it.
 fn never_a_baseline(a: &Archive, failed_run: usize) {
+    // A healthy run after it (same load), so that "in no baseline" is
+    // checked on a run that has one.
+    let next = failed_run + 1;
+    a.quiet(next, next + 1, "orders");
+    let load = a
+        .root()
+        .join("runs")
+        .join(Archive::run_id(0))
+        .join("run.toml");
+    if load.exists() {
+        let to = a.root().join("runs").join(Archive::run_id(next));
+        std::fs::copy(&load, to.join("run.toml")).unwrap();
+    }
     let analysis = a.analysis();
     let failed = Archive::run_id(failed_run);
+    let after = analysis
+        .endpoints
+        .iter()
+        .flat_map(|e| &e.points)
+        .find(|p| p.run == Archive::run_id(next))
+        .expect("the run after the failed one is judged");
+    assert!(
+        after.baseline_runs.len() >= 3,
+        "the run after the failed one has a baseline: {:?}",
+        after.baseline_runs
+    );
     for e in &analysis.endpoints {
         for p in &e.points {
             assert!(!p.baseline_runs.contains(&failed), "{} {}", e.id, p.run);
@@ -363,6 +387,33 @@ fn nine_of_twelve_endpoints_rising_together_is_environment_suspect() {
         xml.contains("<property name=\"environment_suspect\""),
         "{xml}"
     );
+    // Marked on the overview, the run page and the weekly page too.
+    let out = tempfile::tempdir().unwrap();
+    let site = out.path().join("site");
+    Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["build", "--quiet", "--archive"])
+        .arg(a.root())
+        .arg("--out")
+        .arg(&site)
+        .output()
+        .unwrap();
+    let page = |p: &Path| std::fs::read_to_string(p).unwrap();
+    assert!(
+        page(&site.join("index.html")).contains("class=\"badge env-suspect\""),
+        "overview"
+    );
+    assert!(
+        page(&site.join("weekly.html")).contains("class=\"badge env-suspect\""),
+        "weekly page"
+    );
+    let marked: Vec<String> = std::fs::read_dir(site.join("runs"))
+        .unwrap()
+        .map(|e| page(&e.unwrap().path()))
+        .filter(|html| html.contains("env-suspect-note"))
+        .collect();
+    assert_eq!(marked.len(), 1, "one run page carries the note");
+    assert!(marked[0].contains(&Archive::run_id(10)), "the latest run's");
     // The archive may choose not to fail on it.
     std::fs::write(
         a.root().join("perfdash.toml"),

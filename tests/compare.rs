@@ -203,16 +203,17 @@ fn the_site_has_comparison_pages_and_the_release_history() {
         .code(0);
 
     let releases = std::fs::read_to_string(out.join("releases.html")).unwrap();
-    // One row per release, orders' median and its change.
+    // One column per release, orders' median and its change.
     assert!(
-        releases.contains(r#"<th scope="row">1.3.0</th>"#),
+        releases.contains(r#"<th scope="col" class="num">1.3.0<br>"#),
         "{releases}"
     );
     assert!(
         releases.contains(r#"<td class="num">130 <small>+30.0%</small></td>"#),
         "{releases}"
     );
-    assert!(releases.contains(r#"id="release-chart""#));
+    // A panel per endpoint (small multiples on one scale).
+    assert!(releases.contains(r#"class="chart release-panel""#));
     // Each release vs the previous, the latest vs the last release, the listed pair.
     // (search is only in the latest run.)
     for (page, endpoints) in [

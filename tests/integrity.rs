@@ -192,8 +192,10 @@ fn a_file_swapped_while_builds_run_never_mixes_into_a_site() {
     let stop = Arc::new(AtomicBool::new(false));
     let writer = std::thread::spawn({
         let (stop, round, versions) = (stop.clone(), round.clone(), versions.clone());
+        // Written beside the archive (same file system), not in the
+        // endpoint's folder, where a build would list it as a stray file.
+        let tmp = c.dir.join("round-3.swap");
         move || {
-            let tmp = round.with_extension("swap");
             let mut i = 0;
             while !stop.load(Ordering::Relaxed) {
                 std::fs::write(&tmp, &versions[i % 2]).unwrap();

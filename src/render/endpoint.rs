@@ -25,6 +25,8 @@ pub struct AlarmRow {
     pub suspect: Option<SuspectView>,
     pub state: &'static str,
     pub label: String,
+    /// The triage label's note (what was found), shown under the label.
+    pub note: String,
     pub median: String,
     pub baseline: String,
     pub ratio: String,
@@ -71,6 +73,7 @@ fn alarm_row(ctx: &Ctx, a: &Alarm, e: &EndpointAnalysis, root: &str) -> AlarmRow
             .label
             .map(|l| l.to_string())
             .unwrap_or_else(|| "untriaged".into()),
+        note: a.label_note.clone().unwrap_or_default(),
         median: f::ms(a.median_p99_ms),
         baseline: f::opt_ms(a.baseline_p99_ms),
         ratio: f::ratio(a.ratio),
