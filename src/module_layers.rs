@@ -31,7 +31,7 @@ const LAYERS: &[&[&str]] = &[
     &["ingest"],
     &["analyse", "fuzzing"],
     &["eval", "render"],
-    &["report", "write"],
+    &["report", "write", "record"],
     &["demo", "pipeline"],
     &["cli"],
 ];

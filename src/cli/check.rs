@@ -25,7 +25,8 @@ pub struct CheckArgs {
     /// perfdash.toml, else median].
     #[arg(long, value_name = "NAME", value_parser = policy_parser())]
     pub policy: Option<Policy>,
-    /// Output: a short summary, JSON, a GitHub step summary, or JUnit XML.
+    /// Output: a short summary, JSON, a pull-request comment (Markdown,
+    /// docs/ci.md), or JUnit XML.
     #[arg(long, value_name = "FORMAT", default_value = "text",
           value_parser = PossibleValuesParser::new(["text", "json", "markdown", "junit"])
               .map(|s| s.parse::<CheckFormat>().expect("listed formats parse")))]
@@ -67,6 +68,12 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
             elsewhere - report.problems.len()
         );
     }
-    print!("{}", render(&report, args.format));
+    // The pull-request comment also reads the rounds' figures and the
+    // site's address from the analysis.
+    let text = match args.format {
+        CheckFormat::Markdown => crate::report::pr_comment::render(&report, &analysis),
+        format => render(&report, format),
+    };
+    print!("{text}");
     Ok(report.exit_code)
 }
