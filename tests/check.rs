@@ -143,11 +143,13 @@ fn a_regressed_latest_run_fails_in_every_format() {
 
     let md = stdout(&a.cmd(&["check", "--format", "markdown"]).code(1));
     assert!(
-        md.starts_with("### ❌ perfdash check: 1 endpoint regressed"),
+        md.starts_with(
+            "<!-- perfdash:check -->\n❌ **perfdash: 1 regression** in run `2026-02-02T0300Z`"
+        ),
         "{md}"
     );
     assert!(
-        md.contains("| search&filter\\<v2\\> | **regression** | 80.0 ms | 50.0 ms | ×1.60 |"),
+        md.contains("| search&filter\\<v2\\> | 80.0 ms | 50.0 ms | ×1.60 |"),
         "{md}"
     );
 

@@ -87,7 +87,8 @@ fn percent(v: Option<f64>) -> String {
 }
 
 fn rps(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.1}/s")).unwrap_or_else(|| "–".into())
+    v.map(|v| format!("{v:.1} req/s"))
+        .unwrap_or_else(|| "–".into())
 }
 
 fn verdict_cell(status: CheckStatus) -> String {
@@ -163,6 +164,29 @@ fn status_counts(rows: &[&EndpointCheck]) -> String {
         .map(|(s, n)| format!("{n} {}", s.as_str()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+fn capacity_table(out: &mut String, report: &CheckReport) {
+    let _ = writeln!(
+        out,
+        "| Step load | Knee | Baseline knee | Ratio | Recommended limit | Verdict |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---|");
+    for c in &report.capacity {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            markdown_cell(&c.name),
+            rps(c.knee_rps),
+            rps(c.baseline_knee_rps),
+            c.ratio
+                .map(|r| format!("×{r:.2}"))
+                .unwrap_or_else(|| "–".into()),
+            rps(c.limit_rps),
+            verdict_cell(c.status)
+        );
+    }
+    out.push('\n');
 }
 
 /// The pull-request comment for one checked run.
@@ -241,7 +265,11 @@ pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
         .iter()
         .filter(|c| c.status != CheckStatus::Ok)
         .count();
-    if !rest.is_empty() || !report.capacity.is_empty() {
+    // Step-load verdicts: in sight when one is not ok, folded otherwise.
+    if capacity_moved > 0 {
+        capacity_table(&mut out, report);
+    }
+    if !rest.is_empty() || (!report.capacity.is_empty() && capacity_moved == 0) {
         let _ = writeln!(
             out,
             "<details><summary>{} more endpoint{}{}</summary>\n",
@@ -257,29 +285,8 @@ pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
             table(&mut out, &rest, report, analysis, slugs.as_ref());
             out.push('\n');
         }
-        if !report.capacity.is_empty() {
-            let _ = writeln!(
-                out,
-                "Step load: {} endpoint{}, {capacity_moved} not ok.\n",
-                report.capacity.len(),
-                plural(report.capacity.len())
-            );
-            let _ = writeln!(out, "| Endpoint | Knee | Baseline knee | Ratio | Verdict |");
-            let _ = writeln!(out, "|---|---:|---:|---:|---|");
-            for c in &report.capacity {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {} |",
-                    markdown_cell(&c.name),
-                    rps(c.knee_rps),
-                    rps(c.baseline_knee_rps),
-                    c.ratio
-                        .map(|r| format!("×{r:.2}"))
-                        .unwrap_or_else(|| "–".into()),
-                    verdict_cell(c.status)
-                );
-            }
-            out.push('\n');
+        if !report.capacity.is_empty() && capacity_moved == 0 {
+            capacity_table(&mut out, report);
         }
         let _ = writeln!(out, "</details>");
     }
