@@ -6,6 +6,7 @@
 
 pub mod analyse;
 pub mod calendar;
+pub mod cleanup;
 pub mod cli;
 pub mod config;
 pub mod demo;
@@ -27,6 +28,7 @@ pub mod render;
 pub mod report;
 pub mod slug;
 pub mod stats;
+pub mod term;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod write;

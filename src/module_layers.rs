@@ -20,6 +20,8 @@ const LAYERS: &[&[&str]] = &[
         "calendar",
         "doc_section",
         "escape",
+        "term",
+        "cleanup",
     ],
     &["slug"],
     // Settings: plain data and their validation.
@@ -321,6 +323,11 @@ fn the_layer_order_has_no_circle_and_names_every_module() {
 /// (docs/errors.md, "Output safety", says the same).
 const WRITERS: &[(&str, &str)] = &[
     ("write.rs", "the site, swapped in whole"),
+    ("write/lock.rs", "the lock file beside the output"),
+    (
+        "cleanup.rs",
+        "what an interrupted build wrote, removed on SIGINT/SIGTERM",
+    ),
     ("ingest/cache.rs", "the round cache beside the output"),
     ("demo/mod.rs", "`perfdash demo`: a new archive"),
     ("cli/eval.rs", "`perfdash eval --write FILE`"),

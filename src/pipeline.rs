@@ -7,7 +7,11 @@ use crate::error::{Diagnostic, Error};
 use crate::ingest::cache::RoundCache;
 use crate::ingest::{LoadOptions, load_archive_with};
 use crate::render::{RenderOptions, render_site_with};
-use crate::write::{WriteOptions, check_output, inside_archive, write_site};
+use crate::term::escape;
+use crate::write::{
+    MARKER_FILE, OutputLock, Publish, WhenLocked, WriteOptions, check_output, inside_archive,
+    remove_leftovers, write_site,
+};
 
 /// What `perfdash build` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -22,11 +26,16 @@ pub struct BuildOptions {
     pub render: RenderOptions,
     /// `--warmup SECONDS`: overrides every warm-up setting for raw rounds.
     pub warmup: Option<f64>,
-    /// Do not read or write the round cache (`.perfdash-cache/` beside
-    /// the output folder).
+    /// Do not read or write the cache (`.perfdash-cache/<name of out>/`
+    /// beside the output folder).
     pub no_cache: bool,
     /// Show a progress bar on stderr (pass `true` only for a terminal).
     pub progress: bool,
+    /// What to do when another build is writing the same output
+    /// (`--wait`).
+    pub when_locked: WhenLocked,
+    /// How the finished site replaces the previous one.
+    pub publish: Publish,
     /// The build's time (runs dated more than a day after it are not
     /// trusted); `None`: `ingest::build_time()`.
     pub now: Option<chrono::DateTime<chrono::Utc>>,
@@ -46,13 +55,26 @@ pub struct BuildReport {
     /// Inputs skipped on the way (each names its file), and information
     /// said once per build (see `DiagnosticKind`).
     pub diagnostics: Vec<Diagnostic>,
+    /// Things about the output and the cache the user should know (a
+    /// damaged cache entry ignored, folders left by an interrupted build
+    /// removed); they never change the site, so they are not warnings.
+    pub notices: Vec<String>,
     /// Round files parsed, and round results taken from the cache.
     pub rounds_parsed: usize,
     pub rounds_from_cache: usize,
+    /// Cache files written and removed after the site was in place.
+    pub cache_files_written: usize,
+    pub cache_files_removed: usize,
 }
 
 /// Builds the site. On any error nothing is written and a previous site
-/// is left as it was.
+/// is left as it was; with `strict`, a build that finds any problem
+/// writes nothing at all (no site, no cache, no lock file left).
+///
+/// The order is what keeps the output safe: refuse a bad target before
+/// reading; take the output's lock (one builder at a time) and remove
+/// what interrupted builds left; read, analyse, render in memory; swap the
+/// site in atomically; only then save the cache.
 pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     if let Some(w) = opts.warmup {
         crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
@@ -61,10 +83,28 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         out: opts.out.clone(),
         archive: opts.archive.clone(),
         force: opts.force,
+        publish: opts.publish,
     };
-    // Refuse a bad target before reading anything: the round cache is
-    // written beside the output, and must never land in the archive.
+    // Refuse a bad target before reading anything: the cache lives beside
+    // the output, and must never land in the archive.
     check_output(&write_opts)?;
+    let _lock = OutputLock::acquire(&opts.out, opts.when_locked)?;
+    let mut notices = Vec::new();
+    let (removed, kept) = remove_leftovers(&opts.out)?;
+    if !removed.is_empty() {
+        notices.push(format!(
+            "removed {} folder(s) left beside {} by an interrupted build",
+            removed.len(),
+            opts.out.display()
+        ));
+    }
+    for path in kept {
+        notices.push(format!(
+            "left {} alone: its name is one perfdash uses, but it holds no {MARKER_FILE} marker; \
+             remove it if it is not yours",
+            path.display()
+        ));
+    }
     let cache = match opts.no_cache {
         true => None,
         false => Some(RoundCache::beside_output(&opts.out)),
@@ -80,13 +120,12 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         now: opts.now,
     };
     let loaded = load_archive_with(&opts.archive, &load)?;
-    let counts = load.cache.as_ref().map(|c| c.counts());
     if opts.strict && loaded.diagnostics.iter().any(|d| d.is_warning()) {
         let list: Vec<String> = loaded
             .diagnostics
             .iter()
             .filter(|d| d.is_warning())
-            .map(|d| format!("  {d}"))
+            .map(|d| format!("  {}", escape(&d.to_string())))
             .collect();
         return Err(Error::Usage(format!(
             "--strict: {} input problem(s), nothing written:\n{}",
@@ -100,7 +139,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         let reasons: String = loaded
             .diagnostics
             .iter()
-            .map(|d| format!("\n  {d}"))
+            .map(|d| format!("\n  {}", escape(&d.to_string())))
             .collect();
         return Err(Error::at(
             &opts.archive,
@@ -117,9 +156,15 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         .flat_map(|r| r.endpoints.values())
         .map(|e| e.rounds.len())
         .sum();
+    let counts = loaded.counts;
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
     let site = render_site_with(&analysis, &opts.render)?;
     let written = write_site(&site, &write_opts)?;
+    // After the site: a full disk or a crash here costs only the cache.
+    let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
+    if let Some(cache) = &load.cache {
+        notices.extend(cache.notices());
+    }
     Ok(BuildReport {
         runs: analysis.runs.len(),
         endpoints: analysis.endpoints.len(),
@@ -129,7 +174,10 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         bytes: written.bytes,
         latest_regressions: analysis.latest_run_regressions(),
         diagnostics: analysis.diagnostics,
-        rounds_parsed: counts.map_or(round_files, |c| c.read),
-        rounds_from_cache: counts.map_or(0, |c| c.cached),
+        notices,
+        rounds_parsed: counts.read,
+        rounds_from_cache: counts.cached,
+        cache_files_written: saved.written,
+        cache_files_removed: saved.removed,
     })
 }

@@ -1,27 +1,68 @@
-//! Writing the site: the only code that writes files.
+//! Writing the site: the only code that writes files into the output.
 //!
-//! The site is written into a fresh temporary folder beside the target and
-//! swapped in only when complete, so a failed build leaves the previous
-//! site as it was. perfdash refuses to write into the archive, to `/`, to
-//! the home folder, or over a non-empty folder it did not write itself
-//! (unless `--force`).
+//! A site is a list of (relative path, bytes) items. [`Staging::begin`]
+//! makes a fresh folder beside the target, [`Staging::add`] writes one
+//! item into it (so pages can be streamed in as they are rendered), and
+//! [`Staging::publish`] swaps the finished folder in with **one atomic
+//! operation**, so that a web server serving the site, or a `kill -9` at
+//! any moment, sees the old site or the new one, never a missing file:
+//!
+//! * **Exchange** (Linux `renameat2(RENAME_EXCHANGE)`): the staging folder
+//!   and the site trade places in one step; the old site, now under the
+//!   staging name, is then removed. Used whenever the file system supports
+//!   it (ext4, xfs, btrfs, tmpfs, overlayfs, …).
+//! * **Link flip** (the fallback where exchange is refused, e.g. NFS):
+//!   the site is a symbolic link `site -> .site.perfdash-site-<id>`, and a
+//!   new link replaces it with one `rename`. The first flip of an output
+//!   that is still a plain folder moves that folder aside first (a short
+//!   gap, once); from then on every swap is atomic.
+//!
+//! Before writing, perfdash refuses outputs that would lose data (the
+//! archive, `/`, any user's home folder, the current folder, a mount
+//! point, a foreign non-empty folder without `--force`, a link it did not
+//! make). The staging folder gets the `.perfdash-site` marker first, so
+//! that a folder left by a crash is recognised and removed by the next
+//! build ([`remove_leftovers`]); the previous site's mode and group carry
+//! over. A full disk removes what was written, leaves the previous site
+//! and says how much space the site needs.
 
+mod lock;
+mod target;
+
+use std::collections::BTreeSet;
+use std::io::Write as _;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::Error;
 use crate::render::Site;
+
+pub use lock::{OutputLock, WhenLocked, lock_path};
+use target::{Existing, absolute, absolute_output, check_target, link_target_prefix};
 
 /// The marker file that says "perfdash wrote this folder and may replace it".
 pub const MARKER_FILE: &str = ".perfdash-site";
 const MARKER_TEXT: &str =
     "This folder is a site written by perfdash; `perfdash build` replaces it as a whole.\n";
 
-#[derive(Debug, Clone)]
+/// How the finished site replaces the previous one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Publish {
+    /// Exchange where the file system allows it, else a link flip.
+    #[default]
+    Auto,
+    /// Always publish through a symbolic link flip (what `Auto` falls back
+    /// to; chosen explicitly by tests of that path).
+    LinkFlip,
+}
+
+#[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
     pub out: PathBuf,
     /// The archive being read: never written into.
     pub archive: PathBuf,
     pub force: bool,
+    pub publish: Publish,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +72,15 @@ pub struct Written {
 }
 
 /// Checks, before anything is read or written, that `opts.out` is a
-/// place perfdash may replace (the same check `write_site` makes), so
-/// that a refused target costs nothing and leaves nothing behind.
+/// place perfdash may replace (the same check [`Staging::begin`] makes),
+/// so that a refused target costs nothing and leaves nothing behind.
 pub fn check_output(opts: &WriteOptions) -> Result<(), Error> {
-    check_target(&absolute(&opts.out)?, &absolute(&opts.archive)?, opts.force)
+    check_target(
+        &absolute_output(&opts.out)?,
+        &absolute(&opts.archive)?,
+        opts.force,
+    )
+    .map(|_| ())
 }
 
 /// Whether `path` lies inside the archive (after resolving `..` and links).
@@ -44,169 +90,494 @@ pub fn inside_archive(path: &Path, archive: &Path) -> Result<bool, Error> {
 
 /// Writes `site` to `opts.out`, replacing what was there.
 pub fn write_site(site: &Site, opts: &WriteOptions) -> Result<Written, Error> {
-    let out = absolute(&opts.out)?;
-    check_target(&out, &absolute(&opts.archive)?, opts.force)?;
-    let parent = out
-        .parent()
-        .ok_or_else(|| Error::Usage(format!("cannot write a site at {}", out.display())))?;
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-
-    let staging = tempfile::Builder::new()
-        .prefix(&format!(".{name}.perfdash-new-"))
-        .tempdir_in(parent)
-        .map_err(|e| Error::io(parent, e))?;
-    let mut written = Written { files: 0, bytes: 0 };
+    let needed = SpaceNeeded::of(site.files().map(|(rel, bytes)| (rel, bytes.len() as u64)));
+    let mut staging = Staging::begin(opts, Some(needed))?;
     for (rel, bytes) in site.files() {
-        let target = staging.path().join(checked_relative(rel)?);
-        if let Some(dir) = target.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        staging.add(rel, bytes)?;
+    }
+    staging.publish()
+}
+
+/// A site being written into a folder beside the output. Dropping it
+/// unpublished removes the folder.
+#[derive(Debug)]
+pub struct Staging {
+    out: PathBuf,
+    path: PathBuf,
+    method: Method,
+    /// Folders of the site created so far (relative).
+    dirs: BTreeSet<PathBuf>,
+    written: Written,
+    needed: Option<SpaceNeeded>,
+    /// The previous site folder's mode, set when the site is complete (a
+    /// read-only mode set earlier would stop the writing).
+    mode: Option<u32>,
+    published: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Method {
+    /// Nothing at the output yet: rename the staging folder there.
+    Rename,
+    Exchange,
+    /// Flip the link at the output; the folder it pointed to (if any) is
+    /// removed after.
+    LinkFlip {
+        previous: Option<PathBuf>,
+    },
+}
+
+impl Staging {
+    /// Checks the target and creates the staging folder, with the marker
+    /// and the previous site's mode and group. `needed`, when known, is
+    /// checked against the free space first.
+    pub fn begin(opts: &WriteOptions, needed: Option<SpaceNeeded>) -> Result<Staging, Error> {
+        let out = absolute_output(&opts.out)?;
+        let existing = check_target(&out, &absolute(&opts.archive)?, opts.force)?;
+        let parent = out
+            .parent()
+            .ok_or_else(|| Error::Usage(format!("cannot write a site at {}", out.display())))?
+            .to_path_buf();
+        std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+        let name = file_name(&out);
+        let (method, previous) = match (existing, opts.publish) {
+            (Existing::OurLink(target), _) => (
+                Method::LinkFlip {
+                    previous: Some(target.clone()),
+                },
+                Some(target),
+            ),
+            (Existing::Nothing, Publish::LinkFlip) => (Method::LinkFlip { previous: None }, None),
+            (Existing::Nothing, Publish::Auto) => (Method::Rename, None),
+            (Existing::Folder, Publish::LinkFlip) => (
+                Method::LinkFlip {
+                    previous: Some(out.clone()),
+                },
+                Some(out.clone()),
+            ),
+            (Existing::Folder, Publish::Auto) => (Method::Exchange, Some(out.clone())),
+        };
+        if let Some(needed) = needed {
+            needed.check_free(&parent, &out)?;
         }
-        std::fs::write(&target, bytes).map_err(|e| Error::io(&target, e))?;
-        written.files += 1;
-        written.bytes += bytes.len() as u64;
+        let prefix = match method {
+            Method::LinkFlip { .. } => link_target_prefix(&name),
+            _ => format!(".{name}.perfdash-new-"),
+        };
+        let path = create_unique_dir(&parent, &prefix)?;
+        let mut staging = Staging {
+            out,
+            path,
+            method,
+            dirs: BTreeSet::new(),
+            written: Written { files: 0, bytes: 0 },
+            needed,
+            mode: None,
+            published: false,
+        };
+        // The marker first: a folder a crash leaves is recognisable.
+        staging.write_file(Path::new(MARKER_FILE), MARKER_TEXT.as_bytes())?;
+        if let Some(previous) = previous {
+            staging.mode = carry_over_mode_and_group(&previous, &staging.path);
+        }
+        Ok(staging)
     }
-    let marker = staging.path().join(MARKER_FILE);
-    std::fs::write(&marker, MARKER_TEXT).map_err(|e| Error::io(&marker, e))?;
 
-    swap_in(staging, &out)?;
-    Ok(written)
+    /// Writes one file of the site (`rel`: a relative path with `/`).
+    pub fn add(&mut self, rel: &str, bytes: &[u8]) -> Result<(), Error> {
+        let rel = checked_relative(rel)?;
+        self.write_file(rel, bytes)?;
+        self.written.files += 1;
+        self.written.bytes += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn write_file(&mut self, rel: &Path, bytes: &[u8]) -> Result<(), Error> {
+        // Held while writing: an interrupting signal waits for this file
+        // and then removes the whole folder, which nothing recreates.
+        let _held = crate::cleanup::hold();
+        if let Some(dir) = rel.parent().filter(|d| !d.as_os_str().is_empty())
+            && !self.dirs.contains(dir)
+        {
+            let full = self.path.join(dir);
+            std::fs::create_dir_all(&full).map_err(|e| self.fail(&full, e))?;
+            self.dirs.insert(dir.to_path_buf());
+        }
+        let target = self.path.join(rel);
+        std::fs::File::create_new(&target)
+            .and_then(|mut f| f.write_all(bytes))
+            .map_err(|e| self.fail(&target, e))
+    }
+
+    /// An error while writing, with the space the site needs when the
+    /// disk is full.
+    fn fail(&self, path: &Path, e: std::io::Error) -> Error {
+        if is_out_of_space(&e)
+            && let Some(needed) = self.needed
+        {
+            return needed.error(self.path.parent().unwrap_or(&self.path), &self.out);
+        }
+        if is_out_of_space(&e) {
+            return Error::Usage(format!(
+                "no space left on the file system of {} after writing {} of the site; nothing \
+                 changed: the previous site is as it was and this build's files are removed",
+                self.out.display(),
+                human_bytes(self.written.bytes)
+            ));
+        }
+        Error::io(path, e)
+    }
+
+    /// Swaps the finished site in (see the module comment), then removes
+    /// the previous one.
+    pub fn publish(mut self) -> Result<Written, Error> {
+        if let Some(mode) = self.mode {
+            let _ = std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(mode));
+        }
+        // The registry is held across every swap: a signal must not remove
+        // a folder while (or after) it becomes the live site.
+        let mut held = crate::cleanup::hold();
+        let old = match self.method.clone() {
+            Method::Rename => {
+                rename_no_replace(&self.path, &self.out).map_err(|e| Error::io(&self.out, e))?;
+                held.remove(&self.path);
+                None
+            }
+            // The staging name now holds the previous site, still
+            // registered: removed below, or by a signal.
+            Method::Exchange => match exchange(&self.path, &self.out) {
+                Ok(()) => Some(self.path.clone()),
+                Err(e) if exchange_unsupported(&e) => {
+                    // Not on this file system: publish through a link from
+                    // now on; the staging folder becomes the link target.
+                    let parent = self.out.parent().expect("checked in begin");
+                    let target = unique_name(parent, &link_target_prefix(&file_name(&self.out)));
+                    std::fs::rename(&self.path, &target).map_err(|e| Error::io(&target, e))?;
+                    held.remove(&self.path);
+                    held.add(&target);
+                    self.path = target;
+                    self.flip(&mut held, Some(self.out.clone()))?
+                }
+                Err(e) => return Err(Error::io(&self.out, e)),
+            },
+            Method::LinkFlip { previous } => self.flip(&mut held, previous)?,
+        };
+        self.published = true;
+        drop(held);
+        if let Some(old) = old {
+            let _ = std::fs::remove_dir_all(&old);
+            crate::cleanup::hold().remove(&old);
+        }
+        Ok(self.written)
+    }
+
+    /// Points the output link at the staging folder; returns the folder
+    /// to remove (the previous target, or the plain folder moved aside),
+    /// registered.
+    fn flip(
+        &mut self,
+        held: &mut crate::cleanup::Held,
+        previous: Option<PathBuf>,
+    ) -> Result<Option<PathBuf>, Error> {
+        let parent = self.out.parent().expect("checked in begin").to_path_buf();
+        let name = file_name(&self.out);
+        let target_name = self.path.file_name().expect("a staging folder has a name");
+        let link = unique_name(&parent, &format!(".{name}.perfdash-link-"));
+        std::os::unix::fs::symlink(target_name, &link).map_err(|e| Error::io(&link, e))?;
+        held.add(&link);
+        let moved_aside = match &previous {
+            // A plain folder cannot be replaced by a link in one step:
+            // move it aside (the one gap, on the first flip only).
+            Some(p) if p == &self.out => {
+                let aside = unique_name(&parent, &format!(".{name}.perfdash-old-"));
+                if let Err(e) = std::fs::rename(&self.out, &aside) {
+                    held.remove(&link);
+                    let _ = std::fs::remove_file(&link);
+                    return Err(Error::io(&self.out, e));
+                }
+                Some(aside)
+            }
+            other => other.clone(),
+        };
+        let result = std::fs::rename(&link, &self.out);
+        held.remove(&link);
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&link);
+            if let (Some(aside), Some(p)) = (&moved_aside, &previous)
+                && p == &self.out
+            {
+                let _ = std::fs::rename(aside, &self.out);
+            }
+            return Err(Error::io(&self.out, e));
+        }
+        // Live now: never removed on a signal. The previous one is.
+        held.remove(&self.path);
+        if let Some(old) = &moved_aside {
+            held.add(old);
+        }
+        Ok(moved_aside)
+    }
 }
 
-/// Moves the finished staging folder to `out`. An existing site is first
-/// moved aside, then removed once the new one is in place; if the second
-/// rename fails the old site is put back.
-fn swap_in(staging: tempfile::TempDir, out: &Path) -> Result<(), Error> {
-    let parent = out.parent().expect("checked by the caller");
-    if std::fs::symlink_metadata(out).is_err() {
-        let path = staging.keep();
-        return std::fs::rename(&path, out).map_err(|e| Error::io(out, e));
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_dir_all(&self.path);
+            crate::cleanup::hold().remove(&self.path);
+        }
     }
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let old = tempfile::Builder::new()
-        .prefix(&format!(".{name}.perfdash-old-"))
-        .tempdir_in(parent)
-        .map_err(|e| Error::io(parent, e))?;
-    let old_path = old.path().join("site");
-    std::fs::rename(out, &old_path).map_err(|e| Error::io(out, e))?;
-    let new_path = staging.keep();
-    if let Err(e) = std::fs::rename(&new_path, out) {
-        let _ = std::fs::rename(&old_path, out);
-        let _ = std::fs::remove_dir_all(&new_path);
-        return Err(Error::io(out, e));
-    }
-    drop(old); // removes the previous site
-    Ok(())
 }
 
-/// Refuses targets that would lose data.
-fn check_target(out: &Path, archive: &Path, force: bool) -> Result<(), Error> {
-    if out.parent().is_none() {
-        return Err(Error::Usage("refusing to write the site to /".into()));
+/// How much room a site takes: its bytes rounded up to whole blocks,
+/// plus a block per folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpaceNeeded {
+    pub files: usize,
+    pub bytes: u64,
+    blocks_of_4k: u64,
+}
+
+impl SpaceNeeded {
+    /// From (relative path, size) items.
+    pub fn of<'a>(items: impl Iterator<Item = (&'a str, u64)>) -> SpaceNeeded {
+        let mut dirs = BTreeSet::new();
+        let mut needed = SpaceNeeded {
+            files: 0,
+            bytes: 0,
+            blocks_of_4k: 1, // the site folder and its marker
+        };
+        for (rel, len) in items {
+            needed.files += 1;
+            needed.bytes += len;
+            needed.blocks_of_4k += len.div_ceil(4096).max(1);
+            if let Some((dir, _)) = rel.rsplit_once('/') {
+                dirs.insert(dir.to_string());
+            }
+        }
+        needed.blocks_of_4k += dirs.len() as u64 + 1;
+        needed
     }
-    // The home folder, the current folder, and any folder holding either
-    // would be replaced as a whole, even with --force: never.
-    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
-        && absolute(&home).is_ok_and(|h| h.starts_with(out))
-    {
-        return Err(Error::Usage(format!(
-            "refusing to write the site to {}: it is the home folder or holds it",
-            out.display()
-        )));
+
+    fn on_disk(&self) -> u64 {
+        self.blocks_of_4k * 4096
     }
-    if let Ok(cwd) = std::env::current_dir()
-        && absolute(&cwd).is_ok_and(|c| c.starts_with(out))
-    {
-        return Err(Error::Usage(format!(
-            "refusing to write the site to {}: it is the current folder or holds it",
-            out.display()
-        )));
+
+    /// Refuses at once when the file system cannot hold the site even
+    /// with every free block (those reserved for root included).
+    fn check_free(&self, parent: &Path, out: &Path) -> Result<(), Error> {
+        match free_space(parent) {
+            Some(free) if free.all < self.on_disk() => Err(self.error(parent, out)),
+            _ => Ok(()),
+        }
     }
-    if out.starts_with(archive) || archive.starts_with(out) {
-        return Err(Error::Usage(format!(
-            "refusing to write the site to {}: it overlaps the archive {} (perfdash never writes into the archive)",
+
+    fn error(&self, parent: &Path, out: &Path) -> Error {
+        let free = free_space(parent)
+            .map(|f| format!("{} are free there", human_bytes(f.available)))
+            .unwrap_or_else(|| "the free space is unknown".into());
+        Error::Usage(format!(
+            "not enough space to write the site to {}: it needs about {} ({} files, {} of \
+             content) and {free}. Nothing changed: the previous site is as it was and this \
+             build's files are removed. Free some space, or choose an --out on another file system",
             out.display(),
-            archive.display()
-        )));
+            human_bytes(self.on_disk()),
+            self.files,
+            human_bytes(self.bytes),
+        ))
     }
-    match std::fs::symlink_metadata(out) {
-        Err(_) => Ok(()),
-        Ok(meta) if !meta.is_dir() => Err(Error::Usage(format!(
-            "refusing to replace {}: it is not a folder",
-            out.display()
-        ))),
-        Ok(_) => {
-            let is_site = out.join(MARKER_FILE).is_file();
-            let empty = std::fs::read_dir(out)
-                .map_err(|e| Error::io(out, e))?
-                .next()
-                .is_none();
-            if is_site || empty || force {
-                Ok(())
-            } else {
-                Err(Error::Usage(format!(
-                    "refusing to replace {}: it is a non-empty folder that perfdash did not write \
-                     (no {MARKER_FILE} marker); choose another --out or pass --force to replace it",
-                    out.display()
-                )))
-            }
+}
+
+struct FreeSpace {
+    /// Free to an ordinary user.
+    available: u64,
+    /// Free at all (root may use reserved blocks).
+    all: u64,
+}
+
+fn free_space(path: &Path) -> Option<FreeSpace> {
+    let s = rustix::fs::statvfs(path).ok()?;
+    Some(FreeSpace {
+        available: s.f_bavail.saturating_mul(s.f_frsize),
+        all: s.f_bfree.saturating_mul(s.f_frsize),
+    })
+}
+
+fn is_out_of_space(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::StorageFull
+        || e.kind() == std::io::ErrorKind::QuotaExceeded
+        || e.raw_os_error() == Some(rustix::io::Errno::NOSPC.raw_os_error())
+        || e.raw_os_error() == Some(rustix::io::Errno::DQUOT.raw_os_error())
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
+/// Gives the new site folder the previous one's group, and its mode with
+/// the owner's write permission (so that the files can be written; the
+/// exact mode is returned, to be set when the site is complete). The
+/// setgid bit is set now, so that the files inherit the group. As far as
+/// this user may: a group the user is not in is left as the system gives it.
+fn carry_over_mode_and_group(previous: &Path, new: &Path) -> Option<u32> {
+    let meta = std::fs::metadata(previous).ok()?;
+    let _ = std::os::unix::fs::chown(new, None, Some(meta.gid()));
+    let mode = meta.mode() & 0o7777;
+    let _ = std::fs::set_permissions(new, std::fs::Permissions::from_mode(mode | 0o700));
+    Some(mode)
+}
+
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        a,
+        rustix::fs::CWD,
+        b,
+        rustix::fs::RenameFlags::EXCHANGE,
+    )
+    .map_err(Into::into)
+}
+
+/// Whether an exchange failed because the file system (or system) does
+/// not offer it, rather than for a reason a link flip would also meet.
+fn exchange_unsupported(e: &std::io::Error) -> bool {
+    use rustix::io::Errno;
+    [Errno::INVAL, Errno::NOSYS, Errno::OPNOTSUPP]
+        .iter()
+        .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
+}
+
+/// `rename` that never replaces an existing `to` (falls back to a plain
+/// rename where the flag is unsupported; that one still refuses a
+/// non-empty folder).
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    match rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        from,
+        rustix::fs::CWD,
+        to,
+        rustix::fs::RenameFlags::NOREPLACE,
+    ) {
+        Ok(()) => Ok(()),
+        Err(e) if exchange_unsupported(&e.into()) => std::fs::rename(from, to),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn file_name(out: &Path) -> String {
+    out.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A name `<prefix><16 hex>` not taken in `dir`.
+fn unique_name(dir: &Path, prefix: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let seed = format!(
+            "{}-{:?}-{}",
+            std::process::id(),
+            std::time::SystemTime::now(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = dir.join(format!(
+            "{prefix}{:016x}",
+            xxhash_rust::xxh3::xxh3_64(seed.as_bytes())
+        ));
+        if std::fs::symlink_metadata(&path).is_err() {
+            return path;
         }
     }
 }
 
-/// An absolute, lexically normalised path, with symbolic links of the
-/// existing part resolved, so that overlap checks cannot be fooled by
-/// `..` or links.
-fn absolute(path: &Path) -> Result<PathBuf, Error> {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map_err(|e| Error::io(path, e))?
-            .join(path)
+/// Creates a fresh folder `<prefix><16 hex>` in `dir`, registered for
+/// removal on a signal.
+fn create_unique_dir(dir: &Path, prefix: &str) -> Result<PathBuf, Error> {
+    loop {
+        let path = unique_name(dir, prefix);
+        let mut held = crate::cleanup::hold();
+        match std::fs::create_dir(&path) {
+            Ok(()) => {
+                held.add(&path);
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io(dir, e)),
+        }
+    }
+}
+
+/// Removes what interrupted builds of `out` left beside it: staging
+/// folders, previous sites being deleted, link targets no longer linked,
+/// and links being flipped. A folder is removed only when it carries the
+/// marker (directly, or in `site/` as perfdash 0.1 left it) or is empty;
+/// anything else with such a name is reported, not touched. Call with
+/// the output's lock held. Returns the removed paths and the kept ones.
+pub fn remove_leftovers(out: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Error> {
+    let out = absolute_output(out)?;
+    let (Some(parent), name) = (out.parent(), file_name(&out)) else {
+        return Ok((Vec::new(), Vec::new()));
     };
-    let mut normal = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                normal.pop();
+    let live_target = target::our_link_target(&out);
+    let prefixes = [
+        format!(".{name}.perfdash-new-"),
+        format!(".{name}.perfdash-old-"),
+        link_target_prefix(&name),
+    ];
+    let link_prefix = format!(".{name}.perfdash-link-");
+    let (mut removed, mut kept) = (Vec::new(), Vec::new());
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Ok((removed, kept));
+    };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if entry_name.starts_with(&link_prefix) && kind.is_symlink() {
+            if std::fs::remove_file(&path).is_ok() {
+                removed.push(path);
             }
-            Component::CurDir => {}
-            other => normal.push(other),
+            continue;
+        }
+        if !prefixes.iter().any(|p| entry_name.starts_with(p))
+            || live_target.as_deref() == Some(path.as_path())
+        {
+            continue;
+        }
+        let ours = kind.is_dir()
+            && (path.join(MARKER_FILE).is_file()
+                || path.join("site").join(MARKER_FILE).is_file()
+                || std::fs::read_dir(&path).is_ok_and(|mut d| d.next().is_none()));
+        if ours && std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(path);
+        } else {
+            kept.push(path);
         }
     }
-    // Resolve links in the longest existing prefix.
-    let mut existing = normal.clone();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        match (
-            existing.file_name().map(|n| n.to_os_string()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => break,
-        }
-    }
-    let mut resolved = existing.canonicalize().unwrap_or(existing);
-    for name in rest.into_iter().rev() {
-        resolved.push(name);
-    }
-    Ok(resolved)
+    removed.sort();
+    kept.sort();
+    Ok((removed, kept))
 }
 
 /// A site path must be relative and stay inside the site.
 fn checked_relative(rel: &str) -> Result<&Path, Error> {
     let p = Path::new(rel);
-    if rel.is_empty() || p.components().any(|c| !matches!(c, Component::Normal(_))) {
+    if rel.is_empty()
+        || rel == MARKER_FILE
+        || p.components().any(|c| !matches!(c, Component::Normal(_)))
+    {
         return Err(Error::Internal(format!(
             "refusing to write outside the site: {rel:?}"
         )));
@@ -215,114 +586,4 @@ fn checked_relative(rel: &str) -> Result<&Path, Error> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn site(files: &[(&str, &str)]) -> Site {
-        let mut s = Site::default();
-        for (p, b) in files {
-            s.insert(p, b.as_bytes().to_vec());
-        }
-        s
-    }
-
-    fn opts(out: &Path, archive: &Path) -> WriteOptions {
-        WriteOptions {
-            out: out.to_path_buf(),
-            archive: archive.to_path_buf(),
-            force: false,
-        }
-    }
-
-    #[test]
-    fn writes_then_replaces_a_previous_site() {
-        let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("site");
-        let archive = tmp.path().join("archive");
-        write_site(
-            &site(&[("index.html", "one"), ("a/b.html", "x")]),
-            &opts(&out, &archive),
-        )
-        .unwrap();
-        write_site(&site(&[("index.html", "two")]), &opts(&out, &archive)).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(out.join("index.html")).unwrap(),
-            "two"
-        );
-        assert!(!out.join("a/b.html").exists(), "old pages are gone");
-        assert!(out.join(MARKER_FILE).is_file());
-        let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(
-            leftovers,
-            vec![std::ffi::OsString::from("site")],
-            "no temp folders left"
-        );
-    }
-
-    #[test]
-    fn refuses_foreign_folders_unless_forced() {
-        let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("docs");
-        std::fs::create_dir(&out).unwrap();
-        std::fs::write(out.join("thesis.tex"), "precious").unwrap();
-        let err = write_site(
-            &site(&[("index.html", "x")]),
-            &opts(&out, &tmp.path().join("a")),
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains("--force"), "{err}");
-        assert_eq!(
-            std::fs::read_to_string(out.join("thesis.tex")).unwrap(),
-            "precious"
-        );
-        let mut forced = opts(&out, &tmp.path().join("a"));
-        forced.force = true;
-        write_site(&site(&[("index.html", "x")]), &forced).unwrap();
-        assert!(out.join("index.html").exists());
-    }
-
-    #[test]
-    fn refuses_the_archive_and_its_parents() {
-        let tmp = tempfile::tempdir().unwrap();
-        let archive = tmp.path().join("archive");
-        std::fs::create_dir(&archive).unwrap();
-        for out in [
-            archive.clone(),
-            archive.join("site"),
-            tmp.path().to_path_buf(),
-            archive.join("x/../../archive"),
-        ] {
-            let err = write_site(&site(&[("index.html", "x")]), &opts(&out, &archive)).unwrap_err();
-            assert!(
-                err.to_string().contains("overlaps the archive"),
-                "{out:?}: {err}"
-            );
-        }
-    }
-
-    #[test]
-    fn refuses_root_and_escaping_paths() {
-        let tmp = tempfile::tempdir().unwrap();
-        assert!(
-            write_site(
-                &site(&[("i", "x")]),
-                &opts(Path::new("/"), &tmp.path().join("a"))
-            )
-            .is_err()
-        );
-        let err = write_site(
-            &site(&[("../evil", "x")]),
-            &opts(&tmp.path().join("s"), &tmp.path().join("a")),
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains("outside the site"));
-        assert!(!tmp.path().join("evil").exists());
-        assert!(
-            !tmp.path().join("s").exists(),
-            "a failed write leaves no site"
-        );
-    }
-}
+mod tests;

@@ -196,19 +196,38 @@ fn step_load_files_are_read_alone_or_beside_rounds_and_judged() {
         "capacity/reserve.html"
     );
 
-    // With the round cache: step-load results are cached too (errors are
-    // not), and a cached load gives the same steps.
+    // With the cache: step-load results are cached too (errors are not),
+    // and a cached load gives the same steps.
     let cache_dir = tempfile::tempdir().unwrap();
     let load_cached = || {
         let opts = perfdash::ingest::LoadOptions {
             cache: Some(perfdash::ingest::RoundCache::new(cache_dir.path())),
             ..Default::default()
         };
-        perfdash::ingest::load_archive_with(root, &opts).unwrap()
+        let loaded = perfdash::ingest::load_archive_with(root, &opts).unwrap();
+        opts.cache.as_ref().unwrap().save();
+        loaded
     };
     let first = load_cached();
-    let entries = std::fs::read_dir(cache_dir.path()).unwrap().count();
-    assert_eq!(entries, 2 + 3, "2 round files and 3 good step-load files");
+    let cache_files: Vec<String> = std::fs::read_dir(cache_dir.path())
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(
+        cache_files.len() <= first.archive.runs.len(),
+        "one file per run at most"
+    );
+    let entries_of = |kind: &str| {
+        cache_files
+            .iter()
+            .map(|f| f.matches(&format!("\"kind\":\"{kind}\"")).count())
+            .sum::<usize>()
+    };
+    assert_eq!(
+        (entries_of("round"), entries_of("steps")),
+        (2, 3),
+        "2 round files and 3 good step-load files"
+    );
     let second = load_cached();
     assert_eq!(second.counts.cached, 2);
     for (a, b) in first.archive.runs.iter().zip(&second.archive.runs) {

@@ -1,11 +1,14 @@
 //! `perfdash build`.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::build_exit_code;
 use crate::pipeline::{BuildOptions, build};
+use crate::term::escape;
+use crate::write::WhenLocked;
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
@@ -28,9 +31,13 @@ pub struct BuildArgs {
     /// setting in perfdash.toml and run.toml.
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<f64>,
-    /// Re-read every round file instead of using `.perfdash-cache/` beside OUT.
+    /// Re-read every round file instead of using `.perfdash-cache/` beside OUT
+    /// (the site is byte-identical either way).
     #[arg(long)]
     pub no_cache: bool,
+    /// When another build is writing OUT, wait for it instead of failing (exit 2).
+    #[arg(long)]
+    pub wait: bool,
     /// Print every skipped input and per-stage counts.
     #[arg(short, long)]
     pub verbose: bool,
@@ -40,6 +47,9 @@ pub struct BuildArgs {
 }
 
 pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
+    // SIGINT/SIGTERM/SIGHUP remove what the build had written before the
+    // process ends (see cleanup).
+    crate::cleanup::install_signal_handlers()?;
     let report = build(&BuildOptions {
         archive: args.archive.clone(),
         out: args.out.clone(),
@@ -51,6 +61,12 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         warmup: args.warmup,
         no_cache: args.no_cache,
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        when_locked: if args.wait {
+            WhenLocked::Wait
+        } else {
+            WhenLocked::Fail
+        },
+        publish: Default::default(),
         now: None,
     })?;
     let (warnings, notes): (Vec<_>, Vec<_>) =
@@ -61,19 +77,20 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         } else {
             warnings.len().min(20)
         };
+        // Names come from the archive: escaped, so that none can fake a line.
         for d in &warnings[..shown] {
-            eprintln!("warning: {d}");
+            say(&format!("warning: {}", escape(&d.to_string())));
         }
         let warnings = warnings.len();
         if shown < warnings {
-            eprintln!(
+            say(&format!(
                 "warning: … and {} more (use --verbose to see all)",
                 warnings - shown
-            );
+            ));
         }
-        eprintln!(
+        say(&format!(
             "built {} ({} pages, {} endpoints, {} runs, {} regressed in the latest run){}",
-            args.out.display(),
+            escape(&args.out.display().to_string()),
             report.pages,
             report.endpoints,
             report.runs,
@@ -83,20 +100,32 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
             } else {
                 String::new()
             }
-        );
+        ));
         for d in &notes {
-            eprintln!("note: {d}");
+            say(&format!("note: {}", escape(&d.to_string())));
+        }
+        for n in &report.notices {
+            say(&format!("note: {}", escape(n)));
         }
         if args.verbose {
-            eprintln!(
-                "rounds: {} in the archive; {} round files read, {} results from the cache; wrote {} files, {} bytes",
+            say(&format!(
+                "rounds: {} in the archive; {} round files read, {} results from the cache; wrote {} files, {} bytes; \
+                 cache: {} file(s) saved, {} removed",
                 report.round_files,
                 report.rounds_parsed,
                 report.rounds_from_cache,
                 report.files,
-                report.bytes
-            );
+                report.bytes,
+                report.cache_files_written,
+                report.cache_files_removed
+            ));
         }
     }
     Ok(build_exit_code(&report.diagnostics))
+}
+
+/// One line on stderr; a closed stderr (`perfdash build 2>&1 | head`) is
+/// not an error of the build.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

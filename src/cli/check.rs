@@ -74,6 +74,6 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
         CheckFormat::Markdown => crate::report::pr_comment::render(&report, &analysis),
         format => render(&report, format),
     };
-    print!("{text}");
+    out!("{text}")?;
     Ok(report.exit_code)
 }

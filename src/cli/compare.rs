@@ -59,7 +59,11 @@ pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
             .iter()
             .filter(|d| d.path.starts_with(&prefix))
         {
-            eprintln!("{}: {d}", super::diagnostic_label(d));
+            eprintln!(
+                "{}: {}",
+                super::diagnostic_label(d),
+                crate::term::escape(&d.to_string())
+            );
         }
     }
     let comparison = compare(archive, a, b);
@@ -68,7 +72,7 @@ pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Json => format_json(&comparison),
         CompareFormat::Markdown => format_markdown(&comparison),
     };
-    print!("{text}");
+    out!("{text}")?;
     // Only problems that put the figures in doubt (a skipped round, not a
     // second flame graph) make the comparison one perfdash cannot vouch for.
     let incomplete: Vec<&str> = [a, b]

@@ -48,12 +48,12 @@ pub(super) fn run(args: EvalArgs) -> anyhow::Result<u8> {
     };
     let report = eval::evaluate(&config, &policies::all());
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
         return Ok(EXIT_OK);
     }
     let tables = report.to_markdown();
     match args.write {
-        None => print!("{tables}"),
+        None => out!("{tables}")?,
         Some(path) => {
             let old = match std::fs::read_to_string(&path) {
                 Ok(text) => text,

@@ -112,16 +112,23 @@ pub(super) fn run(args: InspectArgs) -> anyhow::Result<u8> {
     }
     let settings = crate::config::ProfileSettings::default();
     for path in &profile_files {
-        let summary = crate::ingest::limits::read_document(path, &Default::default())
+        // Opened like every input: a FIFO or a link is refused, never waited on.
+        let summary = crate::ingest::input::InputFile::open(path)
+            .and_then(|file| {
+                crate::ingest::limits::read_document(
+                    &file,
+                    &crate::ingest::limits::Limits::default(),
+                )
+            })
             .map_err(|e| crate::error::Error::io(path, e))
             .and_then(|bytes| crate::profile::inspect_profile(&bytes, path, &settings));
         match summary {
             Ok(summary) => match args.format {
-                OutputFormat::Table => print!("{}", summary.to_table()),
-                OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+                OutputFormat::Table => out!("{}", summary.to_table())?,
+                OutputFormat::Json => outln!("{}", serde_json::to_string_pretty(&summary)?)?,
             },
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::term::escape(&e.to_string()));
                 profile_errors += 1;
             }
         }
@@ -137,15 +144,15 @@ pub(super) fn run(args: InspectArgs) -> anyhow::Result<u8> {
     let report = inspect_files(&result_files, &opts);
     spinner.finish_and_clear();
     match args.format {
-        OutputFormat::Table => print!("{}", report.to_table()),
-        OutputFormat::Json => print!("{}", report.to_json()),
+        OutputFormat::Table => out!("{}", report.to_table())?,
+        OutputFormat::Json => out!("{}", report.to_json())?,
     }
     for d in &report.diagnostics {
         let label = match report.rows.is_empty() {
             true => "error",
             false => super::diagnostic_label(d),
         };
-        eprintln!("{label}: {d}");
+        eprintln!("{label}: {}", crate::term::escape(&d.to_string()));
     }
     if report.rows.is_empty() {
         return Ok(EXIT_ERROR);
@@ -201,13 +208,13 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                 let knee = find_knee(&series.steps, series.unit, &objective);
                 match args.format {
                     OutputFormat::Table => {
-                        println!(
+                        outln!(
                             "{} ({}, settle {} s)",
                             path.display(),
                             series.format.describe(),
                             series.settle_s
-                        );
-                        println!(
+                        )?;
+                        outln!(
                             "{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>7}  judged",
                             "step",
                             "load",
@@ -217,7 +224,7 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                             "req/s",
                             "p99 ms",
                             "errors"
-                        );
+                        )?;
                         for (st, c) in series.steps.iter().zip(&knee.checks) {
                             let role = if knee.knee_step == Some(st.number) {
                                 "knee".to_string()
@@ -228,7 +235,7 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                             } else {
                                 format!("misses: {}", c.reasons.join(", "))
                             };
-                            println!(
+                            outln!(
                                 "{:>4} {:>10} {:>8.1} {:>8.1} {:>10} {:>10} {:>10} {:>6.2}%  {role}",
                                 st.number,
                                 format!("{} {}", number(st.load), series.unit.label()),
@@ -238,9 +245,9 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                                 number(st.throughput_rps),
                                 st.p99_ms.map(number).unwrap_or_else(|| "–".into()),
                                 st.error_rate * 100.0
-                            );
+                            )?;
                         }
-                        println!("{}\n", knee.reasoning);
+                        outln!("{}\n", knee.reasoning)?;
                     }
                     OutputFormat::Json => json.push(serde_json::json!({
                         "file": path.display().to_string(),
@@ -250,13 +257,13 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                 }
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::term::escape(&e.to_string()));
                 errors += 1;
             }
         }
     }
     if args.format == OutputFormat::Json {
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?)?;
     }
     Ok(match errors {
         0 => EXIT_OK,

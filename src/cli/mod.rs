@@ -8,6 +8,21 @@
 //!   `check`/`compare` found a regression;
 //! * 2: bad input or usage; nothing was written.
 
+/// `print!` that returns an error instead of panicking when stdout is
+/// closed (`perfdash inspect … | head`); [`main`] ends quietly on it.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// `println!` counterpart of [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod build;
 mod check;
 mod compare;
@@ -17,6 +32,7 @@ mod inspect;
 mod record;
 mod triage;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -98,11 +114,37 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code),
+        // The reader went away (`| head`): what it wanted was written, as
+        // far as it wanted it. End quietly, as ripgrep does.
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(EXIT_OK),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Parts from data were escaped where the message was made;
+            // escape the rest too, keeping perfdash's own line breaks.
+            let message = format!("{e:#}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}",
+                crate::term::escape_lines(&message)
+            );
             ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// Writes to stdout, flushing, and returns the error (a closed pipe
+/// above all) instead of panicking as `print!` does.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_fmt(args)?;
+    stdout.flush()
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 #[cfg(test)]

@@ -39,13 +39,13 @@ pub(super) fn run(args: TriageArgs) -> anyhow::Result<u8> {
     let policies = asked.unwrap_or_else(|| vec![loaded.archive.settings.alarms.policy]);
     for d in &loaded.diagnostics {
         if d.path.starts_with(crate::ingest::triage::TRIAGE_DIR) {
-            eprintln!("warning: {d}");
+            eprintln!("warning: {}", crate::term::escape(&d.to_string()));
         }
     }
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
     if args.template {
         let today = args.date.unwrap_or_else(|| Utc::now().date_naive());
-        print!("{}", template(&analysis, &policies, today));
+        out!("{}", template(&analysis, &policies, today))?;
         return Ok(super::EXIT_OK);
     }
     let list = untriaged(&analysis, &policies);
@@ -55,10 +55,10 @@ pub(super) fn run(args: TriageArgs) -> anyhow::Result<u8> {
         .iter()
         .filter(|a| a.label.is_some() && policies.contains(&a.policy))
         .count();
-    println!("{} untriaged alarm(s), {labelled} labelled", list.len());
+    outln!("{} untriaged alarm(s), {labelled} labelled", list.len())?;
     for u in &list {
         let a = u.alarm;
-        println!(
+        outln!(
             "  {}  {:<24} {:<10} ×{}  → {}",
             a.run,
             a.endpoint,
@@ -67,7 +67,7 @@ pub(super) fn run(args: TriageArgs) -> anyhow::Result<u8> {
                 .map(|r| format!("{r:.2}"))
                 .unwrap_or_else(|| "–".into()),
             suggested_file(&a.run, &a.endpoint)
-        );
+        )?;
     }
     Ok(super::EXIT_OK)
 }

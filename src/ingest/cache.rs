@@ -1,40 +1,93 @@
-//! Per-round-file results cached outside the archive, so that a rebuild
-//! re-reads only files that are new or changed.
+//! Per-file results kept between builds, so that a rebuild parses only
+//! files whose bytes changed. The cache can neither go stale nor be
+//! poisoned:
 //!
-//! One small JSON file per (round file, settings) pair, named by a hash of
-//! the key: the file's canonical path, its size and modification time, the
-//! settings that decide its result (metric, split tag, tag mapping,
-//! warm-ups, percentile method, failure handling) and the cache format
-//! version. A changed file or setting therefore misses exactly the entries
-//! it affects; a new run misses only its own files. Entries are written
-//! atomically (temp file + rename), so parallel builds never see half an
-//! entry. Errors are never cached (a broken file is re-read and reported
-//! every time); a cache that cannot be read or written is simply bypassed.
+//! * **Keyed by content.** An entry is found by the file's path in the
+//!   archive, the xxh3-128 digest of the bytes read from the open file
+//!   (hashing is far cheaper than parsing), and a digest of the settings
+//!   that decide its result. A file edited and `touch -r`'d back, or
+//!   replaced and later restored, is judged by its bytes, never by its
+//!   size or time.
+//! * **Stored only when every read agreed.** A result is kept only when
+//!   each pass that read the whole file saw the bytes of the key and the
+//!   file's change time did not move meanwhile; a file written to during
+//!   the build is parsed again next time.
+//! * **Checked on the way back.** Every entry is one line: the xxh3-128 of
+//!   its JSON, then the JSON, which holds the perfdash version and cache
+//!   format. A damaged or edited entry is ignored with a notice and its
+//!   file is read again; an entry of another version is ignored silently.
+//!   A value that would not come back equal from JSON is never stored,
+//!   so a cached build and a `--no-cache` build are byte-identical.
+//! * **Bounded.** One file per run (`run-<hash of the run id>.cache`),
+//!   under `.perfdash-cache/<name of --out>/` beside the output folder.
+//!   After a build each run's file holds exactly the entries that build
+//!   used; files of runs no longer in the archive are removed.
+//! * **Written last.** Nothing is written while reading: [`RoundCache::persist`]
+//!   runs after the site is in place, so a build that fails (or `--strict`
+//!   refusing one) leaves the cache as it was, and a full disk costs the
+//!   cache, never the site.
 //!
-//! Stale entries are not removed; deleting the folder is always safe.
+//! Errors are never cached (a broken file is re-read and reported every
+//! time). The cache folder, and every cache file, is opened like an
+//! archive file: a symbolic link is not followed and a FIFO never blocks;
+//! either only costs the cache, with a notice. Deleting the folder is
+//! always safe.
 
-use std::hash::Hasher;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::UNIX_EPOCH;
 
-use serde::Serialize;
+use rayon::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
-use super::raw::{FileResult, FileSettings};
+use super::input::InputFile;
+use super::limits::Limits;
 use crate::error::Error;
 
-/// Bump when [`FileResult`] or the computation changes meaning.
-const CACHE_VERSION: u32 = 2;
+/// Bump when a cached result's meaning ([`super::raw::FileResult`], a
+/// step series, the computation behind them) or the entry layout changes.
+const CACHE_FORMAT: u32 = 3;
+
+/// What every entry records as its origin; an entry from any other
+/// perfdash version or cache format is not used.
+fn version_tag() -> String {
+    format!(
+        "perfdash {} cache {CACHE_FORMAT}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
 
 /// The cache folder's name, beside the output folder.
 pub const CACHE_DIR_NAME: &str = ".perfdash-cache";
 
-/// A cache folder plus counters of what a load did.
+/// Prefix of a cache file being written (removed by the next build when a
+/// crash left it).
+const TEMP_PREFIX: &str = ".tmp-";
+
+/// The cache of one output folder, plus what a load did with it.
 #[derive(Debug)]
 pub struct RoundCache {
     dir: PathBuf,
+    /// `false` when the folder is unusable (a symbolic link, a file): the
+    /// build reads everything and writes no cache.
+    usable: bool,
     read: AtomicUsize,
     cached: AtomicUsize,
+    /// For each run file: the entries this build used, and whether the
+    /// file on disk already holds exactly those.
+    runs: Mutex<BTreeMap<String, RunState>>,
+    notices: Mutex<Vec<String>>,
+}
+
+#[derive(Debug)]
+struct RunState {
+    /// The file's new text, or `None` when the file already holds exactly
+    /// the entries this build used.
+    text: Option<Vec<u8>>,
 }
 
 /// How many round files a load read, and how many came from the cache.
@@ -46,25 +99,91 @@ pub struct ReadCounts {
     pub cached: usize,
 }
 
+/// What [`RoundCache::persist`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Saved {
+    /// Run files written (new or changed).
+    pub written: usize,
+    /// Run files (and leftovers) removed.
+    pub removed: usize,
+}
+
+/// One cached result. The value stays JSON text in memory (a parsed
+/// tree costs several times more, for up to one entry per round file).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    /// perfdash version and cache format ([`version_tag`]).
+    version: String,
+    /// `round` or `steps`.
+    kind: String,
+    /// The file, relative to the archive root.
+    source: String,
+    /// xxh3-128 of the file's bytes, hex.
+    content: String,
+    /// xxh3-128 of the kind and the settings that decide the result, hex.
+    settings: String,
+    value: Box<serde_json::value::RawValue>,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        (
+            &self.version,
+            &self.kind,
+            &self.source,
+            &self.content,
+            &self.settings,
+        ) == (
+            &other.version,
+            &other.kind,
+            &other.source,
+            &other.content,
+            &other.settings,
+        ) && self.value.get() == other.value.get()
+    }
+}
+
 impl RoundCache {
-    /// A cache in `dir` (created on first write).
+    /// A cache in `dir` (created when first saved). A `dir` that is a
+    /// symbolic link, or not a folder, is not used (see [`RoundCache::notices`]).
     pub fn new(dir: impl Into<PathBuf>) -> RoundCache {
+        let dir = dir.into();
+        let mut notices = Vec::new();
+        let usable = match unusable_reason(&dir) {
+            None => true,
+            Some(why) => {
+                notices.push(format!(
+                    "the cache {} {why}; this build reads every file and saves no cache",
+                    dir.display()
+                ));
+                false
+            }
+        };
         RoundCache {
-            dir: dir.into(),
+            dir,
+            usable,
             read: AtomicUsize::new(0),
             cached: AtomicUsize::new(0),
+            runs: Mutex::new(BTreeMap::new()),
+            notices: Mutex::new(notices),
         }
     }
 
     /// The cache that belongs to a site output folder:
-    /// `<parent of out>/.perfdash-cache/` (outside both the archive and
-    /// the site, which is replaced wholesale on every build).
+    /// `<parent of out>/.perfdash-cache/<name of out>/` (outside both the
+    /// archive and the site, which is replaced wholesale on every build;
+    /// one folder per output, so that the builder holding that output's
+    /// lock is its only writer).
     pub fn beside_output(out: &Path) -> RoundCache {
         let parent = out
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        RoundCache::new(parent.join(CACHE_DIR_NAME))
+        let name = out
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_else(|| "site".into());
+        RoundCache::new(parent.join(CACHE_DIR_NAME).join(name))
     }
 
     pub fn dir(&self) -> &Path {
@@ -78,96 +197,540 @@ impl RoundCache {
         }
     }
 
-    /// The cached result for `path` under `settings`, or `compute()`'s
-    /// (stored when it succeeds).
-    pub fn get_or_compute(
-        &self,
-        path: &Path,
-        settings: &FileSettings,
-        compute: impl FnOnce() -> Result<FileResult, Error>,
-    ) -> Result<FileResult, Error> {
-        let Some(entry) = self.entry_path(path, "", settings) else {
-            self.read.fetch_add(1, Ordering::Relaxed);
-            return compute();
-        };
-        if let Ok(bytes) = std::fs::read(&entry)
-            && let Ok(result) = serde_json::from_slice::<FileResult>(&bytes)
-        {
-            self.cached.fetch_add(1, Ordering::Relaxed);
-            return Ok(result);
-        }
-        self.read.fetch_add(1, Ordering::Relaxed);
-        let result = compute()?;
-        self.store(&entry, &result);
-        Ok(result)
-    }
-
-    /// Like [`Self::get_or_compute`] for other per-file results (step-load
-    /// files: `kind` = `"steps"`), keyed by `kind` as well so that they
-    /// never meet round entries. Not counted in [`ReadCounts`], which
-    /// counts round files.
-    pub fn get_or_compute_other<K: Serialize, T: Serialize + serde::de::DeserializeOwned>(
-        &self,
-        kind: &str,
-        path: &Path,
-        key: &K,
-        compute: impl FnOnce() -> Result<T, Error>,
-    ) -> Result<T, Error> {
-        let Some(entry) = self.entry_path(path, kind, key) else {
-            return compute();
-        };
-        if let Ok(bytes) = std::fs::read(&entry)
-            && let Ok(result) = serde_json::from_slice::<T>(&bytes)
-        {
-            return Ok(result);
-        }
-        let result = compute()?;
-        self.store(&entry, &result);
-        Ok(result)
-    }
-
-    /// Counts a file read without the cache (no cache configured).
+    /// Counts a round file read without the cache.
     pub(crate) fn count_uncached(&self) {
         self.read.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// `kind` is empty for round files (so their keys are what they were
-    /// before other kinds existed).
-    fn entry_path(&self, path: &Path, kind: &str, settings: &impl Serialize) -> Option<PathBuf> {
-        let canonical = std::fs::canonicalize(path).ok()?;
-        let meta = std::fs::metadata(&canonical).ok()?;
-        let mtime = meta
-            .modified()
-            .ok()?
-            .duration_since(UNIX_EPOCH)
-            .ok()?
-            .as_nanos();
-        let mut h = crate::hash::Fnv1a::default();
-        h.write_u32(CACHE_VERSION);
-        if !kind.is_empty() {
-            h.write(kind.as_bytes());
-            h.write_u8(0);
-        }
-        h.write(canonical.as_os_str().as_encoded_bytes());
-        h.write_u8(0);
-        h.write_u64(meta.len());
-        h.write_u128(mtime);
-        h.write(serde_json::to_string(settings).ok()?.as_bytes());
-        Some(self.dir.join(format!("{:016x}.json", h.finish())))
+    /// Things about the cache the user should know (a damaged entry was
+    /// ignored, the folder is a link, a save failed). They never change
+    /// what the site shows, so they are not warnings.
+    pub fn notices(&self) -> Vec<String> {
+        lock(&self.notices).clone()
     }
 
-    fn store(&self, entry: &Path, result: &impl Serialize) {
-        let Ok(bytes) = serde_json::to_vec(result) else {
-            return;
-        };
-        if std::fs::create_dir_all(&self.dir).is_err() {
-            return;
-        }
-        if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(&self.dir) {
-            use std::io::Write;
-            if tmp.write_all(&bytes).is_ok() {
-                let _ = tmp.persist(entry);
+    fn notice(&self, text: String) {
+        lock(&self.notices).push(text);
+    }
+
+    /// Loads the cache file of one run (an empty one when the cache is
+    /// unusable or holds nothing for it).
+    pub fn for_run(&self, run_id: &str) -> RunCache<'_> {
+        let file_name = run_file_name(run_id);
+        let mut old = HashMap::new();
+        let mut loaded_all = false;
+        if self.usable {
+            let path = self.dir.join(&file_name);
+            match read_run_file(&path) {
+                Ok(Some(text)) => {
+                    let (entries, bad) = parse_run_file(&text);
+                    if bad > 0 {
+                        self.notice(format!(
+                            "ignored {bad} damaged or edited cache entr{} in {} (checksum or content \
+                             does not match); the files they summarise are read again",
+                            if bad == 1 { "y" } else { "ies" },
+                            path.display()
+                        ));
+                    }
+                    loaded_all = bad == 0;
+                    for e in entries {
+                        old.insert((e.kind.clone(), e.source.clone()), e);
+                    }
+                }
+                Ok(None) => loaded_all = true,
+                Err(e) => self.notice(format!(
+                    "ignored the cache file {}: {e}; its files are read again",
+                    path.display()
+                )),
             }
         }
+        RunCache {
+            cache: self,
+            file_name,
+            loaded: old.len(),
+            loaded_all,
+            old,
+            used: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Writes the cache after a build: each run's file with exactly the
+    /// entries that build used (files whose content would not change are
+    /// left alone), then removes run files of runs no longer read and
+    /// leftovers of interrupted saves. Failures (a full disk) cost only
+    /// the cache, with a notice.
+    pub fn save(&self) -> Saved {
+        let mut done = Saved::default();
+        if !self.usable {
+            return done;
+        }
+        let runs = std::mem::take(&mut *lock(&self.runs));
+        if let Err(e) = create_cache_dir(&self.dir) {
+            self.notice(format!(
+                "the cache was not saved in {}: {e}",
+                self.dir.display()
+            ));
+            return done;
+        }
+        let results: Vec<std::io::Result<()>> = runs
+            .par_iter()
+            .filter_map(|(file_name, state)| {
+                let text = state.text.as_ref()?;
+                Some(self.write_run_file(file_name, text))
+            })
+            .collect();
+        done.written = results.iter().filter(|r| r.is_ok()).count();
+        if let Some(Err(e)) = results.iter().find(|r| r.is_err()) {
+            self.notice(format!(
+                "the cache was not (fully) saved in {}: {e}; the next build reads those files again",
+                self.dir.display()
+            ));
+        }
+        done.removed = self.prune(&runs);
+        done
+    }
+
+    fn write_run_file(&self, file_name: &str, text: &[u8]) -> std::io::Result<()> {
+        let mut tmp = tempfile::Builder::new()
+            .prefix(TEMP_PREFIX)
+            .tempfile_in(&self.dir)?;
+        let guard = crate::cleanup::register(tmp.path());
+        tmp.write_all(text)?;
+        tmp.persist(self.dir.join(file_name)).map_err(|e| e.error)?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// Removes run files not in `keep`, temp files of interrupted saves,
+    /// and the per-round files of perfdash's first cache format.
+    fn prune(&self, keep: &BTreeMap<String, RunState>) -> usize {
+        let mut removed = 0;
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let ours = (is_run_file_name(&name) && !keep.contains_key(&name))
+                    || name.starts_with(TEMP_PREFIX);
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                if ours && !is_dir && std::fs::remove_file(entry.path()).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        // Format 1 kept one `<16 hex>.json` file per round directly in
+        // `.perfdash-cache/`: 283k files for a large archive.
+        if let Some(parent) = self.dir.parent()
+            && parent.file_name() == Some(std::ffi::OsStr::new(CACHE_DIR_NAME))
+            && let Ok(entries) = std::fs::read_dir(parent)
+        {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let v1 = name.len() == 21
+                    && name.ends_with(".json")
+                    && name[..16].bytes().all(|b| b.is_ascii_hexdigit());
+                if v1
+                    && entry.file_type().is_ok_and(|t| !t.is_dir())
+                    && std::fs::remove_file(entry.path()).is_ok()
+                {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+}
+
+/// The cache entries of one run, as a load uses them.
+#[derive(Debug)]
+pub struct RunCache<'a> {
+    cache: &'a RoundCache,
+    file_name: String,
+    old: HashMap<(String, String), Entry>,
+    loaded: usize,
+    /// The file parsed without a bad entry.
+    loaded_all: bool,
+    used: Mutex<Vec<Entry>>,
+}
+
+impl RunCache<'_> {
+    /// The result for the open `file` (`source`: its path relative to the
+    /// archive root) under `settings`: from the cache when an entry for
+    /// these bytes and settings exists, else `compute(file)`'s, which is
+    /// kept when every read of the file agreed. `kind` keeps different
+    /// results of one file apart (`round`, `steps`); only rounds are
+    /// counted in [`ReadCounts`].
+    pub fn get_or_compute<T, S>(
+        &self,
+        kind: &str,
+        source: &str,
+        mut file: InputFile,
+        settings: &S,
+        compute: impl FnOnce(&InputFile) -> Result<T, Error>,
+    ) -> Result<T, Error>
+    where
+        T: Serialize + DeserializeOwned + PartialEq,
+        S: Serialize,
+    {
+        let counted = kind == "round";
+        let count = |n: &AtomicUsize| {
+            if counted {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        let Some(settings) = settings_digest(kind, settings) else {
+            count(&self.cache.read);
+            return compute(&file);
+        };
+        file.track_digests();
+        let Ok(content) = file.digest().map(|d| format!("{d:032x}")) else {
+            count(&self.cache.read);
+            return compute(&file);
+        };
+        let version = version_tag();
+        if let Some(e) = self.old.get(&(kind.to_string(), source.to_string()))
+            && e.content == content
+            && e.settings == settings
+            && e.version == version
+        {
+            match serde_json::from_str::<T>(e.value.get()) {
+                Ok(value) => {
+                    count(&self.cache.cached);
+                    lock(&self.used).push(e.clone());
+                    return Ok(value);
+                }
+                Err(err) => self.cache.notice(format!(
+                    "ignored the cache entry for {source} in {}: {err}; the file is read again",
+                    self.cache.dir.join(&self.file_name).display()
+                )),
+            }
+        }
+        count(&self.cache.read);
+        let result = compute(&file)?;
+        if read_consistently(&file, &content)
+            && let Some(value) = round_trip(&result)
+        {
+            lock(&self.used).push(Entry {
+                version,
+                kind: kind.to_string(),
+                source: source.to_string(),
+                content,
+                settings,
+                value,
+            });
+        }
+        Ok(result)
+    }
+
+    /// Hands what this run's cache file should hold to the cache, for
+    /// [`RoundCache::persist`] (serialised here, while runs are still read
+    /// in parallel).
+    pub fn finish(self) {
+        let mut entries = std::mem::take(&mut *lock(&self.used));
+        if entries.is_empty() {
+            return; // nothing to keep: an old file of this run is pruned
+        }
+        entries.sort_by(|a, b| (&a.kind, &a.source).cmp(&(&b.kind, &b.source)));
+        let unchanged = self.loaded_all
+            && entries.len() == self.loaded
+            && entries
+                .iter()
+                .all(|e| self.old.get(&(e.kind.clone(), e.source.clone())) == Some(e));
+        let text = (!unchanged).then(|| run_file_text(&entries));
+        lock(&self.cache.runs).insert(self.file_name, RunState { text });
+    }
+}
+
+/// Whether every pass over `file` that read it whole saw the bytes whose
+/// digest is `content`, and nobody wrote to it since it was opened.
+fn read_consistently(file: &InputFile, content: &str) -> bool {
+    let mut digests = file.full_pass_digests();
+    // The key's own pass is the first; a parse that stopped early (a
+    // format read from its head) gets one more whole pass.
+    if digests.len() < 2 {
+        if file.digest().is_err() {
+            return false;
+        }
+        digests = file.full_pass_digests();
+    }
+    digests.iter().all(|d| format!("{d:032x}") == content)
+        && file.changed_since_open().is_ok_and(|changed| !changed)
+}
+
+/// `value` as JSON, if it reads back equal (a NaN, for one, would not).
+fn round_trip<T: Serialize + DeserializeOwned + PartialEq>(
+    value: &T,
+) -> Option<Box<serde_json::value::RawValue>> {
+    let json = serde_json::to_string(value).ok()?;
+    let back: T = serde_json::from_str(&json).ok()?;
+    if back != *value {
+        return None;
+    }
+    serde_json::value::RawValue::from_string(json).ok()
+}
+
+/// A run file: one line per entry, the xxh3-128 of its JSON, then the JSON.
+fn run_file_text(entries: &[Entry]) -> Vec<u8> {
+    let mut text = Vec::new();
+    for e in entries {
+        let json = serde_json::to_vec(e).expect("an entry is plain JSON");
+        let _ = write!(text, "{:032x} ", xxh3_128(&json));
+        text.extend_from_slice(&json);
+        text.push(b'\n');
+    }
+    text
+}
+
+fn settings_digest(kind: &str, settings: &impl Serialize) -> Option<String> {
+    let mut bytes = kind.as_bytes().to_vec();
+    bytes.push(0);
+    serde_json::to_writer(&mut bytes, settings).ok()?;
+    Some(format!("{:032x}", xxh3_128(&bytes)))
+}
+
+fn run_file_name(run_id: &str) -> String {
+    format!("run-{:016x}.cache", xxh3_64(run_id.as_bytes()))
+}
+
+fn is_run_file_name(name: &str) -> bool {
+    name.strip_prefix("run-")
+        .and_then(|r| r.strip_suffix(".cache"))
+        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Why `dir` cannot hold the cache, if it cannot: it, or the
+/// `.perfdash-cache` folder holding it, is a symbolic link or not a folder.
+fn unusable_reason(dir: &Path) -> Option<&'static str> {
+    for p in [dir.parent(), Some(dir)].into_iter().flatten() {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Some("is (or lies in) a symbolic link, which perfdash does not follow");
+            }
+            Ok(m) if !m.is_dir() => return Some("is (or lies in) something other than a folder"),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn create_cache_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    // Created meanwhile as a link by someone else: do not write through it.
+    if unusable_reason(dir).is_some() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the folder is a symbolic link",
+        ));
+    }
+    Ok(())
+}
+
+/// A run file's text, opened like an archive file (no link, no FIFO,
+/// capped); `None` when there is none.
+fn read_run_file(path: &Path) -> std::io::Result<Option<String>> {
+    let file = match InputFile::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    super::limits::read_text(&file, &Limits::default()).map(Some)
+}
+
+/// The entries of a run file, and how many lines were damaged.
+fn parse_run_file(text: &str) -> (Vec<Entry>, usize) {
+    let mut entries = Vec::new();
+    let mut bad = 0;
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        let parsed = line.split_once(' ').and_then(|(sum, json)| {
+            (sum == format!("{:032x}", xxh3_128(json.as_bytes())))
+                .then(|| serde_json::from_str::<Entry>(json).ok())
+                .flatten()
+        });
+        match parsed {
+            Some(e) => entries.push(e),
+            None => bad += 1,
+        }
+    }
+    (entries, bad)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> BTreeMap<&'static str, u32> {
+        BTreeMap::from([("warmup", 15)])
+    }
+
+    fn open(path: &Path) -> InputFile {
+        InputFile::open(path).unwrap()
+    }
+
+    /// Builds once through a fresh cache object, like one `perfdash build`.
+    fn build_once(cache_dir: &Path, file: &Path, calls: &mut u32) -> String {
+        let cache = RoundCache::new(cache_dir);
+        let run = cache.for_run("2026-01-01T0000Z");
+        let value = run
+            .get_or_compute(
+                "round",
+                "runs/r/a/round-1.json",
+                open(file),
+                &settings(),
+                |f| {
+                    *calls += 1;
+                    let mut s = String::new();
+                    std::io::Read::read_to_string(&mut f.reader(), &mut s).unwrap();
+                    Ok(s)
+                },
+            )
+            .unwrap();
+        run.finish();
+        cache.save();
+        value
+    }
+
+    #[test]
+    fn a_hit_needs_the_same_bytes_whatever_the_file_times_say() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("round-1.json");
+        let dir = tmp.path().join("cache");
+        std::fs::write(&file, "101").unwrap();
+        let mut calls = 0;
+        assert_eq!(build_once(&dir, &file, &mut calls), "101");
+        assert_eq!(build_once(&dir, &file, &mut calls), "101");
+        assert_eq!(calls, 1, "the second build came from the cache");
+        // Same size, modification time restored: still a miss.
+        let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+        std::fs::write(&file, "909").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert_eq!(build_once(&dir, &file, &mut calls), "909");
+        assert_eq!(calls, 2);
+        let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(files.len(), 1, "one file per run");
+    }
+
+    #[test]
+    fn a_damaged_entry_is_ignored_with_a_notice() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("round-1.json");
+        let dir = tmp.path().join("cache");
+        std::fs::write(&file, "101").unwrap();
+        let mut calls = 0;
+        build_once(&dir, &file, &mut calls);
+        let cache_file = std::fs::read_dir(&dir)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let text = std::fs::read_to_string(&cache_file).unwrap();
+        std::fs::write(&cache_file, text.replace("\"101\"", "\"555\"")).unwrap();
+        let cache = RoundCache::new(&dir);
+        let run = cache.for_run("2026-01-01T0000Z");
+        let value = run
+            .get_or_compute(
+                "round",
+                "runs/r/a/round-1.json",
+                open(&file),
+                &settings(),
+                |_| Ok("recomputed".to_string()),
+            )
+            .unwrap();
+        assert_eq!(value, "recomputed");
+        let notices = cache.notices();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].contains("damaged or edited"), "{notices:?}");
+    }
+
+    #[test]
+    fn runs_no_longer_read_are_pruned_and_unchanged_files_not_rewritten() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("round-1.json");
+        let dir = tmp.path().join("cache");
+        std::fs::write(&file, "1").unwrap();
+        let cache = RoundCache::new(&dir);
+        for run_id in ["a", "b"] {
+            let run = cache.for_run(run_id);
+            run.get_or_compute("round", "x", open(&file), &settings(), |_| Ok(1u32))
+                .unwrap();
+            run.finish();
+        }
+        assert_eq!(
+            cache.save(),
+            Saved {
+                written: 2,
+                removed: 0
+            }
+        );
+        std::fs::write(dir.join(".tmp-crashed"), "half").unwrap();
+        let cache = RoundCache::new(&dir);
+        let run = cache.for_run("a");
+        run.get_or_compute("round", "x", open(&file), &settings(), |_| Ok(1u32))
+            .unwrap();
+        run.finish();
+        assert_eq!(cache.counts().cached, 1);
+        assert_eq!(
+            cache.save(),
+            Saved {
+                written: 0,
+                removed: 2
+            }
+        );
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from(run_file_name("a"))]);
+    }
+
+    #[test]
+    fn the_one_file_per_round_cache_of_format_1_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("site");
+        let old = tmp
+            .path()
+            .join(CACHE_DIR_NAME)
+            .join("0123456789abcdef.json");
+        std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+        std::fs::write(&old, "{}").unwrap();
+        let keep = tmp.path().join(CACHE_DIR_NAME).join("notes.json");
+        std::fs::write(&keep, "{}").unwrap();
+        let cache = RoundCache::beside_output(&out);
+        assert_eq!(cache.dir(), tmp.path().join(CACHE_DIR_NAME).join("site"));
+        assert_eq!(cache.save().removed, 1);
+        assert!(!old.exists() && keep.exists());
+    }
+
+    #[test]
+    fn values_that_would_not_read_back_equal_are_not_stored() {
+        assert!(round_trip(&f64::NAN).is_none());
+        assert!(round_trip(&Some(0.1f64 + 0.2)).is_some());
+    }
+
+    #[test]
+    fn a_linked_cache_folder_is_not_used() {
+        let tmp = tempfile::tempdir().unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::create_dir(tmp.path().join(CACHE_DIR_NAME)).unwrap();
+        let dir = tmp.path().join(CACHE_DIR_NAME).join("site");
+        std::os::unix::fs::symlink(&elsewhere, &dir).unwrap();
+        let cache = RoundCache::new(&dir);
+        assert!(cache.notices()[0].contains("symbolic link"));
+        let file = tmp.path().join("f");
+        std::fs::write(&file, "1").unwrap();
+        let run = cache.for_run("a");
+        run.get_or_compute("round", "x", open(&file), &settings(), |_| Ok(1u32))
+            .unwrap();
+        run.finish();
+        cache.save();
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
 }

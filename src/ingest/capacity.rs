@@ -19,6 +19,7 @@
 
 use std::path::Path;
 
+use super::input::InputFile;
 use super::raw::{self, RawContent, ReadOptions, Sample, SampleSet, Sniffed};
 use crate::config::CapacitySettings;
 use crate::error::Error;
@@ -75,14 +76,24 @@ pub struct Plateau {
 /// Reads a step-load file and measures its steps. `Err` names the file
 /// and says why it is not a step-load round.
 pub fn read_steps(path: &Path, shown: &Path, opts: &StepOptions) -> Result<StepSeries, Error> {
+    let input = InputFile::open(path).map_err(|e| Error::io(shown, e))?;
+    read_steps_input(&input, shown, opts)
+}
+
+/// [`read_steps`] on an open file: every pass reads the same descriptor.
+pub fn read_steps_input(
+    input: &InputFile,
+    shown: &Path,
+    opts: &StepOptions,
+) -> Result<StepSeries, Error> {
     let head =
-        raw::io::head(path, 64 * 1024, &opts.read.limits).map_err(|e| Error::io(shown, e))?;
+        raw::io::head(input, 64 * 1024, &opts.read.limits).map_err(|e| Error::io(shown, e))?;
     let kind = raw::sniff(&head).map_err(|m| Error::at(shown, None, m))?;
     let not_steps = |why: String| Error::at(shown, None, why);
     let (format, samples, plateaus, unit) = match kind {
         Sniffed::K6Ndjson | Sniffed::K6Csv => {
             let samples_of = |read: &ReadOptions| -> Result<(SourceFormat, SampleSet), Error> {
-                let file = raw::read_file(path, shown, read)?;
+                let file = raw::read_input(input, shown, read)?;
                 Ok((file.format, merged_samples(file.content)))
             };
             let (format, samples) = samples_of(&opts.read)?;
@@ -101,7 +112,7 @@ pub fn read_steps(path: &Path, shown: &Path, opts: &StepOptions) -> Result<StepS
                     split_tag: Some(tag.to_string()),
                     ..opts.read.clone()
                 };
-                let file = raw::read_file(path, shown, &read)?;
+                let file = raw::read_input(input, shown, &read)?;
                 Ok(tagged_plateaus(file.content, &vus))
             };
             let (plateaus, unit) = match &opts.step_tag {
@@ -123,7 +134,7 @@ pub fn read_steps(path: &Path, shown: &Path, opts: &StepOptions) -> Result<StepS
             (format, samples, plateaus, unit)
         }
         Sniffed::JmeterCsv => {
-            let (file, levels) = raw::jmeter_csv::read_with_threads(path, shown, &opts.read)?;
+            let (file, levels) = raw::jmeter_csv::read_with_threads(input, shown, &opts.read)?;
             if levels.is_empty() {
                 return Err(not_steps(
                     "a JMeter CSV step-load file needs the allThreads column (jmeter.save.saveservice.thread_counts=true)"
@@ -371,7 +382,7 @@ pub fn read_resources(
     shown: &Path,
     limits: &super::limits::Limits,
 ) -> Result<Vec<Reading>, Error> {
-    let text = super::limits::read_text_file(path, limits)
+    let text = super::limits::read_archive_text_file(path, limits)
         .map_err(|e| Error::io(shown, e))?
         .unwrap_or_default();
     parse_resources(&text, shown)

@@ -57,7 +57,11 @@ pub enum InputKind {
 /// the problem.
 pub fn input_kind(path: &Path) -> InputKind {
     use crate::profile::Likeness;
-    let Ok(head) = raw::io::head(path, 64 * 1024, &Default::default()) else {
+    // Opened like every input: a FIFO or a link is refused, never waited on.
+    let Ok(file) = crate::ingest::input::InputFile::open(path) else {
+        return InputKind::Result;
+    };
+    let Ok(head) = raw::io::head(&file, 64 * 1024, &Default::default()) else {
         return InputKind::Result;
     };
     let profile = crate::profile::sniff(&head);

@@ -40,8 +40,17 @@ impl Skipped {
 
 /// Lists a folder without following symbolic links: an archive is read as
 /// it lies, and a link could lead anywhere on the machine. Sorted by name
-/// so that every build sees the same order.
+/// so that every build sees the same order. `dir` itself must not be a
+/// link either (a linked `runs/` or `triage/` is refused, not followed);
+/// its files are later opened with no link allowed on their path, so a
+/// folder swapped for a link after this check is refused then.
 pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    if std::fs::symlink_metadata(dir)?.file_type().is_symlink() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "is a symbolic link; links are not followed",
+        ));
+    }
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;

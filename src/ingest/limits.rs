@@ -3,13 +3,14 @@
 //! Archives come from CI jobs and people; a gzip bomb (a few kilobytes
 //! that inflate to terabytes) or a file that is one endless line must cost
 //! a warning, not the machine. Every reader of archive files goes through
-//! [`open_input`] (or wraps its own reader in a [`LimitedReader`]) so the
+//! [`open_input`] on an [`InputFile`] (or wraps its own reader in a [`LimitedReader`]) so the
 //! caps hold everywhere. The caps are set in `perfdash.toml` under
 //! `[limits]` (see `docs/errors.md`).
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+
+use super::input::InputFile;
 
 pub use crate::config::Limits;
 
@@ -76,17 +77,17 @@ impl<R: Read> Read for LimitedReader<R> {
 /// The gzip magic number. Compression is told by content, never by name.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Opens an archive file for reading: gzip is inflated transparently
-/// (multi-member streams too, as `cat a.gz b.gz` gives), under the caps
-/// of `limits`. `what` tells the error messages which cap was hit.
-pub fn open_input(path: &Path, limits: &Limits) -> io::Result<Box<dyn BufRead + Send>> {
-    check_regular_file(path)?;
-    let file = File::open(path)?;
-    let meta = file.metadata()?;
-    let mut reader = BufReader::new(file);
+/// A reader of an open archive file's content: gzip is inflated
+/// transparently (multi-member streams too, as `cat a.gz b.gz` gives),
+/// under the caps of `limits`.
+pub fn open_input<'a>(
+    file: &'a InputFile,
+    limits: &Limits,
+) -> io::Result<Box<dyn BufRead + Send + 'a>> {
+    let mut reader = BufReader::new(file.reader());
     let compressed = reader.fill_buf()?.starts_with(&GZIP_MAGIC);
     if compressed {
-        let cap = limits.decompressed_cap(meta.len());
+        let cap = limits.decompressed_cap(file.len());
         let inflated = flate2::bufread::MultiGzDecoder::new(reader);
         Ok(Box::new(BufReader::new(LimitedReader::new(
             GzipErrors(inflated),
@@ -98,32 +99,31 @@ pub fn open_input(path: &Path, limits: &Limits) -> io::Result<Box<dyn BufRead + 
     }
 }
 
-/// Refuses what must not be opened: a symbolic link (it could lead out of
-/// the archive), a folder (Unix opens it, then reads fail obscurely), a
-/// FIFO or device (opening a FIFO blocks until someone writes to it).
-pub fn check_regular_file(path: &Path) -> io::Result<()> {
-    let meta = std::fs::symlink_metadata(path)?;
-    let problem = if meta.file_type().is_symlink() {
-        "is a symbolic link; links are not followed"
-    } else if meta.is_dir() {
-        "is a folder, expected a file"
-    } else if !meta.is_file() {
-        "is not a regular file (a FIFO, socket or device)"
-    } else {
-        return Ok(());
-    };
-    Err(io::Error::new(io::ErrorKind::InvalidInput, problem))
+/// Reads a small text file a user named (perfdash.toml) under the document
+/// cap, from one descriptor (see [`InputFile`]). `Ok(None)` when it does
+/// not exist.
+pub fn read_text_file(path: &Path, limits: &Limits) -> io::Result<Option<String>> {
+    match InputFile::open(path) {
+        Ok(file) => read_text(&file, limits).map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
-/// Reads a small text file (run.toml, perfdash.toml, triage notes) under
-/// the document cap. `Ok(None)` when it does not exist.
-pub fn read_text_file(path: &Path, limits: &Limits) -> io::Result<Option<String>> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        _ => {}
+/// [`read_text_file`] for a file inside the archive (run.toml, triage
+/// notes, resource readings): no symbolic link anywhere on `path`.
+pub fn read_archive_text_file(path: &Path, limits: &Limits) -> io::Result<Option<String>> {
+    match InputFile::open_in_archive(path) {
+        Ok(file) => read_text(&file, limits).map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
-    let bytes = read_document(path, limits)?;
-    String::from_utf8(bytes).map(Some).map_err(|e| {
+}
+
+/// The content of an open file as UTF-8 text, under the caps.
+pub fn read_text(file: &InputFile, limits: &Limits) -> io::Result<String> {
+    let bytes = read_document(file, limits)?;
+    String::from_utf8(bytes).map_err(|e| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!(
@@ -136,10 +136,10 @@ pub fn read_text_file(path: &Path, limits: &Limits) -> io::Result<Option<String>
 
 /// Reads a whole file (k6 summary, HTML profile) under the caps: gzip is
 /// inflated, and more than `max_document_bytes` is an error.
-pub fn read_document(path: &Path, limits: &Limits) -> io::Result<Vec<u8>> {
+pub fn read_document(file: &InputFile, limits: &Limits) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
     LimitedReader::new(
-        open_input(path, limits)?,
+        open_input(file, limits)?,
         limits.max_document_bytes,
         "the file",
     )
@@ -252,22 +252,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plain = dir.path().join("a.json");
         std::fs::write(&plain, b"{}").unwrap();
-        assert_eq!(read_document(&plain, &Limits::default()).unwrap(), b"{}");
+        let read = |p: &Path| read_document(&InputFile::open(p)?, &Limits::default());
+        assert_eq!(read(&plain).unwrap(), b"{}");
         let packed = dir.path().join("b.json");
         std::fs::write(&packed, gzip(b"{\"a\":1}")).unwrap();
-        assert_eq!(
-            read_document(&packed, &Limits::default()).unwrap(),
-            b"{\"a\":1}"
-        );
+        assert_eq!(read(&packed).unwrap(), b"{\"a\":1}");
         // 8 MiB of zeros compress to ~8 KiB: far beyond 64× and the 1 MiB floor.
         let bomb = dir.path().join("c.json");
         std::fs::write(&bomb, gzip(&vec![0u8; 8 << 20])).unwrap();
-        let err = read_document(&bomb, &Limits::default()).unwrap_err();
+        let err = read(&bomb).unwrap_err();
         assert!(is_limit_exceeded(&err), "{err}");
         let mut truncated = gzip(b"{\"a\":1}");
         truncated.truncate(truncated.len() - 6);
         std::fs::write(&packed, truncated).unwrap();
-        let err = read_document(&packed, &Limits::default()).unwrap_err();
+        let err = read(&packed).unwrap_err();
         assert!(err.to_string().starts_with("corrupt gzip"), "{err}");
     }
 

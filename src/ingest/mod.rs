@@ -20,6 +20,7 @@
 pub mod annotations;
 pub mod cache;
 pub mod capacity;
+pub mod input;
 pub mod inspect;
 pub mod k6_summary;
 mod layout;
@@ -42,7 +43,8 @@ use crate::model::{
     Archive, CrossCheck, EndpointRun, ProfileFile, Round, Run, RunMeta, SourceFormat,
 };
 
-pub use cache::{ReadCounts, RoundCache};
+pub use cache::{ReadCounts, RoundCache, RunCache};
+use input::InputFile;
 use raw::{FileResult, FileSettings, GroupResult, ReadOptions, StatsOptions};
 
 pub use layout::{ROUND_EXTENSIONS, RoundFileName, parse_round_file_name};
@@ -103,8 +105,11 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         Some(now) => now,
         None => build_time()?,
     };
+    // Read below the resolved root: a path built from it holds no link
+    // until the archive's own names, and those are never followed.
+    let real_root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
     let runs_dir = root.join(RUNS_DIR);
-    let run_dirs = layout::list_dir(&runs_dir).map_err(|e| match e.kind() {
+    let run_dirs = layout::list_dir(&real_root.join(RUNS_DIR)).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::at(
             &runs_dir,
             None,
@@ -118,17 +123,16 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
     for entry in run_dirs {
         match entry {
             layout::Entry::Dir { name, path } => candidates.push((name, path)),
-            layout::Entry::Skipped(d) => diagnostics.push(d.relative_to(root)),
+            layout::Entry::Skipped(d) => diagnostics.push(d.relative_to(&real_root)),
             layout::Entry::File { .. } => {} // notes or READMEs beside the runs are fine
         }
     }
 
-    let uncached = RoundCache::new(PathBuf::new());
     let reader = RoundReader {
-        root,
+        root: &real_root,
         settings: &settings,
         opts,
-        counter: opts.cache.as_ref().unwrap_or(&uncached),
+        uncached_reads: std::sync::atomic::AtomicUsize::new(0),
         progress: progress_bar(opts.progress),
         now,
     };
@@ -137,7 +141,15 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         .map(|(id, path)| read_run(&reader, id, path))
         .collect();
     reader.progress.finish_and_clear();
-    let counts = reader.counter.counts();
+    let counts = match &opts.cache {
+        Some(cache) => cache.counts(),
+        None => ReadCounts {
+            read: reader
+                .uncached_reads
+                .load(std::sync::atomic::Ordering::Relaxed),
+            cached: 0,
+        },
+    };
     let mut runs = Vec::new();
     for (run, diags) in results {
         diagnostics.extend(diags);
@@ -166,7 +178,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
             });
         }
     }
-    let (mut labels, triage_diagnostics) = triage::load_triage(root);
+    let (mut labels, triage_diagnostics) = triage::load_triage(&real_root, &settings.limits);
     diagnostics.extend(triage_diagnostics);
     // A label on a run or endpoint that is not in the archive is most
     // likely a typo; say so rather than silently ignoring it.
@@ -227,8 +239,8 @@ struct RoundReader<'a> {
     root: &'a Path,
     settings: &'a Settings,
     opts: &'a LoadOptions,
-    /// The cache, or a cache-less counter.
-    counter: &'a RoundCache,
+    /// Round files read when there is no cache (the cache counts its own).
+    uncached_reads: std::sync::atomic::AtomicUsize,
     progress: ProgressBar,
     /// The build's time (runs dated after it are not trusted).
     now: DateTime<Utc>,
@@ -265,18 +277,39 @@ impl RoundReader<'_> {
         )
     }
 
-    fn analyse(&self, job: &Job, settings: &FileSettings) -> Result<FileResult, Error> {
+    /// Reads one round file: opened once, from the cache when its bytes
+    /// and settings are known.
+    fn analyse(
+        &self,
+        run_cache: Option<&RunCache<'_>>,
+        job: &Job,
+        settings: &FileSettings,
+    ) -> Result<FileResult, Error> {
         let shown = Path::new(&job.rel);
-        let result = if self.opts.cache.is_some() {
-            self.counter.get_or_compute(&job.path, settings, || {
-                raw::analyse_file(&job.path, shown, settings)
-            })
-        } else {
-            self.counter.count_uncached();
-            raw::analyse_file(&job.path, shown, settings)
+        let result = match (InputFile::open_in_archive(&job.path), run_cache) {
+            (Ok(file), Some(cache)) => {
+                cache.get_or_compute("round", &job.rel, file, settings, |f| {
+                    raw::analyse_input(f, shown, settings)
+                })
+            }
+            (file, _) => {
+                self.count_read();
+                file.map_err(|e| Error::io(shown, e))
+                    .and_then(|f| raw::analyse_input(&f, shown, settings))
+            }
         };
         self.progress.inc(1);
         result
+    }
+
+    fn count_read(&self) {
+        match &self.opts.cache {
+            Some(cache) => cache.count_uncached(),
+            None => {
+                self.uncached_reads
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
     }
 }
 
@@ -375,7 +408,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
     let rel = |p: &Path| relative(root, p);
 
     let meta_path = dir.join("run.toml");
-    let parsed_meta = match limits::read_text_file(&meta_path, &reader.settings.limits) {
+    let parsed_meta = match limits::read_archive_text_file(&meta_path, &reader.settings.limits) {
         Ok(Some(text)) => match parse_run_meta(&text, Path::new(&rel(&meta_path))) {
             Ok((meta, started_at)) => Some((
                 meta,
@@ -520,11 +553,12 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
         keep
     });
     missing_rounds(root, &jobs, &endpoint_dirs, &mut diags);
+    let run_cache = reader.opts.cache.as_ref().map(|c| c.for_run(id));
     let results: Vec<(&Job, Result<FileResult, Error>)> = jobs
         .par_iter()
         .map(|job| {
             let settings = reader.file_settings(run_warmup, job.endpoint.as_deref());
-            (job, reader.analyse(job, &settings))
+            (job, reader.analyse(run_cache.as_ref(), job, &settings))
         })
         .collect();
     let mut offers = Vec::new();
@@ -594,7 +628,10 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
             e.profiles.push(profile);
         }
     }
-    run.capacity = read_steps_files(reader, steps_jobs, &mut diags);
+    run.capacity = read_steps_files(reader, run_cache.as_ref(), steps_jobs, &mut diags);
+    if let Some(cache) = run_cache {
+        cache.finish();
+    }
     for (name, path) in endpoint_dirs {
         if !run.endpoints.contains_key(&name) && !run.capacity.contains_key(&name) {
             diags.push(Diagnostic {
@@ -728,6 +765,7 @@ struct StepsJob {
 /// a bad resource CSV only loses the resource columns.
 fn read_steps_files(
     reader: &RoundReader<'_>,
+    run_cache: Option<&RunCache<'_>>,
     jobs: Vec<StepsJob>,
     diags: &mut Vec<Diagnostic>,
 ) -> BTreeMap<String, crate::model::StepSeries> {
@@ -744,10 +782,13 @@ fn read_steps_files(
     let results: Vec<_> = jobs
         .into_par_iter()
         .map(|job| {
-            let read = || capacity::read_steps(&job.path, Path::new(&job.rel), &opts);
-            let series = match &reader.opts.cache {
-                Some(cache) => cache.get_or_compute_other("steps", &job.path, &opts, read),
-                None => read(),
+            let shown = Path::new(&job.rel);
+            let read = |f: &InputFile| capacity::read_steps_input(f, shown, &opts);
+            let series = match (InputFile::open_in_archive(&job.path), run_cache) {
+                (Ok(file), Some(cache)) => {
+                    cache.get_or_compute("steps", &job.rel, file, &opts, read)
+                }
+                (file, _) => file.map_err(|e| Error::io(shown, e)).and_then(|f| read(&f)),
             };
             let resources = series.as_ref().ok().and_then(|_| {
                 let rel = relative(reader.root, &job.resources);
@@ -842,7 +883,8 @@ fn read_profiles(
         .into_par_iter()
         .map(|job| {
             let rel = Path::new(&job.rel);
-            let read = limits::read_document(&job.path, limits)
+            let read = InputFile::open_in_archive(&job.path)
+                .and_then(|file| limits::read_document(&file, limits))
                 .map_err(|e| Error::io(rel, e))
                 .and_then(|bytes| crate::profile::parse(&bytes, rel));
             (job, read)

@@ -188,8 +188,13 @@ fn follow_up(
 
 /// Reads every `triage/*.toml` under the archive root, in name order. A bad
 /// file becomes a diagnostic and the others are still read. When two
-/// entries label the same alarm, the first (by file name) is kept.
-pub fn load_triage(root: &Path) -> (Vec<TriageLabel>, Vec<Diagnostic>) {
+/// entries label the same alarm, the first (by file name) is kept. Files
+/// are read like every archive file: one descriptor, no symbolic links,
+/// no FIFOs, under the `[limits]` caps.
+pub fn load_triage(
+    root: &Path,
+    limits: &super::limits::Limits,
+) -> (Vec<TriageLabel>, Vec<Diagnostic>) {
     let dir = root.join(TRIAGE_DIR);
     let mut diagnostics = Vec::new();
     let entries = match layout::list_dir(&dir) {
@@ -217,7 +222,8 @@ pub fn load_triage(root: &Path) -> (Vec<TriageLabel>, Vec<Diagnostic>) {
             continue; // a README beside the labels is fine
         }
         let rel = super::relative(root, &path);
-        let parsed = std::fs::read_to_string(&path)
+        let parsed = super::input::InputFile::open_in_archive(&path)
+            .and_then(|file| super::limits::read_text(&file, limits))
             .map_err(|e| Error::io(Path::new(&rel), e))
             .and_then(|text| parse_triage_file(&text, Path::new(&rel)));
         match parsed {
@@ -358,7 +364,8 @@ mod tests {
         std::fs::write(triage.join("b.toml"), "run = \n").unwrap();
         std::fs::write(triage.join("c.toml"), ONE.replace("noise", "real")).unwrap();
         std::fs::write(triage.join("README.md"), "labels live here").unwrap();
-        let (labels, diags) = load_triage(dir.path());
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (labels, diags) = load_triage(&root, &Default::default());
         assert_eq!(labels.len(), 1);
         assert_eq!(labels[0].label, Label::Noise, "the first file wins");
         assert_eq!(diags.len(), 2, "{diags:?}");
@@ -382,7 +389,37 @@ mod tests {
     #[test]
     fn no_triage_folder_is_fine() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(load_triage(dir.path()), (vec![], vec![]));
+        assert_eq!(
+            load_triage(dir.path(), &Default::default()),
+            (vec![], vec![])
+        );
+    }
+
+    #[test]
+    fn triage_files_are_read_under_the_limits_and_never_through_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let triage = root.join(TRIAGE_DIR);
+        std::fs::create_dir(&triage).unwrap();
+        std::fs::write(triage.join("a.toml"), ONE).unwrap();
+        let limits = crate::ingest::limits::Limits {
+            max_document_bytes: 10,
+            ..Default::default()
+        };
+        let (labels, diags) = load_triage(&root, &limits);
+        assert!(labels.is_empty());
+        assert!(
+            diags[0].message.contains("larger than the limit"),
+            "{diags:?}"
+        );
+        // A linked triage folder is not followed.
+        let elsewhere = root.join("elsewhere");
+        std::fs::rename(&triage, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &triage).unwrap();
+        let (labels, diags) = load_triage(&root, &Default::default());
+        assert!(labels.is_empty());
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(diags[0].message.contains("symbolic link"), "{diags:?}");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //!    work by itself: `threading.Condition.wait`), safepoint (→ `vm`), a
 //!    lock or I/O wait. A lock or I/O wait is `idle-wait` instead when the
 //!    thread is waiting for work: the stack passes through an idle path
-//!    (`rules.idle_wait`: a pool's `getTask`, a poller, Go's netpoll), or
+//!    (`rules.idle_wait`: a pool's `getTask`, a poller, Go's accept loop), or
 //!    the wait is called directly by a server loop (`rules.idle_caller`:
 //!    `serve_forever` → `select`, `handle_one_request` → the read of the
 //!    next request on a kept-alive connection);
@@ -157,8 +157,13 @@ const LOCK: &[&str] = &[
 
 /// Frames that wait for work by themselves, wherever they are (nearest the
 /// leaf): `threading.Condition.wait`/`Event.wait`, a thread join.
-const IDLE: &[&str] =
-    &[r"^(?:\w+\.)?(wait|_wait_for_tstate_lock) \((?:[^()]*/)?threading\.py(?::\d+)?\)$"];
+const IDLE: &[&str] = &[
+    r"^(?:\w+\.)?(wait|_wait_for_tstate_lock) \((?:[^()]*/)?threading\.py(?::\d+)?\)$",
+    // The kernel's idle loop (`swapper` in a system-wide `perf record -a`):
+    // a CPU with nothing to run. Work it does for an interrupt under it
+    // (softirq networking) has its own frames nearer the leaf.
+    r"^(cpu_startup_entry|do_idle|cpu_idle|cpu_idle_loop|cpuidle_idle_call|cpuidle_enter|cpuidle_enter_state|arch_cpu_idle|default_idle|default_idle_call|native_safe_halt|intel_idle|intel_idle_irq|acpi_idle_enter|acpi_idle_do_entry|mwait_idle|poll_idle)$",
+];
 
 /// A lock or I/O wait anywhere under these is a thread waiting for work (→
 /// `idle-wait`): pool threads on an empty queue, pollers and acceptors,
@@ -168,8 +173,14 @@ const IDLE_WAIT: &[&str] = &[
     r"^org[/.]apache[/.]tomcat[/.]util[/.]threads[/.]TaskQueue\.(take|poll)$",
     r"^org[/.]apache[/.]tomcat[/.]util[/.]net[/.](NioEndpoint\$Poller\.run|Acceptor\.run|NioEndpoint\.serverSocketAccept)$",
     r"^io[/.]netty[/.]channel[/.](nio[/.]NioEventLoop\.select|epoll[/.]EpollEventLoop\.epollWait\w*)$",
-    r"^runtime\.(netpollblock|findRunnable|findrunnable|stopm)$",
-    r"^internal/poll\.runtime_pollWait$",
+    // Go: the idle scheduler, net/http's accept loop, a connection waiting
+    // for its request line and the background read of a connection. Not the
+    // network poller as such: a handler waiting for its database parks in
+    // netpoll too, and that is I/O of a request.
+    r"^runtime\.(findRunnable|findrunnable|stopm)$",
+    r"^net/http\.\(\*Server\)\.Serve$",
+    r"^net/http\.\(\*conn\)\.readRequest$",
+    r"^net/http\.\(\*connReader\)\.backgroundRead$",
     r"^(?:\w+\.)?get \((?:[^()]*/)?queue\.py(?::\d+)?\)$",
     r"^_worker \((?:[^()]*/)?concurrent/futures/thread\.py(?::\d+)?\)$",
 ];
@@ -799,8 +810,45 @@ mod tests {
             Category::IdleWait
         );
         assert_eq!(
+            c.classify_stack("net/http.(*Server).ListenAndServe;net/http.(*Server).Serve;net/http.(*onceCloseListener).Accept;net.(*TCPListener).Accept;net.(*TCPListener).accept;net.(*netFD).accept;internal/poll.(*FD).Accept;internal/poll.(*pollDesc).waitRead;internal/poll.runtime_pollWait;runtime.netpollblock;runtime.gopark"),
+            Category::IdleWait
+        );
+        // A handler waiting for its database parks in netpoll as well: that
+        // wait is part of a request, never idle (a wall-clock profile of a
+        // slow query must not lose it).
+        let db_wait = c.classify_stack("net/http.(*conn).serve;net/http.serverHandler.ServeHTTP;main.handler;database/sql.(*DB).QueryContext;github.com/lib/pq.(*conn).recvMessage;bufio.(*Reader).Read;net.(*conn).Read;internal/poll.(*FD).Read;internal/poll.(*pollDesc).waitRead;internal/poll.runtime_pollWait;runtime.netpollblock;runtime.gopark");
+        assert!(
+            matches!(db_wait, Category::Io | Category::Lock),
+            "{db_wait:?}"
+        );
+        assert_eq!(
             c.classify_stack("main.handler;sync.(*Mutex).Lock;sync.(*Mutex).lockSlow;runtime.semacquire1;runtime.gopark"),
             Category::Lock
+        );
+    }
+
+    /// Stacks of the system-wide `perf record -a` in `FlameGraph`'s
+    /// `example-perf-stacks.txt.gz`: the idle task is idle, the kernel's TCP
+    /// work under a request is I/O, and an interrupt's softirq network work
+    /// run from the idle loop is I/O too.
+    #[test]
+    fn the_kernel_idle_loop_is_idle() {
+        let c = classifier(&[]);
+        assert_eq!(
+            c.classify_stack("swapper;x86_64_start_kernel;start_kernel;rest_init;cpu_startup_entry;arch_cpu_idle;cpuidle_idle_call;cpuidle_enter_state;intel_idle"),
+            Category::IdleWait
+        );
+        assert_eq!(
+            c.classify_stack("swapper;start_secondary;cpu_startup_entry;arch_cpu_idle;cpuidle_idle_call;call_function_single_interrupt;smp_call_function_single_interrupt;native_write_msr_safe"),
+            Category::IdleWait
+        );
+        assert_eq!(
+            c.classify_stack("java;start_thread;java_start;sys_write;vfs_write;sock_aio_write;inet_sendmsg;tcp_sendmsg"),
+            Category::Io
+        );
+        assert_eq!(
+            c.classify_stack("swapper;start_secondary;cpu_startup_entry;do_IRQ;irq_exit;__do_softirq;net_rx_action;tcp_v4_rcv;tcp_sendmsg"),
+            Category::Io
         );
     }
 

@@ -588,17 +588,22 @@ impl ProfileSummary {
         );
         let samples = match self.samples {
             Some(n) if self.units != "samples" => {
-                format!(" in {} samples", format_weight(n as f64))
+                format!(
+                    " in {} sample{}",
+                    format_weight(n as f64),
+                    if n == 1 { "" } else { "s" }
+                )
             }
             None => " (no sample count in this format)".to_string(),
             _ => String::new(),
         };
         let _ = writeln!(
             out,
-            "  total {} {}{samples}, {} stacks{}",
+            "  total {} {}{samples}, {} stack{}{}",
             format_weight(self.total),
             self.units,
             format_weight(self.stacks as f64),
+            if self.stacks == 1 { "" } else { "s" },
             if self.root_self > 0.0 {
                 format!(
                     " ({} {} with an empty stack)",

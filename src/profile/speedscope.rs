@@ -202,7 +202,10 @@ pub(super) fn parse(text: &str, path: &Path, kind: &str) -> Result<Profile, Erro
             }
         }
     }
+    // A unitless sampled profile weighs samples; a unitless evented one
+    // measures time in units of its own, which are not samples.
     profile.units = match unit.as_deref() {
+        None | Some("none") if evented => "units".to_string(),
         None | Some("none") => "samples".to_string(),
         Some(u) => u.to_string(),
     };

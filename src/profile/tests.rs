@@ -412,6 +412,30 @@ fn speedscope_sampled_evented_and_multi_profile() {
         "{:?}",
         evented.stacks
     );
+    // Unitless events measure time, not samples: the report must not call
+    // 14 of them "14 samples" and then say the count is unknown.
+    assert_eq!(evented.units, "units");
+    assert_eq!(evented.samples, None);
+    let rel = format!("{base}0.0.1/simple.speedscope.json");
+    let report = inspect_profile(&read(&dir, &rel), Path::new(&rel), &Default::default())
+        .unwrap()
+        .to_table();
+    assert!(
+        report.contains("total 14 units (no sample count in this format), 3 stacks"),
+        "{report}"
+    );
+}
+
+/// One sample is "1 sample" (speedscope's `one-sample.linux-perf.txt`,
+/// weighted by its period).
+#[test]
+fn a_single_sample_is_singular() {
+    let Some(dir) = fixtures() else { return };
+    let rel = "speedscope/sample/profiles/linux-perf/one-sample.linux-perf.txt";
+    let report = inspect_profile(&read(&dir, rel), Path::new(rel), &Default::default())
+        .unwrap()
+        .to_table();
+    assert!(report.contains(" in 1 sample, 1 stack\n"), "{report}");
 }
 
 // ---------- perf script ----------
@@ -891,12 +915,20 @@ fn pyspy_injected_code_regression_is_attributed_to_code() {
 /// keep-alive, deployed as v1 (`/srv/app/v1/shop.py`) and as v2
 /// (`/srv/app/v2/shop.py`, with an N+1 query injected: `rules_for_line`),
 /// recorded by py-spy 0.4.3 as folded (`--format raw`) and speedscope files.
+/// The recorded py-spy profiles of `tests/fixtures/pyspy-shop`, or those of
+/// a re-recording (`bash record.sh DIR`) in `PERFDASH_PYSPY_SHOP=DIR`: the
+/// attribution must not depend on one lucky capture.
 fn shop(name: &str) -> Profile {
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/pyspy-shop"
-    ))
-    .join(name);
+    let dir = std::env::var_os("PERFDASH_PYSPY_SHOP").map_or_else(
+        || {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/pyspy-shop"
+            ))
+        },
+        PathBuf::from,
+    );
+    let path = dir.join(name);
     parse(&std::fs::read(&path).unwrap(), &path).unwrap()
 }
 

@@ -264,7 +264,11 @@ fn render_one(
         .collect();
     let samples = match pa.samples {
         Some(n) if !pa.profile.weights_are_samples() => {
-            format!(" in {} samples", format_weight(n as f64))
+            format!(
+                " in {} sample{}",
+                format_weight(n as f64),
+                if n == 1 { "" } else { "s" }
+            )
         }
         None if !pa.profile.weights_are_samples() => {
             " (the format does not record a sample count)".to_string()

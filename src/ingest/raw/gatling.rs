@@ -16,6 +16,7 @@ use super::io::{Fault, open_plain, scan_blocks};
 use super::time::parse_u64;
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample};
 use crate::error::Error;
+use crate::ingest::input::InputFile;
 use crate::model::SourceFormat;
 
 /// A parsed REQUEST record.
@@ -41,10 +42,10 @@ fn request<'a>(fields: &[&'a [u8]]) -> Result<(&'static str, &'a [u8], u64, u64,
     Ok((layout, name, start, end, status == b"OK"))
 }
 
-pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
     let mut grouper = Grouper::default();
     let split = opts.split_tag.is_some();
-    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let reader = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
     // Gatling replaces tabs and newlines inside messages with spaces, so a
     // record is exactly one line; quotes have no meaning. Split on '\n'.
     scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
@@ -88,7 +89,7 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
         }
         Ok(complete)
     })
-    .map_err(|e| e.into_error(path, shown))?;
+    .map_err(|e| e.into_error(file, shown))?;
     let groups = grouper.finish(|k| String::from_utf8_lossy(k).into_owned());
     if groups.is_empty() {
         return Err(Error::at(

@@ -44,6 +44,7 @@ use std::path::Path;
 use super::io::{ScanError, open_plain, scan_blocks};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample, warning};
 use crate::error::{DiagnosticKind, Error};
+use crate::ingest::input::InputFile;
 use crate::model::SourceFormat;
 
 /// Record type bytes (gatling-core `RecordHeader`).
@@ -430,10 +431,10 @@ struct Cut {
     end: u64,
 }
 
-pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
     let split = opts.split_tag.is_some();
     let max = opts.limits.max_line_bytes;
-    let gzip = super::io::is_gzip(path).unwrap_or(false);
+    let gzip = super::io::is_gzip(file).unwrap_or(false);
     let byte = |offset: u64| {
         if gzip {
             format!("byte {offset} (of the decompressed content)")
@@ -441,7 +442,7 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
             format!("byte {offset}")
         }
     };
-    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let reader = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let mut decoder = Decoder::new(max);
     let mut grouper = Grouper::default();
     let mut requests = 0u64;

@@ -1,30 +1,31 @@
 //! Streaming file access shared by the raw parsers: gzip-transparent
-//! opening, block-wise scanning without buffering whole files, and
+//! reading of an open [`InputFile`], block-wise scanning without buffering whole files, and
 //! byte-offset → line-number resolution for messages.
 
-use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 use crate::error::Error;
+use crate::ingest::input::InputFile;
 use crate::ingest::limits::{LimitedReader, Limits, is_limit_exceeded};
 
 /// The block size read at once. Large enough that per-read overhead
 /// vanishes, small enough to stay in L2/L3 cache.
 const BLOCK: usize = 1 << 20;
 
-/// Opens `path`, transparently decompressing gzip (told by the magic
-/// bytes, not the name), and returns a reader of the plain content. The
-/// decompressed stream is capped by `limits` (gzip bombs); a symbolic
-/// link, folder or FIFO is refused before it is opened.
-pub(crate) fn open_plain(path: &Path, limits: &Limits) -> io::Result<Box<dyn Read + Send>> {
-    crate::ingest::limits::check_regular_file(path)?;
-    let compressed_len = std::fs::symlink_metadata(path)?.len();
-    let plain = open_plain_uncapped(path)?;
-    if is_gzip(path)? {
+/// A reader of the plain content of an open file, transparently
+/// decompressing gzip (told by the magic bytes, not the name). The
+/// decompressed stream is capped by `limits` (gzip bombs). The file was
+/// checked to be a regular file when it was opened ([`InputFile`]).
+pub(crate) fn open_plain<'a>(
+    file: &'a InputFile,
+    limits: &Limits,
+) -> io::Result<Box<dyn Read + Send + 'a>> {
+    let (plain, gzip) = open_plain_uncapped(file)?;
+    if gzip {
         Ok(Box::new(LimitedReader::new(
             plain,
-            limits.decompressed_cap(compressed_len),
+            limits.decompressed_cap(file.len()),
             "the decompressed content",
         )))
     } else {
@@ -33,26 +34,31 @@ pub(crate) fn open_plain(path: &Path, limits: &Limits) -> io::Result<Box<dyn Rea
 }
 
 /// [`open_plain`] without the cap, for re-reading a prefix that was
-/// already read under it (line numbers of faults).
-fn open_plain_uncapped(path: &Path) -> io::Result<Box<dyn Read + Send>> {
-    let mut file = File::open(path)?;
+/// already read under it (line numbers of faults); also says whether the
+/// content is gzip.
+fn open_plain_uncapped(file: &InputFile) -> io::Result<(Box<dyn Read + Send + '_>, bool)> {
+    let mut raw = file.reader();
     let mut magic = [0u8; 2];
-    let got = read_full(&mut file, &mut magic)?;
+    let got = read_full(&mut raw, &mut magic)?;
     let head = io::Cursor::new(magic[..got].to_vec());
-    let chained = head.chain(file);
+    let chained = head.chain(raw);
     if got == 2 && magic == [0x1f, 0x8b] {
-        Ok(Box::new(flate2::read::MultiGzDecoder::new(
-            BufReader::with_capacity(256 * 1024, chained),
-        )))
+        Ok((
+            Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+                256 * 1024,
+                chained,
+            ))),
+            true,
+        ))
     } else {
-        Ok(Box::new(chained))
+        Ok((Box::new(chained), false))
     }
 }
 
 /// Whether the file starts with the gzip magic bytes.
-pub(crate) fn is_gzip(path: &Path) -> io::Result<bool> {
+pub(crate) fn is_gzip(file: &InputFile) -> io::Result<bool> {
     let mut magic = [0u8; 2];
-    let got = read_full(&mut File::open(path)?, &mut magic)?;
+    let got = read_full(&mut file.reader(), &mut magic)?;
     Ok(got == 2 && magic == [0x1f, 0x8b])
 }
 
@@ -71,8 +77,8 @@ pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> 
 }
 
 /// The first `max` bytes of the plain (decompressed) content.
-pub(crate) fn head(path: &Path, max: usize, limits: &Limits) -> io::Result<Vec<u8>> {
-    let mut r = open_plain(path, limits)?;
+pub(crate) fn head(file: &InputFile, max: usize, limits: &Limits) -> io::Result<Vec<u8>> {
+    let mut r = open_plain(file, limits)?;
     let mut buf = vec![0u8; max];
     let mut n = 0;
     while n < max {
@@ -121,14 +127,14 @@ impl Fault {
         }
     }
 
-    pub(crate) fn into_error(self, path: &Path, shown: &Path) -> Error {
-        Error::at(shown, line_of_offset(path, self.offset), self.message)
+    pub(crate) fn into_error(self, file: &InputFile, shown: &Path) -> Error {
+        Error::at(shown, line_of_offset(file, self.offset), self.message)
     }
 }
 
 /// The 1-based line that holds byte `offset` of the plain content.
-pub(crate) fn line_of_offset(path: &Path, offset: u64) -> Option<u64> {
-    let mut r = open_plain_uncapped(path).ok()?;
+pub(crate) fn line_of_offset(file: &InputFile, offset: u64) -> Option<u64> {
+    let (mut r, _) = open_plain_uncapped(file).ok()?;
     let mut remaining = offset;
     let mut lines = 1u64;
     let mut buf = vec![0u8; 64 * 1024];
@@ -215,10 +221,10 @@ pub(crate) enum ScanError {
 }
 
 impl ScanError {
-    pub(crate) fn into_error(self, path: &Path, shown: &Path) -> Error {
+    pub(crate) fn into_error(self, file: &InputFile, shown: &Path) -> Error {
         match self {
             ScanError::Io(e) => Error::io(shown, e),
-            ScanError::Fault(f) => f.into_error(path, shown),
+            ScanError::Fault(f) => f.into_error(file, shown),
         }
     }
 }

@@ -11,6 +11,7 @@ use super::io::{Fault, open_plain, scan_blocks};
 use super::time::{parse_f64, parse_u64};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample};
 use crate::error::Error;
+use crate::ingest::input::InputFile;
 use crate::model::SourceFormat;
 
 /// Every column name JMeter can write (`CSVSaveService`).
@@ -143,25 +144,25 @@ fn headerless(first: &[u8]) -> Result<Columns, String> {
     }
 }
 
-pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    read_inner(path, shown, opts, None)
+pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+    read_inner(file, shown, opts, None)
 }
 
 /// [`read`], and also the `allThreads` level over time for step-load
 /// files: one `(time µs, threads)` point each time the level changes
 /// (in file order), so the extra memory is per change, not per sample.
 pub fn read_with_threads(
-    path: &Path,
+    file: &InputFile,
     shown: &Path,
     opts: &ReadOptions,
 ) -> Result<(RawFile, Vec<(i64, f64)>), Error> {
     let mut levels = Vec::new();
-    let raw = read_inner(path, shown, opts, Some(&mut levels))?;
+    let raw = read_inner(file, shown, opts, Some(&mut levels))?;
     Ok((raw, levels))
 }
 
 fn read_inner(
-    path: &Path,
+    file: &InputFile,
     shown: &Path,
     opts: &ReadOptions,
     mut levels: Option<&mut Vec<(i64, f64)>>,
@@ -172,7 +173,7 @@ fn read_inner(
     let mut fields = Vec::with_capacity(32);
     let split = opts.split_tag.is_some();
     let mut tail: Option<u64> = None;
-    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let reader = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
         let scanned = for_each_record(block, eof, |record, at| -> Result<(), Fault> {
                 let fault = |msg: String| Fault::new(offset + at as u64, msg);
@@ -256,13 +257,13 @@ fn read_inner(
         }
         Ok(scanned.consumed)
     })
-    .map_err(|e| e.into_error(path, shown))?;
+    .map_err(|e| e.into_error(file, shown))?;
     if let (Some(levels), Some(latest)) = (levels, latest)
         && levels.last() != Some(&latest)
     {
         levels.push(latest);
     }
-    let warnings = super::k6_ndjson::truncation_warnings(path, shown, tail, &end);
+    let warnings = super::k6_ndjson::truncation_warnings(file, shown, tail, &end);
     let groups = grouper.finish(|k| String::from_utf8_lossy(k).into_owned());
     if groups.is_empty() {
         return Err(Error::at(shown, None, "no samples in this JMeter CSV"));

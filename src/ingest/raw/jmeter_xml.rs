@@ -17,10 +17,11 @@ use super::io::{Fault, open_plain};
 use super::time::{parse_f64, parse_u64};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample};
 use crate::error::Error;
+use crate::ingest::input::InputFile;
 use crate::model::SourceFormat;
 
-pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    let plain = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+    let plain = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let mut reader = quick_xml::Reader::from_reader(BufReader::with_capacity(256 * 1024, plain));
     let mut buf = Vec::new();
     let mut depth = 0usize;
@@ -40,20 +41,20 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
                     reader.error_position(),
                     format!("not well-formed XML: {e}"),
                 )
-                .into_error(path, shown));
+                .into_error(file, shown));
             }
         };
         match event {
             Event::Start(e) => {
                 if depth == 1 {
                     sample(&e, split, &mut grouper)
-                        .map_err(|m| Fault::new(position, m).into_error(path, shown))?;
+                        .map_err(|m| Fault::new(position, m).into_error(file, shown))?;
                 }
                 depth += 1;
             }
             Event::Empty(e) if depth == 1 => {
                 sample(&e, split, &mut grouper)
-                    .map_err(|m| Fault::new(position, m).into_error(path, shown))?;
+                    .map_err(|m| Fault::new(position, m).into_error(file, shown))?;
             }
             Event::End(_) => depth = depth.saturating_sub(1),
             Event::Eof => {

@@ -12,6 +12,7 @@ use super::io::{Fault, open_plain, scan_blocks};
 use super::time::{parse_f64, parse_rfc3339_micros, parse_u64};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample};
 use crate::error::Error;
+use crate::ingest::input::InputFile;
 use crate::model::SourceFormat;
 
 struct Columns {
@@ -37,14 +38,14 @@ pub(crate) fn parse_timestamp(s: &[u8]) -> Option<i64> {
     })
 }
 
-pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
     let mut columns: Option<Columns> = None;
     let mut prefix = opts.metric.clone().into_bytes();
     prefix.push(b',');
     let mut grouper = Grouper::default();
     let mut fields = Vec::with_capacity(32);
     let mut tail: Option<u64> = None;
-    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let reader = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
         let scanned = for_each_record(block, eof, |record, at| -> Result<(), Fault> {
             let fault = |msg: String| Fault::new(offset + at as u64, msg);
@@ -85,8 +86,8 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
         }
         Ok(scanned.consumed)
     })
-    .map_err(|e| e.into_error(path, shown))?;
-    let warnings = super::k6_ndjson::truncation_warnings(path, shown, tail, &end);
+    .map_err(|e| e.into_error(file, shown))?;
+    let warnings = super::k6_ndjson::truncation_warnings(file, shown, tail, &end);
     let groups = grouper.finish(|k| String::from_utf8_lossy(k).into_owned());
     if groups.is_empty() {
         return Err(Error::at(

@@ -17,6 +17,7 @@ use super::io::{Fault, ScanEnd, open_plain, scan_blocks};
 use super::time::{parse_f64, parse_rfc3339_micros};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample, warning};
 use crate::error::{Diagnostic, DiagnosticKind, Error};
+use crate::ingest::input::InputFile;
 use crate::model::SourceFormat;
 
 /// Pre-built searchers for one metric and split tag.
@@ -151,11 +152,11 @@ pub(crate) fn unescape(raw: &[u8]) -> String {
 }
 
 /// Reads a k6 NDJSON file.
-pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
     let matcher = Matcher::new(&opts.metric, opts.split_tag.as_deref());
     let mut grouper = Grouper::default();
     let mut tail: Option<u64> = None; // offset of an incomplete last line
-    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let reader = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
         let complete = match memchr::memrchr(b'\n', block) {
             Some(i) => i + 1,
@@ -167,12 +168,12 @@ pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Er
         scan_complete_lines(&matcher, &block[..complete], offset, &mut grouper)?;
         Ok(complete)
     })
-    .map_err(|e| e.into_error(path, shown))?;
+    .map_err(|e| e.into_error(file, shown))?;
 
-    let mut warnings = truncation_warnings(path, shown, tail, &end);
+    let mut warnings = truncation_warnings(file, shown, tail, &end);
     let mut groups = grouper.finish(unescape);
     if groups.is_empty() {
-        groups = slow_pass(path, shown, opts, &mut warnings)?;
+        groups = slow_pass(file, shown, opts, &mut warnings)?;
     }
     if groups.is_empty() {
         return Err(Error::at(
@@ -221,7 +222,7 @@ pub(crate) fn scan_complete_lines(
 }
 
 pub(crate) fn truncation_warnings(
-    path: &Path,
+    file: &InputFile,
     shown: &Path,
     tail: Option<u64>,
     end: &ScanEnd,
@@ -239,7 +240,7 @@ pub(crate) fn truncation_warnings(
         warnings.push(warning(
             DiagnosticKind::Doubtful,
             shown,
-            super::io::line_of_offset(path, offset),
+            super::io::line_of_offset(file, offset),
             "the last line is incomplete (no newline at the end: was the load tool stopped mid-write?); \
              it was ignored and the complete lines before it were used",
         ));
@@ -250,7 +251,7 @@ pub(crate) fn truncation_warnings(
 /// Fallback for files whose records do not start with k6's key order:
 /// parse every line that mentions a Point as JSON.
 fn slow_pass(
-    path: &Path,
+    file: &InputFile,
     shown: &Path,
     opts: &ReadOptions,
     warnings: &mut Vec<Diagnostic>,
@@ -258,7 +259,7 @@ fn slow_pass(
     use serde_json::Value;
     let mut grouper = Grouper::default();
     let point = Finder::new(b"\"Point\"");
-    let reader = open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+    let reader = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
     scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
         let complete = if eof {
             block.len()
@@ -315,7 +316,7 @@ fn slow_pass(
         }
         Ok(complete)
     })
-    .map_err(|e| e.into_error(path, shown))?;
+    .map_err(|e| e.into_error(file, shown))?;
     let groups = grouper.finish(|k| String::from_utf8_lossy(k).into_owned());
     if !groups.is_empty() {
         // A fact about the file, not a problem: the figures are the same.

@@ -16,6 +16,7 @@ use std::path::Path;
 
 use super::{RawContent, RawFile, ReadOptions, warning};
 use crate::error::{DiagnosticKind, Error};
+use crate::ingest::input::InputFile;
 use crate::model::{RoundStats, SourceFormat};
 
 /// What every build with Locust rounds says once (information, not a
@@ -35,8 +36,8 @@ pub(crate) fn is_stats_header(first: &[u8]) -> bool {
         && matches!(names[2], "Request Count" | "# requests")
 }
 
-pub fn read(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    let plain = super::io::open_plain(path, &opts.limits).map_err(|e| Error::io(shown, e))?;
+pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+    let plain = super::io::open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
     let mut csv = csv::ReaderBuilder::new().flexible(true).from_reader(plain);
     let header = csv
         .headers()

@@ -34,6 +34,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Diagnostic, DiagnosticKind, Error};
+use crate::ingest::input::InputFile;
 use crate::model::{RoundStats, SourceFormat};
 use crate::stats::{PercentileMethod, moments_by, percentiles_by};
 
@@ -215,9 +216,17 @@ fn trim_cr(line: &[u8]) -> &[u8] {
 }
 
 /// Reads a raw (or summary) file of any supported format. `shown` is the
-/// path used in messages (relative to the archive root).
+/// path used in messages (relative to the archive root). The file is
+/// opened once ([`InputFile::open`]); see [`read_input`].
 pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
-    let gzip = io::is_gzip(path).unwrap_or(false);
+    let file = InputFile::open(path).map_err(|e| Error::io(shown, e))?;
+    read_input(&file, shown, opts)
+}
+
+/// Reads an open file of any supported format: sniffing and parsing read
+/// the same descriptor.
+pub fn read_input(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+    let gzip = io::is_gzip(file).unwrap_or(false);
     let corrupt = |e: std::io::Error| {
         if gzip && !crate::ingest::limits::is_limit_exceeded(&e) {
             Error::at(shown, None, format!("corrupt gzip: {e}"))
@@ -225,13 +234,13 @@ pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFil
             Error::io(shown, e)
         }
     };
-    let head = io::head(path, 64 * 1024, &opts.limits).map_err(corrupt)?;
+    let head = io::head(file, 64 * 1024, &opts.limits).map_err(corrupt)?;
     let kind = sniff(&head).map_err(|msg| Error::at(shown, None, msg))?;
     match kind {
         Sniffed::K6Summary => {
             // Read whole, so under the document cap (and the gzip caps).
             let bytes =
-                crate::ingest::limits::read_document(path, &opts.limits).map_err(corrupt)?;
+                crate::ingest::limits::read_document(file, &opts.limits).map_err(corrupt)?;
             let summary = super::k6_summary::parse(&bytes, shown, &opts.metric)?;
             Ok(RawFile {
                 format: summary.format,
@@ -241,13 +250,13 @@ pub fn read_file(path: &Path, shown: &Path, opts: &ReadOptions) -> Result<RawFil
                 warnings: Vec::new(),
             })
         }
-        Sniffed::K6Ndjson => k6_ndjson::read(path, shown, opts),
-        Sniffed::K6Csv => k6_csv::read(path, shown, opts),
-        Sniffed::JmeterCsv => jmeter_csv::read(path, shown, opts),
-        Sniffed::JmeterXml => jmeter_xml::read(path, shown, opts),
-        Sniffed::GatlingText => gatling::read(path, shown, opts),
-        Sniffed::LocustStats => locust::read(path, shown, opts),
-        Sniffed::GatlingBinary => gatling_binary::read(path, shown, opts),
+        Sniffed::K6Ndjson => k6_ndjson::read(file, shown, opts),
+        Sniffed::K6Csv => k6_csv::read(file, shown, opts),
+        Sniffed::JmeterCsv => jmeter_csv::read(file, shown, opts),
+        Sniffed::JmeterXml => jmeter_xml::read(file, shown, opts),
+        Sniffed::GatlingText => gatling::read(file, shown, opts),
+        Sniffed::LocustStats => locust::read(file, shown, opts),
+        Sniffed::GatlingBinary => gatling_binary::read(file, shown, opts),
     }
 }
 
@@ -417,7 +426,17 @@ pub fn analyse_file(
     shown: &Path,
     settings: &FileSettings,
 ) -> Result<FileResult, Error> {
-    let raw = read_file(path, shown, &settings.read)?;
+    let file = InputFile::open(path).map_err(|e| Error::io(shown, e))?;
+    analyse_input(&file, shown, settings)
+}
+
+/// [`analyse_file`] on an open file.
+pub fn analyse_input(
+    file: &InputFile,
+    shown: &Path,
+    settings: &FileSettings,
+) -> Result<FileResult, Error> {
+    let raw = read_input(file, shown, &settings.read)?;
     Ok(compute(raw, settings))
 }
 

@@ -1,0 +1,96 @@
+//! What to remove if the build is interrupted by SIGINT, SIGTERM or SIGHUP:
+//! a staging folder being written, a previous site being deleted, a cache
+//! file being saved, the lock file.
+//!
+//! The writer registers each such path while it exists, and holds the
+//! registry while it writes one file or swaps folders. The signal thread
+//! ([`install_signal_handlers`]) takes the registry, removes every path in
+//! it and ends the process as the signal would have, *without releasing
+//! the registry*: the writer, waiting for it, can neither write another
+//! file into a folder being removed nor swap a half-removed folder in.
+//! (`kill -9` cannot be caught; what it leaves behind carries the
+//! `.perfdash-site` marker and is removed by the next build.)
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The registry, held: while a caller holds it, no signal can remove
+/// anything.
+pub struct Held(MutexGuard<'static, Vec<PathBuf>>);
+
+impl Held {
+    pub fn add(&mut self, path: &Path) {
+        self.0.push(path.to_path_buf());
+    }
+
+    pub fn remove(&mut self, path: &Path) {
+        if let Some(i) = self.0.iter().rposition(|p| p == path) {
+            self.0.remove(i);
+        }
+    }
+}
+
+/// Holds the registry (see the module comment). Never call [`register`]
+/// while holding it.
+pub fn hold() -> Held {
+    Held(REGISTRY.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// `path` is removed on an interrupting signal until the guard is dropped.
+pub fn register(path: &Path) -> Registered {
+    hold().add(path);
+    Registered(path.to_path_buf())
+}
+
+/// Unregisters its path when dropped.
+#[must_use]
+#[derive(Debug)]
+pub struct Registered(PathBuf);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        hold().remove(&self.0);
+    }
+}
+
+/// Removes a registered path: a folder with everything in it, or a file.
+fn remove(path: &Path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = std::fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
+/// Starts a thread that, on SIGINT, SIGTERM or SIGHUP, removes what is
+/// registered and then ends the process the way the signal would have
+/// (so a shell sees "killed by SIGINT", exit status 130).
+pub fn install_signal_handlers() -> std::io::Result<()> {
+    use signal_hook::consts::signal::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("perfdash-signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let held = hold();
+                for path in held.0.iter().rev() {
+                    remove(path);
+                }
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "interrupted: removed the unfinished files of this build"
+                );
+                // Still holding the registry: nothing else is written.
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+                std::process::exit(128 + signal);
+            }
+        })?;
+    Ok(())
+}

@@ -1,0 +1,772 @@
+//! Fault tests: files that change under a build, a poisoned cache, FIFOs,
+//! `kill -9` and signals in the middle of a build with a reader polling
+//! the site, two builds at once, a full disk, a closed pipe. Each row of
+//! the "Crashes, concurrent builds and files that change" table in
+//! docs/errors.md names its test here. The long kill loop (200 builds) is
+//! `scripts/kill-loop.sh`; these keep to a few seconds each.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+fn perfdash() -> StdCommand {
+    StdCommand::cargo_bin("perfdash").unwrap()
+}
+
+/// `perfdash build` with `extra` arguments; never hangs the test suite.
+fn build(archive: &Path, out: &Path, extra: &[&str]) -> Output {
+    let child = perfdash()
+        .args(["build", "--archive"])
+        .arg(archive)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_with_timeout(child, Duration::from_secs(60))
+}
+
+fn wait_with_timeout(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("perfdash did not finish within {limit:?}: it blocked");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The entries beside the site (what a build may leave there).
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A small archive and the folder to build into.
+struct Case {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    archive: PathBuf,
+    out: PathBuf,
+}
+
+fn case() -> Case {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(tmp.path()).unwrap();
+    let archive = dir.join("archive");
+    common::story_archive(&archive);
+    Case {
+        out: dir.join("site"),
+        archive,
+        dir,
+        _tmp: tmp,
+    }
+}
+
+impl Case {
+    /// Builds with the cache into `site`, and without it into a second
+    /// output; both must succeed and be byte-identical. Returns the site.
+    fn cached_equals_uncached(&self) -> Vec<(String, Vec<u8>)> {
+        let cached = build(&self.archive, &self.out, &[]);
+        assert_eq!(cached.status.code(), Some(0), "{}", stderr(&cached));
+        let fresh_out = self.dir.join("fresh");
+        let fresh = build(&self.archive, &fresh_out, &["--no-cache"]);
+        assert_eq!(fresh.status.code(), Some(0), "{}", stderr(&fresh));
+        let site = common::tree(&self.out);
+        assert!(
+            site == common::tree(&fresh_out),
+            "cached and --no-cache sites differ"
+        );
+        std::fs::remove_dir_all(&fresh_out).unwrap();
+        site
+    }
+
+    fn round(&self, run: usize, n: usize) -> PathBuf {
+        let mut runs: Vec<PathBuf> = std::fs::read_dir(self.archive.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        runs.sort();
+        runs[run].join("orders").join(format!("round-{n}.json"))
+    }
+}
+
+/// Rewrites `path` with `from` replaced by `to` (same length), and puts
+/// its modification time back, as `touch -r` does.
+fn edit_keeping_mtime(path: &Path, from: &str, to: &str) {
+    assert_eq!(from.len(), to.len());
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{from} in {}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
+
+fn p99_text(path: &Path) -> String {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["metrics"]["http_req_duration"]["values"]["p(99)"].to_string()
+}
+
+#[test]
+fn an_edit_with_the_modification_time_restored_reaches_the_site() {
+    let c = case();
+    let before = c.cached_equals_uncached();
+    let round = c.round(13, 1);
+    let old = p99_text(&round);
+    let new = "9".repeat(old.len().min(3)) + &old[old.len().min(3)..];
+    edit_keeping_mtime(&round, &old, &new);
+    let after = c.cached_equals_uncached();
+    assert!(before != after, "the edited round changed the site");
+}
+
+#[test]
+fn a_file_swapped_mid_build_and_restored_never_leaves_its_numbers() {
+    let c = case();
+    let before = c.cached_equals_uncached();
+    let round = c.round(13, 2);
+    let original = std::fs::read(&round).unwrap();
+    let mtime = std::fs::metadata(&round).unwrap().modified().unwrap();
+    // Swapped (a new file renamed over it), built, then restored with its
+    // time: the restored site must be the original one.
+    let other = round.with_extension("tmp");
+    std::fs::write(&other, common::k6_summary(555.0)).unwrap();
+    std::fs::rename(&other, &round).unwrap();
+    let swapped = c.cached_equals_uncached();
+    assert!(swapped != before);
+    std::fs::write(&other, &original).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&other)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    std::fs::rename(&other, &round).unwrap();
+    assert!(c.cached_equals_uncached() == before);
+}
+
+#[test]
+fn a_file_swapped_while_builds_run_never_mixes_into_a_site() {
+    // A writer keeps replacing one round (a different p99 each time)
+    // while builds run; every site must equal the --no-cache build of one
+    // of the two versions.
+    let c = case();
+    let round = c.round(13, 3);
+    let versions = [
+        std::fs::read(&round).unwrap(),
+        common::k6_summary(555.0).into_bytes(),
+    ];
+    let mut expected = Vec::new();
+    for v in &versions {
+        std::fs::write(&round, v).unwrap();
+        let out = c.dir.join(format!("expected-{}", expected.len()));
+        assert_eq!(
+            build(&c.archive, &out, &["--no-cache"]).status.code(),
+            Some(0)
+        );
+        expected.push(common::tree(&out));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = std::thread::spawn({
+        let (stop, round, versions) = (stop.clone(), round.clone(), versions.clone());
+        move || {
+            let tmp = round.with_extension("swap");
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                std::fs::write(&tmp, &versions[i % 2]).unwrap();
+                std::fs::rename(&tmp, &round).unwrap();
+                i += 1;
+                std::thread::sleep(Duration::from_micros(300));
+            }
+        }
+    });
+    for _ in 0..6 {
+        let o = build(&c.archive, &c.out, &[]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let site = common::tree(&c.out);
+        assert!(expected.contains(&site), "a site of neither version");
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    // Restored, with its first modification time: the cache holds nothing
+    // that was read from a file changing under it.
+    let mtime = std::fs::metadata(c.archive.join("runs"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::fs::write(&round, &versions[0]).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&round)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(build(&c.archive, &c.out, &[]).status.code(), Some(0));
+    assert!(common::tree(&c.out) == expected[0]);
+}
+
+#[test]
+fn a_poisoned_cache_entry_is_ignored_with_a_notice() {
+    let c = case();
+    let before = c.cached_equals_uncached();
+    let cache_dir = c.dir.join(".perfdash-cache").join("site");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 14, "one cache file per run");
+    // An edited number (checksum left as it was), a garbage line, and a
+    // valid entry of another run copied in (its key names another file).
+    let text = std::fs::read_to_string(&files[13]).unwrap();
+    let p99 = "\"p99_ms\":";
+    let at = text.find(p99).unwrap() + p99.len();
+    let poisoned = format!("{}9{}", &text[..at], &text[at..]);
+    let foreign = std::fs::read_to_string(&files[0]).unwrap();
+    std::fs::write(
+        &files[13],
+        format!(
+            "{poisoned}not an entry at all\n{}",
+            foreign.lines().next().unwrap()
+        ),
+    )
+    .unwrap();
+    let o = build(&c.archive, &c.out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = stderr(&o);
+    assert!(
+        err.contains("note: ignored 2 damaged or edited cache entries"),
+        "{err}"
+    );
+    assert!(
+        common::tree(&c.out) == before,
+        "the site is as without the cache"
+    );
+    // The next build finds a clean cache again.
+    let o = build(&c.archive, &c.out, &[]);
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
+    assert!(c.cached_equals_uncached() == before);
+}
+
+fn mkfifo(path: &Path) {
+    let status = StdCommand::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_fifo_anywhere_never_blocks_a_build() {
+    let c = case();
+    assert_eq!(build(&c.archive, &c.out, &[]).status.code(), Some(0));
+    let run = c
+        .round(13, 1)
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    // Found by listing: a round, a triage note. Opened directly: run.toml,
+    // resources.csv. In the cache: a run's cache file.
+    mkfifo(&run.join("orders/round-6.json"));
+    mkfifo(&run.join("run.toml"));
+    mkfifo(&run.join("inventory/resources.csv"));
+    std::fs::create_dir_all(c.archive.join("triage")).unwrap();
+    mkfifo(&c.archive.join("triage/fifo.toml"));
+    let cache_dir = c.dir.join(".perfdash-cache/site");
+    let cache_file = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_file(&cache_file).unwrap();
+    mkfifo(&cache_file);
+    let o = build(&c.archive, &c.out, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for named in [
+        "round-6.json",
+        "run.toml",
+        "resources.csv",
+        "triage/fifo.toml",
+    ] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("warning:") && l.contains(named)),
+            "{named}: {err}"
+        );
+    }
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(err.contains("note: ignored the cache file"), "{err}");
+    // The FIFO in the cache was replaced by a real cache file.
+    assert!(std::fs::metadata(&cache_file).unwrap().is_file());
+    // perfdash.toml as a FIFO is an error (settings decide every verdict),
+    // still without blocking.
+    mkfifo(&c.archive.join("perfdash.toml"));
+    let o = build(&c.archive, &c.out, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_round_swapped_for_a_fifo_during_builds_never_blocks() {
+    let c = case();
+    let round = c.round(13, 1);
+    let original = std::fs::read(&round).unwrap();
+    let fifo = round.with_extension("fifo");
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = std::thread::spawn({
+        let (stop, round) = (stop.clone(), round.clone());
+        move || {
+            let file = round.with_extension("file");
+            while !stop.load(Ordering::Relaxed) {
+                mkfifo(&fifo);
+                std::fs::rename(&fifo, &round).unwrap();
+                std::thread::sleep(Duration::from_millis(2));
+                std::fs::write(&file, &original).unwrap();
+                std::fs::rename(&file, &round).unwrap();
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    });
+    for _ in 0..4 {
+        let o = build(&c.archive, &c.out, &[]);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+}
+
+/// A small deterministic generator for kill delays.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n.max(1)
+    }
+}
+
+/// Reads every page of `site` over and over until stopped; every read must
+/// succeed and give one of the `allowed` versions of that page. Returns
+/// the number of reads.
+fn poll_site(
+    out: PathBuf,
+    allowed: Vec<std::collections::BTreeMap<String, Vec<u8>>>,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let mut reads = 0;
+        let pages: Vec<String> = allowed[0].keys().cloned().collect();
+        while !stop.load(Ordering::Relaxed) {
+            for page in &pages {
+                let got = std::fs::read(out.join(page))
+                    .unwrap_or_else(|e| panic!("the reader missed {page}: {e}"));
+                assert!(
+                    allowed.iter().any(|site| site.get(page) == Some(&got)),
+                    "the reader saw a partial or unknown {page} ({} bytes)",
+                    got.len()
+                );
+                reads += 1;
+            }
+        }
+        reads
+    })
+}
+
+/// `kill -9` at random moments of builds while a reader polls every
+/// page. CI runs 12 kills on a small archive; `scripts/kill-loop.sh` runs
+/// 200 on the bundled archive (`PERFDASH_KILLS`, `PERFDASH_KILL_ARCHIVE`).
+#[test]
+fn kill_9_at_any_moment_leaves_a_whole_site_and_the_next_build_cleans_up() {
+    let c = case();
+    let kills: usize = std::env::var("PERFDASH_KILLS")
+        .ok()
+        .and_then(|k| k.parse().ok())
+        .unwrap_or(12);
+    let archive = std::env::var_os("PERFDASH_KILL_ARCHIVE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| c.archive.clone());
+    assert_eq!(build(&archive, &c.out, &[]).status.code(), Some(0));
+    // Kills land anywhere within a warm build without the cache (the
+    // slower kind; the cached kind is killed as often near its end).
+    let started = Instant::now();
+    assert_eq!(
+        build(&archive, &c.out, &["--no-cache"]).status.code(),
+        Some(0)
+    );
+    let window = started.elapsed().as_micros() as u64;
+    let site: std::collections::BTreeMap<String, Vec<u8>> =
+        common::tree(&c.out).into_iter().collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = poll_site(c.out.clone(), vec![site.clone()], stop.clone());
+    let mut rng = Lcg(15);
+    let (mut killed, mut finished) = (0, 0);
+    for i in 0..kills {
+        // Every other build without the cache, so kills land in reading,
+        // rendering, writing, the swap and saving the cache alike.
+        let mut cmd = perfdash();
+        cmd.args(["build", "--wait", "--archive"])
+            .arg(&archive)
+            .arg("--out")
+            .arg(&c.out)
+            .args(if i % 2 == 0 {
+                &["--no-cache"][..]
+            } else {
+                &[][..]
+            })
+            .stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(window)));
+        let _ = child.kill(); // SIGKILL
+        match child.wait().unwrap().code() {
+            None => killed += 1,
+            Some(_) => finished += 1,
+        }
+        assert!(c.out.join("index.html").is_file(), "a site is in place");
+    }
+    let leftovers = names(&c.dir).len() - 3;
+    let o = build(&archive, &c.out, &["--verbose"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    stop.store(true, Ordering::Relaxed);
+    let reads = reader.join().unwrap();
+    eprintln!(
+        "kill loop: {kills} builds, {killed} killed mid-build, {finished} finished first; \
+         the reader read {reads} pages, none missing or partial; {leftovers} leftover(s) \
+         before the last build, none after"
+    );
+    assert!(killed > 0, "no kill landed during a build");
+    assert_eq!(
+        common::tree(&c.out)
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>(),
+        site
+    );
+    assert_eq!(
+        names(&c.dir),
+        [".perfdash-cache", "archive", "site"],
+        "no staging, old site or lock file left"
+    );
+}
+
+#[test]
+fn sigterm_and_sigint_remove_what_the_build_wrote() {
+    let c = case();
+    let started = Instant::now();
+    assert_eq!(
+        build(&c.archive, &c.out, &["--no-cache"]).status.code(),
+        Some(0)
+    );
+    let build_time = started.elapsed();
+    let site = common::tree(&c.out);
+    let mut rng = Lcg(7);
+    let window = build_time.as_micros() as u64 * 3 / 2;
+    let mut interrupted = 0;
+    for i in 0..8 {
+        let mut child = perfdash()
+            .args(["build", "--no-cache", "--archive"])
+            .arg(&c.archive)
+            .arg("--out")
+            .arg(&c.out)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(window)));
+        let signal = if i % 2 == 0 { "TERM" } else { "INT" };
+        let _ = StdCommand::new("kill")
+            .args(["-s", signal, &child.id().to_string()])
+            .status();
+        let status = child.wait().unwrap();
+        if status.code().is_none() {
+            interrupted += 1; // ended by the signal, as it should
+        }
+        let left = names(&c.dir);
+        assert!(
+            left.iter().all(|n| !n.starts_with(".site.")),
+            "after SIG{signal}: {left:?}"
+        );
+        assert!(common::tree(&c.out) == site, "the site is whole");
+    }
+    assert!(interrupted > 0, "no signal landed during a build");
+}
+
+#[test]
+fn a_second_build_waits_or_is_refused_with_a_clear_message() {
+    let c = case();
+    assert_eq!(build(&c.archive, &c.out, &[]).status.code(), Some(0));
+    let site = common::tree(&c.out);
+    // Another builder holds the lock.
+    let held = perfdash::write::OutputLock::acquire(&c.out, Default::default()).unwrap();
+    let o = build(&c.archive, &c.out, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("another perfdash build is writing"), "{err}");
+    assert!(err.contains("--wait"), "{err}");
+    assert!(
+        common::tree(&c.out) == site,
+        "the refused build touched nothing"
+    );
+    let waiting = perfdash()
+        .args(["build", "--wait", "--archive"])
+        .arg(&c.archive)
+        .arg("--out")
+        .arg(&c.out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(held);
+    let o = wait_with_timeout(waiting, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    // Two builds started together, with a reader polling: both finish,
+    // one after the other, and leave one whole site.
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = poll_site(
+        c.out.clone(),
+        vec![site.iter().cloned().collect()],
+        stop.clone(),
+    );
+    let spawn = || {
+        perfdash()
+            .args(["build", "--wait", "--archive"])
+            .arg(&c.archive)
+            .arg("--out")
+            .arg(&c.out)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for child in [a, b] {
+        let o = wait_with_timeout(child, Duration::from_secs(60));
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert!(reader.join().unwrap() > 0);
+    assert_eq!(names(&c.dir), [".perfdash-cache", "archive", "site"]);
+}
+
+/// A small tmpfs mounted for one test; unmounted when dropped. `None`
+/// (with the reason printed) where this process may not mount.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(at).unwrap();
+        let o = StdCommand::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .output();
+        match o {
+            Ok(o) if o.status.success() => Some(Tmpfs(at.to_path_buf())),
+            Ok(o) => {
+                eprintln!(
+                    "skipped: cannot mount a tmpfs here ({}); the full-disk test needs root or CAP_SYS_ADMIN",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("skipped: cannot run mount ({e})");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_leaves_the_previous_site_and_says_how_much_is_needed() {
+    let c = case();
+    let Some(disk) = Tmpfs::mount(&c.dir.join("disk"), "4m") else {
+        return;
+    };
+    let out = disk.0.join("site");
+    let first = build(&c.archive, &out, &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let site = common::tree(&out);
+    // Fill the disk but for a little room.
+    let filler = disk.0.join("filler");
+    let free = rustix::fs::statvfs(&disk.0).unwrap();
+    let free = free.f_bavail * free.f_frsize;
+    std::fs::write(&filler, vec![0u8; (free - 64 * 1024) as usize]).unwrap();
+    let o = build(&c.archive, &out, &["--no-cache"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("not enough space") && err.contains("needs about"),
+        "{err}"
+    );
+    assert!(err.contains("previous site is as it was"), "{err}");
+    assert!(common::tree(&out) == site, "the previous site is untouched");
+    let mut left = names(&disk.0);
+    left.retain(|n| n != ".perfdash-cache");
+    assert_eq!(
+        left,
+        ["filler", "site"],
+        "nothing of the failed build is left"
+    );
+
+    // Running out halfway (the check before writing cannot know the
+    // future): the writer removes its files and says so.
+    let mut staging = perfdash::write::Staging::begin(
+        &perfdash::write::WriteOptions {
+            out: out.clone(),
+            archive: c.archive.clone(),
+            ..Default::default()
+        },
+        None,
+    )
+    .unwrap();
+    let page = vec![b'x'; 16 * 1024];
+    let err = (0..100)
+        .find_map(|i| staging.add(&format!("p/{i}.html"), &page).err())
+        .expect("the disk fills up");
+    drop(staging);
+    assert!(err.to_string().contains("no space left"), "{err}");
+    assert!(common::tree(&out) == site);
+    let mut left = names(&disk.0);
+    left.retain(|n| n != ".perfdash-cache");
+    assert_eq!(left, ["filler", "site"]);
+
+    // A mount point as --out: refused, with what to do instead.
+    std::fs::remove_file(&filler).unwrap();
+    let o = build(&c.archive, &disk.0, &["--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is a mount point"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--out"), "{}", stderr(&o));
+}
+
+#[test]
+fn strict_writes_nothing_at_all() {
+    let c = case();
+    std::fs::write(c.round(3, 2), "{ truncated").unwrap();
+    let out = c.dir.join("new").join("site");
+    let o = build(&c.archive, &out, &["--strict"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(names(&c.dir), ["archive"], "no site, cache, lock or folder");
+}
+
+#[test]
+fn linked_runs_triage_and_cache_folders_are_not_followed() {
+    let c = case();
+    assert_eq!(build(&c.archive, &c.out, &[]).status.code(), Some(0));
+    // A linked cache folder: not used, not written through.
+    let cache = c.dir.join(".perfdash-cache/site");
+    let elsewhere = c.dir.join("elsewhere");
+    std::fs::rename(&cache, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &cache).unwrap();
+    let before = common::tree(&elsewhere);
+    let o = build(&c.archive, &c.out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert!(common::tree(&elsewhere) == before);
+    // A linked triage folder: a warning naming it.
+    let labels = c.dir.join("labels");
+    std::fs::create_dir(&labels).unwrap();
+    std::os::unix::fs::symlink(&labels, c.archive.join("triage")).unwrap();
+    let o = build(&c.archive, &c.out, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("warning: triage: is a symbolic link; links are not followed"),
+        "{}",
+        stderr(&o)
+    );
+    // A linked runs folder: nothing to read, said plainly.
+    let runs = c.archive.join("runs");
+    let real_runs = c.dir.join("real-runs");
+    std::fs::rename(&runs, &real_runs).unwrap();
+    std::os::unix::fs::symlink(&real_runs, &runs).unwrap();
+    let o = build(&c.archive, &c.out, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("runs: is a symbolic link"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_name_with_control_characters_cannot_fake_a_line() {
+    let c = case();
+    let run = c
+        .round(13, 1)
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let evil = run.join("x\nwarning: all clear \u{1b}[2K");
+    std::fs::create_dir(&evil).unwrap();
+    std::fs::write(evil.join("round-1.json"), "{ broken").unwrap();
+    let o = build(&c.archive, &c.out, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        !err.lines().any(|l| l.starts_with("warning: all clear")),
+        "{err}"
+    );
+    assert!(!err.contains('\u{1b}'), "{err}");
+    assert!(err.contains("x\\nwarning: all clear \\u{1b}[2K"), "{err}");
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    let c = case();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let child = perfdash()
+        .arg("inspect")
+        .arg(c.round(0, 1))
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_with_timeout(child, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "no panic message");
+}
+
+#[test]
+fn the_polling_reader_does_see_a_missing_page() {
+    // Guards the helper the kill tests rely on: it cannot pass blindly.
+    let c = case();
+    assert_eq!(build(&c.archive, &c.out, &[]).status.code(), Some(0));
+    let site: std::collections::BTreeMap<String, Vec<u8>> =
+        common::tree(&c.out).into_iter().collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    std::fs::remove_file(c.out.join("index.html")).unwrap();
+    let reader = poll_site(c.out.clone(), vec![site], stop.clone());
+    assert!(reader.join().is_err(), "a missing page is seen");
+}
