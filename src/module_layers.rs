@@ -33,8 +33,8 @@ const LAYERS: &[&[&str]] = &[
     &["ingest"],
     &["analyse", "fuzzing"],
     &["eval", "render"],
-    &["report", "write", "record"],
-    &["demo", "pipeline"],
+    &["report", "write"],
+    &["demo", "pipeline", "record"],
     &["cli"],
 ];
 
@@ -331,6 +331,10 @@ const WRITERS: &[(&str, &str)] = &[
     ("ingest/cache.rs", "the round cache beside the output"),
     ("demo/mod.rs", "`perfdash demo`: a new archive"),
     ("cli/eval.rs", "`perfdash eval --write FILE`"),
+    (
+        "record/mod.rs",
+        "`perfdash record`: one new run under runs/, renamed in whole",
+    ),
     ("fuzzing.rs", "a temporary file for the fuzz input"),
 ];
 

@@ -9,6 +9,7 @@
 //! of it; an existing run is never replaced.
 
 pub mod ci;
+pub mod rounds;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -361,10 +362,9 @@ fn write_run(
             .and_then(|f| f.sync_all())
             .map_err(|e| Error::io(&dest, e))?;
     }
-    // rename(2) replaces an empty folder but never a non-empty one: the
-    // existence check before writing plus this keep every run that has
-    // content, even against a second `record` racing for the same id.
-    std::fs::rename(staging.path(), target).map_err(|e| {
+    // Never over an existing run, even one a second `record` racing for
+    // the same id moved in after the check above.
+    crate::write::rename_no_replace(staging.path(), target).map_err(|e| {
         Error::at(
             target,
             None,
