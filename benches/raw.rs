@@ -2,7 +2,9 @@
 //!
 //! Inputs are built once per process in a temp folder: the project's own
 //! real k6 run (tests/fixtures/k6-real) repeated to ~64 MB of NDJSON, the
-//! same gzipped, and ~64 MB of JMeter 5.x CSV rows.
+//! same with every record's keys shuffled (as a JSON tool re-serialising
+//! the file may leave them), the same gzipped, and ~64 MB of JMeter 5.x
+//! CSV rows.
 //!
 //! `cargo bench --bench raw` (divan prints MB/s per benchmark).
 
@@ -19,6 +21,7 @@ const TARGET: usize = 64 << 20;
 struct Inputs {
     _dir: tempfile::TempDir,
     ndjson: PathBuf,
+    ndjson_shuffled: PathBuf,
     ndjson_gz: PathBuf,
     jtl: PathBuf,
 }
@@ -37,6 +40,18 @@ static INPUTS: LazyLock<Inputs> = LazyLock::new(|| {
     }
     let ndjson_path = dir.path().join("big.ndjson");
     std::fs::write(&ndjson_path, &ndjson).unwrap();
+    let mut shuffled = Vec::with_capacity(TARGET + 2 * one_run.len());
+    let mut salt = 0usize;
+    while shuffled.len() < TARGET {
+        for line in one_run.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let value: serde_json::Value = serde_json::from_slice(line).unwrap();
+            shuffled.extend_from_slice(reordered(&value, salt).as_bytes());
+            shuffled.push(b'\n');
+            salt += 1;
+        }
+    }
+    let shuffled_path = dir.path().join("shuffled.ndjson");
+    std::fs::write(&shuffled_path, &shuffled).unwrap();
     let gz_path = dir.path().join("big.ndjson.gz");
     let mut enc = flate2::write::GzEncoder::new(
         std::fs::File::create(&gz_path).unwrap(),
@@ -68,10 +83,49 @@ static INPUTS: LazyLock<Inputs> = LazyLock::new(|| {
     Inputs {
         _dir: dir,
         ndjson: ndjson_path,
+        ndjson_shuffled: shuffled_path,
         ndjson_gz: gz_path,
         jtl: jtl_path,
     }
 });
+
+/// `value` as JSON with the keys of every object rotated by `salt` (and
+/// reversed every other time): a deterministic shuffle, never k6's order
+/// for a Point record.
+fn reordered(value: &serde_json::Value, salt: usize) -> String {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut parts: Vec<String> = map
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{}:{}",
+                        serde_json::to_string(k).unwrap(),
+                        reordered(v, salt / 3)
+                    )
+                })
+                .collect();
+            let n = parts.len().max(1);
+            parts.rotate_left(salt % n);
+            if salt % 2 == 1 {
+                parts.reverse();
+            }
+            if parts.first().is_some_and(|p| p.starts_with("\"metric\"")) && parts.len() > 1 {
+                parts.swap(0, 1);
+            }
+            format!("{{{}}}", parts.join(","))
+        }
+        serde_json::Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|v| reordered(v, salt))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => other.to_string(),
+    }
+}
 
 fn plain_len(path: &Path) -> u64 {
     if path.extension().is_some_and(|e| e == "gz") {
@@ -100,6 +154,19 @@ fn main() {
 #[divan::bench(sample_count = 10)]
 fn k6_ndjson(bencher: Bencher) {
     bench_file(bencher, &INPUTS.ndjson, None);
+}
+
+/// k6 NDJSON with every record's keys shuffled (not k6's order): read by
+/// the typed JSON reader on the lines of the metric only.
+#[divan::bench(sample_count = 10)]
+fn k6_ndjson_shuffled_keys(bencher: Bencher) {
+    bench_file(bencher, &INPUTS.ndjson_shuffled, None);
+}
+
+/// The same, split by the `name` tag.
+#[divan::bench(sample_count = 10)]
+fn k6_ndjson_shuffled_keys_split_by_name(bencher: Bencher) {
+    bench_file(bencher, &INPUTS.ndjson_shuffled, Some("name"));
 }
 
 /// k6 NDJSON split by the `name` tag (a run-level file).
@@ -134,6 +201,35 @@ fn percentiles_1m(bencher: Bencher) {
             perfdash::stats::PercentileMethod::Linear,
         )
     });
+}
+
+/// One k6 `handleSummary()` file of the bundled archive (2.8 KB), as a
+/// round is read from it: the typed reader.
+#[divan::bench(sample_count = 100)]
+fn k6_summary_typed(bencher: Bencher) {
+    let bytes = summary_bytes();
+    let path = Path::new("round-1.json");
+    bencher
+        .counter(BytesCount::new(bytes.len()))
+        .bench(|| perfdash::ingest::k6_summary::parse(&bytes, path, "http_req_duration").unwrap());
+}
+
+/// The yardstick it replaced: the same file parsed into a
+/// `serde_json::Value` (the old reader did this, then walked the tree).
+#[divan::bench(sample_count = 100)]
+fn k6_summary_as_json_value(bencher: Bencher) {
+    let bytes = summary_bytes();
+    bencher
+        .counter(BytesCount::new(bytes.len()))
+        .bench(|| serde_json::from_slice::<serde_json::Value>(&bytes).unwrap());
+}
+
+fn summary_bytes() -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("archive/runs/2026-06-01T0306Z/order-list/round-1.json"),
+    )
+    .unwrap()
 }
 
 /// ~64 MB of Gatling binary `simulation.log` written as Gatling writes it

@@ -4,8 +4,14 @@
 //!
 //! ```sh
 //! cargo run --release --example gen_raw -- ndjson 300 /tmp/big.ndjson   # ≥ 300 MB
+//! cargo run --release --example gen_raw -- ndjson-shuffled 300 /tmp/shuffled.ndjson
 //! cargo run --release --example gen_raw -- jtl 300 /tmp/big.jtl
 //! ```
+//!
+//! `ndjson-shuffled` writes the very same records as `ndjson`, every Point
+//! with its keys in one of several other orders (as `jq` or another JSON
+//! tool re-serialising the file may leave them), so both give the same
+//! statistics.
 
 use std::io::{BufWriter, Write};
 
@@ -63,8 +69,15 @@ fn civil(z: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-fn ndjson(out: &mut impl Write, target: u64, rng: &mut Rng) -> std::io::Result<u64> {
+fn ndjson(
+    out: &mut impl Write,
+    target: u64,
+    rng: &mut Rng,
+    shuffled: bool,
+) -> std::io::Result<u64> {
     let mut written = 0u64;
+    // Its own draws, so that the records are the same either way.
+    let mut layout = Rng(7);
     let mut t_ns = 0u64;
     let mut first = true;
     let mut line = String::with_capacity(512);
@@ -99,9 +112,21 @@ fn ndjson(out: &mut impl Write, target: u64, rng: &mut Rng) -> std::io::Result<u
                     "{{\"type\":\"Metric\",\"data\":{{\"name\":\"{metric}\",\"type\":\"{kind}\",\"contains\":\"time\",\"thresholds\":[],\"submetrics\":null}},\"metric\":\"{metric}\"}}\n"
                 ));
             }
-            line.push_str(&format!(
-                "{{\"metric\":\"{metric}\",\"type\":\"Point\",\"data\":{{\"time\":\"{time}\",\"value\":{value},\"tags\":{tags}}}}}\n"
-            ));
+            let point = match (shuffled, layout.next() % 3) {
+                (false, _) => format!(
+                    "{{\"metric\":\"{metric}\",\"type\":\"Point\",\"data\":{{\"time\":\"{time}\",\"value\":{value},\"tags\":{tags}}}}}\n"
+                ),
+                (true, 0) => format!(
+                    "{{\"type\":\"Point\",\"data\":{{\"tags\":{tags},\"value\":{value},\"time\":\"{time}\"}},\"metric\":\"{metric}\"}}\n"
+                ),
+                (true, 1) => format!(
+                    "{{\"data\":{{\"value\":{value},\"time\":\"{time}\",\"tags\":{tags}}},\"metric\":\"{metric}\",\"type\":\"Point\"}}\n"
+                ),
+                (true, _) => format!(
+                    "{{\"metric\":\"{metric}\",\"data\":{{\"time\":\"{time}\",\"tags\":{tags},\"value\":{value}}},\"type\":\"Point\"}}\n"
+                ),
+            };
+            line.push_str(&point);
             out.write_all(line.as_bytes())?;
             written += line.len() as u64;
         }
@@ -148,17 +173,18 @@ fn jtl(out: &mut impl Write, target: u64, rng: &mut Rng) -> std::io::Result<u64>
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 4 {
-        eprintln!("usage: gen_raw ndjson|jtl MEGABYTES OUT");
+        eprintln!("usage: gen_raw ndjson|ndjson-shuffled|jtl MEGABYTES OUT");
         std::process::exit(2);
     }
     let target: u64 = args[2].parse::<u64>().expect("MEGABYTES is a number") * 1_000_000;
     let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(&args[3])?);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let written = match args[1].as_str() {
-        "ndjson" => ndjson(&mut out, target, &mut rng)?,
+        "ndjson" => ndjson(&mut out, target, &mut rng, false)?,
+        "ndjson-shuffled" => ndjson(&mut out, target, &mut rng, true)?,
         "jtl" => jtl(&mut out, target, &mut rng)?,
         other => {
-            eprintln!("unknown format {other}: ndjson or jtl");
+            eprintln!("unknown format {other}: ndjson, ndjson-shuffled or jtl");
             std::process::exit(2);
         }
     };

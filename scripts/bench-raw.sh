@@ -14,12 +14,13 @@ cargo build --release --quiet --example gen_raw --bin perfdash
 BIN=target/release/perfdash
 GEN=target/release/examples/gen_raw
 [ -f "$WORK/big.ndjson" ] || "$GEN" ndjson "$MB" "$WORK/big.ndjson"
+[ -f "$WORK/shuffled.ndjson" ] || "$GEN" ndjson-shuffled "$MB" "$WORK/shuffled.ndjson"
 [ -f "$WORK/big.jtl" ] || "$GEN" jtl "$MB" "$WORK/big.jtl"
 [ -f "$WORK/big.ndjson.gz" ] || gzip -1 -k -c "$WORK/big.ndjson" > "$WORK/big.ndjson.gz"
 ls -l "$WORK"
 
 # Warm the page cache so both tools read from memory.
-cat "$WORK/big.ndjson" "$WORK/big.jtl" > /dev/null
+cat "$WORK/big.ndjson" "$WORK/shuffled.ndjson" "$WORK/big.jtl" > /dev/null
 
 # The same p99: successful http_req_duration samples, no warm-up, linear
 # interpolation between closest ranks (k6's definition). perfdash's
@@ -32,6 +33,7 @@ PD="$BIN inspect --warmup 0 --format json --split-tag no-such-tag"
 
 echo "== p99 from both (must match) =="
 "$BIN" inspect --warmup 0 --format json --split-tag no-such-tag "$WORK/big.ndjson" | grep '"p99_ms"'
+"$BIN" inspect --warmup 0 --format json --split-tag no-such-tag "$WORK/shuffled.ndjson" | grep '"p99_ms"'
 jq -n "$JQ_P99" "$WORK/big.ndjson"
 
 echo "== NDJSON: perfdash (one core: RAYON_NUM_THREADS=1) vs jq =="
@@ -52,6 +54,27 @@ print(f"perfdash: median {pd['median']:.3f} s = {size / pd['median'] / 1e9:.2f} 
 print(f"jq:       {jq['median']:.1f} s = {size / jq['median'] / 1e6:.1f} MB/s")
 print(f"speed-up: {jq['median'] / pd['median']:.0f}x (wall), {jq['user'] / max(pd['user'], 1e-3):.0f}x (user CPU)")
 PY
+
+echo "== NDJSON in other key orders (same records), one core =="
+RAYON_NUM_THREADS=1 hyperfine --warmup 1 --runs 5 \
+  --command-name "perfdash inspect (NDJSON, k6 key order)" "$PD $WORK/big.ndjson" \
+  --command-name "perfdash inspect (NDJSON, shuffled keys)" "$PD $WORK/shuffled.ndjson" \
+  --export-json "$WORK/shuffled.json"
+python3 - "$WORK/shuffled.json" "$WORK/shuffled.ndjson" <<'PY2'
+import json, os, sys
+size = os.path.getsize(sys.argv[2])
+for r in json.load(open(sys.argv[1]))["results"]:
+    cpu = r["user"] + r["system"]
+    print(f"{r['command']}: median {r['median']:.3f} s, {cpu:.3f} CPU-s = {size / cpu / 1e9:.2f} GB/s per core")
+PY2
+
+echo "== one big file on all cores (sliced) against one core =="
+hyperfine --warmup 1 --runs 5 \
+  --command-name "NDJSON, 1 thread" "RAYON_NUM_THREADS=1 $PD $WORK/big.ndjson" \
+  --command-name "NDJSON, all cores" "$PD $WORK/big.ndjson" \
+  --command-name "JMeter CSV, 1 thread" "RAYON_NUM_THREADS=1 $BIN inspect --warmup 0 --format json $WORK/big.jtl" \
+  --command-name "JMeter CSV, all cores" "$BIN inspect --warmup 0 --format json $WORK/big.jtl" \
+  --export-markdown "$WORK/sliced.md"
 
 echo "== NDJSON gzip, JMeter CSV =="
 RAYON_NUM_THREADS=1 hyperfine --warmup 1 --runs 3 \

@@ -81,9 +81,9 @@ set +e
 "$perfdash" check --archive "$archive" --run "$run"; status=$?
 echo "check exit code: $status"
 echo "== step 3: the comment"
-"$perfdash" check --archive "$archive" --run "$run" --format markdown > "$work/comment.md"
+"$perfdash" check --archive "$archive" --run "$run" --format comment > "$work/comment.md"
 cat "$work/comment.md"
-"$perfdash" check --archive "$archive" --run "$run" --format markdown > "$work/again.md"
+"$perfdash" check --archive "$archive" --run "$run" --format comment > "$work/again.md"
 cmp "$work/comment.md" "$work/again.md" && echo "(the same comment twice, byte for byte)"
 set -e
 echo "== step 4: build"

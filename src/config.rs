@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+#[cfg(test)]
+mod documented;
 mod limits;
 mod policy;
 mod run_spec;
@@ -322,6 +324,19 @@ pub struct AnalysisSettings {
     pub min_baseline_runs: usize,
     /// The k6 trend metric read from summaries.
     pub metric: String,
+    /// An error-rate regression: the run's error rate (median of its
+    /// rounds') above its baseline plus this (0.01 = one percentage point) …
+    pub error_rate_delta: f64,
+    /// … and above this floor (0.01 = 1 %), so that 0.1 % → 0.3 % on an
+    /// endpoint that never fails is not called a regression.
+    pub max_error_rate: f64,
+    /// A throughput regression: the run's throughput (median of its rounds')
+    /// below baseline × (1 − this), judged only when the load profile
+    /// (`[load]` in run.toml) is recorded and the same.
+    pub throughput_drop: f64,
+    /// A round whose error rate is at least this is a failed round (never
+    /// part of a median, a baseline or an improvement).
+    pub failed_round_error_rate: f64,
 }
 
 impl Default for AnalysisSettings {
@@ -332,6 +347,10 @@ impl Default for AnalysisSettings {
             baseline_window: 10,
             min_baseline_runs: 3,
             metric: "http_req_duration".to_string(),
+            error_rate_delta: 0.01,
+            max_error_rate: 0.01,
+            throughput_drop: 0.15,
+            failed_round_error_rate: 0.5,
         }
     }
 }
@@ -343,10 +362,13 @@ pub struct AlarmSettings {
     /// The policy `perfdash check` gates on and the weekly page and
     /// `perfdash triage` follow, unless `--policy` says otherwise.
     pub policy: Policy,
-    /// A candidate alarm is decided over this many judged runs after it.
+    /// Kept so older perfdash.toml files still load: since a candidate
+    /// alarm ends at the first run back within the band, confirmation
+    /// needs the next `confirm_needed` runs and this changes nothing.
     pub confirm_window: usize,
-    /// It is `confirmed` when at least this many of them are over too, and
-    /// `reverted` as soon as that can no longer happen.
+    /// A candidate alarm is `confirmed` when this many judged runs after
+    /// it are over the line too (it is `reverted` at the first one back
+    /// within the band).
     pub confirm_needed: usize,
     /// `robust` policy: robust z-score (MADs above the baseline window's
     /// median) a run must exceed. 3.5 is Iglewicz & Hoaglin's cut-off for
@@ -355,6 +377,11 @@ pub struct AlarmSettings {
     /// `robust` policy: minimum effect, as a fraction of the baseline (0.05
     /// = 5%), so that very quiet endpoints do not alarm on trivial shifts.
     pub min_effect: f64,
+    /// Whether `perfdash check` fails on latency and throughput regressions
+    /// of a run marked `environment suspect` (most of its endpoints moved
+    /// together). `false`: they are reported as `environment-suspect` and
+    /// pass; failed rounds and error-rate regressions still fail.
+    pub fail_on_environment_suspect: bool,
 }
 
 impl Default for AlarmSettings {
@@ -365,6 +392,7 @@ impl Default for AlarmSettings {
             confirm_needed: 2,
             robust_k: 3.5,
             min_effect: 0.05,
+            fail_on_environment_suspect: true,
         }
     }
 }
@@ -441,6 +469,25 @@ impl Settings {
             return Err(format!(
                 "analysis.min_baseline_runs must be between 1 and baseline_window ({})",
                 a.baseline_window
+            ));
+        }
+        let fraction = |key: &str, v: f64, low_open: bool| {
+            let ok = v.is_finite() && v < 1.0 && if low_open { v > 0.0 } else { v >= 0.0 };
+            ok.then_some(()).ok_or(format!(
+                "analysis.{key} must be a fraction in {}0, 1), e.g. 0.01 (got {v})",
+                if low_open { "(" } else { "[" }
+            ))
+        };
+        fraction("error_rate_delta", a.error_rate_delta, false)?;
+        fraction("max_error_rate", a.max_error_rate, false)?;
+        fraction("throughput_drop", a.throughput_drop, true)?;
+        if !(a.failed_round_error_rate.is_finite()
+            && a.failed_round_error_rate > 0.0
+            && a.failed_round_error_rate <= 1.0)
+        {
+            return Err(format!(
+                "analysis.failed_round_error_rate must be a fraction in (0, 1], e.g. 0.5 (got {})",
+                a.failed_round_error_rate
             ));
         }
         self.limits.validate()?;

@@ -404,3 +404,210 @@ fn the_scanner_sees_code_only() {
         ["a", "c"].map(String::from).into_iter().collect()
     );
 }
+
+/// Functions longer than this need a reason to stay whole (issue 16: a
+/// newcomer should be able to read a function at once).
+const LONG_FUNCTION_LINES: usize = 120;
+
+/// The functions over [`LONG_FUNCTION_LINES`] lines, by file and name, and
+/// why they are still whole. A function not listed here fails the test;
+/// one that shrinks below the limit can leave the list.
+const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
+    (
+        "ingest/mod.rs",
+        "read_run",
+        "one pass over a run folder in name order so that diagnostics keep that order; \
+         to split once this wave's ingest changes (diag, integrity) have landed",
+    ),
+    (
+        "ingest/mod.rs",
+        "load_archive_with",
+        "the stages of a load in order, each a few lines; to split with read_run",
+    ),
+    (
+        "render/charts/trend.rs",
+        "trend_chart",
+        "one SVG drawn layer by layer (bands, series, markers, legend) in paint order",
+    ),
+    (
+        "render/charts/heatmap.rs",
+        "heatmap",
+        "one SVG grid drawn in paint order",
+    ),
+    (
+        "render/charts/release.rs",
+        "release_chart",
+        "one SVG drawn in paint order",
+    ),
+    (
+        "analyse/gate.rs",
+        "check",
+        "being replaced: the gate reads analysis.alarms (verdicts, issue 16.1)",
+    ),
+    (
+        "analyse/alarms.rs",
+        "episodes",
+        "the alarm state machine, one match per state (verdicts)",
+    ),
+    (
+        "demo/mod.rs",
+        "plan",
+        "the demo's calendar, one event after another as the story tells it",
+    ),
+    (
+        "demo/mod.rs",
+        "rounds_for",
+        "every event's effect on one run's rounds, in the story's order",
+    ),
+    (
+        "demo/summary.rs",
+        "render",
+        "writes one k6 handleSummary() document field by field in k6's order",
+    ),
+    (
+        "profile/speedscope.rs",
+        "parse",
+        "one pass over a speedscope document: evented and sampled profiles share the frame table",
+    ),
+    (
+        "profile/html.rs",
+        "parse_v3",
+        "one pass over async-profiler's HTML v3 encoding, which is stateful line to line",
+    ),
+    (
+        "render/flame_pages.rs",
+        "render_one",
+        "one flame page's parts in page order (flame, issue 21)",
+    ),
+    (
+        "ingest/raw/gatling_binary.rs",
+        "read",
+        "one pass over Gatling's binary log, record kind by record kind (gatling, issue 20)",
+    ),
+];
+
+/// `(file, name, first line, lines)` of every function outside tests, read
+/// from rustfmt-formatted text: a function ends at the first `}` at its
+/// own indentation. Test modules (`#[cfg(test)] mod …`) and test files are
+/// skipped.
+fn functions(src: &Path) -> Vec<(String, String, usize, usize)> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(src).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy();
+        if !name.ends_with(".rs") || TEST_FILES.contains(&name.as_ref()) {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(src).unwrap();
+        let file = rel.to_string_lossy().replace('\\', "/");
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let close = |from: usize, at: usize| {
+            (from..lines.len())
+                .find(|&j| lines[j].trim_end() == format!("{}}}", " ".repeat(at)))
+                .unwrap_or(lines.len() - 1)
+        };
+        let mut i = 0;
+        while i < lines.len() {
+            let line = lines[i];
+            let next = lines.get(i + 1).map(|l| l.trim_start()).unwrap_or("");
+            if line.trim() == "#[cfg(test)]" && next.starts_with("mod ") && next.ends_with('{') {
+                i = close(i + 2, indent(lines[i + 1])) + 1;
+                continue;
+            }
+            let item = line
+                .trim_start()
+                .trim_start_matches("pub(crate) ")
+                .trim_start_matches("pub(super) ")
+                .trim_start_matches("pub ")
+                .trim_start_matches("const ")
+                .trim_start_matches("unsafe ");
+            if let Some(rest) = item.strip_prefix("fn ") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                // A signature without a body (in a trait) ends with `;`
+                // before any `{`; a one-line function closes on its line.
+                let header_end = (i..lines.len())
+                    .find(|&j| lines[j].trim_end().ends_with(['{', ';']) || lines[j].ends_with('}'))
+                    .unwrap_or(i);
+                if !lines[header_end].trim_end().ends_with('{') {
+                    i = header_end + 1;
+                    continue;
+                }
+                let end = close(header_end + 1, indent(line));
+                out.push((file.clone(), name, i + 1, end - i + 1));
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_long_without_a_reason() {
+    let all = functions(&src());
+    assert!(
+        all.len() > 500,
+        "the scanner found only {} functions",
+        all.len()
+    );
+    let long: Vec<String> = all
+        .iter()
+        .filter(|(file, name, _, n)| {
+            *n > LONG_FUNCTION_LINES
+                && !LONG_FUNCTIONS
+                    .iter()
+                    .any(|(f, fn_name, _)| f == file && fn_name == name)
+        })
+        .map(|(file, name, line, n)| format!("src/{file}:{line} {name}: {n} lines"))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "functions over {LONG_FUNCTION_LINES} lines: split them, or list them in \
+         LONG_FUNCTIONS with the reason they stay whole:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_function_scanner_measures_what_rustfmt_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "\
+pub(crate) fn short() -> u8 {
+    1
+}
+
+trait T {
+    fn declared(&self);
+    fn one_line(&self) {}
+}
+
+fn three(
+    a: u8,
+) -> u8 {
+    if a > 0 {
+        return a;
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    fn skipped() {
+        let x = 1;
+    }
+}
+";
+    std::fs::write(dir.path().join("x.rs"), code).unwrap();
+    let found: Vec<(String, usize, usize)> = functions(dir.path())
+        .into_iter()
+        .map(|(_, name, line, n)| (name, line, n))
+        .collect();
+    assert_eq!(
+        found,
+        [("short".to_string(), 1, 3), ("three".to_string(), 10, 8)]
+    );
+}

@@ -265,7 +265,12 @@ impl Staging {
         self.published = true;
         drop(held);
         if let Some(old) = old {
-            let _ = std::fs::remove_dir_all(&old);
+            // A reader that looked the site folder up just before the swap
+            // may still be walking into the old one: give it a moment
+            // before the old files go (without it, a reader under load
+            // missed a file about once in five test runs).
+            std::thread::sleep(RETIRE_GRACE);
+            let _ = remove_marker_last(&old);
             crate::cleanup::hold().remove(&old);
         }
         Ok(self.written)
@@ -322,7 +327,7 @@ impl Staging {
 impl Drop for Staging {
     fn drop(&mut self) {
         if !self.published {
-            let _ = std::fs::remove_dir_all(&self.path);
+            let _ = remove_marker_last(&self.path);
             crate::cleanup::hold().remove(&self.path);
         }
     }
@@ -560,7 +565,7 @@ pub fn remove_leftovers(out: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Erro
             && (path.join(MARKER_FILE).is_file()
                 || path.join("site").join(MARKER_FILE).is_file()
                 || std::fs::read_dir(&path).is_ok_and(|mut d| d.next().is_none()));
-        if ours && std::fs::remove_dir_all(&path).is_ok() {
+        if ours && remove_marker_last(&path).is_ok() {
             removed.push(path);
         } else {
             kept.push(path);
@@ -569,6 +574,32 @@ pub fn remove_leftovers(out: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Erro
     removed.sort();
     kept.sort();
     Ok((removed, kept))
+}
+
+/// How long the previous site stays after the swap before it is removed.
+const RETIRE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Removes a folder perfdash wrote, its marker last: a `kill -9` halfway
+/// leaves a folder that still carries the marker (or an empty one), which
+/// the next build recognises and removes ([`remove_leftovers`]).
+/// `remove_dir_all` deletes in directory order and could take the marker
+/// first, leaving a folder no build would dare to remove.
+fn remove_marker_last(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name() == MARKER_FILE {
+            continue;
+        }
+        match entry.file_type()?.is_dir() {
+            true => std::fs::remove_dir_all(entry.path())?,
+            false => std::fs::remove_file(entry.path())?,
+        }
+    }
+    match std::fs::remove_file(dir.join(MARKER_FILE)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::remove_dir(dir)
 }
 
 /// A site path must be relative and stay inside the site.

@@ -143,13 +143,13 @@ fn a_regressed_latest_run_fails_in_every_format() {
 
     let md = stdout(&a.cmd(&["check", "--format", "markdown"]).code(1));
     assert!(
-        md.starts_with(
-            "<!-- perfdash:check -->\n❌ **perfdash: 1 regression** in run `2026-02-02T0300Z`"
-        ),
+        md.starts_with("### ❌ perfdash check: 1 endpoint regressed"),
         "{md}"
     );
     assert!(
-        md.contains("| search&filter\\<v2\\> | 80.0 ms | 50.0 ms | ×1.60 |"),
+        md.contains(
+            "| search&filter\\<v2\\> | **regression** | **80.0 ms (line 57.5 ms)** | 50.0 ms | ×1.60 |"
+        ),
         "{md}"
     );
 
@@ -282,7 +282,9 @@ fn bad_input_and_usage_exit_2() {
     assert!(text.contains("round-5.json"), "{text}");
     let xml = stdout(&a.cmd(&["check", "--format", "junit"]).code(2));
     assert!(
-        xml.contains("errors=\"1\"") && xml.contains("<error type=\"bad-input\""),
+        xml.contains("errors=\"2\"")
+            && xml.contains("<error type=\"bad-input\"")
+            && xml.contains("<error type=\"too-few-rounds\""),
         "{xml}"
     );
 
@@ -474,15 +476,17 @@ fn build_renders_the_weekly_review_for_a_chosen_week() {
     let site = out.path().join("w6");
     build(&site, Some("2026-W06")).code(0);
     let html = std::fs::read_to_string(site.join("weekly.html")).unwrap();
-    assert!(html.contains("<h1>Weekly review: 2026-W06</h1>"), "{html}");
-    assert!(html.contains("New alarms (1)"), "the step on {ODD}");
+    assert!(html.contains("<h1>Weekly review 2026-W06 "), "{html}");
+    assert!(
+        html.contains("<strong>1</strong> open problem"),
+        "the step on {ODD}"
+    );
     assert!(
         html.contains("search&#38;filter&#60;v2&#62;"),
         "names are escaped: {html}"
     );
     assert!(!html.contains(ODD));
-    assert!(html.contains("Untriaged (1)"));
-    assert!(html.contains("Confirmed regressions open this week (1)"));
+    assert!(html.contains("Untriaged: 1"));
     assert!(html.contains("<svg class=\"evidence\""));
     assert!(html.contains("What each policy would have done"));
 
@@ -490,18 +494,16 @@ fn build_renders_the_weekly_review_for_a_chosen_week() {
     build(&before, Some("2026-W02")).code(0);
     let html = std::fs::read_to_string(before.join("weekly.html")).unwrap();
     assert!(
-        html.contains("New alarms (0)") && html.contains("No new alarms this week."),
+        html.contains("New alarms this week: 0")
+            && html.contains("No policy raised an alarm this week."),
         "{html}"
     );
 
-    // By default: the 7 days up to the latest run.
+    // By default: the ISO week of the latest run.
     let latest = out.path().join("latest");
     build(&latest, None).code(0);
     let html = std::fs::read_to_string(latest.join("weekly.html")).unwrap();
-    assert!(
-        html.contains("Weekly review: 7 days to 2026-02-06"),
-        "{html}"
-    );
+    assert!(html.contains("<h1>Weekly review 2026-W06 "), "{html}");
 
     let bad = stderr(&build(&out.path().join("bad"), Some("2026-W60")).code(2));
     assert!(bad.contains("no week 60"), "{bad}");

@@ -133,6 +133,7 @@ fn the_demo_archive_weekly_review_and_gate() {
         a,
         &perfdash::analyse::gate::RunSelector::Latest,
         Policy::Median,
+        &perfdash::analyse::gate::CheckOptions::default(),
     )
     .unwrap();
     // The story ends with an open regression on price-quote: the gate fails.

@@ -957,9 +957,28 @@ fn run_dated_in_the_future() {
         text.contains(&format!("runs/{future}: started_at 2099")),
         "{text}"
     );
+    // The headline names the cause, never "unreadable inputs".
+    let headline = text.lines().next().unwrap();
+    assert!(
+        headline.contains(&format!("an untrusted started_at (run {future})"))
+            && !headline.contains("unreadable"),
+        "{text}"
+    );
     let (_, json) = check(&case, &["--format", "json"]);
     let json: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json["run"], NEXT);
+    assert_eq!(json["cannot_vouch"][0]["kind"], "untrusted-time", "{json}");
+    assert_eq!(json["cannot_vouch"].as_array().unwrap().len(), 1, "{json}");
+    // Asked for by name, the untrusted run itself cannot be vouched for,
+    // for the same reason.
+    let (code, text) = check(&case, &["--run", future]);
+    assert_eq!(code, 2, "{text}");
+    let headline = text.lines().next().unwrap();
+    assert!(
+        headline.contains(&format!("an untrusted started_at (run {future})"))
+            && !headline.contains("unreadable"),
+        "{text}"
+    );
     // Fixed (here: removed), the regression is gated as usual.
     std::fs::remove_dir_all(case.archive.join("runs").join(future)).unwrap();
     assert_eq!(check(&case, &[]).0, 1);

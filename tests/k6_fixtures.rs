@@ -40,8 +40,10 @@ fn k6_reporter_simple_has_p99_and_failed_requests() {
     assert_eq!(r.stats.count, Some(878));
     // http_req_failed's `rate` is the failed share (349 of 878).
     assert!((r.stats.error_rate.unwrap() - 349.0 / 878.0).abs() < 1e-12);
+    let summary = parse_summary(&read(&dir, rel), Path::new(rel)).unwrap();
     assert!(
-        r.thresholds
+        summary
+            .thresholds()
             .iter()
             .any(|t| t.expression == "p(95)<1000" && t.passed)
     );
@@ -116,6 +118,6 @@ fn handle_summary_of_the_html_reporter_parses() {
         summary
             .metrics()
             .iter()
-            .any(|(k, _)| k == "http_req_duration")
+            .any(|(k, _)| *k == "http_req_duration")
     );
 }

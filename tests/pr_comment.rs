@@ -1,4 +1,4 @@
-//! `perfdash check --format markdown`: the pull-request comment, as a
+//! `perfdash check --format comment`: the pull-request comment, as a
 //! golden file (tests/snapshots), on a small archive of k6 summaries
 //! written here: twelve quiet runs, then a run where two endpoints
 //! regressed, one improved and the rest held.
@@ -78,7 +78,7 @@ fn comment(root: &Path) -> (String, i32) {
     let out = Command::cargo_bin("perfdash")
         .unwrap()
         .env("PERFDASH_NOW", "2026-02-01T00:00:00Z")
-        .args(["check", "--format", "markdown", "--archive"])
+        .args(["check", "--format", "comment", "--archive"])
         .arg(root)
         .output()
         .unwrap();

@@ -4,19 +4,30 @@
 //! become alarm episodes:
 //!
 //! * `candidate`: the first run over the line (after a quiet spell);
-//! * `confirmed`: at least `confirm_needed` (2) of the next `confirm_window`
-//!   (3) judged runs are over too;
-//! * `reverted`: back within the band, so that confirmation can no longer
-//!   happen.
+//! * `confirmed`: the next `confirm_needed` (2) judged runs are over too;
+//! * `reverted`: the candidate did not persist: the next judged run is back
+//!   within the band (the episode ends there), or over the line at a
+//!   clearly different level than the run before ([`another_level`]), where
+//!   a new episode starts. (A ramp, each run a little higher, stays one
+//!   episode.)
+//!
+//! So a noise run never lends its date to a real step: a noisy-neighbour
+//! run, a quiet run and then a ×2.2 step are two alarms, the first
+//! reverted, the second dated at the step's first run. Each alarm names its
+//! suspect range: the last run at the old level and the first at the new
+//! one, with both commits.
 //!
 //! A confirmed episode stays open while the runs stay over and closes after
 //! `confirm_needed` consecutive runs within the band, so a regression that
 //! lasts three weeks is one alarm, not nine.
 //!
 //! Human labels (`triage/*.toml`) attach to the episode holding the
-//! labelled run. Persistence gives an inferred label to every decided
-//! alarm (confirmed → likely real, reverted → likely noise), reported apart
-//! from the human labels with their agreement.
+//! labelled run ([`episode_label`], the one place labels are matched; the
+//! gate reads the result). Persistence gives an inferred label to every
+//! decided alarm (confirmed → likely real, reverted → likely noise), and an
+//! undecided alarm of an `environment suspect` run is likely noise too;
+//! inferred labels are reported apart from the human labels with their
+//! agreement.
 //!
 //! Regressions for detection delay are the runs humans labelled `real`;
 //! labels within one `median` episode are one regression, whose onset is
@@ -29,8 +40,10 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::EndpointAnalysis;
+use super::evidence::SuspectRange;
+use super::figures::FigureSummary;
 use super::policy::{Judgement, Policy, RaisedAt};
+use super::{EndpointAnalysis, RunInfo, Verdict};
 use crate::config::{AlarmSettings, Settings};
 use crate::model::{Label, TriageLabel};
 use crate::stats::{Interval, WILSON_Z95, median, wilson_interval};
@@ -130,75 +143,214 @@ impl Episode {
     }
 }
 
+/// The points' levels (median ÷ baseline, their `ratio`) and the
+/// endpoint's threshold ratio: what [`episodes`] needs besides the
+/// judgements to tell a new level from an episode's.
+#[derive(Debug, Clone, Default)]
+pub struct Levels {
+    pub ratios: Vec<Option<f64>>,
+    pub threshold_ratio: f64,
+}
+
+impl Levels {
+    pub fn of(endpoint: &EndpointAnalysis) -> Levels {
+        Levels {
+            ratios: endpoint.points.iter().map(|p| p.ratio).collect(),
+            threshold_ratio: endpoint.threshold_ratio,
+        }
+    }
+
+    fn at(&self, i: usize) -> Option<f64> {
+        self.ratios.get(i).copied().flatten()
+    }
+}
+
+/// Whether two runs over the line sit at clearly different levels: their
+/// levels (ratios to the baseline, both above 1) are further apart, on a
+/// log scale, than the lower one is from the baseline. A ×1.18 noise run
+/// and a ×2.2 step are (the noise run is nearer the old level than the
+/// new one); ×1.25 and ×1.32, two noisy runs of one step, are not.
+pub fn another_level(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 1.0 && b > 1.0 => {
+            let (la, lb) = (a.ln(), b.ln());
+            (la - lb).abs() > la.min(lb)
+        }
+        _ => false,
+    }
+}
+
 /// Turns one policy's judgements into alarm episodes (see the module
 /// documentation for the rules). Runs not judged are skipped: they neither
 /// confirm nor revert.
-pub fn episodes(judgements: &[Judgement], settings: &AlarmSettings) -> Vec<Episode> {
+///
+/// A confirmed episode stays open while its runs are over the line; when
+/// two runs in a row sit above its recent level × the threshold ratio, at
+/// another level ([`another_level`]; a second, larger step on top of it),
+/// the episode closes before the first of them and they start a new
+/// episode, with its own date and suspect range.
+pub fn episodes(
+    judgements: &[Judgement],
+    levels: &Levels,
+    settings: &AlarmSettings,
+) -> Vec<Episode> {
+    let start = |i: usize| Episode {
+        candidate: i,
+        state: AlarmState::Candidate,
+        decided: None,
+        closed: None,
+        last_over: i,
+        over: vec![i],
+    };
     let mut out = Vec::new();
-    // The open episode, with the over / within counts after its candidate
-    // and the current streak of runs within the band.
-    let mut open: Option<(Episode, usize, usize, usize)> = None;
+    // The open episode, with the runs over the line after its candidate,
+    // the current streak of runs within the band, and (confirmed only) the
+    // first of the runs above its level.
+    let mut open: Option<(Episode, usize, usize, Option<usize>)> = None;
     for (i, &j) in judgements.iter().enumerate() {
         if j == Judgement::NotJudged {
             continue;
         }
         let over = j == Judgement::Over;
-        let Some((mut ep, mut overs, mut withins, mut streak)) = open.take() else {
+        let Some((mut ep, mut overs, mut streak, mut higher)) = open.take() else {
             if over {
-                open = Some((
-                    Episode {
-                        candidate: i,
-                        state: AlarmState::Candidate,
-                        decided: None,
-                        closed: None,
-                        last_over: i,
-                        over: vec![i],
-                    },
-                    0,
-                    0,
-                    0,
-                ));
+                open = Some((start(i), 0, 0, None));
             }
             continue;
         };
-        if over {
-            ep.last_over = i;
-            ep.over.push(i);
-            streak = 0;
-        } else {
-            streak += 1;
-        }
         match ep.state {
+            AlarmState::Candidate if !over => {
+                // Back under the line: it did not persist, and it ends here.
+                ep.state = AlarmState::Reverted;
+                ep.decided = Some(i);
+                ep.closed = Some(i);
+                out.push(ep);
+            }
+            AlarmState::Candidate if another_level(levels.at(ep.last_over), levels.at(i)) => {
+                // Over again, but at another level: the candidate did not
+                // persist at its own, and this run starts a new episode.
+                ep.state = AlarmState::Reverted;
+                ep.decided = Some(i);
+                ep.closed = Some(ep.last_over);
+                out.push(ep);
+                open = Some((start(i), 0, 0, None));
+            }
             AlarmState::Candidate => {
-                if over {
-                    overs += 1;
-                } else {
-                    withins += 1;
-                }
+                ep.last_over = i;
+                ep.over.push(i);
+                overs += 1;
                 if overs >= settings.confirm_needed {
                     ep.state = AlarmState::Confirmed;
                     ep.decided = Some(i);
-                } else if withins > settings.confirm_window - settings.confirm_needed {
-                    ep.state = AlarmState::Reverted;
-                    ep.decided = Some(i);
-                    ep.closed = Some(i);
-                    out.push(ep);
-                    continue;
                 }
+                open = Some((ep, overs, 0, None));
+            }
+            AlarmState::Confirmed if over => {
+                streak = 0;
+                // The episode's recent level: the median of its last three
+                // runs over the line before the ones above it (a ramp moves
+                // it along; one low run does not).
+                let before: Vec<f64> = ep
+                    .over
+                    .iter()
+                    .filter(|&&k| higher.is_none_or(|h| k < h))
+                    .rev()
+                    .take(3)
+                    .filter_map(|&k| levels.at(k))
+                    .collect();
+                let above = match (median(&before), levels.at(i)) {
+                    (Some(l), Some(v)) => {
+                        super::verdict::band(v / l, levels.threshold_ratio)
+                            == super::verdict::Band::Above
+                            && another_level(Some(l), Some(v))
+                    }
+                    _ => false,
+                };
+                match (above, higher) {
+                    (true, Some(h)) => {
+                        // Two runs in a row above the episode's level: a new
+                        // step. Close the old episode before it.
+                        ep.over.retain(|&k| k < h);
+                        ep.last_over = *ep.over.last().expect("the candidate stays");
+                        ep.closed = Some(h - 1);
+                        out.push(ep);
+                        if another_level(levels.at(h), levels.at(i)) {
+                            // The first of them was a level of its own.
+                            let mut own = start(h);
+                            own.state = AlarmState::Reverted;
+                            own.decided = Some(i);
+                            own.closed = Some(h);
+                            out.push(own);
+                            open = Some((start(i), 0, 0, None));
+                            continue;
+                        }
+                        let mut new = start(h);
+                        new.over.push(i);
+                        new.last_over = i;
+                        if 1 >= settings.confirm_needed {
+                            new.state = AlarmState::Confirmed;
+                            new.decided = Some(i);
+                        }
+                        open = Some((new, 1, 0, None));
+                        continue;
+                    }
+                    (true, None) => higher = Some(i),
+                    (false, _) => higher = None,
+                }
+                ep.last_over = i;
+                ep.over.push(i);
+                open = Some((ep, overs, streak, higher));
             }
             AlarmState::Confirmed => {
+                streak += 1;
                 if streak >= settings.confirm_needed {
                     ep.closed = Some(i);
                     out.push(ep);
                     continue;
                 }
+                open = Some((ep, overs, streak, None));
             }
             AlarmState::Reverted => unreachable!("reverted episodes are closed at once"),
         }
-        open = Some((ep, overs, withins, streak));
     }
     out.extend(open.map(|(ep, ..)| ep));
     out
+}
+
+/// The human label of an episode: the first label of this endpoint on a
+/// run inside it. `labels` are this endpoint's labels by position, oldest
+/// first. The one place labels are matched to alarms (the gate reads the
+/// result from [`AlarmReport::at`]).
+pub fn episode_label<'a>(
+    ep: &Episode,
+    labels: &[(usize, &'a TriageLabel)],
+    len: usize,
+) -> Option<&'a TriageLabel> {
+    let span = ep.candidate..=ep.end(len);
+    labels
+        .iter()
+        .find(|(i, _)| span.contains(i))
+        .map(|(_, l)| *l)
+}
+
+/// One policy's view of one endpoint: a judgement per point, the episodes
+/// and their labels. What the gate reads.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyTrack {
+    pub judgements: Vec<Judgement>,
+    pub episodes: Vec<Episode>,
+    /// The human label of each episode, same order.
+    pub labels: Vec<Option<TriageLabel>>,
+}
+
+/// One run of one endpoint under one policy, as the gate asks about it.
+#[derive(Debug, Clone, Copy)]
+pub struct RunAlarm<'a> {
+    pub judgement: Judgement,
+    /// The episode holding the run, if any.
+    pub episode: Option<&'a Episode>,
+    /// That episode's human label.
+    pub label: Option<&'a TriageLabel>,
 }
 
 /// One alarm of one policy on one endpoint.
@@ -237,6 +389,16 @@ pub struct Alarm {
     pub run_median_ratio: Option<f64>,
     /// How many endpoints that median is over.
     pub run_endpoints: usize,
+    /// The candidate run is `environment suspect` (most endpoints moved
+    /// together): the alarm is inferred noise unless it persists.
+    pub environment_suspect: bool,
+    /// The candidate run's verdict and its four figures against their
+    /// baselines, with those that crossed their lines.
+    pub verdict: Verdict,
+    pub figures: FigureSummary,
+    /// Between the last run at the old level and the first at the new one
+    /// (the candidate), with both commits: where to look for the cause.
+    pub suspect: SuspectRange,
     /// The candidate run's rounds (band, likely GC/noise rounds) and the
     /// shift of the episode's runs over the line against the candidate's
     /// baseline window (`analyse::evidence`).
@@ -342,6 +504,9 @@ pub struct AlarmReport {
     /// The human labels read from `triage/*.toml`, sorted by run, endpoint.
     #[serde(skip)]
     pub labels: Vec<TriageLabel>,
+    /// Every (endpoint, policy)'s judgements and episodes, for the gate.
+    #[serde(skip)]
+    pub tracks: BTreeMap<(String, Policy), PolicyTrack>,
 }
 
 impl AlarmReport {
@@ -354,11 +519,37 @@ impl AlarmReport {
     pub fn endpoint(&self, id: &str) -> Option<&EndpointAlarms> {
         self.endpoints.iter().find(|e| e.endpoint == id)
     }
+
+    /// The label a triage file gives one run of one endpoint (capacity
+    /// verdicts are per run, not per episode).
+    pub fn label_of_run(&self, run: &str, endpoint: &str) -> Option<&TriageLabel> {
+        self.labels
+            .iter()
+            .find(|l| l.run == run && l.endpoint == endpoint)
+    }
+
+    /// Point `index` of `endpoint` under `policy`: its judgement, and the
+    /// episode (with its label) that holds it.
+    pub fn at(&self, endpoint: &str, policy: Policy, index: usize) -> Option<RunAlarm<'_>> {
+        let track = self.tracks.get(&(endpoint.to_string(), policy))?;
+        let judgement = *track.judgements.get(index)?;
+        let len = track.judgements.len();
+        let k = track
+            .episodes
+            .iter()
+            .position(|e| (e.candidate..=e.end(len)).contains(&index));
+        Some(RunAlarm {
+            judgement,
+            episode: k.map(|k| &track.episodes[k]),
+            label: k.and_then(|k| track.labels[k].as_ref()),
+        })
+    }
 }
 
 /// Computes alarms for every policy and endpoint. Deterministic.
 pub fn report(
     endpoints: &[EndpointAnalysis],
+    runs: &[RunInfo],
     triage: &[TriageLabel],
     settings: &Settings,
 ) -> AlarmReport {
@@ -393,9 +584,14 @@ pub fn report(
             .collect();
         labels.sort_by_key(|(i, _)| *i);
 
-        let episodes_by_policy: Vec<(Policy, Vec<Episode>)> = Policy::ALL
+        let levels = Levels::of(endpoint);
+        let judged: Vec<(Policy, Vec<Judgement>)> = Policy::ALL
             .iter()
-            .map(|&p| (p, episodes(&p.judge(endpoint, settings), &settings.alarms)))
+            .map(|&p| (p, p.judge(endpoint, settings)))
+            .collect();
+        let episodes_by_policy: Vec<(Policy, Vec<Episode>)> = judged
+            .iter()
+            .map(|(p, j)| (*p, episodes(j, &levels, &settings.alarms)))
             .collect();
         let median_episodes = &episodes_by_policy
             .iter()
@@ -405,14 +601,25 @@ pub fn report(
         let regressions = regressions_of(endpoint, &labels, median_episodes, &episodes_by_policy);
 
         let mut policies = BTreeMap::new();
-        for (policy, eps) in &episodes_by_policy {
+        for ((policy, eps), (_, judgements)) in episodes_by_policy.iter().zip(judged) {
             let alarms: Vec<Alarm> = eps
                 .iter()
-                .filter_map(|ep| make_alarm(endpoint, *policy, ep, &labels, len, &run_ratios))
+                .filter_map(|ep| make_alarm(endpoint, runs, *policy, ep, &labels, len, &run_ratios))
                 .collect();
             let stats = stats_of(*policy, &alarms, &regressions, endpoint_weeks(endpoint));
             policies.insert(*policy, stats);
             report.alarms.extend(alarms);
+            report.tracks.insert(
+                (endpoint.id.clone(), *policy),
+                PolicyTrack {
+                    judgements,
+                    labels: eps
+                        .iter()
+                        .map(|ep| episode_label(ep, &labels, len).cloned())
+                        .collect(),
+                    episodes: eps.clone(),
+                },
+            );
         }
         report.endpoints.push(EndpointAlarms {
             endpoint: endpoint.id.clone(),
@@ -436,6 +643,7 @@ pub fn report(
 
 fn make_alarm(
     endpoint: &EndpointAnalysis,
+    runs: &[RunInfo],
     policy: Policy,
     ep: &Episode,
     labels: &[(usize, &TriageLabel)],
@@ -444,12 +652,11 @@ fn make_alarm(
 ) -> Option<Alarm> {
     let raised = ep.raised(policy.raised_at())?;
     let points = &endpoint.points;
-    let end = ep.end(len);
-    let label = labels
-        .iter()
-        .find(|(i, _)| (ep.candidate..=end).contains(i))
-        .map(|(_, l)| *l);
+    let label = episode_label(ep, labels, len);
     let candidate = &points[ep.candidate];
+    let environment_suspect = runs
+        .get(candidate.run_index)
+        .is_some_and(|r| r.environment_suspect.is_some());
     let over_runs = ep.over.iter().map(|&i| points[i].run.clone()).collect();
     let baseline_medians: Vec<f64> = candidate
         .baseline_runs
@@ -465,7 +672,10 @@ fn make_alarm(
         policy,
         state: ep.state,
         label: label.map(|l| l.label),
-        inferred_label: ep.state.inferred_label(),
+        inferred_label: match ep.state {
+            AlarmState::Candidate if environment_suspect => Some(InferredLabel::Noise),
+            state => state.inferred_label(),
+        },
         label_source: label.map(|l| l.source.clone()),
         label_note: label.and_then(|l| l.note.clone()),
         started_at: candidate.started_at,
@@ -484,6 +694,10 @@ fn make_alarm(
             .get(candidate.run.as_str())
             .and_then(|r| median(r)),
         run_endpoints: run_ratios.get(candidate.run.as_str()).map_or(0, Vec::len),
+        environment_suspect,
+        verdict: candidate.verdict,
+        figures: FigureSummary::of(candidate),
+        suspect: SuspectRange::before(points, ep.candidate),
         evidence,
         candidate_index: ep.candidate,
         raised_index: raised,

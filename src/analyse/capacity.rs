@@ -21,6 +21,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::baseline::RollingWindow;
 use super::verdict::{self, CapacityVerdict};
 use crate::model::{Archive, LoadUnit, Step, StepSeries};
 use crate::stats::median;
@@ -287,15 +288,14 @@ pub fn analyse_capacity(archive: &Archive) -> Vec<EndpointCapacity> {
                 max_error_rate: c.max_error_rate,
                 headroom: settings.capacity_headroom(id),
             };
-            let mut accepted: Vec<(&str, f64)> = Vec::new();
+            let mut accepted = RollingWindow::new(c.baseline_window);
             let mut runs = Vec::new();
             for run in &archive.runs {
                 let Some(series) = run.capacity.get(id) else {
                     continue;
                 };
                 let knee = find_knee(&series.steps, series.unit, &objective);
-                let window: Vec<(&str, f64)> =
-                    accepted[accepted.len().saturating_sub(c.baseline_window)..].to_vec();
+                let window: Vec<(&str, f64)> = accepted.recent().to_vec();
                 let baseline_knee_rps = (window.len() >= MIN_BASELINE_KNEES)
                     .then(|| median(&window.iter().map(|w| w.1).collect::<Vec<_>>()))
                     .flatten();
@@ -305,7 +305,7 @@ pub fn analyse_capacity(archive: &Archive) -> Vec<EndpointCapacity> {
                 if let Some(k) = knee.knee_rps
                     && verdict::capacity_feeds_baseline(verdict, triaged_accepted)
                 {
-                    accepted.push((&run.id, k));
+                    accepted.accept((run.id.as_str(), k));
                 }
                 runs.push(CapacityPoint {
                     run: run.id.clone(),

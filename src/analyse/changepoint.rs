@@ -32,6 +32,8 @@
 //! - A NaN p-value (both sides constant and equal) is never significant, and
 //!   compares like Python floats in `max`/`min`.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -141,26 +143,17 @@ pub struct ChangePoint {
 /// Returned in index order. Panics only if `params` fail
 /// [`ChangePointParams::validate`].
 pub fn detect(series: &[f64], params: &ChangePointParams) -> Vec<ChangePoint> {
-    if let Err(e) = params.validate() {
-        panic!("invalid change-point parameters: {e}");
-    }
-    let weak = split(series, params.window_len, params.first_pass_pvalue());
-    merge(weak, series, params.max_pvalue, params.min_magnitude)
-        .into_iter()
-        .map(|cp| cp.public())
-        .collect()
+    let mut detector = OnlineDetector::new(*params);
+    detector.series = series.to_vec();
+    detector.change_points()
 }
 
 /// The weak change points of the split pass, re-tested on the whole series
 /// (Otava returns them as its second value). Exposed for tests and charts.
 pub fn weak_change_points(series: &[f64], params: &ChangePointParams) -> Vec<ChangePoint> {
-    if let Err(e) = params.validate() {
-        panic!("invalid change-point parameters: {e}");
-    }
-    split(series, params.window_len, params.first_pass_pvalue())
-        .into_iter()
-        .map(|cp| cp.public())
-        .collect()
+    let mut detector = OnlineDetector::new(*params);
+    detector.series = series.to_vec();
+    detector.weak_change_points()
 }
 
 /// The `changepoint` policy's view of each run, as it would have been
@@ -178,18 +171,31 @@ pub fn weak_change_points(series: &[f64], params: &ChangePointParams) -> Vec<Cha
 /// does not alarm (while fresh it is not judged; one run later the run is
 /// back at the old level), at the cost of one run of delay. The first `skip` runs are
 /// not judged either (other policies have no baseline there).
+///
+/// Cost: about one window's work per judged run (see [`OnlineDetector`]);
+/// runs before `skip` cost only the complete windows they add up to. A gate
+/// that needs the judgements of the last k runs only can pass
+/// `skip = medians.len() − k` and gets them for O(history / window) window
+/// searches plus O(k · window).
 pub fn online_regressions(
     medians: &[f64],
     params: &ChangePointParams,
     skip: usize,
     min_runs_at_level: usize,
 ) -> Vec<Option<bool>> {
-    (0..medians.len())
-        .map(|t| {
+    // One detector fed run by run: each run costs about one window's work
+    // (see OnlineDetector), not a detection over the whole history.
+    let mut detector = OnlineDetector::new(*params);
+    let mut levels = Levels::default();
+    medians
+        .iter()
+        .enumerate()
+        .map(|(t, &value)| {
+            detector.push(value);
             if t < skip {
                 return None;
             }
-            let cps = detect(&medians[..=t], params);
+            let cps = detector.change_points();
             let Some(cp) = cps.last() else {
                 return Some(false);
             };
@@ -197,12 +203,60 @@ pub fn online_regressions(
                 return None;
             }
             let previous = cps.len().checked_sub(2).map_or(0, |i| cps[i].index);
-            let before = median(&medians[previous..cp.index]).unwrap_or(cp.mean_before);
-            let after = median(&medians[cp.index..=t]).unwrap_or(medians[t]);
+            let before = levels
+                .between(medians, previous, cp.index)
+                .unwrap_or(cp.mean_before);
+            let after = levels.since(medians, cp.index, t);
             let line = before * (1.0 + params.min_magnitude);
             Some(cp.forward_change > 0.0 && medians[t] > line && after > line)
         })
         .collect()
+}
+
+/// The medians [`online_regressions`] compares, kept from run to run: the
+/// level between two change points never changes once both are known, and
+/// the level since the latest one grows by one run at a time (a sorted
+/// copy, one insertion per run, instead of sorting the segment again).
+#[derive(Debug, Default)]
+struct Levels {
+    between: HashMap<(usize, usize), Option<f64>>,
+    /// The change point the sorted copy starts at, and the copy.
+    since: Option<(usize, Vec<f64>)>,
+}
+
+impl Levels {
+    /// `median(&medians[from..to])`.
+    fn between(&mut self, medians: &[f64], from: usize, to: usize) -> Option<f64> {
+        *self
+            .between
+            .entry((from, to))
+            .or_insert_with(|| median(&medians[from..to]))
+    }
+
+    /// `median(&medians[from..=t])`, for a `t` one past the last call's
+    /// when `from` is unchanged.
+    fn since(&mut self, medians: &[f64], from: usize, t: usize) -> f64 {
+        match &mut self.since {
+            Some((start, sorted)) if *start == from && from + sorted.len() == t => {
+                let value = medians[t];
+                let at = sorted.partition_point(|x| x.total_cmp(&value).is_le());
+                sorted.insert(at, value);
+            }
+            _ => {
+                let mut sorted = medians[from..=t].to_vec();
+                sorted.sort_by(f64::total_cmp);
+                self.since = Some((from, sorted));
+            }
+        }
+        let sorted = &self.since.as_ref().expect("just set").1;
+        // stats::median on the same values: the same middle element(s).
+        let n = sorted.len();
+        if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        }
+    }
 }
 
 /// A change point on one endpoint's history, as the charts and the history
@@ -227,6 +281,9 @@ pub struct LevelShift {
     pub direction: &'static str,
     /// Otava's t-test p-value for the change point.
     pub pvalue: f64,
+    /// Between the last run at the old level and the first at the new one
+    /// (`run`), with both commits.
+    pub suspect: super::evidence::SuspectRange,
 }
 
 fn serialize_rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
@@ -234,8 +291,8 @@ fn serialize_rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S:
 }
 
 /// The runs change points are looked for in: positions of the points with
-/// enough rounds (`insufficient` runs are left out, as they are left out of
-/// baselines), cut where the load profile changed (a run marked not
+/// enough rounds (`insufficient` and `failed` runs are left out, as they
+/// are left out of baselines), cut where the load profile changed (a run marked not
 /// comparable starts a new series: a level shift there is not a regression).
 pub fn comparable_series(points: &[RunPoint]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
@@ -246,7 +303,7 @@ pub fn comparable_series(points: &[RunPoint]) -> Vec<Vec<usize>> {
         if starts_new_profile && !current.is_empty() {
             out.push(std::mem::take(&mut current));
         }
-        if p.verdict != Verdict::Insufficient {
+        if !matches!(p.verdict, Verdict::Insufficient | Verdict::Failed) {
             current.push(i);
         }
     }
@@ -272,13 +329,14 @@ pub fn endpoint_change_points(
             .chain(std::iter::once(medians.len()))
             .collect();
         for (k, cp) in cps.iter().enumerate() {
-            let (Some(before), Some(after)) = (
-                median(&medians[bounds[k]..bounds[k + 1]]),
-                median(&medians[bounds[k + 1]..bounds[k + 2]]),
-            ) else {
+            let (lo, hi) = (bounds[k], bounds[k + 2]);
+            let onset = refine_onset(&medians, lo, cp.index, hi);
+            let (Some(before), Some(after)) =
+                (median(&medians[lo..onset]), median(&medians[onset..hi]))
+            else {
                 continue;
             };
-            let point = &points[usable[cp.index]];
+            let point = &points[usable[onset]];
             let change = if before == 0.0 {
                 0.0
             } else {
@@ -287,7 +345,7 @@ pub fn endpoint_change_points(
             out.push(LevelShift {
                 run: point.run.clone(),
                 started_at: point.started_at,
-                point_index: usable[cp.index],
+                point_index: usable[onset],
                 level_before_ms: before,
                 level_after_ms: after,
                 change,
@@ -297,10 +355,44 @@ pub fn endpoint_change_points(
                     "improvement"
                 },
                 pvalue: cp.pvalue,
+                suspect: super::evidence::SuspectRange::before(points, usable[onset]),
             });
         }
     }
     out
+}
+
+/// The first run at the new level, checked against the run medians on
+/// both sides of the split Otava chose (`index`, between the neighbouring
+/// change points `lo` and `hi`): the onset moves earlier while the run
+/// before it is nearer (on a log scale) the level after than the level
+/// before, and later while the onset run itself is nearer the level
+/// before. E-divisive places a split where the energy statistic peaks,
+/// which can be one run late when the first run at the new level is a
+/// little short of it (order-detail's improvement on the bundled archive
+/// was dated 2026-10-07 while 2026-10-05 was already at the new level).
+fn refine_onset(medians: &[f64], lo: usize, index: usize, hi: usize) -> usize {
+    let levels = |at: usize| {
+        (
+            median(&medians[lo..at]).unwrap_or(f64::NAN),
+            median(&medians[at..hi]).unwrap_or(f64::NAN),
+        )
+    };
+    // Distance on a log scale; a non-positive median is no level.
+    let nearer_after = |v: f64, (before, after): (f64, f64)| {
+        v > 0.0 && before > 0.0 && after > 0.0 && (v / after).ln().abs() < (v / before).ln().abs()
+    };
+    let (before, after) = levels(index);
+    let mut onset = index;
+    while onset > lo + 1 && nearer_after(medians[onset - 1], (before, after)) {
+        onset -= 1;
+    }
+    if onset == index {
+        while onset + 1 < hi && !nearer_after(medians[onset], (before, after)) {
+            onset += 1;
+        }
+    }
+    onset
 }
 
 /// Means, standard deviations and p-value either side of a split (Otava's
@@ -364,17 +456,24 @@ type Interval = (usize, usize);
 
 /// Otava's `SignificanceTester.get_intervals`: the segments between sorted
 /// change points, empty ones dropped.
+#[cfg(test)]
 fn intervals(change_points: &[usize], len: usize) -> Vec<Interval> {
+    intervals_between(change_points, 0, len)
+}
+
+/// [`intervals`] of `lo..hi` (a window of the series), for change points
+/// inside it.
+fn intervals_between(change_points: &[usize], lo: usize, hi: usize) -> Vec<Interval> {
     let mut out = Vec::with_capacity(change_points.len() + 1);
-    let mut start = 0;
+    let mut start = lo;
     for &cp in change_points {
         if start != cp {
             out.push((start, cp));
         }
         start = cp;
     }
-    if start != len {
-        out.push((start, len));
+    if start != hi {
+        out.push((start, hi));
     }
     out
 }
@@ -394,7 +493,9 @@ fn sides(index: usize, intervals: &[Interval]) -> (Interval, Interval) {
     unreachable!("change point {index} lies in no interval of {intervals:?}");
 }
 
-/// Otava's `TTestSignificanceTester.change_point`.
+/// Otava's `TTestSignificanceTester.change_point` (the batch reference
+/// port's; the detector memoises it in [`Memo::test_split`]).
+#[cfg(test)]
 fn test_split(index: usize, series: &[f64], intervals: &[Interval]) -> Stats {
     let ((l0, l1), (r0, r1)) = sides(index, intervals);
     compare(&series[l0..l1], &series[r0..r1])
@@ -488,217 +589,390 @@ fn np_std(values: &[f64]) -> f64 {
     (np_sum(&squares) / values.len() as f64).sqrt()
 }
 
-/// Otava's `PairDistanceCalculator` over one window: pairwise distances
-/// |zᵢ − zⱼ| and the prefix sums V and H from which every Q̂(τ, κ) follows.
-struct Calculator<'a> {
-    z: &'a [f64],
-    /// `V[b]` = Σ_{a ≤ b} |z_a − z_{b+1}|.
-    v: Vec<f64>,
-    /// `H[a][b]` = Σ_{c = a..=b} |z_a − z_{c+1}| (0 below the diagonal),
-    /// row-major, (n−1)².
-    h: Vec<f64>,
+/// Otava's Q̂ arg-max (`PairDistanceCalculator` and
+/// `get_candidate_change_point`) over one interval `start..stop` of the
+/// window that starts at `window`, grown one point at a time.
+///
+/// Q̂(τ, κ) depends only on the points from the window's start up to κ,
+/// never on where the interval or the window ends: appending a point adds
+/// one column κ to Otava's matrices and leaves every earlier entry as it
+/// was. Each new entry is summed in the order numpy sums it (the same
+/// terms, the same prefix sums), so every Q̂ is bit-identical to the batch
+/// computation and the arg-max falls on the same (τ, κ). Growing by one
+/// point costs O(window) instead of the O(window²) of recomputing it.
+#[derive(Debug, Clone)]
+struct GrowingInterval {
+    /// Global index of the window's first point: V counts distances from
+    /// there.
+    window: usize,
+    start: usize,
+    /// The interval is `start..stop`; it has m = stop − 1 − start columns.
+    stop: usize,
+    /// `H[x][κ]` at the last column κ, for the rows x = start.. of the
+    /// interval.
+    rows: Vec<f64>,
+    /// The cumulative sum of V restricted to the interval.
+    cum_v: Vec<f64>,
+    /// The arg-max so far: Q̂ and its (row, column) within the interval.
+    best: (f64, usize, usize),
+    /// (τ, Q̂) of the arg-max for each stop: `best_by_stop[stop − start − 2]`.
+    best_by_stop: Vec<(usize, f64)>,
+    /// Scratch for one column of the reversed cumulative sum of H.
+    rev: Vec<f64>,
 }
 
-impl<'a> Calculator<'a> {
-    fn new(z: &'a [f64]) -> Self {
-        let n = z.len();
-        let m = n.saturating_sub(1);
-        // triu(D, k=1)[:-1, 1:]: T[a][b] = |z_a − z_{b+1}| for a ≤ b.
-        let t = |a: usize, b: usize| if a <= b { (z[a] - z[b + 1]).abs() } else { 0.0 };
-        let mut v = vec![0.0; m];
-        for (b, vb) in v.iter_mut().enumerate() {
-            // numpy sums axis 0 row by row, zeros included.
-            let mut acc = t(0, b);
-            for a in 1..m {
-                acc += t(a, b);
-            }
-            *vb = acc;
+impl GrowingInterval {
+    fn new(window: usize, start: usize) -> Self {
+        GrowingInterval {
+            window,
+            start,
+            stop: start + 1,
+            rows: Vec::new(),
+            cum_v: Vec::new(),
+            best: (f64::NEG_INFINITY, 0, 0),
+            best_by_stop: Vec::new(),
+            rev: Vec::new(),
         }
-        let mut h = vec![0.0; m * m];
-        for a in 0..m {
-            let mut acc = 0.0;
-            for b in 0..m {
-                acc = if b == 0 { t(a, 0) } else { acc + t(a, b) };
-                h[a * m + b] = acc;
-            }
-        }
-        Calculator { z, v, h }
     }
 
-    fn dist(&self, i: usize, j: usize) -> f64 {
-        (self.z[i] - self.z[j]).abs()
+    /// Otava's `get_candidate_change_point` for `series[start..stop]`: the
+    /// τ of the first arg-max of Q̂ (row-major), and the maximum.
+    fn candidate(&mut self, series: &[f64], stop: usize) -> (usize, f64) {
+        debug_assert!(stop >= self.start + 2, "an interval of at least two points");
+        while self.stop < stop {
+            self.grow(series);
+        }
+        self.best_by_stop[stop - self.start - 2]
     }
 
-    /// Otava's `get_candidate_change_point` for `z[start..stop]`: the τ of
-    /// the first arg-max of Q̂ and the maximum.
-    fn candidate(&self, start: usize, stop: usize) -> (usize, f64) {
-        debug_assert!(stop - start > 1);
-        let width = self.z.len() - 1;
-        let m = stop - 1 - start;
-        // V restricted to points from `start` on.
-        let vs: Vec<f64> = (0..m)
-            .map(|k| {
-                let col = start + 1 + k;
-                let mut sub = 0.0;
-                for a in 0..start {
-                    sub = if a == 0 {
-                        self.dist(0, col)
-                    } else {
-                        sub + self.dist(a, col)
-                    };
-                }
-                self.v[start + k] - sub
-            })
-            .collect();
-        let hs = |i: usize, j: usize| self.h[(start + i) * width + start + j];
-        let mut cum_v = vec![0.0; m];
-        let mut acc = 0.0;
-        for k in 0..m {
-            acc = if k == 0 { vs[0] } else { acc + vs[k] };
-            cum_v[k] = acc;
+    /// Takes in the point `series[self.stop]`: one more column.
+    fn grow(&mut self, series: &[f64]) {
+        let z = &series[self.window..];
+        let s = self.start - self.window;
+        let j = self.stop - 1 - self.start; // the new column
+        let m = j + 1;
+        let y = s + j; // its column of H and V, window-relative
+        let newest = z[y + 1];
+        // H[x][y] = H[x][y−1] + |z_x − z_{y+1}|; the new row x = y starts
+        // at its diagonal (the zeros before it add nothing).
+        for (x, h) in self.rows.iter_mut().enumerate() {
+            *h += (z[s + x] - newest).abs();
         }
-        // cumsum(H, axis=0)
-        let mut cum_h = vec![0.0; m * m];
-        for j in 0..m {
-            let mut acc = 0.0;
-            for i in 0..m {
-                acc = if i == 0 { hs(0, j) } else { acc + hs(i, j) };
-                cum_h[i * m + j] = acc;
+        self.rows.push((z[y] - newest).abs());
+        // V[y] = Σ_{x ≤ y} |z_x − z_{y+1}|, less the sum over the points
+        // before the interval, both summed from x = 0 as Otava does.
+        let mut v = 0.0;
+        let mut before = 0.0;
+        for (x, &zx) in z[..=y].iter().enumerate() {
+            if x == s {
+                before = v;
             }
+            let d = (zx - newest).abs();
+            v = if x == 0 { d } else { v + d };
         }
-        // flipud(cumsum(flipud(H[1:, 1:]), axis=0)): R[r][c] = Σ_{r' ≥ r} H[r'+1][c+1]
-        let g = m.saturating_sub(1);
-        let mut rev_h = vec![0.0; g * g];
-        for c in 0..g {
-            let mut acc = 0.0;
-            for r in (0..g).rev() {
-                acc = if r == g - 1 {
-                    hs(r + 1, c + 1)
-                } else {
-                    acc + hs(r + 1, c + 1)
-                };
-                rev_h[r * g + c] = acc;
-            }
+        let vs = v - before;
+        let cum = if j == 0 { vs } else { self.cum_v[j - 1] + vs };
+        self.cum_v.push(cum);
+        // flipud(cumsum(flipud(H[1:, 1:]))) for the new column.
+        let h = &self.rows;
+        self.rev.clear();
+        self.rev.resize(j, 0.0);
+        for r in (0..j).rev() {
+            self.rev[r] = if r + 1 == j {
+                h[j]
+            } else {
+                self.rev[r + 1] + h[r + 1]
+            };
         }
-        let mut best = (0usize, 0usize);
-        let mut best_q = f64::NEG_INFINITY;
+        let mut cum_h = 0.0;
         for i in 0..m {
-            for j in 0..m {
-                // A = 2/(κ−s) · triu(cumsum(H) − shifted cumsum(V))
-                let a_coef = 2.0 / (j + 2) as f64;
-                let a = if j >= i {
-                    let within_left = if i >= 1 { cum_v[i - 1] } else { 0.0 };
-                    a_coef * (cum_h[i * m + j] - within_left)
-                } else {
-                    0.0
-                };
-                // B = 2(κ−τ) / ((κ−s)(τ−s−1)) · Σ V
-                let b = if i >= 1 && j >= 1 {
-                    let den = (j + 2) * i;
-                    let coef = if j >= i && den != 0 {
-                        (2 * (j + 1 - i)) as f64 / den as f64
-                    } else {
-                        0.0
-                    };
-                    coef * cum_v[i - 1]
-                } else {
-                    0.0
-                };
-                // C = 2(τ−s) / ((κ−s)(κ−τ−1)) · Σ H over the right segment
-                let c = if i + 1 < m && j >= 1 {
-                    let coef = if j > i {
-                        let den = (j + 2) * (j - i);
-                        (2 * (i + 1)) as f64 / den as f64
-                    } else {
-                        0.0
-                    };
-                    coef * rev_h[i * g + (j - 1)]
-                } else {
-                    0.0
-                };
-                let q = a - b - c;
-                if q > best_q {
-                    best_q = q;
-                    best = (i, j);
-                }
-            }
+            cum_h = if i == 0 { h[0] } else { cum_h + h[i] };
+            let q = q_hat(i, j, m, cum_h, &self.cum_v, &self.rev);
+            offer(&mut self.best, q, i, j);
         }
-        (best.0 + 1 + start, best_q)
+        if m == 2 {
+            // Below the diagonal numpy's matrix holds zeros; (1, 0) is the
+            // first of them in row-major order, so the only one that can win.
+            offer(&mut self.best, 0.0, 1, 0);
+        }
+        self.best_by_stop
+            .push((self.best.1 + 1 + self.start, self.best.0));
+        self.stop += 1;
+    }
+}
+
+/// Offers Q̂ at (row i, column j) to the arg-max so far: numpy's arg-max
+/// keeps the first maximum in row-major order.
+fn offer(best: &mut (f64, usize, usize), q: f64, i: usize, j: usize) {
+    let (best_q, bi, bj) = *best;
+    if q > best_q || (q == best_q && (i, j) < (bi, bj)) {
+        *best = (q, i, j);
+    }
+}
+
+/// One entry Q̂(τ, κ) on or above the diagonal (row i = τ − s − 1, column
+/// j = κ − s − 2) of an interval with m columns, exactly as Otava's
+/// vectorised formula evaluates it:
+/// `A − B − C` with A = 2/(κ−s) · (cumsum(H) − shifted cumsum(V)),
+/// B = 2(κ−τ)/((κ−s)(τ−s−1)) · ΣV, C = 2(τ−s)/((κ−s)(κ−τ−1)) · ΣH over the
+/// right segment. `rev[i]` is the reversed cumulative sum of H's column j
+/// below row i.
+fn q_hat(i: usize, j: usize, m: usize, cum_h: f64, cum_v: &[f64], rev: &[f64]) -> f64 {
+    debug_assert!(i <= j && j < m);
+    let a_coef = 2.0 / (j + 2) as f64;
+    let within_left = if i >= 1 { cum_v[i - 1] } else { 0.0 };
+    let a = a_coef * (cum_h - within_left);
+    let b = if i >= 1 && j >= 1 {
+        let den = (j + 2) * i;
+        let coef = if den != 0 {
+            (2 * (j + 1 - i)) as f64 / den as f64
+        } else {
+            0.0
+        };
+        coef * cum_v[i - 1]
+    } else {
+        0.0
+    };
+    let c = if i + 1 < m && j >= 1 {
+        let coef = if j > i {
+            let den = (j + 2) * (j - i);
+            (2 * (i + 1)) as f64 / den as f64
+        } else {
+            0.0
+        };
+        coef * rev[i]
+    } else {
+        0.0
+    };
+    a - b - c
+}
+
+/// Work on one series that is only ever appended to, kept so that it is
+/// done once: Q̂ arg-maxes by (window start, interval start), t-tests by
+/// (left start, split, right stop). Neither depends on points after the
+/// stop they were computed for.
+#[derive(Debug, Default)]
+struct Memo {
+    grown: HashMap<(usize, usize), GrowingInterval>,
+    tests: HashMap<(usize, usize, usize), Stats>,
+}
+
+impl Memo {
+    fn candidate(
+        &mut self,
+        series: &[f64],
+        window: usize,
+        start: usize,
+        stop: usize,
+    ) -> (usize, f64) {
+        self.grown
+            .entry((window, start))
+            .or_insert_with(|| GrowingInterval::new(window, start))
+            .candidate(series, stop)
     }
 
-    /// Otava's `get_next_candidate`: the best candidate over all intervals
-    /// longer than one point; the first wins a tie.
-    fn next_candidate(&self, intervals: &[Interval]) -> Option<(usize, f64)> {
+    /// Otava's t-test of `series[left..index]` against `series[index..right]`.
+    fn test(&mut self, series: &[f64], left: usize, index: usize, right: usize) -> Stats {
+        *self
+            .tests
+            .entry((left, index, right))
+            .or_insert_with(|| compare(&series[left..index], &series[index..right]))
+    }
+
+    /// Otava's `TTestSignificanceTester.change_point` for a point inside one
+    /// of `intervals` (split pass).
+    fn test_split(&mut self, series: &[f64], index: usize, intervals: &[Interval]) -> Stats {
+        let ((left, _), (_, right)) = sides(index, intervals);
+        self.test(series, left, index, right)
+    }
+
+    /// The t-test of `cps[k]` between its neighbours in `cps` (sorted
+    /// change points of the whole series): Otava's re-test in `split` and
+    /// `merge`.
+    fn retest(&mut self, series: &[f64], cps: &[Found], k: usize) -> Stats {
+        let left = if k == 0 { 0 } else { cps[k - 1].index };
+        let right = cps.get(k + 1).map_or(series.len(), |c| c.index);
+        self.test(series, left, cps[k].index, right)
+    }
+}
+
+/// Otava's `ChangePointDetector.get_change_points` on `series[window..end]`
+/// with a t-test at `max_pvalue`: E-divisive splitting until the best
+/// candidate is not significant. Returns global indexes, sorted.
+fn window_change_points(
+    memo: &mut Memo,
+    series: &[f64],
+    window: usize,
+    end: usize,
+    max_pvalue: f64,
+) -> Vec<usize> {
+    let mut found: Vec<usize> = Vec::new();
+    loop {
+        let ivs = intervals_between(&found, window, end);
+        // Otava's `get_next_candidate`: the best over all intervals longer
+        // than one point; the first wins a tie (only a strictly greater Q̂
+        // replaces it, as with Python's `max`).
         let mut best: Option<(usize, f64)> = None;
-        for &(start, stop) in intervals {
+        for &(start, stop) in &ivs {
             if stop - start > 1 {
-                let cand = self.candidate(start, stop);
-                // Replace only on a strictly greater Q̂, as Python's `max` does.
+                let cand = memo.candidate(series, window, start, stop);
                 if best.is_none_or(|(_, q)| cand.1 > q) {
                     best = Some(cand);
                 }
             }
         }
-        best
-    }
-}
-
-/// Otava's `ChangePointDetector.get_change_points` on `series[start..end]`
-/// with a t-test at `max_pvalue`: E-divisive splitting until the best
-/// candidate is not significant. Indexes are global.
-fn detect_in_window(series: &[f64], start: usize, end: usize, max_pvalue: f64) -> Vec<Found> {
-    let z = &series[start..end];
-    let calc = Calculator::new(z);
-    let mut found: Vec<Found> = Vec::new();
-    loop {
-        let cps: Vec<usize> = found.iter().map(|f| f.index).collect();
-        let ivs = intervals(&cps, z.len());
-        let Some((index, _qhat)) = calc.next_candidate(&ivs) else {
+        let Some((index, _qhat)) = best else {
             break;
         };
-        let stats = test_split(index, z, &ivs);
         // `p <= alpha`; a NaN p is never significant.
-        if stats.pvalue <= max_pvalue {
-            found.push(Found { index, stats });
-            found.sort_by_key(|f| f.index);
+        if memo.test_split(series, index, &ivs).pvalue <= max_pvalue {
+            let at = found.partition_point(|&f| f < index);
+            found.insert(at, index);
         } else {
             break;
         }
     }
-    for f in &mut found {
-        f.index += start;
-    }
     found
 }
 
-/// Otava's `split`: sliding windows, union of the change points found,
-/// each re-tested between its neighbours on the whole series.
-fn split(series: &[f64], window_len: usize, max_pvalue: f64) -> Vec<Found> {
-    let step = window_len / 2;
-    let mut start = 0;
-    let mut found: Vec<Found> = Vec::new();
-    while start < series.len() {
-        let end = (start + window_len).min(series.len());
-        let new = detect_in_window(series, start, end, max_pvalue);
-        let last = new.last().map_or(0, |f| f.index);
-        start = last.max(start + step);
-        for cp in new {
-            if !found.iter().any(|f| f.index == cp.index) {
-                found.push(cp);
-            }
+/// Otava's change points of a series that grows one point at a time, as
+/// [`detect`] would find them on the points so far.
+///
+/// Otava's split pass slides windows of `window_len` points over the
+/// series; a window that is complete (all its points are in) never changes
+/// again, nor does where the next window starts, so its change points are
+/// found once and kept. Only the last, incomplete windows are searched
+/// again when a point arrives, and they reuse every Q̂ column and t-test
+/// computed for earlier points. Judging one more point costs about
+/// O(window) for the split pass; the merge pass re-tests the weak change
+/// points (a handful per series: few of them ever pass the relaxed first
+/// threshold) from memoised t-tests.
+///
+/// The result after each point equals `detect` on the points so far
+/// (a property test checks it on random series).
+#[derive(Debug)]
+pub struct OnlineDetector {
+    params: ChangePointParams,
+    series: Vec<f64>,
+    memo: Memo,
+    /// Weak change points of the complete windows, sorted, no duplicates.
+    settled: Vec<usize>,
+    /// Where the first window that is not complete yet starts.
+    frontier: usize,
+}
+
+impl OnlineDetector {
+    /// Panics only if `params` fail [`ChangePointParams::validate`].
+    pub fn new(params: ChangePointParams) -> Self {
+        if let Err(e) = params.validate() {
+            panic!("invalid change-point parameters: {e}");
+        }
+        OnlineDetector {
+            params,
+            series: Vec::new(),
+            memo: Memo::default(),
+            settled: Vec::new(),
+            frontier: 0,
         }
     }
-    found.sort_by_key(|f| f.index);
-    let cps: Vec<usize> = found.iter().map(|f| f.index).collect();
-    let ivs = intervals(&cps, series.len());
-    found
-        .iter()
-        .map(|f| Found {
-            index: f.index,
-            stats: test_split(f.index, series, &ivs),
-        })
+
+    /// Appends a point (finite, as run medians are).
+    pub fn push(&mut self, value: f64) {
+        self.series.push(value);
+    }
+
+    /// The points so far.
+    pub fn series(&self) -> &[f64] {
+        &self.series
+    }
+
+    /// Otava's change points of the points so far, in index order.
+    pub fn change_points(&mut self) -> Vec<ChangePoint> {
+        let weak = self.weak();
+        merge(
+            weak,
+            &mut self.memo,
+            &self.series,
+            self.params.max_pvalue,
+            self.params.min_magnitude,
+        )
+        .into_iter()
+        .map(|cp| cp.public())
         .collect()
+    }
+
+    /// The weak change points of the split pass, re-tested on the whole
+    /// series (Otava returns them as its second value).
+    pub fn weak_change_points(&mut self) -> Vec<ChangePoint> {
+        self.weak().into_iter().map(|cp| cp.public()).collect()
+    }
+
+    /// Searches the windows that became complete since the last call.
+    fn settle(&mut self) {
+        let window_len = self.params.window_len;
+        let relaxed = self.params.first_pass_pvalue();
+        let mut moved = false;
+        while self.frontier + window_len <= self.series.len() {
+            let start = self.frontier;
+            let end = start + window_len;
+            let found = window_change_points(&mut self.memo, &self.series, start, end, relaxed);
+            let last = found.last().copied().unwrap_or(0);
+            self.frontier = last.max(start + window_len / 2);
+            for cp in found {
+                if let Err(at) = self.settled.binary_search(&cp) {
+                    self.settled.insert(at, cp);
+                }
+            }
+            moved = true;
+        }
+        if moved {
+            // No later window starts before the frontier.
+            let frontier = self.frontier;
+            self.memo.grown.retain(|&(window, _), _| window >= frontier);
+        }
+    }
+
+    /// Otava's `split` on the points so far: sliding windows, the union of
+    /// their change points, each re-tested between its neighbours.
+    fn weak(&mut self) -> Vec<Found> {
+        self.settle();
+        let len = self.series.len();
+        let window_len = self.params.window_len;
+        let relaxed = self.params.first_pass_pvalue();
+        let mut indexes = self.settled.clone();
+        let mut start = self.frontier;
+        while start < len {
+            let found = window_change_points(&mut self.memo, &self.series, start, len, relaxed);
+            let last = found.last().copied().unwrap_or(0);
+            start = last.max(start + window_len / 2);
+            for cp in found {
+                if let Err(at) = indexes.binary_search(&cp) {
+                    indexes.insert(at, cp);
+                }
+            }
+        }
+        let mut cps: Vec<Found> = indexes
+            .into_iter()
+            .map(|index| Found {
+                index,
+                stats: NOT_TESTED,
+            })
+            .collect();
+        for k in 0..cps.len() {
+            cps[k].stats = self.memo.retest(&self.series, &cps, k);
+        }
+        cps
+    }
 }
+
+/// A placeholder until a change point's t-test is in.
+const NOT_TESTED: Stats = Stats {
+    pvalue: f64::NAN,
+    mean_1: f64::NAN,
+    mean_2: f64::NAN,
+    std_1: f64::NAN,
+    std_2: f64::NAN,
+};
 
 /// Python's `max(items, key=…)`: the first item no later item is `>` than.
 fn python_max_by(items: &[Found], key: impl Fn(&Found) -> f64) -> usize {
@@ -723,7 +997,13 @@ fn python_min_by(items: &[Found], key: impl Fn(&Found) -> f64) -> usize {
 }
 
 /// Otava's `merge`.
-fn merge(mut cps: Vec<Found>, series: &[f64], max_pvalue: f64, min_magnitude: f64) -> Vec<Found> {
+fn merge(
+    mut cps: Vec<Found>,
+    memo: &mut Memo,
+    series: &[f64],
+    max_pvalue: f64,
+    min_magnitude: f64,
+) -> Vec<Found> {
     while !cps.is_empty() {
         let mut weakest = python_max_by(&cps, |c| c.stats.pvalue);
         if cps[weakest].stats.pvalue < max_pvalue {
@@ -733,17 +1013,18 @@ fn merge(mut cps: Vec<Found>, series: &[f64], max_pvalue: f64, min_magnitude: f6
             }
         }
         cps.remove(weakest);
-        let indexes: Vec<usize> = cps.iter().map(|c| c.index).collect();
-        let ivs = intervals(&indexes, series.len());
-        // Otava re-tests the points now at `weakest` and `weakest + 1`.
+        // Otava re-tests the points now at `weakest` and `weakest + 1`
+        // (not the left neighbour, whose right side also changed).
         for k in [weakest, weakest + 1] {
             if k < cps.len() {
-                cps[k].stats = test_split(cps[k].index, series, &ivs);
+                cps[k].stats = memo.retest(series, &cps, k);
             }
         }
     }
     cps
 }
 
+#[cfg(test)]
+mod reference;
 #[cfg(test)]
 mod tests;

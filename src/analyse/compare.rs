@@ -12,9 +12,14 @@
 //! * an interval for the B/A ratio from the rounds: the Hodges–Lehmann
 //!   estimate of the shift of log p99 with its exact Mann–Whitney interval
 //!   (see [`INTERVAL_ONE_SIDED_ALPHA`] for the level and why);
-//! * throughput and error rate side by side;
+//! * the four figures side by side ([`RunFigures`]: p99 and p90, error
+//!   rate, throughput, spread between rounds; failed rounds left out of
+//!   the medians); B's error rate is judged against A's as the gate judges
+//!   a run against its baseline, and so is its throughput when both runs
+//!   record the same load profile;
 //! * the verdict, from [`verdict::decide_comparison`](super::verdict::decide_comparison)
-//!   (the single place the rule lives).
+//!   (the single place the rule lives): `failed` when most of B's rounds
+//!   failed.
 //!
 //! Why this interval: with 5 rounds a side, a bootstrap can only ever
 //! return 5 distinct values and a t-interval is driven by the GC-tail
@@ -38,10 +43,14 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::verdict::{ComparisonEvidence, ComparisonVerdict, decide_comparison};
+use super::figures::{FailedRound, RunFigures, percent};
+use super::gate::Outcome;
+use super::verdict::{
+    ComparisonEvidence, ComparisonVerdict, Figure, FigureLines, decide_comparison,
+};
 use crate::error::{Diagnostic, Error};
 use crate::model::{Archive, EndpointRun, Run};
-use crate::stats::{hodges_lehmann_ratio, median};
+use crate::stats::hodges_lehmann_ratio;
 
 /// Each tail of the round interval holds at most this probability.
 ///
@@ -76,6 +85,10 @@ pub struct RunRef {
     pub commit: Option<String>,
     /// Problems met while reading the run; non-empty means incomplete.
     pub problems: Vec<String>,
+    /// A problem of the run puts its figures in doubt (a skipped round,
+    /// not a second flame graph): the comparison cannot be vouched for.
+    #[serde(skip)]
+    pub in_doubt: bool,
 }
 
 impl RunRef {
@@ -86,6 +99,10 @@ impl RunRef {
             release: run.meta.release.clone(),
             commit: run.meta.commit.clone(),
             problems: run.problems.iter().map(ToString::to_string).collect(),
+            in_doubt: run
+                .problems
+                .iter()
+                .any(|d| d.kind.casts_doubt_on_verdicts()),
         }
     }
 
@@ -101,52 +118,51 @@ impl RunRef {
 /// One endpoint's figures in one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Side {
+    /// Every round's p99, failed rounds included, in round order.
     pub round_p99_ms: Vec<f64>,
+    /// Median of the usable rounds' p99 (of all rounds when none is usable).
     pub median_p99_ms: f64,
-    /// Median of the rounds' requests per second (rounds that report it).
+    /// Median of the usable rounds' p90.
+    pub p90_ms: Option<f64>,
+    /// Median of the usable rounds' requests per second.
     pub throughput_rps: Option<f64>,
-    /// Failed ÷ all requests over the rounds, weighted by request count
-    /// when every round has one, else the plain mean of the rounds' rates.
+    /// Median of the rounds' error rates (the one definition of a run's
+    /// error rate, `analyse::figures`).
     pub error_rate: Option<f64>,
+    /// (max − min) ÷ median of the usable rounds' p99.
+    pub spread: Option<f64>,
+    pub usable_rounds: usize,
+    pub failed_rounds: Vec<FailedRound>,
+    /// Most rounds failed.
+    pub failed: bool,
 }
 
 impl Side {
-    fn of(endpoint: &EndpointRun) -> Option<Side> {
+    fn of(endpoint: &EndpointRun, failed_round_error_rate: f64) -> Option<Side> {
         let round_p99_ms: Vec<f64> = endpoint.rounds.iter().map(|r| r.stats.p99_ms).collect();
-        let median_p99_ms = median(&round_p99_ms)?;
-        let throughput: Vec<f64> = endpoint
-            .rounds
-            .iter()
-            .filter_map(|r| r.stats.throughput_rps)
-            .collect();
+        let f = RunFigures::of(&endpoint.rounds, failed_round_error_rate);
+        let median_p99_ms = f.p99_ms.or_else(|| crate::stats::median(&round_p99_ms))?;
         Some(Side {
-            round_p99_ms,
             median_p99_ms,
-            throughput_rps: median(&throughput),
-            error_rate: pooled_error_rate(endpoint),
+            p90_ms: f.p90_ms,
+            throughput_rps: f.throughput_rps,
+            error_rate: f.error_rate,
+            spread: f.spread,
+            usable_rounds: f.usable_rounds,
+            failed: f.run_failed(),
+            failed_rounds: f.failed_rounds,
+            round_p99_ms,
         })
     }
-}
 
-fn pooled_error_rate(endpoint: &EndpointRun) -> Option<f64> {
-    let rates: Vec<(f64, Option<u64>)> = endpoint
-        .rounds
-        .iter()
-        .filter_map(|r| r.stats.error_rate.map(|e| (e, r.stats.count)))
-        .collect();
-    if rates.is_empty() {
-        return None;
-    }
-    let total: Option<u64> = rates.iter().map(|(_, c)| *c).sum();
-    match total {
-        Some(total) if total > 0 && rates.len() == endpoint.rounds.len() => Some(
-            rates
-                .iter()
-                .map(|(e, c)| e * c.unwrap_or(0) as f64)
-                .sum::<f64>()
-                / total as f64,
-        ),
-        _ => Some(rates.iter().map(|(e, _)| e).sum::<f64>() / rates.len() as f64),
+    /// The usable rounds' p99s (failed rounds left out).
+    fn usable_p99(&self, numbers: impl Iterator<Item = u32>) -> Vec<f64> {
+        self.round_p99_ms
+            .iter()
+            .zip(numbers)
+            .filter(|(_, n)| !self.failed_rounds.iter().any(|f| f.round == *n))
+            .map(|(v, _)| *v)
+            .collect()
     }
 }
 
@@ -169,6 +185,10 @@ pub struct EndpointComparison {
     pub ratio_interval: Option<[f64; 2]>,
     /// The exact coverage of `ratio_interval` under the shift model.
     pub interval_confidence: Option<f64>,
+    /// The figures of B that crossed their lines against A's.
+    pub regressed: Vec<Figure>,
+    /// Why B's throughput was not judged, when it was not.
+    pub throughput_not_judged: Option<String>,
     pub verdict: ComparisonVerdict,
     /// One sentence saying why, for people.
     pub reason: String,
@@ -184,11 +204,26 @@ impl Comparison {
         counts
     }
 
-    /// Whether any endpoint regressed: the exit code of `perfdash compare`.
+    /// Whether any endpoint regressed or failed in run B.
     pub fn has_regression(&self) -> bool {
-        self.endpoints
-            .iter()
-            .any(|e| e.verdict == ComparisonVerdict::Regression)
+        self.endpoints.iter().any(|e| {
+            matches!(
+                e.verdict,
+                ComparisonVerdict::Regression | ComparisonVerdict::Failed
+            )
+        })
+    }
+
+    /// The outcome `perfdash compare` exits with (mapped in `src/cli/`):
+    /// it cannot vouch for a comparison of runs with unreadable inputs.
+    pub fn outcome(&self) -> Outcome {
+        if self.a.in_doubt || self.b.in_doubt {
+            Outcome::CannotVouch
+        } else if self.has_regression() {
+            Outcome::Regression
+        } else {
+            Outcome::Pass
+        }
     }
 }
 
@@ -198,18 +233,44 @@ pub fn compare(archive: &Archive, a: &Run, b: &Run) -> Comparison {
     let mut ids: Vec<&String> = a.endpoints.keys().chain(b.endpoints.keys()).collect();
     ids.sort();
     ids.dedup();
+    let failed_rate = settings.analysis.failed_round_error_rate;
+    // Throughput is compared only under the same recorded load profile.
+    let throughput_not_judged = if a.meta.load.is_empty() || b.meta.load.is_empty() {
+        Some("the load profile is not recorded in both runs ([load] in run.toml)".to_string())
+    } else if a.meta.load != b.meta.load {
+        Some(format!(
+            "the load profiles differ: {}",
+            super::comparability::describe_changes(&a.meta.load, &b.meta.load)
+        ))
+    } else {
+        None
+    };
     let endpoints = ids
         .into_iter()
         .map(|id| {
-            let side_a = a.endpoints.get(id).and_then(Side::of);
-            let side_b = b.endpoints.get(id).and_then(Side::of);
+            let numbers = |run: &Run| -> Vec<u32> {
+                run.endpoints
+                    .get(id)
+                    .map(|e| e.rounds.iter().map(|r| r.number).collect())
+                    .unwrap_or_default()
+            };
             compare_endpoint(
-                id,
-                settings.endpoint_name(id),
-                settings.threshold_ratio(id),
-                settings.analysis.expected_rounds,
-                side_a,
-                side_b,
+                Target {
+                    id,
+                    name: settings.endpoint_name(id),
+                    threshold_ratio: settings.threshold_ratio(id),
+                    expected_rounds: settings.analysis.expected_rounds,
+                    lines: FigureLines::of(&settings.analysis),
+                    throughput_not_judged: throughput_not_judged.clone(),
+                },
+                a.endpoints
+                    .get(id)
+                    .and_then(|e| Side::of(e, failed_rate))
+                    .map(|s| (s, numbers(a))),
+                b.endpoints
+                    .get(id)
+                    .and_then(|e| Side::of(e, failed_rate))
+                    .map(|s| (s, numbers(b))),
             )
         })
         .collect();
@@ -220,29 +281,38 @@ pub fn compare(archive: &Archive, a: &Run, b: &Run) -> Comparison {
     }
 }
 
-fn compare_endpoint(
-    id: &str,
+/// What one endpoint is compared under.
+struct Target<'a> {
+    id: &'a str,
     name: String,
     threshold_ratio: f64,
     expected_rounds: u32,
-    a: Option<Side>,
-    b: Option<Side>,
+    lines: FigureLines,
+    throughput_not_judged: Option<String>,
+}
+
+fn compare_endpoint(
+    t: Target,
+    a: Option<(Side, Vec<u32>)>,
+    b: Option<(Side, Vec<u32>)>,
 ) -> EndpointComparison {
     let mut out = EndpointComparison {
-        id: id.to_string(),
-        name,
-        threshold_ratio,
+        id: t.id.to_string(),
+        name: t.name,
+        threshold_ratio: t.threshold_ratio,
         a: None,
         b: None,
         ratio: None,
         hodges_lehmann_ratio: None,
         ratio_interval: None,
         interval_confidence: None,
+        regressed: Vec::new(),
+        throughput_not_judged: None,
         verdict: ComparisonVerdict::Inconclusive,
         reason: String::new(),
     };
-    let (sa, sb) = match (a, b) {
-        (Some(sa), Some(sb)) => (sa, sb),
+    let ((sa, numbers_a), (sb, numbers_b)) = match (a, b) {
+        (Some(a), Some(b)) => (a, b),
         (a, b) => {
             let added = a.is_none();
             out.verdict = if added {
@@ -256,17 +326,19 @@ fn compare_endpoint(
                 "only in run A"
             }
             .to_string();
-            out.a = a;
-            out.b = b;
+            out.a = a.map(|(s, _)| s);
+            out.b = b.map(|(s, _)| s);
             return out;
         }
     };
-    // Ratios need positive latencies; ingest keeps whatever the file said.
-    let positive = |s: &Side| s.round_p99_ms.iter().all(|v| v.is_finite() && *v > 0.0);
-    if positive(&sa) && positive(&sb) {
+    // Ratios need positive latencies; failed rounds measured none.
+    let usable_a = sa.usable_p99(numbers_a.into_iter());
+    let usable_b = sb.usable_p99(numbers_b.into_iter());
+    let positive = |v: &[f64]| !v.is_empty() && v.iter().all(|v| v.is_finite() && *v > 0.0);
+    if positive(&usable_a) && positive(&usable_b) {
         out.ratio = Some(sb.median_p99_ms / sa.median_p99_ms);
         let level = 1.0 - 2.0 * INTERVAL_ONE_SIDED_ALPHA;
-        if let Some(shift) = hodges_lehmann_ratio(&sa.round_p99_ms, &sb.round_p99_ms, level) {
+        if let Some(shift) = hodges_lehmann_ratio(&usable_a, &usable_b, level) {
             out.hodges_lehmann_ratio = Some(shift.estimate);
             // Too few rounds for the level: no interval rather than a weaker one.
             if shift.reaches(level) {
@@ -275,16 +347,28 @@ fn compare_endpoint(
             }
         }
     }
+    out.throughput_not_judged = t.throughput_not_judged.clone();
     let evidence = ComparisonEvidence {
-        rounds_a: sa.round_p99_ms.len(),
-        rounds_b: sb.round_p99_ms.len(),
-        expected_rounds,
+        rounds_a: sa.usable_rounds,
+        rounds_b: sb.usable_rounds,
+        expected_rounds: t.expected_rounds,
         ratio: out.ratio,
         interval: out.ratio_interval.map(|[l, h]| (l, h)),
-        threshold_ratio,
+        threshold_ratio: t.threshold_ratio,
+        failed_a: sa.failed,
+        failed_b: sb.failed,
+        error_rate_a: sa.error_rate,
+        error_rate_b: sb.error_rate,
+        throughput_a: sa.throughput_rps,
+        throughput_b: sb
+            .throughput_rps
+            .filter(|_| t.throughput_not_judged.is_none()),
+        lines: t.lines,
     };
-    out.verdict = decide_comparison(&evidence);
-    out.reason = explain(&evidence, out.verdict);
+    let decision = decide_comparison(&evidence);
+    out.verdict = decision.verdict;
+    out.regressed = decision.regressed;
+    out.reason = explain(&evidence, &out, &sa, &sb);
     out.a = Some(sa);
     out.b = Some(sb);
     out
@@ -292,12 +376,68 @@ fn compare_endpoint(
 
 /// The sentence shown beside a verdict. It describes the evidence the
 /// verdict was decided from; it never decides anything itself.
-fn explain(e: &ComparisonEvidence, verdict: ComparisonVerdict) -> String {
+fn explain(e: &ComparisonEvidence, out: &EndpointComparison, a: &Side, b: &Side) -> String {
+    if out.verdict == ComparisonVerdict::Failed {
+        return format!(
+            "run B failed: {} of {} rounds failed: {}; error rate {}",
+            b.failed_rounds.len(),
+            b.round_p99_ms.len(),
+            describe_failed(&b.failed_rounds),
+            b.error_rate.map_or("not reported".to_string(), percent)
+        );
+    }
+    if e.failed_a {
+        return format!(
+            "run A failed ({} of {} rounds): nothing to compare with",
+            a.failed_rounds.len(),
+            a.round_p99_ms.len()
+        );
+    }
+    let mut parts = Vec::new();
+    if out.regressed.contains(&Figure::ErrorRate)
+        && let (Some(ea), Some(eb)) = (e.error_rate_a, e.error_rate_b)
+    {
+        parts.push(format!(
+            "error rate {} over its line {} (A {})",
+            percent(eb),
+            percent(e.lines.error_rate_line(ea)),
+            percent(ea)
+        ));
+    }
+    if out.regressed.contains(&Figure::Throughput)
+        && let (Some(ta), Some(tb)) = (e.throughput_a, e.throughput_b)
+    {
+        parts.push(format!(
+            "throughput {tb:.1} req/s under its line {:.1} req/s (A {ta:.1} req/s, ×{})",
+            e.lines.throughput_line(ta),
+            fmt_ratio(tb / ta)
+        ));
+    }
+    parts.push(explain_latency(e, decision_latency(e)));
+    parts.join("; ")
+}
+
+/// What the latency rule alone said (the verdict can be a regression of
+/// another figure).
+fn decision_latency(e: &ComparisonEvidence) -> ComparisonVerdict {
+    decide_comparison(e).latency
+}
+
+fn describe_failed(failed: &[FailedRound]) -> String {
+    RunFigures {
+        failed_rounds: failed.to_vec(),
+        ..Default::default()
+    }
+    .describe_failed_rounds()
+}
+
+/// The latency part of the reason.
+fn explain_latency(e: &ComparisonEvidence, verdict: ComparisonVerdict) -> String {
     let t = e.threshold_ratio;
     let expected = e.expected_rounds as usize;
     if e.rounds_a < expected || e.rounds_b < expected {
         return format!(
-            "too few rounds to judge: A has {}, B has {}, {} expected",
+            "too few rounds to judge: A has {} usable, B has {} usable, {} expected",
             e.rounds_a, e.rounds_b, expected
         );
     }
@@ -582,7 +722,10 @@ pub fn release_history(archive: &Archive) -> ReleaseHistory {
                 .map(|id| {
                     run.endpoints
                         .get(*id)
-                        .and_then(Side::of)
+                        .and_then(|e| {
+                            Side::of(e, archive.settings.analysis.failed_round_error_rate)
+                        })
+                        .filter(|s| !s.failed)
                         .map(|s| s.median_p99_ms)
                 })
                 .collect(),

@@ -18,6 +18,7 @@
 
 use serde::Serialize;
 
+use super::{RunPoint, Verdict};
 use crate::model::Round;
 use crate::stats::evidence::{MedianBand, OUTLIER_FACTOR, median_band, outlier_rounds};
 use crate::stats::{Shift, hodges_lehmann};
@@ -90,6 +91,63 @@ pub fn evidence(rounds: &[Round], baseline_medians: &[f64], alarmed_medians: &[f
             .collect(),
         shift: hodges_lehmann(baseline_medians, alarmed_medians, SHIFT_CONFIDENCE)
             .map(|s| ShiftEvidence::from_shift(s, baseline_medians.len(), alarmed_medians.len())),
+    }
+}
+
+/// Where to look for the cause of a change: between the last run at the
+/// old level and the first at the new one, with their commits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuspectRange {
+    /// `None` when the change starts at the endpoint's first measured run.
+    pub last_old_run: Option<String>,
+    pub last_old_commit: Option<String>,
+    pub first_new_run: String,
+    pub first_new_commit: Option<String>,
+}
+
+impl SuspectRange {
+    /// The range ending at point `first_new`: from the nearest earlier
+    /// point that measured a level (failed and insufficient runs say
+    /// nothing about it).
+    pub fn before(points: &[RunPoint], first_new: usize) -> SuspectRange {
+        let last_old = points[..first_new]
+            .iter()
+            .rev()
+            .find(|p| !matches!(p.verdict, Verdict::Failed | Verdict::Insufficient));
+        let new = &points[first_new];
+        SuspectRange {
+            last_old_run: last_old.map(|p| p.run.clone()),
+            last_old_commit: last_old.and_then(|p| p.commit.clone()),
+            first_new_run: new.run.clone(),
+            first_new_commit: new.commit.clone(),
+        }
+    }
+
+    /// "between run A (commit 4f2a9c1) and run B (commit 9e0d…)".
+    pub fn describe(&self) -> String {
+        let run = |id: &str, commit: &Option<String>| match commit {
+            Some(c) => format!("run {id} (commit {})", short_commit(c)),
+            None => format!("run {id}"),
+        };
+        match &self.last_old_run {
+            Some(old) => format!(
+                "between {} and {}",
+                run(old, &self.last_old_commit),
+                run(&self.first_new_run, &self.first_new_commit)
+            ),
+            None => format!(
+                "at {} (the first measured run)",
+                run(&self.first_new_run, &self.first_new_commit)
+            ),
+        }
+    }
+}
+
+/// The first 12 characters of a commit id, as people quote them.
+pub fn short_commit(c: &str) -> &str {
+    match c.char_indices().nth(12) {
+        Some((i, _)) => &c[..i],
+        None => c,
     }
 }
 

@@ -1,16 +1,21 @@
 //! The CI gate: did one run regress under one policy?
 //!
 //! `perfdash check` asks this of the latest run (or a named one). The
-//! answer uses the same judgements and alarm states as the site, so the
-//! gate and the weekly page never disagree.
+//! answer reads the judgements, alarm episodes and labels the analysis
+//! already made ([`AlarmReport::at`](super::alarms::AlarmReport::at)), so
+//! the gate and the weekly page never disagree. It returns a typed
+//! [`Outcome`]; the exit code is chosen from it in `src/cli/`, nowhere
+//! else.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::alarms::{self, AlarmState, Episode};
+use super::alarms::AlarmState;
+use super::environment::RunWideShift;
+use super::figures::{FigureSummary, percent};
 use super::policy::{Judgement, Policy, RaisedAt};
-use super::verdict::CapacityVerdict;
-use super::{Analysis, Verdict};
+use super::verdict::{CapacityVerdict, Figure};
+use super::{Analysis, EndpointAnalysis, RunPoint, Verdict};
 use crate::error::{DiagnosticKind, Error};
 use crate::model::Label;
 
@@ -21,33 +26,96 @@ pub enum RunSelector {
     Id(String),
 }
 
-/// The overall outcome, mapped to the exit code.
+/// What the gate may let through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Judge a run even if some endpoint has fewer usable rounds than
+    /// expected (`--allow-insufficient`): those endpoints are reported
+    /// and do not stop the gate from vouching for the others.
+    pub allow_insufficient: bool,
+}
+
+/// The overall outcome. `src/cli/check.rs` maps it to the exit code
+/// (0, 1, 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
-    /// Nothing regressed: exit 0.
+    /// Nothing regressed or failed.
     Pass,
-    /// At least one endpoint regressed: exit 1.
+    /// At least one endpoint regressed or failed.
     Regression,
-    /// The checked run has unreadable inputs, so the gate cannot vouch for
-    /// it: exit 2 (regressions found are still listed).
-    BadInput,
+    /// The gate cannot vouch for the run ([`CannotVouch`] says why);
+    /// regressions found are still listed.
+    CannotVouch,
 }
 
 impl Outcome {
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Outcome::Pass => 0,
-            Outcome::Regression => 1,
-            Outcome::BadInput => 2,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Regression => "regression",
-            Outcome::BadInput => "bad-input",
+            Outcome::CannotVouch => "cannot-vouch",
+        }
+    }
+}
+
+/// Why the gate cannot vouch for a run. Each reason says what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum CannotVouch {
+    /// Inputs of the run that hold measurements could not be read
+    /// (diagnostics of kind `skipped-input`, listed in `problems`).
+    UnreadableInputs { count: usize },
+    /// Inputs were read, but something about them is off: a summary that
+    /// disagrees with its raw file, a cut-short line, a gap in the round
+    /// numbers (kind `doubtful`, listed in `problems`).
+    DoubtfulInputs { count: usize },
+    /// An endpoint has fewer usable rounds than expected (rounds missing,
+    /// or some failed); `--allow-insufficient` lets the gate judge the
+    /// rest.
+    TooFewRounds {
+        endpoint: String,
+        usable_rounds: usize,
+        rounds: usize,
+        expected_rounds: u32,
+    },
+    /// The checked run's `started_at` cannot be trusted, or (`--latest`)
+    /// another run's: it may be the real latest run on a skewed clock
+    /// (listed in `problems`).
+    UntrustedTime { runs: Vec<String> },
+}
+
+impl CannotVouch {
+    /// "1 of 5 rounds of order-list", "2 unreadable inputs".
+    pub fn describe(&self) -> String {
+        let plural = |count: usize| if count == 1 { "" } else { "s" };
+        match self {
+            CannotVouch::UnreadableInputs { count } => {
+                format!("{count} unreadable input{}", plural(*count))
+            }
+            CannotVouch::DoubtfulInputs { count } => {
+                format!("{count} doubtful input{}", plural(*count))
+            }
+            CannotVouch::TooFewRounds {
+                endpoint,
+                usable_rounds,
+                rounds,
+                expected_rounds,
+            } => {
+                let failed = rounds - usable_rounds;
+                if failed > 0 {
+                    format!(
+                        "{usable_rounds} of {expected_rounds} rounds of {endpoint} usable ({failed} failed)"
+                    )
+                } else {
+                    format!("{usable_rounds} of {expected_rounds} rounds of {endpoint}")
+                }
+            }
+            CannotVouch::UntrustedTime { runs } => format!(
+                "an untrusted started_at (run{} {})",
+                plural(runs.len()),
+                runs.join(", ")
+            ),
         }
     }
 }
@@ -56,10 +124,17 @@ impl Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckStatus {
-    /// Over the policy's line (for `persistent`: confirmed): fails the gate.
+    /// Most rounds failed (no latency measured, or too many errors):
+    /// fails the gate under every policy, whatever the labels say.
+    Failed,
+    /// Over the policy's line (for `persistent`: confirmed), or the error
+    /// rate or throughput crossed its line: fails the gate.
     Regression,
     /// `persistent` only: over the line, waiting for the next runs.
     Pending,
+    /// Over the line in a run marked environment suspect, with `[alarms]
+    /// fail_on_environment_suspect = false`: reported, passes.
+    EnvironmentSuspect,
     /// Over the line, but a human labelled this alarm `noise`.
     TriagedNoise,
     /// Over the line, but a human labelled it `accepted` (intended).
@@ -70,17 +145,35 @@ pub enum CheckStatus {
     NoBaseline,
     /// The load profile differs from the baseline runs'.
     NotComparable,
-    /// Fewer rounds than expected.
+    /// Fewer usable rounds than expected.
     Insufficient,
     /// The endpoint was in earlier runs but not in this one.
     Missing,
 }
 
 impl CheckStatus {
+    /// Every status, in the order reports count them.
+    pub const ALL: [CheckStatus; 12] = [
+        CheckStatus::Failed,
+        CheckStatus::Regression,
+        CheckStatus::Pending,
+        CheckStatus::EnvironmentSuspect,
+        CheckStatus::TriagedNoise,
+        CheckStatus::TriagedAccepted,
+        CheckStatus::Ok,
+        CheckStatus::Improvement,
+        CheckStatus::NoBaseline,
+        CheckStatus::NotComparable,
+        CheckStatus::Insufficient,
+        CheckStatus::Missing,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
+            CheckStatus::Failed => "failed",
             CheckStatus::Regression => "regression",
             CheckStatus::Pending => "pending",
+            CheckStatus::EnvironmentSuspect => "environment-suspect",
             CheckStatus::TriagedNoise => "triaged-noise",
             CheckStatus::TriagedAccepted => "triaged-accepted",
             CheckStatus::Ok => "ok",
@@ -90,6 +183,11 @@ impl CheckStatus {
             CheckStatus::Insufficient => "insufficient",
             CheckStatus::Missing => "missing",
         }
+    }
+
+    /// Whether this status fails the gate.
+    pub fn fails(self) -> bool {
+        matches!(self, CheckStatus::Failed | CheckStatus::Regression)
     }
 
     /// Neither passed nor failed: nothing to compare with.
@@ -110,11 +208,18 @@ pub struct EndpointCheck {
     pub endpoint: String,
     pub name: String,
     pub status: CheckStatus,
+    /// The analysis verdict of this endpoint in this run (`None`: missing).
+    pub verdict: Option<Verdict>,
+    /// The rounds' numbers (`round-<n>`) and p99s, in round order.
+    pub round_numbers: Vec<u32>,
     pub round_p99_ms: Vec<f64>,
     pub median_p99_ms: Option<f64>,
     pub baseline_p99_ms: Option<f64>,
     pub ratio: Option<f64>,
     pub threshold_ratio: f64,
+    /// The four figures against their baselines and lines, failed rounds
+    /// and the figures that crossed their lines (`None`: missing).
+    pub figures: Option<FigureSummary>,
     /// The alarm this run belongs to under the policy, if any.
     pub alarm_run: Option<String>,
     pub alarm_state: Option<AlarmState>,
@@ -149,14 +254,18 @@ pub struct CheckReport {
     pub started_at: DateTime<Utc>,
     pub policy: Policy,
     pub outcome: Outcome,
-    pub exit_code: u8,
+    /// Why the gate cannot vouch for the run (empty unless the outcome is
+    /// `cannot-vouch`).
+    pub cannot_vouch: Vec<CannotVouch>,
+    /// Most endpoints of this run moved together: likely the environment.
+    pub environment_suspect: Option<RunWideShift>,
     /// Sorted by endpoint id.
     pub endpoints: Vec<EndpointCheck>,
     /// Endpoints with a step-load file in this run, sorted by id; a
     /// capacity regression fails the gate like a latency one.
     pub capacity: Vec<CapacityCheck>,
     /// Inputs of this run that could not be read (they make the outcome
-    /// `bad-input`).
+    /// `cannot-vouch`).
     pub problems: Vec<String>,
     /// Files in this run that perfdash does not read (notes, profiles it
     /// does not know): reported, harmless to the verdicts.
@@ -178,6 +287,7 @@ pub fn check(
     analysis: &Analysis,
     which: &RunSelector,
     policy: Policy,
+    options: &CheckOptions,
 ) -> Result<CheckReport, Error> {
     let run = match which {
         RunSelector::Latest => analysis.latest_run().ok_or_else(|| {
@@ -193,22 +303,8 @@ pub fn check(
             ))
         })?,
     };
-    let settings = &analysis.settings;
     let mut endpoints = Vec::new();
     for endpoint in &analysis.endpoints {
-        let base = |status, reason: String| EndpointCheck {
-            endpoint: endpoint.id.clone(),
-            name: endpoint.name.clone(),
-            status,
-            round_p99_ms: Vec::new(),
-            median_p99_ms: None,
-            baseline_p99_ms: None,
-            ratio: None,
-            threshold_ratio: endpoint.threshold_ratio,
-            alarm_run: None,
-            alarm_state: None,
-            reason,
-        };
         let Some(index) = endpoint.points.iter().position(|p| p.run == run.id) else {
             // Only an endpoint seen before this run is missing from it.
             if endpoint
@@ -216,128 +312,109 @@ pub fn check(
                 .first()
                 .is_some_and(|p| p.started_at < run.started_at)
             {
-                endpoints.push(base(
-                    CheckStatus::Missing,
-                    "not measured in this run".into(),
-                ));
+                endpoints.push(EndpointCheck {
+                    endpoint: endpoint.id.clone(),
+                    name: endpoint.name.clone(),
+                    status: CheckStatus::Missing,
+                    verdict: None,
+                    round_numbers: Vec::new(),
+                    round_p99_ms: Vec::new(),
+                    median_p99_ms: None,
+                    baseline_p99_ms: None,
+                    ratio: None,
+                    threshold_ratio: endpoint.threshold_ratio,
+                    figures: None,
+                    alarm_run: None,
+                    alarm_state: None,
+                    reason: "not measured in this run".into(),
+                });
             }
             continue;
         };
-        let point = &endpoint.points[index];
-        let judgements = policy.judge(endpoint, settings);
-        let episodes = alarms::episodes(&judgements, &settings.alarms);
-        let episode: Option<&Episode> = episodes
-            .iter()
-            .find(|e| (e.candidate..=e.end(endpoint.points.len())).contains(&index));
-        let label = episode.and_then(|e| {
-            let span = e.candidate..=e.end(endpoint.points.len());
-            analysis
-                .alarms
-                .labels
-                .iter()
-                .filter(|l| l.endpoint == endpoint.id)
-                .find(|l| {
-                    endpoint
-                        .points
-                        .iter()
-                        .position(|p| p.run == l.run)
-                        .is_some_and(|i| span.contains(&i))
-                })
-                .map(|l| l.label)
-        });
-        let figures = format!(
-            "median p99 {:.1} ms{}",
-            point.median_p99_ms,
-            match (point.baseline_p99_ms, point.ratio) {
-                (Some(b), Some(r)) => format!(
-                    " vs baseline {b:.1} ms (×{r:.2}, line ×{:.2})",
-                    endpoint.threshold_ratio
-                ),
-                _ => String::new(),
-            }
-        );
-        let (status, reason) = match judgements[index] {
-            Judgement::Over => {
-                let confirmed_here = episode.is_some_and(|e| {
-                    e.state == AlarmState::Confirmed && e.decided.is_some_and(|d| d <= index)
-                });
-                match label {
-                    Some(Label::Noise) => (
-                        CheckStatus::TriagedNoise,
-                        format!("{figures}; this alarm is triaged as noise"),
-                    ),
-                    Some(Label::Accepted) => (
-                        CheckStatus::TriagedAccepted,
-                        format!("{figures}; this change is triaged as accepted"),
-                    ),
-                    _ if policy.raised_at() == RaisedAt::Confirmation && !confirmed_here => (
-                        CheckStatus::Pending,
-                        format!("{figures}; over the line, not yet confirmed by later runs"),
-                    ),
-                    _ => (CheckStatus::Regression, figures),
-                }
-            }
-            Judgement::Within if point.verdict == Verdict::Improvement => {
-                (CheckStatus::Improvement, figures)
-            }
-            Judgement::Within => (CheckStatus::Ok, figures),
-            Judgement::NotJudged => match (point.verdict, &point.not_comparable) {
-                (Verdict::Insufficient, _) => (
-                    CheckStatus::Insufficient,
-                    format!(
-                        "{} of {} expected rounds",
-                        point.rounds.len(),
-                        settings.analysis.expected_rounds
-                    ),
-                ),
-                (_, Some(why)) => (CheckStatus::NotComparable, why.clone()),
-                _ => (
-                    CheckStatus::NoBaseline,
-                    "too few earlier runs to form a baseline".into(),
-                ),
-            },
-        };
-        endpoints.push(EndpointCheck {
-            round_p99_ms: point.round_p99_ms.clone(),
-            median_p99_ms: Some(point.median_p99_ms),
-            baseline_p99_ms: point.baseline_p99_ms,
-            ratio: point.ratio,
-            alarm_run: episode.map(|e| endpoint.points[e.candidate].run.clone()),
-            alarm_state: episode.map(|e| e.state),
-            ..base(status, reason)
-        });
+        endpoints.push(endpoint_check(
+            analysis,
+            endpoint,
+            index,
+            policy,
+            run.environment_suspect.is_some(),
+        ));
     }
     // Only diagnostics whose kind casts doubt on the figures (a skipped
     // round, a cut-short file, an untrusted time) stop the gate vouching;
-    // the rest (notes, a second flame graph) are listed as harmless.
-    let (problems, ignored): (Vec<_>, Vec<_>) = run
+    // the rest (notes, a second flame graph) are listed as harmless. Each
+    // kind is its own reason: an untrusted time is not an unreadable file.
+    let (mut problems, ignored): (Vec<_>, Vec<_>) = run
         .problems
         .iter()
         .partition(|d| d.kind.casts_doubt_on_verdicts());
+    // Unreadable first, then doubtful, then untrusted times: reports list
+    // each reason's own diagnostics in this order.
+    problems.sort_by_key(|d| d.kind);
+    let of_kind = |kind: DiagnosticKind| problems.iter().filter(|d| d.kind == kind).count();
+    let mut cannot_vouch = Vec::new();
+    match of_kind(DiagnosticKind::SkippedInput) {
+        0 => {}
+        count => cannot_vouch.push(CannotVouch::UnreadableInputs { count }),
+    }
+    match of_kind(DiagnosticKind::Doubtful) {
+        0 => {}
+        count => cannot_vouch.push(CannotVouch::DoubtfulInputs { count }),
+    }
+    let mut untrusted_runs: Vec<String> = Vec::new();
+    if of_kind(DiagnosticKind::UntrustedTime) > 0 {
+        untrusted_runs.push(run.id.clone());
+    }
     let mut problems: Vec<String> = problems.iter().map(|d| d.to_string()).collect();
     let ignored: Vec<String> = ignored.iter().map(|d| d.to_string()).collect();
     // A run with an untrusted time is never "the latest", but it may be
     // today's run on a skewed clock: until it is fixed, the latest run
     // cannot be vouched for either.
     if *which == RunSelector::Latest {
-        problems.extend(
-            analysis
-                .runs
-                .iter()
-                .filter(|r| r.untrusted_time.is_some())
-                .flat_map(|r| &r.problems)
-                .filter(|d| d.kind == DiagnosticKind::UntrustedTime)
-                .map(|d| d.to_string()),
-        );
+        for other in analysis
+            .runs
+            .iter()
+            .filter(|r| r.untrusted_time.is_some() && r.id != run.id)
+        {
+            untrusted_runs.push(other.id.clone());
+            problems.extend(
+                other
+                    .problems
+                    .iter()
+                    .filter(|d| d.kind == DiagnosticKind::UntrustedTime)
+                    .map(|d| d.to_string()),
+            );
+        }
+    }
+    if !untrusted_runs.is_empty() {
+        cannot_vouch.push(CannotVouch::UntrustedTime {
+            runs: untrusted_runs,
+        });
     }
     let capacity = capacity_checks(analysis, &run.id);
-    let outcome = if !problems.is_empty() {
-        Outcome::BadInput
+    if !options.allow_insufficient {
+        for check in endpoints
+            .iter()
+            .filter(|c| c.status == CheckStatus::Insufficient)
+        {
+            let figures = check
+                .figures
+                .as_ref()
+                .expect("measured endpoints have figures");
+            cannot_vouch.push(CannotVouch::TooFewRounds {
+                endpoint: check.endpoint.clone(),
+                usable_rounds: figures.usable_rounds,
+                rounds: figures.rounds,
+                expected_rounds: analysis.settings.analysis.expected_rounds,
+            });
+        }
+    }
+    let outcome = if !cannot_vouch.is_empty() {
+        Outcome::CannotVouch
     } else if endpoints
         .iter()
         .map(|e| e.status)
         .chain(capacity.iter().map(|c| c.status))
-        .any(|s| s == CheckStatus::Regression)
+        .any(CheckStatus::fails)
     {
         Outcome::Regression
     } else {
@@ -348,12 +425,195 @@ pub fn check(
         started_at: run.started_at,
         policy,
         outcome,
-        exit_code: outcome.exit_code(),
+        cannot_vouch,
+        environment_suspect: run.environment_suspect.clone(),
         endpoints,
         capacity,
         problems,
         ignored,
     })
+}
+
+/// One endpoint's status in the checked run (point `index`).
+fn endpoint_check(
+    analysis: &Analysis,
+    endpoint: &EndpointAnalysis,
+    index: usize,
+    policy: Policy,
+    environment_suspect: bool,
+) -> EndpointCheck {
+    let settings = &analysis.settings;
+    let point = &endpoint.points[index];
+    let at = analysis.alarms.at(&endpoint.id, policy, index);
+    let judgement = at.map_or(Judgement::NotJudged, |a| a.judgement);
+    let episode = at.and_then(|a| a.episode);
+    let label = at.and_then(|a| a.label).map(|l| l.label);
+    let figures = describe_figures(point, endpoint.threshold_ratio);
+    let (status, reason) = match judgement {
+        Judgement::Over if point.verdict == Verdict::Failed => (
+            CheckStatus::Failed,
+            format!(
+                "{} of {} rounds failed: {}; error rate {}",
+                point.figures.failed_rounds.len(),
+                point.rounds.len(),
+                point.figures.describe_failed_rounds(),
+                point
+                    .figures
+                    .error_rate
+                    .map_or("not reported".to_string(), percent)
+            ),
+        ),
+        Judgement::Over => {
+            let confirmed_here = episode.is_some_and(|e| {
+                e.state == AlarmState::Confirmed && e.decided.is_some_and(|d| d <= index)
+            });
+            // Only latency and throughput move with the host; errors and
+            // failures are the service's own.
+            let excusable = !point.regressed.contains(&Figure::ErrorRate);
+            match label {
+                Some(Label::Noise) => (
+                    CheckStatus::TriagedNoise,
+                    format!("{figures}; this alarm is triaged as noise"),
+                ),
+                Some(Label::Accepted) => (
+                    CheckStatus::TriagedAccepted,
+                    format!("{figures}; this change is triaged as accepted"),
+                ),
+                _ if policy.raised_at() == RaisedAt::Confirmation && !confirmed_here => (
+                    CheckStatus::Pending,
+                    format!("{figures}; over the line, not yet confirmed by later runs"),
+                ),
+                _ if environment_suspect
+                    && excusable
+                    && !settings.alarms.fail_on_environment_suspect =>
+                {
+                    (
+                        CheckStatus::EnvironmentSuspect,
+                        format!(
+                            "{figures}; the run is environment suspect and [alarms] fail_on_environment_suspect = false"
+                        ),
+                    )
+                }
+                _ => (CheckStatus::Regression, figures),
+            }
+        }
+        Judgement::Within if point.verdict == Verdict::Improvement => {
+            (CheckStatus::Improvement, figures)
+        }
+        Judgement::Within => (CheckStatus::Ok, figures),
+        Judgement::NotJudged => match (point.verdict, &point.not_comparable) {
+            (Verdict::Insufficient, _) => {
+                let failed = point.figures.failed_rounds.len();
+                (
+                    CheckStatus::Insufficient,
+                    if failed > 0 {
+                        format!(
+                            "{} of {} expected rounds usable: {}",
+                            point.figures.usable_rounds,
+                            settings.analysis.expected_rounds,
+                            point.figures.describe_failed_rounds()
+                        )
+                    } else {
+                        format!(
+                            "{} of {} expected rounds",
+                            point.rounds.len(),
+                            settings.analysis.expected_rounds
+                        )
+                    },
+                )
+            }
+            (_, Some(why)) => (CheckStatus::NotComparable, why.clone()),
+            _ => (
+                CheckStatus::NoBaseline,
+                format!(
+                    "no baseline: {}",
+                    point
+                        .no_baseline_reason
+                        .as_deref()
+                        .unwrap_or("too few earlier runs")
+                ),
+            ),
+        },
+    };
+    EndpointCheck {
+        endpoint: endpoint.id.clone(),
+        name: endpoint.name.clone(),
+        status,
+        verdict: Some(point.verdict),
+        round_numbers: point.rounds.iter().map(|r| r.number).collect(),
+        round_p99_ms: point.round_p99_ms.clone(),
+        // A failed run's rounds measured no usable latency.
+        median_p99_ms: point.figures.p99_ms,
+        baseline_p99_ms: point.baseline_p99_ms,
+        ratio: point.ratio,
+        threshold_ratio: endpoint.threshold_ratio,
+        figures: Some(FigureSummary::of(point)),
+        alarm_run: episode.map(|e| endpoint.points[e.candidate].run.clone()),
+        alarm_state: episode.map(|e| e.state),
+        reason,
+    }
+}
+
+/// The figures in one sentence, those over their lines first:
+/// "error rate 5% over its line 1.1% (baseline 0.1%); median p99 100.0 ms
+/// vs baseline 99.0 ms (×1.01, line ×1.15); throughput 200.0 req/s".
+fn describe_figures(p: &RunPoint, threshold_ratio: f64) -> String {
+    let mut over = Vec::new();
+    let mut rest = Vec::new();
+    let p99 = format!(
+        "median p99 {:.1} ms{}",
+        p.median_p99_ms,
+        match (p.baseline_p99_ms, p.ratio) {
+            (Some(b), Some(r)) =>
+                format!(" vs baseline {b:.1} ms (×{r:.2}, line ×{threshold_ratio:.2})"),
+            _ => String::new(),
+        }
+    );
+    if p.regressed.contains(&Figure::P99) {
+        over.push(p99);
+    } else {
+        rest.push(p99);
+    }
+    if let Some(e) = p.figures.error_rate {
+        let text = match (p.baseline_error_rate, p.error_rate_line()) {
+            (Some(b), Some(line)) if p.regressed.contains(&Figure::ErrorRate) => format!(
+                "error rate {} over its line {} (baseline {})",
+                percent(e),
+                percent(line),
+                percent(b)
+            ),
+            (Some(b), _) => format!("error rate {} (baseline {})", percent(e), percent(b)),
+            _ => format!("error rate {}", percent(e)),
+        };
+        if p.regressed.contains(&Figure::ErrorRate) {
+            over.push(text);
+        } else {
+            rest.push(text);
+        }
+    }
+    if let Some(t) = p.figures.throughput_rps {
+        let text = match (p.baseline_throughput_rps, p.throughput_line()) {
+            (Some(b), Some(line)) if p.regressed.contains(&Figure::Throughput) => format!(
+                "throughput {t:.1} req/s under its line {line:.1} req/s (baseline {b:.1} req/s, ×{:.2})",
+                t / b
+            ),
+            (Some(b), _) => format!("throughput {t:.1} req/s (baseline {b:.1} req/s)"),
+            _ => format!("throughput {t:.1} req/s"),
+        };
+        if p.regressed.contains(&Figure::Throughput) {
+            over.push(text);
+        } else {
+            rest.push(text);
+        }
+    }
+    if !p.figures.failed_rounds.is_empty() {
+        rest.push(format!(
+            "failed rounds: {}",
+            p.figures.describe_failed_rounds()
+        ));
+    }
+    over.extend(rest);
+    over.join("; ")
 }
 
 /// The checked run's step-load results. A capacity regression a human
@@ -379,9 +639,7 @@ fn capacity_checks(analysis: &Analysis, run: &str) -> Vec<CapacityCheck> {
         };
         let label = analysis
             .alarms
-            .labels
-            .iter()
-            .find(|l| l.run == run && l.endpoint == endpoint.id)
+            .label_of_run(run, &endpoint.id)
             .map(|l| l.label);
         let status = match point.verdict {
             CapacityVerdict::Regression => match label {

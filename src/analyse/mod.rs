@@ -1,17 +1,22 @@
 //! Analysis: pure functions from an [`Archive`] to an [`Analysis`].
 //!
-//! Per endpoint, runs are walked in time order. Each run's figure is the
-//! median of its rounds' p99; its baseline is the median of the figures of
-//! the last `baseline_window` accepted runs before it; its verdict comes
-//! from [`verdict::decide`], the only place verdicts are made.
+//! Per endpoint, runs are walked in time order ([`baseline::SeriesWalk`]).
+//! Each run's figures are the medians of its rounds' ([`figures`]: p99,
+//! error rate, throughput, spread; failed rounds left out); its baselines
+//! are the medians of the figures of the last `baseline_window` accepted
+//! runs before it; its verdict comes from [`verdict::decide`], the only
+//! place verdicts are made.
 
 pub mod alarms;
 pub mod attribution;
+pub mod baseline;
 pub mod capacity;
 pub mod changepoint;
 pub mod comparability;
 pub mod compare;
+pub mod environment;
 pub mod evidence;
+pub mod figures;
 pub mod gate;
 pub mod policy;
 pub mod problems;
@@ -27,8 +32,10 @@ use crate::model::{Archive, Round, RunMeta};
 use crate::stats::median;
 pub use alarms::AlarmReport;
 pub use comparability::EnvironmentChange;
+pub use environment::RunWideShift;
+pub use figures::RunFigures;
 pub use policy::Policy;
-pub use verdict::Verdict;
+pub use verdict::{Figure, Verdict};
 
 /// Everything the renderers need; no file system access after this.
 #[derive(Debug, Clone)]
@@ -74,6 +81,21 @@ impl Analysis {
 }
 
 impl Analysis {
+    /// How many endpoints failed in the latest run.
+    pub fn latest_run_failures(&self) -> usize {
+        let Some(latest) = self.latest_run() else {
+            return 0;
+        };
+        self.endpoints
+            .iter()
+            .filter(|e| {
+                e.points
+                    .iter()
+                    .any(|p| p.run == latest.id && p.verdict == Verdict::Failed)
+            })
+            .count()
+    }
+
     /// The latest run whose time can be trusted (see
     /// [`Archive::latest_run`]): what every page and `check --latest`
     /// call the latest run.
@@ -93,6 +115,9 @@ pub struct RunInfo {
     /// Why its `started_at` cannot be trusted, when it cannot: never the
     /// latest run.
     pub untrusted_time: Option<String>,
+    /// Most of the run's endpoints moved the same way together: likely
+    /// the environment, not the code ([`environment`]).
+    pub environment_suspect: Option<RunWideShift>,
 }
 
 /// One endpoint's history.
@@ -125,11 +150,16 @@ pub struct RunPoint {
     pub run_index: usize,
     pub run: String,
     pub started_at: DateTime<Utc>,
+    /// The run's commit (run.toml), for suspect ranges.
+    #[serde(skip)]
+    pub commit: Option<String>,
     pub rounds: Vec<Round>,
     pub round_p99_ms: Vec<f64>,
+    /// The median of the usable rounds' p99; for a failed run without a
+    /// usable round, of all its rounds (shown, never judged).
     pub median_p99_ms: f64,
     pub baseline_p99_ms: Option<f64>,
-    /// median ÷ baseline.
+    /// median ÷ baseline (`None` for a failed run).
     pub ratio: Option<f64>,
     pub verdict: Verdict,
     /// The runs whose medians formed the baseline, oldest first.
@@ -137,11 +167,26 @@ pub struct RunPoint {
     /// Why this run was not compared with its predecessors (its load
     /// profile differs from theirs); its verdict is then `no-baseline`.
     pub not_comparable: Option<String>,
+    /// Why there is no baseline, whenever there is none.
+    pub no_baseline_reason: Option<String>,
+    /// The four figures (p99/p90, error rate, throughput, spread) and the
+    /// failed rounds ([`figures`]).
+    pub figures: RunFigures,
+    /// The error rate and throughput the run was compared with.
+    pub baseline_error_rate: Option<f64>,
+    pub baseline_throughput_rps: Option<f64>,
+    /// Why throughput was not judged (no recorded load profile, …).
+    pub throughput_not_judged: Option<String>,
+    /// The figures that crossed their lines (a `regression`'s reasons).
+    pub regressed: Vec<Figure>,
+    /// What the verdict was decided from (the policies re-decide from it).
+    #[serde(skip)]
+    pub decided_from: verdict::Evidence,
     /// Flame-graph profiles of this endpoint in this run, classified and
     /// compared with the baseline's ([`attribution`]).
     pub profiles: Vec<attribution::ProfileAnalysis>,
     /// A regression inside a change a human triaged `accepted` (see
-    /// [`verdict::accepted_change_continues`]): still a regression by the
+    /// [`verdict::AcceptedChanges`]): still a regression by the
     /// numbers, shown as accepted rather than alarming.
     pub accepted_change: bool,
     /// The rounds' band, likely GC/noise rounds, and the shift of this
@@ -156,6 +201,18 @@ impl RunPoint {
     /// The regression line: baseline × threshold ratio.
     pub fn threshold_p99_ms(&self, ratio: f64) -> Option<f64> {
         self.baseline_p99_ms.map(|b| b * ratio)
+    }
+
+    /// The error rate above which this run regressed, when judged.
+    pub fn error_rate_line(&self) -> Option<f64> {
+        self.baseline_error_rate
+            .map(|b| self.decided_from.lines.error_rate_line(b))
+    }
+
+    /// The throughput below which this run regressed, when judged.
+    pub fn throughput_line(&self) -> Option<f64> {
+        self.baseline_throughput_rps
+            .map(|b| self.decided_from.lines.throughput_line(b))
     }
 }
 
@@ -186,6 +243,7 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
             meta: r.meta.clone(),
             problems: r.problems.clone(),
             untrusted_time: r.untrusted_time.clone(),
+            environment_suspect: None,
         })
         .collect();
 
@@ -221,7 +279,14 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
         })
         .collect();
 
-    let alarms = alarms::report(&endpoints, &archive.triage, settings);
+    let mut runs = runs;
+    for (run, shift) in runs
+        .iter_mut()
+        .zip(environment::run_wide_shifts(&endpoints, archive.runs.len()))
+    {
+        run.environment_suspect = shift;
+    }
+    let alarms = alarms::report(&endpoints, &runs, &archive.triage, settings);
     let environment_changes = comparability::environment_changes(&archive.runs);
     let (comparisons, compare_diagnostics) = compare::site_comparisons(archive);
     let mut diagnostics = diagnostics;
@@ -240,20 +305,8 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
     }
 }
 
-/// A run that may serve in later baselines.
-struct AcceptedRun<'a> {
-    id: &'a str,
-    median_p99_ms: f64,
-    load: &'a std::collections::BTreeMap<String, String>,
-}
-
-/// Walks one endpoint's runs in time order, forming rolling baselines.
-///
-/// The window is the last `baseline_window` accepted runs, of which only
-/// those measured under the same load profile count: a run with a new
-/// profile is "not comparable" until enough runs with that profile exist.
-/// Regressions triaged `accepted` (and the regressions right after them)
-/// join the window, so the baseline moves to the accepted level.
+/// Walks one endpoint's runs in time order ([`baseline::SeriesWalk`]),
+/// judging each against the accepted runs before it.
 fn judge_series(
     endpoint: &str,
     series: &[(usize, &[Round])],
@@ -262,82 +315,69 @@ fn judge_series(
     threshold_ratio: f64,
 ) -> Vec<RunPoint> {
     let a = &settings.analysis;
-    // Accepted runs, oldest first.
-    let mut accepted: Vec<AcceptedRun> = Vec::new();
-    // Changes a human accepted, in progress (see verdict.rs).
-    let mut accepted_changes = verdict::AcceptedChanges::new(a.baseline_window);
+    let mut walk = baseline::SeriesWalk::new(a, threshold_ratio);
     let mut points = Vec::with_capacity(series.len());
     for &(run_index, rounds) in series {
         let run = &archive.runs[run_index];
         let round_p99_ms: Vec<f64> = rounds.iter().map(|r| r.stats.p99_ms).collect();
-        let Some(median_p99_ms) = median(&round_p99_ms) else {
+        let figures = RunFigures::of(rounds, a.failed_round_error_rate);
+        let Some(median_p99_ms) = figures.p99_ms.or_else(|| median(&round_p99_ms)) else {
             continue; // ingest never keeps an endpoint without rounds
         };
-        let recent = &accepted[accepted.len().saturating_sub(a.baseline_window)..];
-        let window: Vec<&AcceptedRun> = recent
-            .iter()
-            .filter(|r| comparability::same_load(r.load, &run.meta.load))
-            .collect();
-        let baseline_p99_ms = if window.len() >= a.min_baseline_runs {
-            median(&window.iter().map(|r| r.median_p99_ms).collect::<Vec<_>>())
-        } else {
-            None
-        };
-        let not_comparable = match recent
-            .iter()
-            .rev()
-            .find(|r| !comparability::same_load(r.load, &run.meta.load))
-        {
-            Some(other) if baseline_p99_ms.is_none() => Some(format!(
-                "load profile differs from run {}'s: {}",
-                other.id,
-                comparability::describe_changes(other.load, &run.meta.load)
-            )),
-            _ => None,
-        };
-        let verdict = verdict::decide(&verdict::Evidence {
+        let judged = walk.judge(baseline::RunInput {
+            id: &run.id,
             rounds: rounds.len(),
-            expected_rounds: a.expected_rounds,
+            figures: &figures,
             median_p99_ms,
-            baseline_p99_ms,
-            threshold_ratio,
+            load: &run.meta.load,
+            labelled_accepted: archive.accepted_by_triage(&run.id, endpoint),
             resolution: verdict::Resolution::of_rounds(rounds),
         });
-        let baseline_runs = if baseline_p99_ms.is_some() {
-            window.iter().map(|r| r.id.to_string()).collect()
-        } else {
-            Vec::new()
-        };
-        let labelled_accepted = archive.accepted_by_triage(&run.id, endpoint);
-        let accepted_by_triage =
-            accepted_changes.next_run(verdict, median_p99_ms, labelled_accepted, threshold_ratio);
-        let window_medians: Vec<f64> = if baseline_p99_ms.is_some() {
-            window.iter().map(|r| r.median_p99_ms).collect()
-        } else {
-            Vec::new()
-        };
-        let evidence = evidence::evidence(rounds, &window_medians, &[median_p99_ms]);
-        if verdict::baseline_effect(verdict, accepted_by_triage) == verdict::BaselineEffect::Join {
-            accepted.push(AcceptedRun {
-                id: &run.id,
-                median_p99_ms,
-                load: &run.meta.load,
-            });
-        }
+        let b = judged.baseline;
+        let baseline_p99_ms = b.p99_ms.filter(|_| b.missing.is_none());
+        let usable: Vec<Round> = rounds
+            .iter()
+            .filter(|r| !figures.failed_rounds.iter().any(|f| f.round == r.number))
+            .cloned()
+            .collect();
+        let evidence = evidence::evidence(
+            if usable.is_empty() { rounds } else { &usable },
+            if baseline_p99_ms.is_some() {
+                &b.run_p99_ms
+            } else {
+                &[]
+            },
+            &[median_p99_ms],
+        );
         points.push(RunPoint {
             run_index,
             run: run.id.clone(),
             started_at: run.started_at,
+            commit: run.meta.commit.clone(),
             rounds: rounds.to_vec(),
             round_p99_ms,
             median_p99_ms,
             baseline_p99_ms,
-            ratio: baseline_p99_ms.map(|b| median_p99_ms / b),
-            verdict,
-            baseline_runs,
-            not_comparable,
+            // A failed run has no latency to compare.
+            ratio: baseline_p99_ms
+                .filter(|_| judged.decision.verdict != Verdict::Failed)
+                .map(|b| median_p99_ms / b),
+            verdict: judged.decision.verdict,
+            baseline_runs: if baseline_p99_ms.is_some() {
+                b.runs
+            } else {
+                Vec::new()
+            },
+            not_comparable: b.not_comparable,
+            no_baseline_reason: b.missing,
+            figures,
+            baseline_error_rate: b.error_rate.filter(|_| baseline_p99_ms.is_some()),
+            baseline_throughput_rps: b.throughput_rps.filter(|_| baseline_p99_ms.is_some()),
+            throughput_not_judged: b.throughput_not_judged,
+            regressed: judged.decision.regressed,
+            decided_from: judged.evidence,
             profiles: Vec::new(),
-            accepted_change: accepted_by_triage,
+            accepted_change: judged.accepted_change,
             evidence,
             untrusted_time: run.untrusted_time.is_some(),
         });

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::changepoint::{self, ChangePointParams};
-use super::verdict::{self, Evidence, Verdict};
+use super::verdict::{self, Figure, Verdict};
 use super::{EndpointAnalysis, RunPoint};
 use crate::config::Settings;
 use crate::stats::{median, robust_z};
@@ -57,8 +57,12 @@ impl Policy {
     /// Judges every point of one endpoint (one judgement per point, same
     /// order). The baselines are the ones the analysis formed, so every
     /// policy is measured against the same yardstick.
+    ///
+    /// Policies differ only in how they read latency. A failed run, and an
+    /// error-rate or throughput regression, is over the line under every
+    /// policy: no reading of p99 makes a broken run pass.
     pub fn judge(self, endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement> {
-        match self {
+        let latency: Vec<Judgement> = match self {
             Policy::Median | Policy::Persistent => endpoint
                 .points
                 .iter()
@@ -68,21 +72,22 @@ impl Policy {
                 .points
                 .iter()
                 .map(|p| {
-                    // The same decision as the default, fed the first round
-                    // instead of the median: the threshold stays in verdict.rs.
+                    // The same decision as the default, fed the first usable
+                    // round instead of the median: the threshold stays in
+                    // verdict.rs.
                     let first_round = p
                         .rounds
-                        .first()
+                        .iter()
+                        .find(|r| !p.figures.failed_rounds.iter().any(|f| f.round == r.number))
                         .map(|r| r.stats.p99_ms)
                         .unwrap_or(p.median_p99_ms);
-                    from_verdict(verdict::decide(&Evidence {
-                        rounds: p.rounds.len(),
-                        expected_rounds: settings.analysis.expected_rounds,
-                        median_p99_ms: first_round,
-                        baseline_p99_ms: p.baseline_p99_ms,
-                        threshold_ratio: endpoint.threshold_ratio,
-                        resolution: verdict::Resolution::of_rounds(&p.rounds),
-                    }))
+                    from_verdict(
+                        verdict::decide(&verdict::Evidence {
+                            median_p99_ms: first_round,
+                            ..p.decided_from
+                        })
+                        .verdict,
+                    )
                 })
                 .collect(),
             Policy::Robust => {
@@ -98,8 +103,25 @@ impl Policy {
                     .collect()
             }
             Policy::ChangePoint => changepoint_judgements(endpoint, settings),
-        }
+        };
+        latency
+            .into_iter()
+            .zip(&endpoint.points)
+            .map(|(j, p)| {
+                if beyond_latency(p) {
+                    Judgement::Over
+                } else {
+                    j
+                }
+            })
+            .collect()
     }
+}
+
+/// Over the line whatever the policy: the run failed, or a figure other
+/// than p99 regressed.
+fn beyond_latency(p: &RunPoint) -> bool {
+    p.verdict == Verdict::Failed || p.regressed.iter().any(|f| *f != Figure::P99)
 }
 
 /// The `changepoint` policy on each comparable series of the endpoint
@@ -174,7 +196,10 @@ fn robust_judgement(
     medians: &HashMap<&str, f64>,
     settings: &Settings,
 ) -> Judgement {
-    if matches!(point.verdict, Verdict::Insufficient | Verdict::NoBaseline) {
+    if matches!(
+        point.verdict,
+        Verdict::Insufficient | Verdict::NoBaseline | Verdict::Failed
+    ) {
         return Judgement::NotJudged;
     }
     let window: Vec<f64> = point
@@ -196,7 +221,7 @@ fn robust_judgement(
 
 fn from_verdict(v: Verdict) -> Judgement {
     match v {
-        Verdict::Regression => Judgement::Over,
+        Verdict::Regression | Verdict::Failed => Judgement::Over,
         Verdict::Ok | Verdict::Improvement => Judgement::Within,
         Verdict::NoBaseline | Verdict::Insufficient => Judgement::NotJudged,
     }

@@ -7,15 +7,21 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// Median p99 above baseline × threshold ratio.
+    /// Most of the run's rounds failed (no latency measured, or an error
+    /// rate of at least `failed_round_error_rate`): nothing to compare,
+    /// and never a pass.
+    Failed,
+    /// A figure crossed its line: median p99 above baseline × threshold
+    /// ratio, error rate above its line, or throughput below its line
+    /// ([`Figure`]).
     Regression,
-    /// Median p99 below baseline ÷ threshold ratio.
+    /// Median p99 below baseline ÷ threshold ratio, and no figure regressed.
     Improvement,
     /// Within the band.
     Ok,
     /// Too few accepted runs before this one to form a baseline.
     NoBaseline,
-    /// Fewer rounds than expected: shown, never alarmed on, never a baseline.
+    /// Fewer usable rounds than expected: shown, never alarmed on, never a baseline.
     Insufficient,
 }
 
@@ -23,6 +29,7 @@ impl Verdict {
     /// The contract string (`regression`, `no-baseline`, …).
     pub fn as_str(self) -> &'static str {
         match self {
+            Verdict::Failed => "failed",
             Verdict::Regression => "regression",
             Verdict::Improvement => "improvement",
             Verdict::Ok => "ok",
@@ -32,12 +39,81 @@ impl Verdict {
     }
 
     /// Whether a run with this verdict may join later runs' baselines.
-    /// A regression must not: it would drag the baseline up and hide itself.
+    /// A regression must not: it would drag the baseline up and hide
+    /// itself; a failed run measured nothing.
     pub fn feeds_baseline(self) -> bool {
         matches!(
             self,
             Verdict::Ok | Verdict::Improvement | Verdict::NoBaseline
         )
+    }
+}
+
+/// A figure that can cross its line. The strings are part of the JSON
+/// contract (`regressed` lists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Figure {
+    /// The median of the rounds' p99 (the configured metric).
+    P99,
+    /// The median of the rounds' error rates.
+    ErrorRate,
+    /// The median of the rounds' requests per second, at the same load.
+    Throughput,
+}
+
+impl Figure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Figure::P99 => "p99",
+            Figure::ErrorRate => "error-rate",
+            Figure::Throughput => "throughput",
+        }
+    }
+
+    /// How the figure is named in sentences.
+    pub fn words(self) -> &'static str {
+        match self {
+            Figure::P99 => "p99",
+            Figure::ErrorRate => "error rate",
+            Figure::Throughput => "throughput",
+        }
+    }
+}
+
+impl std::fmt::Display for Figure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The lines of the figures other than p99 (`[analysis]` settings).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FigureLines {
+    /// Error rate over max(baseline + this, `max_error_rate`) regresses.
+    pub error_rate_delta: f64,
+    pub max_error_rate: f64,
+    /// Throughput under baseline × (1 − this) regresses.
+    pub throughput_drop: f64,
+}
+
+impl FigureLines {
+    pub fn of(a: &crate::config::AnalysisSettings) -> FigureLines {
+        FigureLines {
+            error_rate_delta: a.error_rate_delta,
+            max_error_rate: a.max_error_rate,
+            throughput_drop: a.throughput_drop,
+        }
+    }
+
+    /// The error rate above which a run regresses against `baseline`.
+    pub fn error_rate_line(&self, baseline: f64) -> f64 {
+        (baseline + self.error_rate_delta).max(self.max_error_rate)
+    }
+
+    /// The throughput below which a run regresses against `baseline`.
+    pub fn throughput_line(&self, baseline: f64) -> f64 {
+        baseline * (1.0 - self.throughput_drop)
     }
 }
 
@@ -138,15 +214,54 @@ impl std::fmt::Display for Verdict {
 }
 
 /// What the verdict is decided from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Evidence {
+    /// Rounds in the run, failed ones included.
     pub rounds: usize,
+    /// Rounds that did not fail (`analyse::figures`).
+    pub usable_rounds: usize,
     pub expected_rounds: u32,
+    /// The median of the usable rounds' p99.
     pub median_p99_ms: f64,
     pub baseline_p99_ms: Option<f64>,
     pub threshold_ratio: f64,
+    /// The run's error rate and its baseline (`None`: not reported).
+    pub error_rate: Option<f64>,
+    pub baseline_error_rate: Option<f64>,
+    /// The run's throughput and its baseline; the baseline is `None`
+    /// unless the load profile is recorded and the same.
+    pub throughput_rps: Option<f64>,
+    pub baseline_throughput_rps: Option<f64>,
+    pub lines: FigureLines,
     /// How finely the p99 figures were measured.
     pub resolution: Resolution,
+}
+
+impl Evidence {
+    /// Evidence with only p99 figures (no error rate, no throughput), as
+    /// summaries that report nothing else give.
+    pub fn latency_only(
+        rounds: usize,
+        expected_rounds: u32,
+        median_p99_ms: f64,
+        baseline_p99_ms: Option<f64>,
+        threshold_ratio: f64,
+    ) -> Evidence {
+        Evidence {
+            rounds,
+            usable_rounds: rounds,
+            expected_rounds,
+            median_p99_ms,
+            baseline_p99_ms,
+            threshold_ratio,
+            error_rate: None,
+            baseline_error_rate: None,
+            throughput_rps: None,
+            baseline_throughput_rps: None,
+            lines: FigureLines::of(&crate::config::AnalysisSettings::default()),
+            resolution: Resolution::Exact,
+        }
+    }
 }
 
 /// How finely a run's p99 figures were measured.
@@ -196,41 +311,101 @@ impl Resolution {
     }
 }
 
-/// Decides the verdict. Improvement is symmetric to regression on a log
-/// scale (÷ ratio), so a 15% band means the same both ways.
+/// A verdict and the figures that crossed their lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub verdict: Verdict,
+    /// The figures over (or, for throughput, under) their lines, in
+    /// [`Figure`] order; empty unless the verdict is `regression`.
+    pub regressed: Vec<Figure>,
+}
+
+/// Decides the verdict:
 ///
-/// With rounded figures ([`Resolution::LocustBuckets`]) a verdict is never
-/// decided by the rounding step alone: a regression must be over the line
-/// even for the lowest ratio the rounding allows (the median at the bottom
-/// of its interval, the baseline at the top), an improvement below it even
-/// for the highest. On unchanged code Locust's p99 can move by a whole step
-/// (26 → 30 ms is ×1.154, over ×1.15; at its interval bounds it is
-/// 29.5 / 26.5 = ×1.11, within).
-pub fn decide(e: &Evidence) -> Verdict {
-    if e.rounds < e.expected_rounds as usize {
-        return Verdict::Insufficient;
+/// 1. `failed` when most rounds failed (more failed than usable);
+/// 2. `insufficient` when fewer usable rounds than expected;
+/// 3. `no-baseline` without a (positive) p99 baseline;
+/// 4. `regression` when any figure crossed its line: the median p99 over
+///    baseline × ratio ([`band`]), the error rate over
+///    max(baseline + delta, floor), or the throughput under baseline ×
+///    (1 − drop) (only with a throughput baseline, which needs the same
+///    recorded load profile);
+/// 5. `improvement` when the p99 is under baseline ÷ ratio and nothing
+///    regressed (symmetric on a log scale, so a 15% band means the same
+///    both ways); `ok` otherwise.
+///
+/// With rounded figures ([`Resolution::LocustBuckets`]) a p99 verdict is
+/// never decided by the rounding step alone: a regression must be over the
+/// line even for the lowest ratio the rounding allows (the median at the
+/// bottom of its interval, the baseline at the top), an improvement below
+/// it even for the highest. On unchanged code Locust's p99 can move by a
+/// whole step (26 → 30 ms is ×1.154, over ×1.15; at its interval bounds
+/// it is 29.5 / 26.5 = ×1.11, within).
+pub fn decide(e: &Evidence) -> Decision {
+    let plain = |verdict| Decision {
+        verdict,
+        regressed: Vec::new(),
+    };
+    let failed = e.rounds - e.usable_rounds.min(e.rounds);
+    if failed > e.usable_rounds {
+        return plain(Verdict::Failed);
+    }
+    if e.usable_rounds < e.expected_rounds as usize {
+        return plain(Verdict::Insufficient);
     }
     let Some(baseline) = e.baseline_p99_ms.filter(|b| *b > 0.0) else {
-        return Verdict::NoBaseline;
+        return plain(Verdict::NoBaseline);
     };
-    let median = e.median_p99_ms;
+    let latency = latency_band(e.median_p99_ms, baseline, e.threshold_ratio, e.resolution);
+    let mut regressed = Vec::new();
+    if latency == Band::Above {
+        regressed.push(Figure::P99);
+    }
+    if let (Some(rate), Some(base)) = (e.error_rate, e.baseline_error_rate)
+        && rate > e.lines.error_rate_line(base) * (1.0 + ULP_SLACK)
+    {
+        regressed.push(Figure::ErrorRate);
+    }
+    if let (Some(tput), Some(base)) = (e.throughput_rps, e.baseline_throughput_rps)
+        && base > 0.0
+        && tput < e.lines.throughput_line(base) * (1.0 - ULP_SLACK)
+    {
+        regressed.push(Figure::Throughput);
+    }
+    let verdict = if !regressed.is_empty() {
+        Verdict::Regression
+    } else if latency == Band::Below {
+        Verdict::Improvement
+    } else {
+        Verdict::Ok
+    };
+    Decision { verdict, regressed }
+}
+
+/// Where a median lies against its baseline's band, allowing for the
+/// rounding of the figures ([`Resolution`]).
+fn latency_band(median: f64, baseline: f64, threshold_ratio: f64, resolution: Resolution) -> Band {
     let (median_slack, baseline_slack) = (
-        e.resolution.half_step_ms(median),
-        e.resolution.half_step_ms(baseline),
+        resolution.half_step_ms(median),
+        resolution.half_step_ms(baseline),
     );
     let lowest = (median - median_slack) / (baseline + baseline_slack);
     let highest = match baseline - baseline_slack {
         b if b > 0.0 => (median + median_slack) / b,
         _ => f64::INFINITY,
     };
-    if band(lowest, e.threshold_ratio) == Band::Above {
-        Verdict::Regression
-    } else if band(highest, e.threshold_ratio) == Band::Below {
-        Verdict::Improvement
+    if band(lowest, threshold_ratio) == Band::Above {
+        Band::Above
+    } else if band(highest, threshold_ratio) == Band::Below {
+        Band::Below
     } else {
-        Verdict::Ok
+        Band::Within
     }
 }
+
+/// "Exceeds" is strict. A figure that equals its line up to float rounding
+/// (115 ms against 100 ms at 1.15) is at the line, not over it.
+const ULP_SLACK: f64 = 1e-12;
 
 /// Where a ratio (new ÷ reference) lies against the threshold band
 /// [1/threshold, threshold].
@@ -247,9 +422,6 @@ pub enum Band {
 /// The threshold rule shared by the gate ([`decide`]) and run comparison
 /// ([`decide_comparison`]), so both mean the same by "×1.15".
 pub fn band(ratio: f64, threshold_ratio: f64) -> Band {
-    // "Exceeds" is strict. A ratio that equals the threshold up to float
-    // rounding (115 ms against 100 ms at 1.15) is at the line, not over it.
-    const ULP_SLACK: f64 = 1e-12;
     if ratio > threshold_ratio * (1.0 + ULP_SLACK) {
         Band::Above
     } else if ratio < (1.0 / threshold_ratio) * (1.0 - ULP_SLACK) {
@@ -347,7 +519,10 @@ pub fn capacity_feeds_baseline(verdict: CapacityVerdict, accepted: bool) -> bool
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ComparisonVerdict {
-    /// B's median p99 is over A's × threshold and the rounds separate.
+    /// Most of B's rounds failed (no latency measured, or too many errors).
+    Failed,
+    /// B's median p99 is over A's × threshold and the rounds separate, or
+    /// B's error rate or throughput crossed its line against A's.
     Regression,
     /// B's median p99 is under A's ÷ threshold and the rounds separate.
     Improvement,
@@ -365,6 +540,7 @@ impl ComparisonVerdict {
     /// The contract string.
     pub fn as_str(self) -> &'static str {
         match self {
+            ComparisonVerdict::Failed => "failed",
             ComparisonVerdict::Regression => "regression",
             ComparisonVerdict::Improvement => "improvement",
             ComparisonVerdict::Same => "same",
@@ -385,6 +561,7 @@ impl std::fmt::Display for ComparisonVerdict {
 /// runs).
 #[derive(Debug, Clone, Copy)]
 pub struct ComparisonEvidence {
+    /// Usable (not failed) rounds of each run.
     pub rounds_a: usize,
     pub rounds_b: usize,
     pub expected_rounds: u32,
@@ -395,38 +572,121 @@ pub struct ComparisonEvidence {
     /// `analyse::compare`); `None` when the rounds are too few for one.
     pub interval: Option<(f64, f64)>,
     pub threshold_ratio: f64,
+    /// Most rounds of that run failed.
+    pub failed_a: bool,
+    pub failed_b: bool,
+    pub error_rate_a: Option<f64>,
+    pub error_rate_b: Option<f64>,
+    /// B's throughput is `None` unless both runs record the same load
+    /// profile (throughput measures the load as much as the service).
+    pub throughput_a: Option<f64>,
+    pub throughput_b: Option<f64>,
+    pub lines: FigureLines,
+}
+
+impl ComparisonEvidence {
+    /// Evidence with p99 figures only (for the latency rule's tests).
+    pub fn latency_only(
+        rounds_a: usize,
+        rounds_b: usize,
+        expected_rounds: u32,
+        ratio: Option<f64>,
+        interval: Option<(f64, f64)>,
+        threshold_ratio: f64,
+    ) -> ComparisonEvidence {
+        ComparisonEvidence {
+            rounds_a,
+            rounds_b,
+            expected_rounds,
+            ratio,
+            interval,
+            threshold_ratio,
+            failed_a: false,
+            failed_b: false,
+            error_rate_a: None,
+            error_rate_b: None,
+            throughput_a: None,
+            throughput_b: None,
+            lines: FigureLines::of(&crate::config::AnalysisSettings::default()),
+        }
+    }
+}
+
+/// A comparison verdict, the figures of B that crossed their lines, and
+/// what the latency rule alone said.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparisonDecision {
+    pub verdict: ComparisonVerdict,
+    pub regressed: Vec<Figure>,
+    pub latency: ComparisonVerdict,
 }
 
 /// Decides one endpoint's comparison verdict:
 ///
-/// * fewer rounds than expected in either run, no ratio or no interval:
-///   `inconclusive` (the gate calls such a run `insufficient` and never
-///   alarms on it);
-/// * the ratio of medians is past the gate's threshold ([`band`]) and the
-///   interval excludes 1 (the rounds of B sit apart from those of A):
-///   `regression` / `improvement`; past the threshold but the interval
-///   contains 1: `inconclusive`;
-/// * the ratio is within the band and the whole interval lies within
-///   [1/threshold, threshold]: `same`; otherwise the rounds cannot rule out
-///   a change as large as the threshold: `inconclusive`.
-pub fn decide_comparison(e: &ComparisonEvidence) -> ComparisonVerdict {
-    let expected = e.expected_rounds as usize;
-    if e.rounds_a < expected || e.rounds_b < expected {
-        return ComparisonVerdict::Inconclusive;
-    }
-    let (Some(ratio), Some((low, high))) = (e.ratio, e.interval) else {
-        return ComparisonVerdict::Inconclusive;
+/// * most of B's rounds failed: `failed`; most of A's: `inconclusive`
+///   (nothing to compare with);
+/// * fewer usable rounds than expected in either run: `inconclusive` (the
+///   gate calls such a run `insufficient` and never alarms on it);
+/// * B's error rate over max(A's + delta, floor), or its throughput under
+///   A's × (1 − drop) (same load profile only): `regression`, whatever
+///   the latency says;
+/// * otherwise the latency rule: the ratio of medians is past the gate's
+///   threshold ([`band`]) and the interval excludes 1 (the rounds of B sit
+///   apart from those of A): `regression` / `improvement`; past the
+///   threshold but the interval contains 1: `inconclusive`; within the
+///   band and the whole interval within [1/threshold, threshold]: `same`;
+///   otherwise `inconclusive` (the rounds cannot rule out a change as
+///   large as the threshold). No ratio or no interval: `inconclusive`.
+pub fn decide_comparison(e: &ComparisonEvidence) -> ComparisonDecision {
+    let plain = |verdict| ComparisonDecision {
+        verdict,
+        regressed: Vec::new(),
+        latency: verdict,
     };
-    match band(ratio, e.threshold_ratio) {
-        Band::Above if low > 1.0 => ComparisonVerdict::Regression,
-        Band::Below if high < 1.0 => ComparisonVerdict::Improvement,
-        Band::Within
-            if band(low, e.threshold_ratio) == Band::Within
-                && band(high, e.threshold_ratio) == Band::Within =>
-        {
-            ComparisonVerdict::Same
-        }
+    if e.failed_b {
+        return plain(ComparisonVerdict::Failed);
+    }
+    let expected = e.expected_rounds as usize;
+    if e.failed_a || e.rounds_a < expected || e.rounds_b < expected {
+        return plain(ComparisonVerdict::Inconclusive);
+    }
+    let latency = match (e.ratio, e.interval) {
+        (Some(ratio), Some((low, high))) => match band(ratio, e.threshold_ratio) {
+            Band::Above if low > 1.0 => ComparisonVerdict::Regression,
+            Band::Below if high < 1.0 => ComparisonVerdict::Improvement,
+            Band::Within
+                if band(low, e.threshold_ratio) == Band::Within
+                    && band(high, e.threshold_ratio) == Band::Within =>
+            {
+                ComparisonVerdict::Same
+            }
+            _ => ComparisonVerdict::Inconclusive,
+        },
         _ => ComparisonVerdict::Inconclusive,
+    };
+    let mut regressed = Vec::new();
+    if latency == ComparisonVerdict::Regression {
+        regressed.push(Figure::P99);
+    }
+    if let (Some(a), Some(b)) = (e.error_rate_a, e.error_rate_b)
+        && b > e.lines.error_rate_line(a) * (1.0 + ULP_SLACK)
+    {
+        regressed.push(Figure::ErrorRate);
+    }
+    if let (Some(a), Some(b)) = (e.throughput_a, e.throughput_b)
+        && a > 0.0
+        && b < e.lines.throughput_line(a) * (1.0 - ULP_SLACK)
+    {
+        regressed.push(Figure::Throughput);
+    }
+    ComparisonDecision {
+        verdict: if regressed.is_empty() {
+            latency
+        } else {
+            ComparisonVerdict::Regression
+        },
+        regressed,
+        latency,
     }
 }
 
@@ -435,14 +695,11 @@ mod tests {
     use super::*;
 
     fn ev(median: f64, baseline: Option<f64>, rounds: usize) -> Evidence {
-        Evidence {
-            rounds,
-            expected_rounds: 5,
-            median_p99_ms: median,
-            baseline_p99_ms: baseline,
-            threshold_ratio: 1.15,
-            resolution: Resolution::Exact,
-        }
+        Evidence::latency_only(rounds, 5, median, baseline, 1.15)
+    }
+
+    fn decide(e: &Evidence) -> Verdict {
+        super::decide(e).verdict
     }
 
     #[test]
@@ -536,14 +793,15 @@ mod tests {
         assert_eq!(Verdict::Insufficient.to_string(), "insufficient");
     }
     fn cmp(ratio: f64, interval: (f64, f64)) -> ComparisonVerdict {
-        decide_comparison(&ComparisonEvidence {
-            rounds_a: 5,
-            rounds_b: 5,
-            expected_rounds: 5,
-            ratio: Some(ratio),
-            interval: Some(interval),
-            threshold_ratio: 1.15,
-        })
+        decide_comparison(&ComparisonEvidence::latency_only(
+            5,
+            5,
+            5,
+            Some(ratio),
+            Some(interval),
+            1.15,
+        ))
+        .verdict
     }
 
     #[test]
@@ -574,23 +832,13 @@ mod tests {
             Inconclusive,
             "wide interval: cannot say same"
         );
-        let mut e = ComparisonEvidence {
-            rounds_a: 4,
-            rounds_b: 5,
-            expected_rounds: 5,
-            ratio: Some(2.0),
-            interval: Some((1.9, 2.1)),
-            threshold_ratio: 1.15,
-        };
-        assert_eq!(
-            decide_comparison(&e),
-            Inconclusive,
-            "too few rounds never alarm"
-        );
+        let mut e = ComparisonEvidence::latency_only(4, 5, 5, Some(2.0), Some((1.9, 2.1)), 1.15);
+        let v = |e: &ComparisonEvidence| decide_comparison(e).verdict;
+        assert_eq!(v(&e), Inconclusive, "too few rounds never alarm");
         e.rounds_a = 5;
-        assert_eq!(decide_comparison(&e), Regression);
+        assert_eq!(v(&e), Regression);
         e.interval = None;
-        assert_eq!(decide_comparison(&e), Inconclusive);
+        assert_eq!(v(&e), Inconclusive);
         assert_eq!(serde_json::to_string(&Same).unwrap(), "\"same\"");
     }
 

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use crate::analyse::gate::{RunSelector, check};
+use super::outcome_exit_code;
+use crate::analyse::gate::{CheckOptions, RunSelector, check};
 use crate::analyse::{Policy, analyse};
 use crate::ingest::{LoadOptions, load_archive_with};
 use crate::report::check::{CheckFormat, render};
@@ -25,16 +26,20 @@ pub struct CheckArgs {
     /// perfdash.toml, else median].
     #[arg(long, value_name = "NAME", value_parser = policy_parser())]
     pub policy: Option<Policy>,
-    /// Output: a short summary, JSON, a pull-request comment (Markdown,
-    /// docs/ci.md), or JUnit XML.
+    /// Output: a short summary, JSON, a GitHub step summary, the
+    /// pull-request comment (docs/ci.md), or JUnit XML.
     #[arg(long, value_name = "FORMAT", default_value = "text",
-          value_parser = PossibleValuesParser::new(["text", "json", "markdown", "junit"])
-              .map(|s| s.parse::<CheckFormat>().expect("listed formats parse")))]
-    pub format: CheckFormat,
+          value_parser = PossibleValuesParser::new(["text", "json", "markdown", "comment", "junit"]))]
+    pub format: String,
     /// Seconds of warm-up dropped from every raw round; overrides every
     /// setting in perfdash.toml and run.toml.
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<f64>,
+    /// Judge the run even when an endpoint has fewer usable rounds than
+    /// expected (reported as `insufficient`); without it the gate cannot
+    /// vouch for such a run and exits 2.
+    #[arg(long)]
+    pub allow_insufficient: bool,
 }
 
 /// `--policy` accepts exactly the policy names, listed in `--help`.
@@ -61,19 +66,32 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
         None => RunSelector::Latest,
     };
     let policy = args.policy.unwrap_or(analysis.settings.alarms.policy);
-    let report = check(&analysis, &which, policy)?;
+    let report = check(
+        &analysis,
+        &which,
+        policy,
+        &CheckOptions {
+            allow_insufficient: args.allow_insufficient,
+        },
+    )?;
     if elsewhere > report.problems.len() {
         eprintln!(
             "warning: {} input(s) skipped in the archive; `perfdash build --verbose` lists them",
             elsewhere - report.problems.len()
         );
     }
+    let code = outcome_exit_code(report.outcome);
     // The pull-request comment also reads the rounds' figures and the
     // site's address from the analysis.
-    let text = match args.format {
-        CheckFormat::Markdown => crate::report::pr_comment::render(&report, &analysis),
-        format => render(&report, format),
+    let text = match args.format.as_str() {
+        "comment" => crate::report::pr_comment::render(&report, &analysis),
+        other => {
+            let format = other
+                .parse::<CheckFormat>()
+                .map_err(crate::error::Error::Usage)?;
+            render(&report, format, code)
+        }
     };
     out!("{text}")?;
-    Ok(report.exit_code)
+    Ok(code)
 }

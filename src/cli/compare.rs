@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
 use crate::analyse::compare::{compare, resolve_run};
+use crate::analyse::gate::Outcome;
 use crate::error::Error;
 use crate::ingest::load_archive;
 use crate::report::compare::{format_json, format_markdown, format_table};
@@ -35,8 +35,8 @@ pub enum CompareFormat {
 }
 
 /// Prints the comparison to stdout. Exit codes as `perfdash check`: 1 when
-/// an endpoint regressed, 0 otherwise (also when some are `inconclusive`:
-/// the output says so), 2 for bad input or usage. A compared run with
+/// an endpoint regressed or failed in run B, 0 otherwise (also when some
+/// are `inconclusive`: the output says so), 2 for bad input or usage. A compared run with
 /// unreadable inputs is bad input, as for `check`: the comparison of what
 /// could be read is still printed and the files are named on stderr, but
 /// it cannot vouch for the run, so the exit code is 2.
@@ -75,20 +75,17 @@ pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
     out!("{text}")?;
     // Only problems that put the figures in doubt (a skipped round, not a
     // second flame graph) make the comparison one perfdash cannot vouch for.
-    let incomplete: Vec<&str> = [a, b]
-        .iter()
-        .filter(|r| r.problems.iter().any(|d| d.kind.casts_doubt_on_verdicts()))
-        .map(|r| r.id.as_str())
-        .collect();
-    Ok(if !incomplete.is_empty() {
+    let outcome = comparison.outcome();
+    if outcome == Outcome::CannotVouch {
+        let incomplete: Vec<&str> = [&comparison.a, &comparison.b]
+            .iter()
+            .filter(|r| r.in_doubt)
+            .map(|r| r.run.as_str())
+            .collect();
         eprintln!(
             "error: incomplete run(s) {}: some inputs could not be read (see the warnings above)",
             incomplete.join(", ")
         );
-        EXIT_ERROR
-    } else if comparison.has_regression() {
-        EXIT_FINDINGS
-    } else {
-        EXIT_OK
-    })
+    }
+    Ok(super::outcome_exit_code(outcome))
 }

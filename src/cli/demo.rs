@@ -18,6 +18,10 @@ pub struct DemoArgs {
     /// Weeks of history (three runs a week); the bundled archive has the default.
     #[arg(long)]
     pub weeks: Option<u32>,
+    /// Endpoints: the story's 12 (the default), and beyond that copies of
+    /// them with their own noise, for benchmarks (e.g. 120).
+    #[arg(long, value_name = "N")]
+    pub endpoints: Option<usize>,
     /// Leave out the flame-graph profiles.
     #[arg(long)]
     pub no_profiles: bool,
@@ -28,6 +32,7 @@ pub(super) fn run(args: DemoArgs) -> anyhow::Result<u8> {
     let opts = DemoOptions {
         seed: args.seed,
         weeks: args.weeks.unwrap_or(defaults.weeks),
+        endpoints: args.endpoints.unwrap_or(defaults.endpoints),
         profiles: !args.no_profiles,
         ..defaults
     };

@@ -44,6 +44,19 @@ pub const EXIT_FINDINGS: u8 = 1;
 /// Exit code: bad input or usage.
 pub const EXIT_ERROR: u8 = 2;
 
+/// The exit code of `perfdash check` and `perfdash compare`, decided here
+/// and only here from the typed outcome: 0 pass, 1 a regression or a
+/// failed run, 2 the gate cannot vouch for a run (unreadable inputs, too
+/// few rounds).
+pub fn outcome_exit_code(outcome: crate::analyse::gate::Outcome) -> u8 {
+    use crate::analyse::gate::Outcome;
+    match outcome {
+        Outcome::Pass => EXIT_OK,
+        Outcome::Regression => EXIT_FINDINGS,
+        Outcome::CannotVouch => EXIT_ERROR,
+    }
+}
+
 /// The exit code of a build, from the kinds of its diagnostics alone
 /// (never their wording): 1 when any is a warning, 0 when there are none
 /// or only information (Locust's rounding, said once per build).

@@ -26,12 +26,15 @@ pub(super) fn follow_up(plan: &Plan, p: &Placed, author: &str) -> FollowUp {
 }
 
 /// One `[[annotation]]` per noisy-neighbour incident (every endpoint) and
-/// per config change (its endpoint), at the run it hit.
-pub(super) fn annotations_toml(plan: &Plan) -> String {
+/// per config change (its endpoint), at the run it hit; `None` when no such
+/// event landed (a short history): a file without entries is not a valid
+/// annotation file.
+pub(super) fn annotations_toml(plan: &Plan) -> Option<String> {
     let mut s = String::from(
         "# What happened around the tests, drawn on the charts and listed on the\n\
          # history page (docs/site.md). Written by the demo generator.\n",
     );
+    let mut entries = 0;
     for p in &plan.placed {
         let run = &plan.runs[p.start].id;
         let (text, endpoints, link) = match p.def.kind {
@@ -61,6 +64,7 @@ pub(super) fn annotations_toml(plan: &Plan) -> String {
         if let Some(link) = link {
             s.push_str(&format!("link = {}\n", toml_str(&link)));
         }
+        entries += 1;
     }
-    s
+    (entries > 0).then_some(s)
 }

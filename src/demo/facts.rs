@@ -39,6 +39,13 @@ pub fn facts(report: &DemoReport, analysis: &Analysis) -> String {
         report.files,
         report.bytes as f64 / 1e6
     );
+    alarm_lines(&mut s, analysis);
+    capacity_lines(&mut s, analysis);
+    s
+}
+
+/// The alarms table and the `median` alarms labelled noise.
+fn alarm_lines(s: &mut String, analysis: &Analysis) {
     let a = &analysis.alarms;
     let _ = writeln!(
         s,
@@ -87,6 +94,10 @@ pub fn facts(report: &DemoReport, analysis: &Analysis) -> String {
             noise.join(", ")
         }
     );
+}
+
+/// A line per endpoint whose capacity regressed: knees before and after.
+fn capacity_lines(s: &mut String, analysis: &Analysis) {
     for e in &analysis.capacity {
         let Some(first) = e
             .runs
@@ -119,5 +130,4 @@ pub fn facts(report: &DemoReport, analysis: &Analysis) -> String {
             e.runs.len()
         );
     }
-    s
 }

@@ -124,33 +124,76 @@ impl Folded {
     }
 }
 
+/// The stack prefixes a request of one endpoint runs under.
+struct Frames<'a> {
+    post: bool,
+    dispatch: String,
+    service: String,
+    repo: String,
+    db_call: &'static str,
+    pkg: &'a str,
+}
+
+impl<'a> Frames<'a> {
+    fn of(def: &'a EndpointDef) -> Frames<'a> {
+        let post = def.name.starts_with("POST");
+        let verb = if post {
+            "org/springframework/web/servlet/FrameworkServlet.doPost"
+        } else {
+            "org/springframework/web/servlet/FrameworkServlet.doGet"
+        };
+        let dispatch = [TOMCAT, VALVES, verb, DISPATCH].join(";");
+        let handler = [dispatch.as_str(), INVOKE, def.controller].join(";");
+        let service = [handler.as_str(), def.service].join(";");
+        let repo = [service.as_str(), def.repository].join(";");
+        let db_call = if post { JDBC_UPDATE } else { JDBC_QUERY };
+        let pkg = def
+            .service
+            .rsplit_once('/')
+            .map(|(p, _)| p)
+            .unwrap_or("com/acme");
+        Frames {
+            post,
+            dispatch,
+            service,
+            repo,
+            db_call,
+            pkg,
+        }
+    }
+}
+
+/// The magnitude of event `kind` in `events`, if it is active.
+fn magnitude(events: &[(EventKind, f64)], kind: EventKind) -> Option<f64> {
+    events.iter().find(|(k, _)| *k == kind).map(|(_, m)| *m)
+}
+
 /// A profile of `def` under load, with the events active in that run.
-/// `events` holds (kind, magnitude) for this endpoint.
+/// `events` holds (kind, magnitude) for this endpoint. The stacks are added
+/// in a fixed order (the jitter is drawn in that order), thread group by
+/// thread group.
 pub(crate) fn profile(def: &EndpointDef, events: &[(EventKind, f64)], rng: &mut Rng) -> String {
     let mut f = Folded { stacks: Vec::new() };
-    let post = def.name.starts_with("POST");
-    let verb = if post {
-        "org/springframework/web/servlet/FrameworkServlet.doPost"
-    } else {
-        "org/springframework/web/servlet/FrameworkServlet.doGet"
-    };
-    let dispatch = [TOMCAT, VALVES, verb, DISPATCH].join(";");
-    let handler = [dispatch.as_str(), INVOKE, def.controller].join(";");
-    let service = [handler.as_str(), def.service].join(";");
-    let repo = [service.as_str(), def.repository].join(";");
-    let db_call = if post { JDBC_UPDATE } else { JDBC_QUERY };
-    let pkg = def
-        .service
-        .rsplit_once('/')
-        .map(|(p, _)| p)
-        .unwrap_or("com/acme");
-
-    let magnitude = |kind: EventKind| events.iter().find(|(k, _)| *k == kind).map(|(_, m)| *m);
+    let frames = Frames::of(def);
     // Application CPU per 30 s: busier endpoints and heavier bodies cost more.
-    let improvement = magnitude(EventKind::Improvement).unwrap_or(1.0);
+    let improvement = magnitude(events, EventKind::Improvement).unwrap_or(1.0);
     let app = (420.0 + def.rate_rps * 6.0 + def.base_p99_ms * 1.5) * improvement;
+    request_threads(&mut f, def, &frames, app);
+    event_stacks(&mut f, def, &frames, events, app);
+    gc_threads(
+        &mut f,
+        &frames,
+        magnitude(events, EventKind::GcRegression),
+        app,
+    );
+    compiler_and_vm_threads(&mut f, app);
+    f.render(rng)
+}
 
-    // Request threads: Tomcat, Spring MVC, business code, JDBC, Jackson.
+/// Request threads: Tomcat, Spring MVC, business code, JDBC, Jackson.
+fn request_threads(f: &mut Folded, def: &EndpointDef, frames: &Frames, app: f64) {
+    let (dispatch, service, repo) = (&frames.dispatch, &frames.service, &frames.repo);
+    let (post, db_call, pkg) = (frames.post, frames.db_call, frames.pkg);
     f.add(
         &[
             TOMCAT,
@@ -212,8 +255,19 @@ sun/nio/ch/SocketChannelImpl.write;sun/nio/ch/IOUtil.write;sun/nio/ch/SocketDisp
         f.add(&[service.as_str(), "com/acme/inventory/StockLedger.reserve;SharedRuntime::complete_monitor_locking_C;ObjectSynchronizer::enter;ObjectMonitor::enter;ObjectMonitor::EnterI"], app * 0.025);
         f.add(&[service.as_str(), "com/acme/inventory/StockLedger.reserve;SharedRuntime::complete_monitor_locking_C;ObjectSynchronizer::enter;ObjectMonitor::enter;ObjectMonitor::TrySpin"], app * 0.012);
     }
+}
 
-    // What the events add to the request threads.
+/// What the events add to the request threads.
+fn event_stacks(
+    f: &mut Folded,
+    def: &EndpointDef,
+    frames: &Frames,
+    events: &[(EventKind, f64)],
+    app: f64,
+) {
+    let (service, repo, pkg) = (&frames.service, &frames.repo, frames.pkg);
+    let improvement = magnitude(events, EventKind::Improvement).unwrap_or(1.0);
+    let magnitude = |kind: EventKind| magnitude(events, kind);
     if let Some(m) = magnitude(EventKind::CodeRegression) {
         let extra = app * (m - 1.0) * 1.6;
         match def.id {
@@ -280,9 +334,11 @@ sun/nio/ch/SocketChannelImpl.write;sun/nio/ch/IOUtil.write;sun/nio/ch/SocketDisp
         f.add(&[service.as_str(), "com/github/benmanes/caffeine/cache/BoundedLocalCache.computeIfAbsent;com/github/benmanes/caffeine/cache/BoundedLocalCache.afterRead;com/github/benmanes/caffeine/cache/BoundedBuffer$RingBuffer.offer"], app * 0.05);
         f.add(&[service.as_str(), "com/github/benmanes/caffeine/cache/BoundedLocalCache.computeIfAbsent;java/util/concurrent/ConcurrentHashMap.get"], app * 0.03);
     }
+}
 
-    // GC: G1 young collections, scaled by allocation pressure.
-    let gc_regression = magnitude(EventKind::GcRegression);
+/// GC: G1 young collections, scaled by allocation pressure.
+fn gc_threads(f: &mut Folded, frames: &Frames, gc_regression: Option<f64>, app: f64) {
+    let service = &frames.service;
     let gc = app * 0.16 * gc_regression.map(|m| 1.0 + (m - 1.0) * 9.0).unwrap_or(1.0);
     if let Some(m) = gc_regression {
         let audit = format!("{service};com/acme/orders/audit/AuditBuffer.append");
@@ -337,8 +393,11 @@ sun/nio/ch/SocketChannelImpl.write;sun/nio/ch/IOUtil.write;sun/nio/ch/SocketDisp
     f.add(&[NATIVE, VM_G1, "G1YoungCollector::post_evacuate_collection_set;G1YoungCollector::process_discovered_references"], gc * 0.03);
     f.add(&[NATIVE, "ConcurrentGCThread::run;G1ConcurrentRefineThread::run_service;G1ConcurrentRefineThread::do_refinement_step;G1DirtyCardQueueSet::refine_completed_buffer_concurrently;G1RemSet::refine_card_concurrently"], gc * 0.05);
     f.add(&[NATIVE, "ConcurrentGCThread::run;G1ServiceThread::run_service;G1ServiceThread::run_task;G1RemSetSamplingTask::execute"], gc * 0.01);
+}
 
-    // JIT: C2 and C1 compiler threads, still busy in a 30 s window.
+/// JIT: C2 and C1 compiler threads, still busy in a 30 s window; VM thread
+/// safepoints, the NIO poller and housekeeping.
+fn compiler_and_vm_threads(f: &mut Folded, app: f64) {
     let jit = app * 0.2;
     f.add(&[NATIVE, C2, "Compile::Optimize;PhaseIdealLoop::optimize;PhaseIdealLoop::build_and_optimize;PhaseIdealLoop::build_loop_late"], jit * 0.2);
     f.add(
@@ -373,7 +432,6 @@ sun/nio/ch/SocketChannelImpl.write;sun/nio/ch/IOUtil.write;sun/nio/ch/SocketDisp
     f.add(&["java/lang/Thread.run;org/apache/tomcat/util/net/NioEndpoint$Poller.run;org/apache/tomcat/util/net/NioEndpoint$Poller.processKey;org/apache/tomcat/util/net/AbstractEndpoint.processSocket;org/apache/tomcat/util/threads/ThreadPoolExecutor.execute;org/apache/tomcat/util/threads/TaskQueue.offer"], app * 0.012);
     f.add(&["java/lang/Thread.run;java/util/concurrent/ThreadPoolExecutor$Worker.run;java/util/concurrent/ThreadPoolExecutor.runWorker;java/util/concurrent/ScheduledThreadPoolExecutor$ScheduledFutureTask.run;com/zaxxer/hikari/pool/HikariPool$HouseKeeper.run;com/zaxxer/hikari/pool/HikariPool.fillPool"], app * 0.002);
     f.add(&["java/lang/Thread.run;java/util/concurrent/ThreadPoolExecutor$Worker.run;java/util/concurrent/ThreadPoolExecutor.runWorker;java/util/concurrent/ThreadPoolExecutor.getTask;java/util/concurrent/LinkedBlockingQueue.take;java/util/concurrent/locks/LockSupport.park;jdk/internal/misc/Unsafe.park;Unsafe_Park;Parker::park;__pthread_cond_wait"], app * 0.003);
-    f.render(rng)
 }
 
 #[cfg(test)]

@@ -34,7 +34,9 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, Utc, Weekday};
 
-use crate::analyse::verdict::{self, Evidence, Verdict};
+use crate::analyse::baseline::{RunInput, SeriesWalk};
+use crate::analyse::figures::RunFigures;
+use crate::analyse::verdict::{self, Verdict};
 use crate::calendar;
 use crate::config::Settings;
 use crate::error::Error;
@@ -59,6 +61,10 @@ pub struct DemoOptions {
     pub rounds: u32,
     /// Write flame-graph profiles (`flame.cpu.collapsed`).
     pub profiles: bool,
+    /// How many endpoints: the story's 12, and beyond that copies of them
+    /// (`order-list-2`, …) with their own noise and the same events, for
+    /// benchmarks at scale (see [`demo_endpoints`]).
+    pub endpoints: usize,
 }
 
 impl Default for DemoOptions {
@@ -69,8 +75,50 @@ impl Default for DemoOptions {
             weeks: 26,
             rounds: 5,
             profiles: true,
+            endpoints: ENDPOINTS.len(),
         }
     }
+}
+
+/// One endpoint of a generated archive: one of the story's, or a copy of
+/// one (copy 2, 3, …) under its own id, with its own random draws and the
+/// same events as its original.
+#[derive(Debug, Clone)]
+struct DemoEndpoint {
+    def: &'static EndpointDef,
+    id: String,
+    name: String,
+}
+
+impl DemoEndpoint {
+    /// The story's id, by which events, capacity runs and profiles name it.
+    fn story_id(&self) -> &'static str {
+        self.def.id
+    }
+}
+
+/// `count` endpoints: the story's 12 in order, then copies round-robin
+/// (`cancel-order-2`, `cart-checkout-2`, …, `cancel-order-3`, …).
+fn demo_endpoints(count: usize) -> Vec<DemoEndpoint> {
+    (0..count)
+        .map(|i| {
+            let def = &ENDPOINTS[i % ENDPOINTS.len()];
+            let copy = i / ENDPOINTS.len() + 1;
+            if copy == 1 {
+                DemoEndpoint {
+                    def,
+                    id: def.id.to_string(),
+                    name: def.name.to_string(),
+                }
+            } else {
+                DemoEndpoint {
+                    def,
+                    id: format!("{}-{copy}", def.id),
+                    name: format!("{} ({copy})", def.name),
+                }
+            }
+        })
+        .collect()
 }
 
 /// The seed of the bundled archive.
@@ -130,7 +178,7 @@ impl fmt::Display for DemoReport {
         )?;
         writeln!(f, "injected events:")?;
         for e in &self.events {
-            let endpoints = if e.endpoints.len() == ENDPOINTS.len() {
+            let endpoints = if e.endpoints.len() == self.endpoints {
                 "all endpoints".to_string()
             } else {
                 e.endpoints.join(", ")
@@ -158,9 +206,9 @@ impl fmt::Display for DemoReport {
 /// Writes the demo archive into `out`, which must not exist or be empty
 /// (perfdash never overwrites an archive).
 pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
-    if opts.weeks == 0 || opts.rounds == 0 {
+    if opts.weeks == 0 || opts.rounds == 0 || opts.endpoints == 0 {
         return Err(Error::Usage(
-            "demo: weeks and rounds must be at least 1".into(),
+            "demo: weeks, rounds and endpoints must be at least 1".into(),
         ));
     }
     match std::fs::read_dir(out) {
@@ -182,7 +230,10 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
         bytes: 0,
     };
     w.write("README.md", README.as_bytes())?;
-    w.write(crate::config::SETTINGS_FILE, settings_toml().as_bytes())?;
+    w.write(
+        crate::config::SETTINGS_FILE,
+        settings_toml(&plan.endpoints).as_bytes(),
+    )?;
     let mut round_files = 0;
     let mut profiles = 0;
     let mut step_files = 0;
@@ -191,7 +242,8 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
             &format!("runs/{}/run.toml", run.id),
             run_toml(run).as_bytes(),
         )?;
-        for (def, ep) in ENDPOINTS.iter().zip(&run.endpoints) {
+        for (demo, ep) in plan.endpoints.iter().zip(&run.endpoints) {
+            let def = demo.def;
             for (i, figures) in ep.rounds.iter().enumerate() {
                 let mut rng = Rng::derive(
                     opts.seed,
@@ -201,14 +253,14 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
                 );
                 let bytes = summary::render(def, figures, &mut rng);
                 w.write(
-                    &format!("runs/{}/{}/round-{}.json", run.id, def.id, i + 1),
+                    &format!("runs/{}/{}/round-{}.json", run.id, demo.id, i + 1),
                     &bytes,
                 )?;
                 round_files += 1;
             }
             if let Some(profile) = &ep.profile {
                 w.write(
-                    &format!("runs/{}/{}/flame.cpu.collapsed", run.id, def.id),
+                    &format!("runs/{}/{}/flame.cpu.collapsed", run.id, demo.id),
                     profile.as_bytes(),
                 )?;
                 profiles += 1;
@@ -222,14 +274,13 @@ pub fn generate(out: &Path, opts: &DemoOptions) -> Result<DemoReport, Error> {
     for label in &labels {
         w.write(&label_file(label), label_toml(label).as_bytes())?;
     }
-    w.write(
-        annotations::ANNOTATIONS_FILE,
-        annotations::annotations_toml(&plan).as_bytes(),
-    )?;
+    if let Some(text) = annotations::annotations_toml(&plan) {
+        w.write(annotations::ANNOTATIONS_FILE, text.as_bytes())?;
+    }
     Ok(DemoReport {
         root: out.to_path_buf(),
         runs: plan.runs.len(),
-        endpoints: ENDPOINTS.len(),
+        endpoints: plan.endpoints.len(),
         files: w.files,
         bytes: w.bytes,
         round_files,
@@ -326,7 +377,7 @@ fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-fn settings_toml() -> String {
+fn settings_toml(endpoints: &[DemoEndpoint]) -> String {
     let mut s = String::from(
         "# Settings of the bundled demo archive (generated by `perfdash demo`).\n\
          # Every key is optional; the analysis defaults apply (docs/archive.md).\n\
@@ -337,13 +388,13 @@ fn settings_toml() -> String {
          commit_url = \"https://git.example.com/shop/commit/{commit}\"\n\
          compare_url = \"https://git.example.com/shop/compare/{from}...{to}\"\n",
     );
-    for def in &ENDPOINTS {
+    for e in endpoints {
         s.push_str(&format!(
             "\n[endpoints.{}]\nname = {}\n",
-            def.id,
-            toml_str(def.name)
+            e.id,
+            toml_str(&e.name)
         ));
-        if let Some(c) = steps::CAPACITY.iter().find(|c| c.endpoint == def.id) {
+        if let Some(c) = steps::CAPACITY.iter().find(|c| c.endpoint == e.id) {
             s.push_str(&format!("capacity_objective_p99_ms = {}\n", c.objective_ms));
         }
     }
@@ -366,15 +417,33 @@ fn run_toml(run: &RunPlan) -> String {
         "\n[environment]\nhost = \"{}\"\njvm_flags = \"-Xms2g -Xmx2g -XX:+UseG1GC\"\njava = \"21.0.5\"\nk6 = \"1.3.0\"\n",
         run.host
     ));
-    s.push_str(
-        "\n[load]\nexecutor = \"constant-arrival-rate\"\nduration = \"60s\"\n\
-         script_hash = \"sha256:6f1d2c0e9b7a4f3e\"\n",
-    );
+    s.push_str("\n[load]\n");
+    for (k, v) in LOAD_PROFILE {
+        s.push_str(&format!("{k} = \"{v}\"\n"));
+    }
     s
+}
+
+/// The `[load]` of every run, as written: the same k6 script at the same
+/// arrival rate, so throughput is judged too.
+const LOAD_PROFILE: [(&str, &str); 3] = [
+    ("executor", "constant-arrival-rate"),
+    ("duration", "60s"),
+    ("script_hash", "sha256:6f1d2c0e9b7a4f3e"),
+];
+
+/// [`LOAD_PROFILE`] as ingest reads it.
+fn load_profile() -> std::collections::BTreeMap<String, String> {
+    LOAD_PROFILE
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// Everything decided before writing.
 struct Plan {
+    /// The story's endpoints, then the copies.
+    endpoints: Vec<DemoEndpoint>,
     runs: Vec<RunPlan>,
     placed: Vec<Placed>,
     events: Vec<InjectedEvent>,
@@ -390,7 +459,7 @@ struct RunPlan {
     release: Option<&'static str>,
     notes: Vec<&'static str>,
     host: &'static str,
-    /// In [`ENDPOINTS`] order.
+    /// In [`Plan::endpoints`] order.
     endpoints: Vec<EndpointPlan>,
 }
 
@@ -412,6 +481,9 @@ struct Judged {
     baseline: Option<f64>,
     median: f64,
     verdict: Verdict,
+    /// What the verdict was decided from (the old rule re-decides from it
+    /// with round 1's p99).
+    evidence: verdict::Evidence,
 }
 
 fn label_file(label: &TriageLabel) -> String {
@@ -456,7 +528,9 @@ impl Placed {
     /// A change people later trace to a commit: its onset gets a label.
     fn onset_label(&self) -> Option<Label> {
         match self.def.kind {
-            EventKind::CodeRegression | EventKind::GcRegression => Some(Label::Real),
+            EventKind::CodeRegression | EventKind::GcRegression | EventKind::Errors => {
+                Some(Label::Real)
+            }
             EventKind::AcceptedChange => Some(Label::Accepted),
             _ => None,
         }
@@ -536,47 +610,56 @@ fn plan(opts: &DemoOptions) -> Plan {
         })
         .collect();
 
-    // Endpoint by endpoint, in time order, with the baseline walk.
+    // Endpoint by endpoint, in time order, with the baseline walk
+    // `analyse` uses, so a noisy-neighbour run can be placed against the
+    // baseline of its time.
+    let load = load_profile();
     let mut per_endpoint: Vec<Vec<EndpointPlan>> = Vec::new();
-    for (ei, def) in ENDPOINTS.iter().enumerate() {
-        let mut accepted: Vec<f64> = Vec::new();
-        // Changes a human accepted, in progress (verdict.rs).
-        let mut accepted_changes = verdict::AcceptedChanges::new(a.baseline_window);
+    let endpoints = demo_endpoints(opts.endpoints);
+    for (ei, demo) in endpoints.iter().enumerate() {
+        let def = demo.def;
+        let mut walk = SeriesWalk::new(a, settings.threshold_ratio(&demo.id));
         let mut plans = Vec::with_capacity(n);
         for (ri, run) in runs.iter().enumerate() {
-            let active: Vec<&Placed> = placed.iter().filter(|p| p.hits(ri, def.id)).collect();
-            let window = &accepted[accepted.len().saturating_sub(a.baseline_window)..];
-            let baseline = if window.len() >= a.min_baseline_runs {
-                median(window)
-            } else {
-                None
-            };
+            let active: Vec<&Placed> = placed
+                .iter()
+                .filter(|p| p.hits(ri, demo.story_id()))
+                .collect();
+            let baseline = walk.baseline(&load).p99_ms;
             let (rounds, gc_tail) = rounds_for(opts, def, ei, ri, n, &active, baseline);
+            let model_rounds: Vec<crate::model::Round> = rounds
+                .iter()
+                .enumerate()
+                .map(|(k, r)| {
+                    crate::model::Round::new(
+                        k as u32 + 1,
+                        String::new(),
+                        crate::model::SourceFormat::K6HandleSummary,
+                        r.stats(),
+                    )
+                })
+                .collect();
+            let figures = RunFigures::of(&model_rounds, a.failed_round_error_rate);
             let p99: Vec<f64> = rounds.iter().map(|r| r.p99).collect();
-            let med = median(&p99).expect("at least one round");
-            let verdict = verdict::decide(&Evidence {
-                rounds: p99.len(),
-                expected_rounds: a.expected_rounds,
-                median_p99_ms: med,
-                baseline_p99_ms: baseline,
-                threshold_ratio: settings.threshold_ratio(def.id),
-                // The demo writes k6 summaries.
-                resolution: verdict::Resolution::Exact,
-            });
+            let med = figures
+                .p99_ms
+                .or_else(|| median(&p99))
+                .expect("at least one round");
             let accepted_onset = active
                 .iter()
                 .any(|p| p.start == ri && p.onset_label() == Some(Label::Accepted));
-            let accepted_by_triage = accepted_changes.next_run(
-                verdict,
-                med,
-                accepted_onset,
-                settings.threshold_ratio(def.id),
-            );
-            if verdict::baseline_effect(verdict, accepted_by_triage)
-                == verdict::BaselineEffect::Join
-            {
-                accepted.push(med);
-            }
+            let judged = walk.judge(RunInput {
+                id: &run.id,
+                rounds: rounds.len(),
+                figures: &figures,
+                median_p99_ms: med,
+                load: &load,
+                labelled_accepted: accepted_onset,
+                // The demo writes k6 summaries.
+                resolution: verdict::Resolution::Exact,
+            });
+            let verdict = judged.decision.verdict;
+            let baseline = judged.baseline.p99_ms;
             let wanted =
                 opts.profiles && wants_profile(&placed, ri, def.id, run.release.is_some(), n);
             let profile = wanted.then(|| {
@@ -607,6 +690,7 @@ fn plan(opts: &DemoOptions) -> Plan {
                     baseline,
                     median: med,
                     verdict,
+                    evidence: judged.evidence,
                 },
                 profile,
             });
@@ -627,10 +711,10 @@ fn plan(opts: &DemoOptions) -> Plan {
         .iter()
         .map(|p| InjectedEvent {
             kind: p.def.kind,
-            endpoints: ENDPOINTS
+            endpoints: endpoints
                 .iter()
-                .filter(|d| p.def.endpoint.is_none_or(|e| e == d.id))
-                .map(|d| d.id.to_string())
+                .filter(|d| p.def.endpoint.is_none_or(|e| e == d.story_id()))
+                .map(|d| d.id.clone())
                 .collect(),
             runs: runs[p.start..p.end].iter().map(|r| r.id.clone()).collect(),
             open: p.end == n
@@ -642,6 +726,7 @@ fn plan(opts: &DemoOptions) -> Plan {
         })
         .collect();
     Plan {
+        endpoints,
         runs,
         placed,
         events,
@@ -687,35 +772,37 @@ fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
         let (Some(label), Some(endpoint)) = (p.onset_label(), p.def.endpoint) else {
             continue;
         };
-        let mut entry = make(p.start, endpoint, label, p.def.triage_note.to_string());
-        if label == Label::Real {
-            entry.follow_up = annotations::follow_up(plan, p, &entry.author);
+        // The story's endpoint and its copies.
+        for demo in plan.endpoints.iter().filter(|d| d.story_id() == endpoint) {
+            let mut entry = make(p.start, &demo.id, label, p.def.triage_note.to_string());
+            if label == Label::Real {
+                entry.follow_up = annotations::follow_up(plan, p, &entry.author);
+            }
+            labels.push(entry);
         }
-        labels.push(entry);
     }
-    for (ei, def) in ENDPOINTS.iter().enumerate() {
-        let ratio = settings.threshold_ratio(def.id);
+    for (ei, demo) in plan.endpoints.iter().enumerate() {
+        let ratio = settings.threshold_ratio(&demo.id);
         for (ri, run) in plan.runs.iter().enumerate() {
             let ep = &run.endpoints[ei];
             let judged = &ep.judged;
             let first_round = ep.rounds.first().map_or(judged.median, |r| r.p99);
-            let over = [judged.median, first_round].into_iter().any(|figure| {
-                verdict::decide(&Evidence {
-                    rounds: ep.rounds.len(),
-                    expected_rounds: settings.analysis.expected_rounds,
-                    median_p99_ms: figure,
-                    baseline_p99_ms: judged.baseline,
-                    threshold_ratio: ratio,
-                    resolution: verdict::Resolution::Exact, // the demo writes k6 summaries
-                }) == Verdict::Regression
-            });
+            // Over under the default rule (any figure: the verdict) or
+            // the old one (round 1's p99 against the same baseline).
+            let over = judged.verdict == Verdict::Regression
+                || verdict::decide(&verdict::Evidence {
+                    median_p99_ms: first_round,
+                    ..judged.evidence
+                })
+                .verdict
+                    == Verdict::Regression;
             let reviewed = review_date(run.started_at.date_naive()) <= plan.last_date;
             let taken = labels
                 .iter()
-                .any(|l| l.run == run.id && l.endpoint == def.id);
+                .any(|l| l.run == run.id && l.endpoint == demo.id);
             if over && reviewed && !taken {
                 let (label, note) = cause(plan, ri, ei, ratio);
-                labels.push(make(ri, def.id, label, note));
+                labels.push(make(ri, &demo.id, label, note));
             }
         }
     }
@@ -730,7 +817,7 @@ fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
 /// The label and note a human would give a run over the line, from what
 /// the generator knows caused it.
 fn cause(plan: &Plan, run: usize, endpoint: usize, line: f64) -> (Label, String) {
-    let id = ENDPOINTS[endpoint].id;
+    let id = plan.endpoints[endpoint].story_id();
     // An accepted change explains only the alarm at its onset: after that,
     // its level is the baseline and a new alarm has another cause.
     let active: Vec<&Placed> = plan
@@ -742,6 +829,7 @@ fn cause(plan: &Plan, run: usize, endpoint: usize, line: f64) -> (Label, String)
     for kind in [
         EventKind::CodeRegression,
         EventKind::GcRegression,
+        EventKind::Errors,
         EventKind::AcceptedChange,
         EventKind::NoisyNeighbour,
     ] {
@@ -825,6 +913,28 @@ fn wants_profile(placed: &[Placed], run: usize, endpoint: &str, release: bool, n
     })
 }
 
+/// A round in which every connection was refused, as k6 reports it: a
+/// great many instant failures, every duration 0.
+fn refused_round(def: &EndpointDef, rng: &mut Rng) -> RoundFigures {
+    let count = (def.rate_rps * 60.0 * 40.0).round() as u64 + rng.below(500);
+    RoundFigures {
+        min: 0.0,
+        med: 0.0,
+        avg: 0.0,
+        p90: 0.0,
+        p95: 0.0,
+        p99: 0.0,
+        max: 0.0,
+        count,
+        failed: count,
+        duration_ms: summary::round6(60_000.0 + rng.range(2.0, 40.0)),
+        vus_peak: 20,
+        vus_max: 20,
+        received_bytes: 0,
+        sent_bytes: 0,
+    }
+}
+
 /// Generates one endpoint's rounds in one run. Returns the figures and
 /// which rounds caught a GC pause.
 fn rounds_for(
@@ -868,8 +978,14 @@ fn rounds_for(
             }
             EventKind::NoisyNeighbour => neighbour = Some(m),
             EventKind::NoiseGrowth => round_sigma *= m,
+            EventKind::Errors => error_rate = m,
+            EventKind::FailedRound => {}
         }
     }
+    let failed_round = active
+        .iter()
+        .any(|p| p.def.kind == EventKind::FailedRound)
+        .then_some(2);
 
     let rounds = opts.rounds as usize;
     let mut gc_tail = vec![false; rounds];
@@ -924,6 +1040,9 @@ fn rounds_for(
         .iter()
         .enumerate()
         .map(|(i, factor)| {
+            if failed_round == Some(i) {
+                return refused_round(def, &mut rng);
+            }
             let p99 = summary::round6(run_p99 * factor);
             let body = body_run * rng.factor(0.03);
             let share = def.med_share;

@@ -240,6 +240,13 @@ pub enum EventKind {
     /// A slow, steady climb over the whole history (data growth); a rolling
     /// baseline follows it and never alarms.
     SlowDrift,
+    /// A release makes a share of the endpoint's requests fail (quick 5xx
+    /// answers; `magnitude` is the error rate): latency looks fine, the
+    /// error rate does not.
+    Errors,
+    /// One round of one run lost the service (every connection refused):
+    /// a failed round, left out of the medians; the run is short of rounds.
+    FailedRound,
 }
 
 impl EventKind {
@@ -252,13 +259,15 @@ impl EventKind {
             EventKind::AcceptedChange => "accepted-change",
             EventKind::NoiseGrowth => "noise-growth",
             EventKind::SlowDrift => "slow-drift",
+            EventKind::Errors => "errors",
+            EventKind::FailedRound => "failed-round",
         }
     }
 
     /// The triage label a human gives an alarm this event causes.
     pub fn triage_label(self) -> &'static str {
         match self {
-            EventKind::CodeRegression | EventKind::GcRegression => "real",
+            EventKind::CodeRegression | EventKind::GcRegression | EventKind::Errors => "real",
             EventKind::AcceptedChange => "accepted",
             _ => "noise",
         }
@@ -286,7 +295,7 @@ pub(crate) struct EventDef {
     pub triage_note: &'static str,
 }
 
-pub(crate) const EVENTS: [EventDef; 10] = [
+pub(crate) const EVENTS: [EventDef; 12] = [
     EventDef {
         kind: EventKind::SlowDrift,
         endpoint: Some("order-list"),
@@ -319,6 +328,28 @@ pub(crate) const EVENTS: [EventDef; 10] = [
         start_note: "PR #412 merged: inventory lookup by SKU prefix",
         fix_note: "PR #431: restore the SKU index lookup (fixes the inventory-lookup slowdown from PR #412)",
         triage_note: "index lookup gone wrong: since PR #412 InventoryRepository scans all SKUs (scanAllSkus in the flame graph); fixed by PR #431",
+    },
+    EventDef {
+        kind: EventKind::FailedRound,
+        endpoint: Some("customer-profile"),
+        week: 9,
+        slot: 1,
+        runs: Some(1),
+        magnitude: 1.0,
+        start_note: "round 3 of customer-profile: the service restarted under the test (connection refused)",
+        fix_note: "",
+        triage_note: "",
+    },
+    EventDef {
+        kind: EventKind::Errors,
+        endpoint: Some("cancel-order"),
+        week: 10,
+        slot: 2,
+        runs: Some(3),
+        magnitude: 0.06,
+        start_note: "release 1.6.0: cancellation emails through the new notification client",
+        fix_note: "hotfix: the notification client no longer throws on orders without an e-mail address (fixes the cancel-order 5xx from 1.6.0)",
+        triage_note: "release 1.6.0 broke cancel-order for orders without an e-mail address: 6% of cancellations answer 500 (NullPointerException in NotificationClient); latency unchanged; hotfixed",
     },
     EventDef {
         kind: EventKind::GcRegression,

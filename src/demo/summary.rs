@@ -37,6 +37,31 @@ pub(crate) struct RoundFigures {
     pub sent_bytes: u64,
 }
 
+impl RoundFigures {
+    /// The figures perfdash reads back from the rendered round file
+    /// (`render`), so the generator can judge its own runs.
+    pub(crate) fn stats(&self) -> crate::model::RoundStats {
+        let secs = self.duration_ms / 1000.0;
+        crate::model::RoundStats {
+            count: Some(self.count),
+            throughput_rps: Some(self.count as f64 / secs),
+            mean_ms: Some(round6(self.avg)),
+            stddev_ms: None,
+            min_ms: Some(round6(self.min)),
+            p50_ms: Some(round6(self.med)),
+            p90_ms: Some(round6(self.p90)),
+            p95_ms: Some(round6(self.p95)),
+            p99_ms: round6(self.p99),
+            max_ms: Some(round6(self.max)),
+            error_rate: Some(if self.count == 0 {
+                0.0
+            } else {
+                self.failed as f64 / self.count as f64
+            }),
+        }
+    }
+}
+
 /// Rounds a latency to k6's resolution (durations are measured in ns and
 /// reported in ms, so 6 decimals), which also keeps the files small.
 pub(crate) fn round6(x: f64) -> f64 {

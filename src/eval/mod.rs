@@ -167,7 +167,12 @@ pub fn evaluate(config: &EvalConfig, policies: &[Box<dyn EvalPolicy>]) -> EvalRe
                                         e.id.parse().expect("synthetic endpoint ids are numbers");
                                     let judgements = p.judge(e, &settings);
                                     SeriesOutcome {
-                                        alarms: alarm_spans(&judgements, p.raised_at(), &settings),
+                                        alarms: alarm_spans(
+                                            &judgements,
+                                            &crate::analyse::alarms::Levels::of(e),
+                                            p.raised_at(),
+                                            &settings,
+                                        ),
                                         onset: histories[k].onset,
                                         judged: judgements
                                             .iter()

@@ -57,9 +57,15 @@ pub struct AlarmSpan {
 }
 
 /// The alarms a policy raises on these judgements, by perfdash's alarm
-/// rules (candidate, confirmed / reverted; `alarms` settings).
-pub fn alarm_spans(judgements: &[Judgement], at: RaisedAt, settings: &Settings) -> Vec<AlarmSpan> {
-    alarms::episodes(judgements, &settings.alarms)
+/// rules (candidate, confirmed / reverted; `alarms` settings) and the
+/// points' levels ([`alarms::Levels`]).
+pub fn alarm_spans(
+    judgements: &[Judgement],
+    levels: &alarms::Levels,
+    at: RaisedAt,
+    settings: &Settings,
+) -> Vec<AlarmSpan> {
+    alarms::episodes(judgements, levels, &settings.alarms)
         .iter()
         .filter_map(|ep| {
             ep.raised(at).map(|raised| AlarmSpan {
@@ -87,7 +93,7 @@ mod tests {
     use Judgement::{NotJudged as N, Over as O, Within as W};
 
     fn raised(j: &[Judgement], at: RaisedAt) -> Vec<usize> {
-        alarm_spans(j, at, &Settings::default())
+        alarm_spans(j, &alarms::Levels::default(), at, &Settings::default())
             .iter()
             .map(|a| a.raised)
             .collect()
@@ -105,12 +111,22 @@ mod tests {
         assert!(raised(&[W, O, W, W, W, W], k).is_empty());
         // Not-judged runs neither confirm nor revert.
         assert_eq!(raised(&[O, N, N, O, N, O], k), vec![5]);
-        // Spans: a reverted candidate ends where it reverted; an open one at the end.
-        let spans = alarm_spans(&[W, O, W, W, O, O], c, &Settings::default());
+        // A run back under the line ends a candidate: the later rise is a
+        // new alarm, dated at its own first run.
+        assert_eq!(raised(&[W, O, W, O, O, O], c), vec![1, 3]);
+        assert_eq!(raised(&[W, O, W, O, O, O], k), vec![5]);
+        // Spans: a reverted candidate ends where it reverted (the first
+        // run back within the band); an open one at the end.
+        let spans = alarm_spans(
+            &[W, O, W, W, O, O],
+            &alarms::Levels::default(),
+            c,
+            &Settings::default(),
+        );
         assert_eq!(
             spans,
             vec![
-                AlarmSpan { raised: 1, end: 3 },
+                AlarmSpan { raised: 1, end: 2 },
                 AlarmSpan { raised: 4, end: 5 }
             ]
         );

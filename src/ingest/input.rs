@@ -19,7 +19,9 @@
 //! Every later read (sniffing the head, the parse, a second pass, the
 //! line number of a fault, the cache's content hash) goes through the same
 //! descriptor with positional reads, so all of them see one file even if
-//! the path is replaced meanwhile.
+//! the path is replaced meanwhile. A small file (most round files are
+//! summaries of a few KiB) is read whole when it is opened, and every pass
+//! reads that copy: one read of the file, whatever the passes.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -59,6 +61,8 @@ impl Identity {
 pub struct InputFile {
     file: File,
     identity: Identity,
+    /// The whole content, for a file of at most [`SNAPSHOT_MAX`] bytes.
+    snapshot: Option<Vec<u8>>,
     /// When set, every pass that reads the whole file from its start
     /// records the xxh3-128 digest of the bytes it read (see
     /// [`InputFile::track_digests`]).
@@ -107,9 +111,14 @@ impl InputFile {
         // O_NONBLOCK has no effect on reads of a regular file on Linux, but
         // clear it so that no system can hand back EAGAIN mid-parse.
         let _ = rustix::fs::fcntl_setfl(&file, rustix::fs::OFlags::empty());
+        let snapshot = match meta.len() <= SNAPSHOT_MAX {
+            true => read_small(&file, meta.len())?,
+            false => None,
+        };
         Ok(InputFile {
             identity: Identity::of(&meta),
             file,
+            snapshot,
             digests: None,
         })
     }
@@ -138,7 +147,12 @@ impl InputFile {
         PassReader {
             file: self,
             pos: 0,
-            hasher: self.digests.as_ref().map(|_| Box::new(Xxh3::new())),
+            // Passes over a snapshot all read the same bytes.
+            hasher: self
+                .digests
+                .as_ref()
+                .filter(|_| self.snapshot.is_none())
+                .map(|_| Box::new(Xxh3::new())),
             recorded: false,
         }
     }
@@ -153,6 +167,11 @@ impl InputFile {
     /// Reads the whole file and returns the xxh3-128 digest of its bytes
     /// (recorded like any other full pass when digests are tracked).
     pub fn digest(&self) -> io::Result<u128> {
+        if let Some(bytes) = &self.snapshot {
+            let digest = xxhash_rust::xxh3::xxh3_128(bytes);
+            self.record(digest);
+            return Ok(digest);
+        }
         let mut hasher = Xxh3::new();
         // Small enough to come from the allocator's free lists (most
         // archive files are a few KiB), large enough for big files.
@@ -173,6 +192,20 @@ impl InputFile {
         let digest = hasher.digest128();
         self.record(digest);
         Ok(digest)
+    }
+
+    /// Reads into `buf` from byte `pos` (a positional read of the open
+    /// descriptor, or of the snapshot of a small file); 0 at the end.
+    pub(crate) fn read_at(&self, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+        match &self.snapshot {
+            Some(bytes) => {
+                let rest = bytes.get(pos as usize..).unwrap_or_default();
+                let n = rest.len().min(buf.len());
+                buf[..n].copy_from_slice(&rest[..n]);
+                Ok(n)
+            }
+            None => self.file.read_at(buf, pos),
+        }
     }
 
     /// Digests of the passes that read the whole file, in order.
@@ -201,7 +234,15 @@ pub struct PassReader<'a> {
 
 impl Read for PassReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.file.file.read_at(buf, self.pos)?;
+        let n = match &self.file.snapshot {
+            Some(bytes) => {
+                let rest = bytes.get(self.pos as usize..).unwrap_or_default();
+                let n = rest.len().min(buf.len());
+                buf[..n].copy_from_slice(&rest[..n]);
+                n
+            }
+            None => self.file.file.read_at(buf, self.pos)?,
+        };
         self.pos += n as u64;
         if let Some(h) = &mut self.hasher {
             h.update(&buf[..n]);
@@ -215,6 +256,21 @@ impl Read for PassReader<'_> {
 }
 
 const NOT_REGULAR: &str = "is not a regular file (a FIFO, socket or device)";
+
+/// Files up to this size are read whole when opened.
+const SNAPSHOT_MAX: u64 = 256 * 1024;
+
+/// The whole content of a small file; `None` when it grew past
+/// [`SNAPSHOT_MAX`] meanwhile (it is then read in passes like a large one).
+fn read_small(file: &File, size: u64) -> io::Result<Option<Vec<u8>>> {
+    // The descriptor's own offset is used by nothing else (passes read at
+    // positions), so a plain read from the start is fine here.
+    let mut bytes = Vec::with_capacity(size as usize + 1);
+    (&mut &*file)
+        .take(SNAPSHOT_MAX + 1)
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= SNAPSHOT_MAX).then_some(bytes))
+}
 
 fn refused(message: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message.to_string())
@@ -312,8 +368,55 @@ mod tests {
         assert_eq!(&head, b"hello");
         let digest = file.digest().unwrap();
         assert_eq!(digest, xxhash_rust::xxh3::xxh3_128(b"hello world"));
-        assert_eq!(file.full_pass_digests(), vec![digest, digest]);
+        // A small file is read once, when opened: its passes read that copy
+        // and need no digest of their own.
+        assert_eq!(file.full_pass_digests(), vec![digest]);
         assert!(!file.changed_since_open().unwrap());
+    }
+
+    #[test]
+    fn every_pass_over_a_small_file_reads_the_bytes_there_when_it_was_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        std::fs::write(&path, b"p99 101").unwrap();
+        let mut file = InputFile::open(&path).unwrap();
+        file.track_digests();
+        // Written in place (same inode) after the open: the passes still
+        // agree with each other and with the cache key...
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .write_all_at(b"909", 4)
+            .unwrap();
+        let mut read = String::new();
+        file.reader().read_to_string(&mut read).unwrap();
+        assert_eq!(read, "p99 101");
+        let digest = file.digest().unwrap();
+        assert_eq!(digest, xxhash_rust::xxh3::xxh3_128(b"p99 101"));
+        assert_eq!(file.full_pass_digests(), vec![digest]);
+        // ...and the write is still seen, so nothing is cached from it.
+        assert!(file.changed_since_open().unwrap());
+    }
+
+    #[test]
+    fn a_file_larger_than_a_snapshot_is_read_in_passes_from_the_descriptor() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.ndjson");
+        let content: Vec<u8> = (0..SNAPSHOT_MAX + 4097).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let mut file = InputFile::open(&path).unwrap();
+        assert!(file.snapshot.is_none());
+        file.track_digests();
+        let mut read = Vec::new();
+        file.reader().read_to_end(&mut read).unwrap();
+        assert_eq!(read, content);
+        let mut head = [0u8; 3];
+        file.reader().read_exact(&mut head).unwrap();
+        assert_eq!(head, [0, 1, 2]);
+        let digest = file.digest().unwrap();
+        assert_eq!(digest, xxhash_rust::xxh3::xxh3_128(&content));
+        assert_eq!(file.full_pass_digests(), vec![digest, digest]);
     }
 
     #[test]

@@ -29,6 +29,7 @@ impl From<ComparisonVerdict> for ComparisonVerdictView {
             key: v.as_str(),
             class: match v {
                 ComparisonVerdict::Regression => "v-regression",
+                ComparisonVerdict::Failed => "v-failed",
                 ComparisonVerdict::Improvement => "v-improvement",
                 ComparisonVerdict::Same => "v-ok",
                 ComparisonVerdict::Inconclusive => "v-insufficient",

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use super::Slugs;
 use super::format as f;
+use crate::analyse::evidence::SuspectRange;
 use crate::analyse::{Analysis, EndpointAnalysis, RunInfo, RunPoint};
 
 /// Characters of a short commit hash (git's default abbreviation).
@@ -116,13 +117,18 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The suspect range of a change that came in at `e.points[index]`:
-    /// the endpoint's run before it (the last at the old level) and that
-    /// run, with the commits between them.
+    /// The suspect range of a change that came in at `e.points[index]`
+    /// ([`SuspectRange::before`], the analysis's one definition): the last
+    /// run at the old level (failed and insufficient runs say nothing about
+    /// it) and that run, with the commits between them.
     pub fn suspect(&self, e: &EndpointAnalysis, index: usize, root: &str) -> Option<SuspectView> {
         let first_bad: &RunPoint = e.points.get(index)?;
         let anchor = self.slugs.endpoints.get(&e.id).map(String::as_str);
-        let last_good = index.checked_sub(1).and_then(|i| e.points.get(i));
+        let range = SuspectRange::before(&e.points, index);
+        let last_good = range
+            .last_old_run
+            .as_deref()
+            .and_then(|id| e.points.iter().find(|p| p.run == id));
         Some(SuspectView {
             compare_href: last_good
                 .map(|g| self.compare_href(&g.run, &first_bad.run))

@@ -14,14 +14,17 @@ use crate::analyse::alarms::{Alarm, PolicyStats, Regression};
 use crate::analyse::attribution::ProfileAnalysis;
 use crate::analyse::changepoint::LevelShift;
 use crate::analyse::evidence::Evidence;
+use crate::analyse::figures::FigureSummary;
 use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, Policy, RunPoint};
 use crate::calendar::rfc3339;
 use crate::config::{AlarmSettings, AnalysisSettings};
 use crate::error::{Diagnostic, Error};
 use crate::model::Round;
 
-/// Bumped on any incompatible change to `analysis.json`.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped on any incompatible change to `analysis.json`. 2: the verdict
+/// `failed`, `regression` also for error rate and throughput (`figures`),
+/// alarm episodes that end at the first run back under the line.
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct AnalysisJson<'a> {
@@ -100,6 +103,8 @@ struct RunJson<'a> {
     problems: Vec<String>,
     load: &'a BTreeMap<String, String>,
     environment: &'a BTreeMap<String, String>,
+    /// Most endpoints of the run moved together (`null` otherwise).
+    environment_suspect: &'a Option<crate::analyse::RunWideShift>,
 }
 
 #[derive(Serialize)]
@@ -125,6 +130,11 @@ struct PointJson<'a> {
     verdict: &'static str,
     baseline_runs: &'a [String],
     not_comparable: Option<&'a str>,
+    /// Why there is no baseline, whenever there is none.
+    no_baseline_reason: Option<&'a str>,
+    /// The four figures against their baselines and lines, failed rounds,
+    /// and the figures that crossed their lines.
+    figures: FigureSummary,
     rounds: &'a [Round],
     /// Issue 4: flame-graph profiles, their category shares, the change
     /// against the baseline's profile and, on regressions, the attribution.
@@ -148,6 +158,8 @@ fn point_json(p: &RunPoint) -> PointJson<'_> {
         verdict: p.verdict.as_str(),
         baseline_runs: &p.baseline_runs,
         not_comparable: p.not_comparable.as_deref(),
+        no_baseline_reason: p.no_baseline_reason.as_deref(),
+        figures: FigureSummary::of(p),
         rounds: &p.rounds,
         profiles: &p.profiles,
         accepted_change: p.accepted_change,
@@ -192,6 +204,7 @@ pub fn analysis_json(
                 problems: r.problems.iter().map(ToString::to_string).collect(),
                 load: &r.meta.load,
                 environment: &r.meta.environment,
+                environment_suspect: &r.environment_suspect,
             })
             .collect(),
         endpoints: analysis
@@ -253,6 +266,10 @@ pub fn csv_safe(cell: &str) -> String {
     }
 }
 
+fn opt(v: Option<f64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
 /// One endpoint's history as CSV: one row per run.
 pub fn endpoint_csv(endpoint: &EndpointAnalysis) -> Result<Vec<u8>, Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -267,6 +284,14 @@ pub fn endpoint_csv(endpoint: &EndpointAnalysis) -> Result<Vec<u8>, Error> {
         "baseline_p99_ms",
         "ratio",
         "verdict",
+        "p90_ms",
+        "error_rate",
+        "baseline_error_rate",
+        "throughput_rps",
+        "baseline_throughput_rps",
+        "spread",
+        "failed_rounds",
+        "regressed",
     ])
     .map_err(err)?;
     for p in &endpoint.points {
@@ -281,6 +306,23 @@ pub fn endpoint_csv(endpoint: &EndpointAnalysis) -> Result<Vec<u8>, Error> {
             p.baseline_p99_ms.map(|b| b.to_string()).unwrap_or_default(),
             p.ratio.map(|r| r.to_string()).unwrap_or_default(),
             p.verdict.as_str().to_string(),
+            opt(p.figures.p90_ms),
+            opt(p.figures.error_rate),
+            opt(p.baseline_error_rate),
+            opt(p.figures.throughput_rps),
+            opt(p.baseline_throughput_rps),
+            opt(p.figures.spread),
+            p.figures
+                .failed_rounds
+                .iter()
+                .map(|f| f.round.to_string())
+                .collect::<Vec<_>>()
+                .join(";"),
+            p.regressed
+                .iter()
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>()
+                .join(";"),
         ])
         .map_err(err)?;
     }

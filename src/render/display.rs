@@ -9,6 +9,7 @@ use crate::analyse::{RunPoint, Verdict};
 /// is shown in a neutral colour, not as an alarm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DisplayState {
+    Failed,
     Regression,
     Insufficient,
     NoBaseline,
@@ -19,7 +20,8 @@ pub enum DisplayState {
 
 impl DisplayState {
     /// Every state, worst first (the heatmap's "worst of the week" order).
-    pub const ALL: [DisplayState; 6] = [
+    pub const ALL: [DisplayState; 7] = [
+        DisplayState::Failed,
         DisplayState::Regression,
         DisplayState::Insufficient,
         DisplayState::NoBaseline,
@@ -32,6 +34,7 @@ impl DisplayState {
     /// for every state but `accepted`.
     pub fn key(self) -> &'static str {
         match self {
+            DisplayState::Failed => "failed",
             DisplayState::Regression => "regression",
             DisplayState::Insufficient => "insufficient",
             DisplayState::NoBaseline => "no-baseline",
@@ -44,6 +47,7 @@ impl DisplayState {
     /// Legend words.
     pub fn words(self) -> &'static str {
         match self {
+            DisplayState::Failed => "failed run",
             DisplayState::Regression => "regression",
             DisplayState::Insufficient => "insufficient rounds",
             DisplayState::NoBaseline => "no baseline yet",
@@ -63,6 +67,7 @@ impl DisplayState {
 /// The display state of one run of one endpoint.
 pub fn display_state(p: &RunPoint) -> DisplayState {
     match p.verdict {
+        Verdict::Failed => DisplayState::Failed,
         Verdict::Regression if p.accepted_change => DisplayState::Accepted,
         Verdict::Regression => DisplayState::Regression,
         Verdict::Insufficient => DisplayState::Insufficient,

@@ -7,6 +7,7 @@ use super::charts::{PointInfo, trend_chart};
 use super::context::{Ctx, RunLabel, SuspectView};
 use super::display::{DisplayState, display_state};
 use super::evidence::{EvidenceView, evidence_view};
+use super::figures::FiguresView;
 use super::format as f;
 use super::rows::{
     ChangePointRow, EnvChangeRow, Page, PointRow, change_point_row, env_change_row, point_row,
@@ -29,6 +30,10 @@ pub struct AlarmRow {
     pub ratio: String,
     pub change: String,
     pub evidence: EvidenceView,
+    /// Error rate and throughput of its first run, marked when over.
+    pub figures: FiguresView,
+    /// The first run was environment suspect.
+    pub environment_suspect: bool,
 }
 
 #[derive(Template)]
@@ -67,6 +72,8 @@ fn alarm_row(ctx: &Ctx, a: &Alarm, e: &EndpointAnalysis, root: &str) -> AlarmRow
         ratio: f::ratio(a.ratio),
         change: f::change(a.ratio),
         evidence: evidence_view(&a.evidence),
+        figures: FiguresView::of(&a.figures),
+        environment_suspect: a.environment_suspect,
     }
 }
 

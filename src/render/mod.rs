@@ -28,6 +28,7 @@ pub mod data;
 pub mod display;
 pub mod endpoint;
 pub mod evidence;
+pub mod figures;
 pub mod flame;
 pub mod flame_pages;
 pub mod format;

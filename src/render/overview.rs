@@ -6,6 +6,7 @@ use askama::Template;
 use super::capacity::CapacitySummary;
 use super::charts::{HeatmapRow, heatmap, sparkline};
 use super::context::{Ctx, RunLabel};
+use super::figures::{FiguresView, environment_mark};
 use super::format as f;
 use super::rows::{Page, VerdictView, render, settings_line};
 use crate::analyse::{EndpointAnalysis, Verdict};
@@ -29,6 +30,8 @@ pub struct EndpointRow {
     pub ratio_raw: f64,
     pub change: String,
     pub verdict: VerdictView,
+    /// p90, error rate, throughput and spread of the latest run.
+    pub figures: FiguresView,
     pub runs: usize,
     pub regressions: usize,
     pub spark: String,
@@ -44,6 +47,10 @@ pub struct IndexPage {
     pub last_date: String,
     pub latest_run: Option<RunLabel>,
     pub latest_regressions: usize,
+    /// Endpoints whose latest run failed.
+    pub latest_failed: usize,
+    /// "environment suspect: …" when the latest run is, else empty.
+    pub latest_environment: String,
     pub settings_line: String,
     /// Warnings met while reading the archive.
     pub diagnostics: Vec<String>,
@@ -77,11 +84,12 @@ pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, 
                 ratio_raw: p.ratio.unwrap_or(0.0),
                 change: f::change(p.ratio),
                 verdict: VerdictView::of(p),
+                figures: FiguresView::of_point(p),
                 runs: e.points.len(),
                 regressions: e
                     .points
                     .iter()
-                    .filter(|p| p.verdict == Verdict::Regression)
+                    .filter(|p| matches!(p.verdict, Verdict::Regression | Verdict::Failed))
                     .count(),
                 spark: sparkline(e, SPARK_RUNS),
             })
@@ -120,6 +128,8 @@ pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, 
             .unwrap_or_default(),
         latest_run: latest_run.map(|r| ctx.run_label(&r.id, "", None)),
         latest_regressions,
+        latest_failed: analysis.latest_run_failures(),
+        latest_environment: latest_run.map(environment_mark).unwrap_or_default(),
         rows,
         settings_line: settings,
         diagnostics: analysis

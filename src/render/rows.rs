@@ -7,12 +7,12 @@ use askama::Template;
 
 use super::context::{Ctx, RunLabel, SuspectView};
 use super::display::{DisplayState, display_state};
+use super::figures::{FiguresView, RoundCell, environment_mark, round_cells};
 use super::flame_pages::{FlameLink, flame_links};
 use super::format as f;
 use crate::analyse::changepoint::LevelShift;
 use crate::analyse::{Analysis, EndpointAnalysis, EnvironmentChange, RunPoint, Verdict};
 use crate::error::Error;
-use crate::model::Round;
 
 /// A rendered page: its path relative to the site root, and its bytes.
 pub type Page = (String, Vec<u8>);
@@ -44,7 +44,7 @@ impl VerdictView {
 impl From<Verdict> for VerdictView {
     fn from(v: Verdict) -> Self {
         let rank = match v {
-            Verdict::Regression => 0,
+            Verdict::Failed | Verdict::Regression => 0,
             Verdict::Insufficient => 1,
             Verdict::NoBaseline => 2,
             Verdict::Improvement => 3,
@@ -60,7 +60,8 @@ impl From<Verdict> for VerdictView {
 
 pub struct PointRow {
     pub run: RunLabel,
-    pub rounds: String,
+    /// The rounds' p99s; failed rounds say so with their error rate.
+    pub rounds: Vec<RoundCell>,
     pub round_count: usize,
     pub median: String,
     pub baseline: String,
@@ -68,8 +69,11 @@ pub struct PointRow {
     pub ratio: String,
     pub change: String,
     pub verdict: VerdictView,
-    pub throughput: String,
-    pub error_rate: String,
+    pub figures: FiguresView,
+    /// Why there is no baseline, when there is none.
+    pub no_baseline: String,
+    /// "environment suspect: …" for a run whose endpoints moved together.
+    pub environment: String,
     /// Flame-graph pages of this endpoint in this run.
     pub flames: Vec<FlameLink>,
 }
@@ -109,35 +113,24 @@ pub(super) fn render(t: &impl Template, what: &str) -> Result<Vec<u8>, Error> {
 pub(super) fn settings_line(analysis: &Analysis) -> String {
     let a = &analysis.settings.analysis;
     format!(
-        "Per run: median of the rounds' p99 ({} rounds expected). Baseline: median of the last {} accepted runs \
-         (at least {}). Regression: median above baseline ×{}.",
-        a.expected_rounds, a.baseline_window, a.min_baseline_runs, a.threshold_ratio
+        "Per run: median of the rounds' p99 ({} rounds expected; failed rounds, with no latency or at least {} errors, \
+         left out). Baseline: median of the last {} accepted runs (at least {}). Regression: median above baseline ×{}, \
+         error rate above max(baseline + {}, {}), or throughput below baseline × {} at the same load profile.",
+        a.expected_rounds,
+        crate::analyse::figures::percent(a.failed_round_error_rate),
+        a.baseline_window,
+        a.min_baseline_runs,
+        a.threshold_ratio,
+        crate::analyse::figures::percent(a.error_rate_delta),
+        crate::analyse::figures::percent(a.max_error_rate),
+        1.0 - a.throughput_drop
     )
 }
 
-/// Median of the rounds' throughput and the worst round's error rate.
-fn run_load(rounds: &[Round]) -> (Option<f64>, Option<f64>) {
-    let tput: Vec<f64> = rounds
-        .iter()
-        .filter_map(|r| r.stats.throughput_rps)
-        .collect();
-    let err = rounds
-        .iter()
-        .filter_map(|r| r.stats.error_rate)
-        .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))));
-    (crate::stats::median(&tput), err)
-}
-
 pub(super) fn point_row(ctx: &Ctx, p: &RunPoint, e: &EndpointAnalysis, root: &str) -> PointRow {
-    let (tput, err) = run_load(&p.rounds);
     PointRow {
         run: ctx.run_label(&p.run, root, Some(ctx.slugs.endpoint(&e.id))),
-        rounds: p
-            .round_p99_ms
-            .iter()
-            .map(|v| f::ms(*v))
-            .collect::<Vec<_>>()
-            .join(" · "),
+        rounds: round_cells(p),
         round_count: p.rounds.len(),
         median: f::ms(p.median_p99_ms),
         baseline: f::opt_ms(p.baseline_p99_ms),
@@ -145,8 +138,14 @@ pub(super) fn point_row(ctx: &Ctx, p: &RunPoint, e: &EndpointAnalysis, root: &st
         ratio: f::ratio(p.ratio),
         change: f::change(p.ratio),
         verdict: VerdictView::of(p),
-        throughput: f::rate(tput),
-        error_rate: f::percent(err),
+        figures: FiguresView::of_point(p),
+        no_baseline: p.no_baseline_reason.clone().unwrap_or_default(),
+        environment: ctx
+            .analysis
+            .runs
+            .get(p.run_index)
+            .map(environment_mark)
+            .unwrap_or_default(),
         flames: flame_links(p, e, ctx.slugs, root),
     }
 }

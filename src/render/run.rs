@@ -6,6 +6,7 @@ use askama::Template;
 use super::context::{CommitView, Ctx, RunLabel};
 use super::display::display_state;
 use super::evidence::{EvidenceView, evidence_view};
+use super::figures::{FiguresView, environment_mark, round_failure};
 use super::flame_pages::{FlameLink, flame_links};
 use super::format as f;
 use super::rows::{Page, VerdictView, render};
@@ -31,6 +32,8 @@ pub struct RoundRow {
     pub error_rate: String,
     /// Over 1.5 × the run's median p99: likely GC or noise.
     pub outlier: bool,
+    /// Why the round failed ("100% errors"), or empty.
+    pub failed: String,
 }
 
 pub struct RunEndpointRow {
@@ -42,6 +45,8 @@ pub struct RunEndpointRow {
     pub ratio: String,
     pub change: String,
     pub verdict: VerdictView,
+    pub figures: FiguresView,
+    pub no_baseline: String,
     pub rounds: Vec<RoundRow>,
     /// Flame-graph pages of this endpoint in this run.
     pub flames: Vec<FlameLink>,
@@ -69,6 +74,10 @@ pub struct RunPage {
     pub problems: Vec<String>,
     pub rows: Vec<RunEndpointRow>,
     pub regressions: usize,
+    /// Endpoints that failed in this run.
+    pub failed: usize,
+    /// "environment suspect: …" when most endpoints moved together.
+    pub environment_suspect: String,
     pub prev: Option<RunLabel>,
     pub next: Option<RunLabel>,
     /// The code host's page of the commits since the previous run, or empty.
@@ -84,6 +93,8 @@ pub struct RunListRow {
     pub endpoints: usize,
     pub regressions: usize,
     pub incomplete: bool,
+    /// "environment suspect: …" or empty.
+    pub environment: String,
 }
 
 #[derive(Template)]
@@ -121,6 +132,8 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
             ratio: f::ratio(p.ratio),
             change: f::change(p.ratio),
             verdict: VerdictView::of(p),
+            figures: FiguresView::of_point(p),
+            no_baseline: p.no_baseline_reason.clone().unwrap_or_default(),
             rounds: p
                 .rounds
                 .iter()
@@ -130,7 +143,7 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
                         .outlier_rounds
                         .iter()
                         .any(|o| o.round == r.number);
-                    round_row(r, outlier)
+                    round_row(r, outlier, round_failure(p, r))
                 })
                 .collect(),
             flames: flame_links(p, e, slugs, root),
@@ -141,6 +154,7 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
         .iter()
         .filter(|r| r.verdict.key == "regression")
         .count();
+    let failed = rows.iter().filter(|r| r.verdict.key == "failed").count();
     let pairs = |m: &std::collections::BTreeMap<String, String>| {
         m.iter()
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -161,6 +175,8 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
         extra: pairs(&meta.extra),
         problems: run.problems.iter().map(ToString::to_string).collect(),
         regressions,
+        failed,
+        environment_suspect: environment_mark(run),
         // The pager sits in runs/, beside the neighbours.
         prev: previous.map(|r| ctx.run_label(&r.id, root, None)),
         next: analysis
@@ -196,9 +212,10 @@ pub fn runs_index_page(ctx: &Ctx) -> Result<Page, Error> {
                 endpoints: points.len(),
                 regressions: points
                     .iter()
-                    .filter(|p| p.verdict == Verdict::Regression)
+                    .filter(|p| matches!(p.verdict, Verdict::Regression | Verdict::Failed))
                     .count(),
                 incomplete: !run.problems.is_empty(),
+                environment: environment_mark(run),
             }
         })
         .collect();
@@ -240,7 +257,7 @@ fn run_evidence(
     })
 }
 
-fn round_row(r: &Round, outlier: bool) -> RoundRow {
+fn round_row(r: &Round, outlier: bool, failed: String) -> RoundRow {
     let s = &r.stats;
     RoundRow {
         number: r.number,
@@ -259,5 +276,6 @@ fn round_row(r: &Round, outlier: bool) -> RoundRow {
         max: f::opt_ms(s.max_ms),
         error_rate: f::percent(s.error_rate),
         outlier,
+        failed,
     }
 }

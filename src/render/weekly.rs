@@ -98,6 +98,9 @@ pub struct AlarmRow {
     pub note: String,
     /// Band, likely GC/noise rounds, shift ([`super::evidence`]).
     pub stats: EvidenceView,
+    /// Error rate and throughput of the first run, failed rounds.
+    pub figures: super::figures::FiguresView,
+    pub environment_suspect: bool,
 }
 
 pub struct PolicyHead {
@@ -164,6 +167,8 @@ pub struct WeeklyPage {
     pub policy_rows: Vec<PolicyTableRow>,
     pub policy_total: Vec<PolicyCell>,
     pub regressions: usize,
+    /// Environment-suspect runs of the week: (run, href, what moved).
+    pub environment_runs: Vec<(String, String, String)>,
 }
 
 /// The flame graphs of an alarm: those of its first run over the line
@@ -341,6 +346,8 @@ fn alarm_row(ctx: &Ctx, a: &Alarm) -> AlarmRow {
             .join(", "),
         note: a.label_note.clone().unwrap_or_default(),
         stats: evidence_view(&a.evidence),
+        figures: super::figures::FiguresView::of(&a.figures),
+        environment_suspect: a.environment_suspect,
     }
 }
 
@@ -545,6 +552,19 @@ pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
         policy_rows,
         policy_total,
         regressions: analysis.alarms.regressions.len(),
+        environment_runs: analysis
+            .runs
+            .iter()
+            .filter(|r| review.runs.contains(&r.id))
+            .filter_map(|r| {
+                let shift = r.environment_suspect.as_ref()?;
+                Some((
+                    r.id.clone(),
+                    format!("runs/{}.html", ctx.slugs.run(&r.id)),
+                    shift.describe(),
+                ))
+            })
+            .collect(),
     };
     Ok(Some((
         "weekly.html".to_string(),

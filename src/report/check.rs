@@ -4,8 +4,15 @@
 use std::fmt::Write as _;
 use std::str::FromStr;
 
+use serde::Serialize;
+
 use super::{markdown_cell, xml_escape};
-use crate::analyse::gate::{CapacityCheck, CheckReport, CheckStatus, EndpointCheck, Outcome};
+use crate::analyse::environment::RunWideShift;
+use crate::analyse::figures::{FigureSummary, percent};
+use crate::analyse::gate::{
+    CannotVouch, CapacityCheck, CheckReport, CheckStatus, EndpointCheck, Outcome,
+};
+use crate::analyse::verdict::Figure;
 
 /// How `perfdash check` prints its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -33,20 +40,25 @@ impl FromStr for CheckFormat {
     }
 }
 
-/// Renders the report in the chosen format.
-pub fn render(report: &CheckReport, format: CheckFormat) -> String {
+/// Renders the report in the chosen format. `exit_code` is the one the
+/// CLI chose from the outcome (the JSON carries it).
+pub fn render(report: &CheckReport, format: CheckFormat, exit_code: u8) -> String {
     match format {
         CheckFormat::Text => text(report),
-        CheckFormat::Json => json(report),
+        CheckFormat::Json => json(report, exit_code),
         CheckFormat::Markdown => markdown(report),
         CheckFormat::Junit => junit(report),
     }
 }
 
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 fn headline(report: &CheckReport) -> String {
+    let failed = report.count(CheckStatus::Failed);
     let regressions = report.count(CheckStatus::Regression);
     let capacity = report.capacity_count(CheckStatus::Regression);
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
     match report.outcome {
         Outcome::Pass => format!(
             "no regression in run {} (policy {})",
@@ -54,6 +66,9 @@ fn headline(report: &CheckReport) -> String {
         ),
         Outcome::Regression => {
             let mut parts = Vec::new();
+            if failed > 0 {
+                parts.push(format!("{failed} endpoint{} failed", plural(failed)));
+            }
             if regressions > 0 {
                 parts.push(format!(
                     "{regressions} endpoint{} regressed",
@@ -73,14 +88,39 @@ fn headline(report: &CheckReport) -> String {
                 report.policy
             )
         }
-        Outcome::BadInput => format!(
-            "run {} has {} unreadable input{}: the gate cannot vouch for it (policy {})",
+        Outcome::CannotVouch => format!(
+            "run {} has {}: the gate cannot vouch for it (policy {})",
             report.run,
-            report.problems.len(),
-            if report.problems.len() == 1 { "" } else { "s" },
+            report
+                .cannot_vouch
+                .iter()
+                .map(CannotVouch::describe)
+                .collect::<Vec<_>>()
+                .join(" and "),
             report.policy
         ),
     }
+}
+
+const TOO_FEW_ROUNDS_HINT: &str = "re-run the missing or failed rounds, or pass --allow-insufficient to judge the other endpoints";
+
+/// What to do about a run the gate cannot vouch for.
+fn cannot_vouch_hint(report: &CheckReport) -> Option<&'static str> {
+    report
+        .cannot_vouch
+        .iter()
+        .any(|c| matches!(c, CannotVouch::TooFewRounds { .. }))
+        .then_some(TOO_FEW_ROUNDS_HINT)
+}
+
+/// "9 of 12 endpoints slower together (median ×1.20): likely the
+/// environment, not the code".
+fn environment_line(shift: &RunWideShift) -> String {
+    format!(
+        "environment suspect: {}: likely the environment (a noisy neighbour, a slow host or load generator), not {} code changes; re-run it before you bisect",
+        shift.describe(),
+        shift.moved
+    )
 }
 
 fn counts(report: &CheckReport) -> String {
@@ -93,18 +133,7 @@ fn capacity_counts(report: &CheckReport) -> String {
 
 fn status_counts(count: impl Fn(CheckStatus) -> usize) -> String {
     let mut parts = Vec::new();
-    for status in [
-        CheckStatus::Regression,
-        CheckStatus::Pending,
-        CheckStatus::TriagedNoise,
-        CheckStatus::TriagedAccepted,
-        CheckStatus::Ok,
-        CheckStatus::Improvement,
-        CheckStatus::NoBaseline,
-        CheckStatus::NotComparable,
-        CheckStatus::Insufficient,
-        CheckStatus::Missing,
-    ] {
+    for status in CheckStatus::ALL {
         let n = count(status);
         if n > 0 {
             parts.push(format!("{n} {}", status.as_str()));
@@ -113,15 +142,107 @@ fn status_counts(count: impl Fn(CheckStatus) -> usize) -> String {
     parts.join(", ")
 }
 
-/// A short summary: the verdict, then only the endpoints worth a look.
+fn ms(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1} ms"))
+        .unwrap_or_else(|| "–".into())
+}
+
+fn ratio(r: Option<f64>) -> String {
+    r.map(|r| format!("×{r:.2}")).unwrap_or_else(|| "–".into())
+}
+
+fn rate(v: Option<f64>) -> String {
+    v.map(percent).unwrap_or_else(|| "–".into())
+}
+
+fn rps(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1} req/s"))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// The figures' cells: p99, p90, error rate, throughput, spread. A figure
+/// over its line shows the line too and is decorated by `mark` (bold in
+/// Markdown, a ✗ in text).
+fn figure_cells(f: &FigureSummary, mark: fn(String) -> String) -> [String; 5] {
+    let over = |figure: Figure, text: String, line: Option<String>| {
+        if f.regressed.contains(&figure) {
+            mark(match line {
+                Some(l) => format!("{text} (line {l})"),
+                None => text,
+            })
+        } else {
+            text
+        }
+    };
+    [
+        over(
+            Figure::P99,
+            ms(f.p99_ms),
+            f.p99_line_ms.map(|l| ms(Some(l))),
+        ),
+        ms(f.p90_ms),
+        over(
+            Figure::ErrorRate,
+            rate(f.error_rate),
+            f.error_rate_line.map(percent),
+        ),
+        over(
+            Figure::Throughput,
+            rps(f.throughput_rps),
+            f.throughput_line_rps.map(|l| rps(Some(l))),
+        ),
+        f.spread
+            .map(|s| format!("{:.1}%", s * 100.0))
+            .unwrap_or_else(|| "–".into()),
+    ]
+}
+
+/// The rounds' p99s, failed rounds marked with their error rate. Only
+/// numbers perfdash wrote: safe in Markdown and XML as they are.
+fn rounds_cell(e: &EndpointCheck, failed_mark: fn(String) -> String) -> String {
+    let Some(f) = &e.figures else {
+        return "–".into();
+    };
+    if f.usable_rounds == 0 && !f.failed_rounds.is_empty() {
+        let all = crate::analyse::RunFigures {
+            failed_rounds: f.failed_rounds.clone(),
+            ..Default::default()
+        };
+        return failed_mark(format!("all failed: {}", all.describe_failed_rounds()));
+    }
+    e.round_p99_ms
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let number = e.round_numbers.get(i).copied().unwrap_or(0);
+            match f.failed_rounds.iter().find(|x| x.round == number) {
+                Some(x) => failed_mark(match x.error_rate {
+                    Some(rate) => format!("failed ({} errors)", percent(rate)),
+                    None => format!("failed ({r:.1})"),
+                }),
+                None => format!("{r:.1}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A short summary: the verdict, then only the endpoints worth a look,
+/// each with its reason and its four figures.
 pub fn text(report: &CheckReport) -> String {
     let mut out = String::new();
     let mark = match report.outcome {
         Outcome::Pass => "PASS",
         Outcome::Regression => "FAIL",
-        Outcome::BadInput => "ERROR",
+        Outcome::CannotVouch => "ERROR",
     };
     let _ = writeln!(out, "{mark}: {}", headline(report));
+    if let Some(hint) = cannot_vouch_hint(report) {
+        let _ = writeln!(out, "  ({hint})");
+    }
+    if let Some(shift) = &report.environment_suspect {
+        let _ = writeln!(out, "  {}", environment_line(shift));
+    }
     let notable: Vec<&EndpointCheck> = report
         .endpoints
         .iter()
@@ -140,6 +261,14 @@ pub fn text(report: &CheckReport) -> String {
             e.endpoint,
             e.reason
         );
+        if let Some(f) = &e.figures {
+            let [p99, p90, errors, tput, spread] = figure_cells(f, |s| format!("{s} ✗"));
+            let _ = writeln!(
+                out,
+                "  {:<16} {:<width$}  p99 {p99} · p90 {p90} · errors {errors} · throughput {tput} · spread {spread}",
+                "", ""
+            );
+        }
     }
     for p in &report.problems {
         let _ = writeln!(out, "  problem: {p}");
@@ -182,28 +311,54 @@ pub fn text(report: &CheckReport) -> String {
     out
 }
 
+/// The JSON document of `perfdash check --format json` (docs/alarms.md):
+/// the report with the exit code the CLI chose.
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    run: &'a str,
+    started_at: &'a chrono::DateTime<chrono::Utc>,
+    policy: crate::analyse::Policy,
+    outcome: Outcome,
+    exit_code: u8,
+    cannot_vouch: &'a [CannotVouch],
+    environment_suspect: &'a Option<RunWideShift>,
+    endpoints: &'a [EndpointCheck],
+    capacity: &'a [CapacityCheck],
+    problems: &'a [String],
+    ignored: &'a [String],
+}
+
 /// The report as JSON (documented in docs/alarms.md).
-pub fn json(report: &CheckReport) -> String {
-    let mut s = serde_json::to_string_pretty(report).expect("a check report always serialises");
+pub fn json(report: &CheckReport, exit_code: u8) -> String {
+    let doc = CheckJson {
+        run: &report.run,
+        started_at: &report.started_at,
+        policy: report.policy,
+        outcome: report.outcome,
+        exit_code,
+        cannot_vouch: &report.cannot_vouch,
+        environment_suspect: &report.environment_suspect,
+        endpoints: &report.endpoints,
+        capacity: &report.capacity,
+        problems: &report.problems,
+        ignored: &report.ignored,
+    };
+    let mut s = serde_json::to_string_pretty(&doc).expect("a check report always serialises");
     s.push('\n');
     s
 }
 
-fn ms(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.1} ms"))
-        .unwrap_or_else(|| "–".into())
-}
-
-fn ratio(r: Option<f64>) -> String {
-    r.map(|r| format!("×{r:.2}")).unwrap_or_else(|| "–".into())
-}
-
-/// A status cell; regressions in bold so they stand out in a long table.
+/// A status cell; failures in bold so they stand out in a long table.
 fn markdown_status(status: CheckStatus) -> String {
-    match status {
-        CheckStatus::Regression => "**regression**".to_string(),
-        s => s.as_str().to_string(),
+    if status.fails() {
+        format!("**{}**", status.as_str())
+    } else {
+        status.as_str().to_string()
     }
+}
+
+fn bold(s: String) -> String {
+    format!("**{s}**")
 }
 
 /// A GitHub step summary (`>> $GITHUB_STEP_SUMMARY`).
@@ -212,33 +367,53 @@ pub fn markdown(report: &CheckReport) -> String {
     let icon = match report.outcome {
         Outcome::Pass => "✅",
         Outcome::Regression => "❌",
-        Outcome::BadInput => "⚠️",
+        Outcome::CannotVouch => "⚠️",
     };
     let _ = writeln!(
         out,
         "### {icon} perfdash check: {}\n",
         markdown_cell(&headline(report))
     );
+    if let Some(hint) = cannot_vouch_hint(report) {
+        let _ = writeln!(out, "{}\n", markdown_cell(&format!("To fix: {hint}.")));
+    }
+    if let Some(shift) = &report.environment_suspect {
+        let _ = writeln!(out, "> **{}**\n", markdown_cell(&environment_line(shift)));
+    }
     let _ = writeln!(out, "{}\n", markdown_cell(&counts(report)));
     let _ = writeln!(
         out,
-        "| Endpoint | Status | Median p99 | Baseline | Ratio | Rounds p99 (ms) |"
+        "| Endpoint | Status | Median p99 | Baseline | Ratio | p90 | Error rate | Throughput | Spread | Rounds p99 (ms) | Why |"
     );
-    let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
     let mut rows: Vec<&EndpointCheck> = report.endpoints.iter().collect();
     // Failures first, so a long table still shows them above the fold.
     rows.sort_by_key(|e| (e.status, e.endpoint.clone()));
     for e in rows {
-        let rounds: Vec<String> = e.round_p99_ms.iter().map(|r| format!("{r:.1}")).collect();
+        let [p99, p90, errors, tput, spread] = match &e.figures {
+            Some(f) => figure_cells(f, bold),
+            None => [
+                ms(e.median_p99_ms),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+            ],
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             markdown_cell(&e.name),
             markdown_status(e.status),
-            ms(e.median_p99_ms),
+            p99,
             ms(e.baseline_p99_ms),
             ratio(e.ratio),
-            rounds.join(", ")
+            p90,
+            errors,
+            tput,
+            spread,
+            rounds_cell(e, bold),
+            markdown_cell(&e.reason)
         );
     }
     if !report.capacity.is_empty() {
@@ -254,10 +429,6 @@ pub fn markdown(report: &CheckReport) -> String {
         let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
         let mut rows: Vec<&CapacityCheck> = report.capacity.iter().collect();
         rows.sort_by_key(|c| (c.status, c.endpoint.clone()));
-        let rps = |v: Option<f64>| {
-            v.map(|v| format!("{v:.1} req/s"))
-                .unwrap_or_else(|| "–".into())
-        };
         for c in rows {
             let _ = writeln!(
                 out,
@@ -280,8 +451,8 @@ pub fn markdown(report: &CheckReport) -> String {
     out
 }
 
-/// One JUnit test case: a failure for a regression, skipped when it was
-/// not judged, the status as output otherwise.
+/// One JUnit test case: a failure for a regression or a failed run,
+/// skipped when it was not judged, the status as output otherwise.
 struct JunitCase<'a> {
     classname: &'a str,
     name: &'a str,
@@ -300,10 +471,14 @@ fn junit_case(out: &mut String, case: JunitCase) {
     );
     let detail = xml_escape(&format!("{}: {}", case.status.as_str(), case.reason));
     let _ = match case.status {
-        CheckStatus::Regression => writeln!(
+        s if s.fails() => writeln!(
             out,
             ">\n      <failure type=\"{}\" message=\"{detail}\">{}</failure>\n    </testcase>",
-            case.failure_type,
+            if s == CheckStatus::Failed {
+                "failed"
+            } else {
+                case.failure_type
+            },
             xml_escape(&case.failure_body)
         ),
         s if s.is_skipped() => writeln!(
@@ -317,11 +492,17 @@ fn junit_case(out: &mut String, case: JunitCase) {
     };
 }
 
-/// JUnit XML: one test case per endpoint; regressions are failures,
-/// unjudged endpoints are skipped, unreadable inputs are errors.
+/// JUnit XML: one test case per endpoint; regressions and failed runs are
+/// failures, unjudged endpoints are skipped, and each reason the gate
+/// cannot vouch for the run is an error.
 pub fn junit(report: &CheckReport) -> String {
-    let failures =
-        report.count(CheckStatus::Regression) + report.capacity_count(CheckStatus::Regression);
+    let failures = report
+        .endpoints
+        .iter()
+        .map(|e| e.status)
+        .chain(report.capacity.iter().map(|c| c.status))
+        .filter(|s| s.fails())
+        .count();
     let skipped = report
         .endpoints
         .iter()
@@ -329,7 +510,7 @@ pub fn junit(report: &CheckReport) -> String {
         .chain(report.capacity.iter().map(|c| c.status))
         .filter(|s| s.is_skipped())
         .count();
-    let errors = usize::from(!report.problems.is_empty());
+    let errors = report.cannot_vouch.len();
     let tests = report.endpoints.len() + report.capacity.len() + errors;
     let suite = format!("perfdash check {} ({})", report.run, report.policy);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -343,9 +524,25 @@ pub fn junit(report: &CheckReport) -> String {
         xml_escape(&suite),
         crate::calendar::junit_timestamp(report.started_at)
     );
+    if let Some(shift) = &report.environment_suspect {
+        let _ = writeln!(
+            out,
+            "    <properties>\n      <property name=\"environment_suspect\" value=\"{}\"/>\n    </properties>",
+            xml_escape(&environment_line(shift))
+        );
+    }
     let policy_class = format!("perfdash.{}", report.policy);
     for e in &report.endpoints {
-        let rounds: Vec<String> = e.round_p99_ms.iter().map(|r| format!("{r:.1}")).collect();
+        let figures = e
+            .figures
+            .as_ref()
+            .map(|f| {
+                let [p99, p90, errors, tput, spread] = figure_cells(f, |s| format!("{s} ✗"));
+                format!(
+                    "\np99 {p99}; p90 {p90}; errors {errors}; throughput {tput}; spread {spread}"
+                )
+            })
+            .unwrap_or_default();
         junit_case(
             &mut out,
             JunitCase {
@@ -355,10 +552,10 @@ pub fn junit(report: &CheckReport) -> String {
                 reason: &e.reason,
                 failure_type: "regression",
                 failure_body: format!(
-                    "{} ({}): round p99s {} ms",
+                    "{} ({}): round p99s (ms) {}{figures}",
                     e.name,
                     e.endpoint,
-                    rounds.join(", ")
+                    rounds_cell(e, |s| s)
                 ),
             },
         );
@@ -376,13 +573,63 @@ pub fn junit(report: &CheckReport) -> String {
             },
         );
     }
-    if !report.problems.is_empty() {
+    let unreadable = report
+        .cannot_vouch
+        .iter()
+        .map(|c| match c {
+            CannotVouch::UnreadableInputs { count } => *count,
+            _ => 0,
+        })
+        .sum::<usize>();
+    for reason in &report.cannot_vouch {
+        let (kind, name, body) = match reason {
+            CannotVouch::UnreadableInputs { count } => (
+                "bad-input",
+                format!("inputs of run {}", report.run),
+                report
+                    .problems
+                    .iter()
+                    .take(*count)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            CannotVouch::DoubtfulInputs { count } => (
+                "doubtful-input",
+                format!("doubtful inputs of run {}", report.run),
+                // After the unreadable ones (the gate lists them first).
+                report
+                    .problems
+                    .iter()
+                    .skip(unreadable)
+                    .take(*count)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            CannotVouch::TooFewRounds { endpoint, .. } => (
+                "too-few-rounds",
+                format!("rounds of {endpoint} in run {}", report.run),
+                TOO_FEW_ROUNDS_HINT.to_string(),
+            ),
+            CannotVouch::UntrustedTime { runs } => (
+                "untrusted-time",
+                format!("times of the runs beside {}", report.run),
+                report
+                    .problems
+                    .iter()
+                    .filter(|p| runs.iter().any(|r| p.contains(r.as_str())))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+        };
         let _ = writeln!(
             out,
-            "    <testcase classname=\"perfdash.input\" name=\"inputs of run {}\" time=\"0\">\n      <error type=\"bad-input\" message=\"{} unreadable input(s)\">{}</error>\n    </testcase>",
-            xml_escape(&report.run),
-            report.problems.len(),
-            xml_escape(&report.problems.join("\n"))
+            "    <testcase classname=\"perfdash.input\" name=\"{}\" time=\"0\">\n      <error type=\"{kind}\" message=\"cannot vouch: {}\">{}</error>\n    </testcase>",
+            xml_escape(&name),
+            xml_escape(&reason.describe()),
+            xml_escape(&body)
         );
     }
     out.push_str("  </testsuite>\n</testsuites>\n");

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::markdown_cell;
 use crate::analyse::compare::{Comparison, EndpointComparison, RunRef, Side, fmt_ratio};
-use crate::analyse::verdict::ComparisonVerdict;
+use crate::analyse::verdict::{ComparisonVerdict, Figure};
 use crate::render::format::ms;
 
 fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -29,49 +29,103 @@ fn fmt_interval(i: Option<[f64; 2]>) -> String {
 }
 
 /// The columns of the table and the Markdown summary.
-const HEADERS: [&str; 10] = [
+const HEADERS: [&str; 14] = [
     "endpoint",
     "A p99 ms",
     "B p99 ms",
     "B/A",
     "rounds B/A",
+    "A p90",
+    "B p90",
     "A rps",
     "B rps",
     "A errors",
     "B errors",
+    "A spread",
+    "B spread",
     "verdict",
 ];
 
 /// One endpoint's cells under [`HEADERS`]; the name and verdict come ready
-/// for the target (escaped, emphasised).
-fn row(e: &EndpointComparison, name: String, verdict: String) -> [String; 10] {
+/// for the target (escaped, emphasised), and `mark` decorates B's figures
+/// that crossed their line.
+fn row(
+    e: &EndpointComparison,
+    name: String,
+    verdict: String,
+    mark: fn(String) -> String,
+) -> [String; 14] {
+    let over = |f: Figure, text: String| {
+        if e.regressed.contains(&f) {
+            mark(text)
+        } else {
+            text
+        }
+    };
+    let spread = |s: &Option<Side>| fmt_opt(s.as_ref().and_then(|s| s.spread), fmt_percent_1);
+    // A side whose rounds all failed measured no latency.
+    let median = |s: &Option<Side>| {
+        fmt_opt(
+            s.as_ref()
+                .filter(|s| s.usable_rounds > 0)
+                .map(|s| s.median_p99_ms),
+            ms,
+        )
+    };
     [
         name,
-        fmt_opt(e.a.as_ref().map(|s| s.median_p99_ms), ms),
-        fmt_opt(e.b.as_ref().map(|s| s.median_p99_ms), ms),
+        median(&e.a),
+        over(Figure::P99, median(&e.b)),
         fmt_opt(e.ratio, fmt_ratio),
         fmt_interval(e.ratio_interval),
+        fmt_opt(e.a.as_ref().and_then(|s| s.p90_ms), ms),
+        fmt_opt(e.b.as_ref().and_then(|s| s.p90_ms), ms),
         fmt_opt(e.a.as_ref().and_then(|s| s.throughput_rps), fmt_rps),
-        fmt_opt(e.b.as_ref().and_then(|s| s.throughput_rps), fmt_rps),
+        over(
+            Figure::Throughput,
+            fmt_opt(e.b.as_ref().and_then(|s| s.throughput_rps), fmt_rps),
+        ),
         fmt_opt(e.a.as_ref().and_then(|s| s.error_rate), fmt_percent),
-        fmt_opt(e.b.as_ref().and_then(|s| s.error_rate), fmt_percent),
+        over(
+            Figure::ErrorRate,
+            fmt_opt(e.b.as_ref().and_then(|s| s.error_rate), fmt_percent),
+        ),
+        spread(&e.a),
+        spread(&e.b),
         verdict,
     ]
+}
+
+fn fmt_percent_1(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
 }
 
 fn summary_line(c: &Comparison) -> String {
     let counts = c.counts();
     let parts: Vec<String> = counts.iter().map(|(v, n)| format!("{n} {v}")).collect();
-    format!("{} endpoints: {}", c.endpoints.len(), parts.join(", "))
+    let mut line = format!("{} endpoints: {}", c.endpoints.len(), parts.join(", "));
+    // The same for every endpoint: it depends on the two runs' [load].
+    if let Some(why) = c
+        .endpoints
+        .iter()
+        .find_map(|e| e.throughput_not_judged.as_ref())
+    {
+        line.push_str(&format!(" (throughput not judged: {why})"));
+    }
+    line
 }
 
 /// Plain text for a terminal: a table, then each endpoint's rounds.
 pub fn format_table(c: &Comparison) -> String {
     let headers = HEADERS;
-    let rows: Vec<[String; 10]> = c
+    let rows: Vec<[String; 14]> = c
         .endpoints
         .iter()
-        .map(|e| row(e, e.name.clone(), e.verdict.to_string()))
+        .map(|e| {
+            row(e, e.name.clone(), e.verdict.to_string(), |s| {
+                format!("{s} ✗")
+            })
+        })
         .collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
@@ -138,15 +192,17 @@ pub fn format_markdown(c: &Comparison) -> String {
         summary_line(c)
     );
     out.push_str(&format!("| {} |\n", HEADERS.join(" | ")));
-    out.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    out.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
     for e in &c.endpoints {
         let verdict = match e.verdict {
-            ComparisonVerdict::Regression => "**regression**".to_string(),
+            ComparisonVerdict::Regression | ComparisonVerdict::Failed => {
+                format!("**{}**", e.verdict)
+            }
             v => v.to_string(),
         };
         out.push_str(&format!(
             "| {} |\n",
-            row(e, markdown_cell(&e.name), verdict).join(" | ")
+            row(e, markdown_cell(&e.name), verdict, |s| format!("**{s}**")).join(" | ")
         ));
     }
     out.push_str("\n<details><summary>Rounds (p99 ms) and reasons</summary>\n\n");
@@ -162,7 +218,9 @@ pub fn format_markdown(c: &Comparison) -> String {
     }
     out.push_str(
         "\nB/A is the ratio of median p99s; \"rounds B/A\" is the Hodges–Lehmann interval over the pairwise \
-         round ratios (84.9% at 5 vs 5 rounds).\n\n</details>\n",
+         round ratios (84.9% at 5 vs 5 rounds). Errors are the median of the rounds' error rates; spread is \
+         (max − min) ÷ median of the rounds' p99; failed rounds are left out of the medians. B's figures in \
+         bold crossed their line against A's.\n\n</details>\n",
     );
     out
 }
@@ -182,7 +240,7 @@ struct CompareJson<'a> {
 /// Pretty-printed JSON with a trailing newline.
 pub fn format_json(c: &Comparison) -> String {
     let doc = CompareJson {
-        format_version: 1,
+        format_version: 2,
         a: &c.a,
         b: &c.b,
         summary: c
@@ -203,11 +261,23 @@ pub fn format_json(c: &Comparison) -> String {
 fn rounds_text(side: &Option<Side>, separator: &str) -> String {
     side.as_ref()
         .map(|s| {
-            s.round_p99_ms
+            let mut text = s
+                .round_p99_ms
                 .iter()
                 .map(|v| ms(*v))
                 .collect::<Vec<_>>()
-                .join(separator)
+                .join(separator);
+            if !s.failed_rounds.is_empty() {
+                text.push_str(&format!(
+                    "; failed: {}",
+                    crate::analyse::RunFigures {
+                        failed_rounds: s.failed_rounds.clone(),
+                        ..Default::default()
+                    }
+                    .describe_failed_rounds()
+                ));
+            }
+            text
         })
         .unwrap_or_else(|| "–".to_string())
 }

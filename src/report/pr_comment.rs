@@ -1,4 +1,4 @@
-//! `perfdash check --format markdown`: the pull-request comment.
+//! `perfdash check --format comment`: the pull-request comment.
 //!
 //! Read on a pull request, so it must fit in one screen: a hidden marker
 //! line (a CI step finds its previous comment by it and updates it in
@@ -31,8 +31,10 @@ const MAX_VISIBLE_ROWS: usize = 10;
 fn moved(status: CheckStatus) -> bool {
     matches!(
         status,
-        CheckStatus::Regression
+        CheckStatus::Failed
+            | CheckStatus::Regression
             | CheckStatus::Pending
+            | CheckStatus::EnvironmentSuspect
             | CheckStatus::TriagedNoise
             | CheckStatus::TriagedAccepted
             | CheckStatus::Improvement
@@ -93,6 +95,7 @@ fn rps(v: Option<f64>) -> String {
 
 fn verdict_cell(status: CheckStatus) -> String {
     match status {
+        CheckStatus::Failed => "❌ **failed**".into(),
         CheckStatus::Regression => "❌ **regression**".into(),
         CheckStatus::Improvement => "✅ improvement".into(),
         CheckStatus::Pending => "⏳ pending".into(),
@@ -211,11 +214,9 @@ pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
             report.run,
             report.policy
         ),
-        Outcome::BadInput => format!(
-            "⚠️ **perfdash: {} unreadable input{}** in run `{}`: the gate cannot vouch for it",
-            report.problems.len(),
-            plural(report.problems.len()),
-            report.run
+        Outcome::CannotVouch => format!(
+            "⚠️ **perfdash cannot vouch** for run `{}` (policy {}): `perfdash check --run {}` says why",
+            report.run, report.policy, report.run
         ),
     };
     let _ = writeln!(out, "{verdict}\n");

@@ -66,26 +66,91 @@ use AlarmState::{Candidate, Confirmed, Reverted};
 fn state_machine_rules() {
     use Judgement::{NotJudged as N, Over as O, Within as W};
     let s = AlarmSettings::default();
-    let eps = |j: &[Judgement]| {
-        episodes(j, &s)
+    let eps_at = |j: &[Judgement], ratios: &[Option<f64>]| {
+        let levels = Levels {
+            ratios: ratios.to_vec(),
+            threshold_ratio: 1.15,
+        };
+        episodes(j, &levels, &s)
             .iter()
             .map(|e| (e.candidate, e.state, e.decided, e.closed))
             .collect::<Vec<_>>()
     };
-    // Two of the next three over: confirmed at the second; closes after two runs within.
+    let eps = |j: &[Judgement]| eps_at(j, &[]);
+    // The next two over: confirmed at the second; then open while runs are
+    // over, closed after two runs within.
+    assert_eq!(
+        eps(&[W, O, O, O, W, O, W, W, W]),
+        [(1, Confirmed, Some(3), Some(7))]
+    );
+    assert_eq!(
+        episodes(&[W, O, O, O, W, O, W, W, W], &Levels::default(), &s)[0].over,
+        [1, 2, 3, 5]
+    );
+    // A candidate ends at the first run back within the band; a later rise
+    // is a new episode with its own date.
     assert_eq!(
         eps(&[W, O, O, W, O, W, W, W]),
-        [(1, Confirmed, Some(4), Some(6))]
+        [
+            (1, Reverted, Some(3), Some(3)),
+            (4, Reverted, Some(5), Some(5))
+        ]
     );
-    assert_eq!(episodes(&[W, O, O, W, O, W, W, W], &s)[0].over, [1, 2, 4]);
-    // Two within before a second over: reverted, and a later run starts afresh.
     assert_eq!(
         eps(&[O, W, O, W, O]),
-        [(0, Reverted, Some(3), Some(3)), (4, Candidate, None, None)]
+        [
+            (0, Reverted, Some(1), Some(1)),
+            (2, Reverted, Some(3), Some(3)),
+            (4, Candidate, None, None)
+        ]
+    );
+    // A noise run, one normal run, then a real step: the step is its own
+    // alarm, never dated at the noise run.
+    assert_eq!(
+        eps(&[W, O, W, O, O, O]),
+        [
+            (1, Reverted, Some(2), Some(2)),
+            (3, Confirmed, Some(5), None)
+        ]
+    );
+    // A ×1.18 noise run right before a ×2.2 step: over both times, but at
+    // another level, so the step starts its own episode.
+    let levels = [Some(1.0), Some(1.18), Some(2.2), Some(2.25), Some(2.1)];
+    assert_eq!(
+        eps_at(&[W, O, O, O, O], &levels),
+        [
+            (1, Reverted, Some(2), Some(1)),
+            (2, Confirmed, Some(4), None)
+        ]
+    );
+    // Two noisy runs of one step are one level.
+    let levels = [Some(1.0), Some(1.25), Some(1.32), Some(1.28)];
+    assert_eq!(
+        eps_at(&[W, O, O, O], &levels),
+        [(1, Confirmed, Some(3), None)]
     );
     // Runs not judged neither confirm nor revert.
     assert_eq!(eps(&[O, N, N, O, N, O]), [(0, Confirmed, Some(5), None)]);
     assert_eq!(eps(&[W, N, W]), []);
+}
+
+#[test]
+fn another_level_is_judged_on_a_log_scale() {
+    assert!(another_level(Some(1.18), Some(2.2)));
+    assert!(
+        another_level(Some(2.2), Some(1.18)),
+        "a spike before a smaller step"
+    );
+    assert!(!another_level(Some(1.25), Some(1.32)));
+    assert!(
+        !another_level(Some(1.3), Some(1.6)),
+        "×1.23 apart, nearer each other than 1"
+    );
+    assert!(!another_level(None, Some(2.0)), "a failed run has no level");
+    assert!(
+        !another_level(Some(0.9), Some(2.0)),
+        "over for its error rate, not its latency"
+    );
 }
 
 #[test]
@@ -185,7 +250,8 @@ fn a_one_run_spike_reverts_and_never_reaches_persistent() {
         (alarm.label, alarm.inferred_label),
         (Some(Label::Noise), Some(InferredLabel::Noise))
     );
-    assert_eq!(alarm.closed_run.as_deref(), Some("run-014"));
+    // It ends at the first run back within the band.
+    assert_eq!(alarm.closed_run.as_deref(), Some("run-013"));
     let stats = &a.alarms.endpoint("e").unwrap().policies[&Policy::Median];
     assert_eq!(stats.fp_rate, Some(1.0));
     let ci = stats.fp_interval.unwrap();
@@ -208,12 +274,15 @@ fn a_noisy_neighbour_run_alarms_every_endpoint_once_and_persistence_silences_it(
         }
         assert_eq!(alarms_of(&a, e, Policy::Persistent), []);
     }
-    // The triage hint: the whole run was 30% slow, on all three endpoints.
+    // The triage hint: the whole run was 30% slow, on all three endpoints,
+    // and the run is marked environment suspect.
     let alarm = a.alarms.of(Policy::Median).next().unwrap();
     assert_eq!(
         (alarm.run_median_ratio, alarm.run_endpoints),
         (Some(1.3), 3)
     );
+    assert!(alarm.environment_suspect);
+    assert!(a.runs[12].environment_suspect.is_some());
     let median = &a.alarms.totals[&Policy::Median];
     assert_eq!(
         (median.alarms, median.unknown, median.inferred_noise),
@@ -358,7 +427,7 @@ fn weekly_review_of_the_latest_week() {
     use crate::analyse::weekly::{WeekSpec, weekly_review};
     // Runs are 56 h apart, so the 7 days up to the latest (run 19) hold runs 17–19.
     let a_runs = levels(15, &[130.0; 5]); // step at 15, confirmed at 17
-    let b_runs = levels(18, &[140.0, 100.0]); // spike at 18, still a candidate
+    let b_runs = levels(19, &[140.0]); // spike at 19, still a candidate
     let mut c_runs = levels(20, &[]);
     for run in &mut c_runs[17..] {
         *run = vec![80.0, 100.0, 100.0, 100.0, 160.0]; // same median, far noisier
@@ -382,7 +451,7 @@ fn weekly_review_of_the_latest_week() {
             )
         })
         .collect();
-    assert_eq!(new, [("b", run_id(18).as_str(), Candidate)]);
+    assert_eq!(new, [("b", run_id(19).as_str(), Candidate)]);
     assert_eq!(
         r.new_alarms[0].also_raised_by,
         [Policy::Naive, Policy::Robust]
@@ -452,7 +521,7 @@ mod properties {
         #[test]
         fn episodes_follow_the_rules(js in proptest::collection::vec(judgement(), 0..60)) {
             let s = AlarmSettings::default();
-            let eps = episodes(&js, &s);
+            let eps = episodes(&js, &Levels::default(), &s);
             let mut previous_end: Option<usize> = None;
             for ep in &eps {
                 prop_assert_eq!(js[ep.candidate], Judgement::Over);
@@ -463,27 +532,65 @@ mod properties {
                     prop_assert!(ep.candidate > end, "episodes never overlap");
                 }
                 // The judged runs after the candidate, up to the decision.
-                let after: Vec<Judgement> = js[ep.candidate + 1..]
+                let after: Vec<(usize, Judgement)> = js
                     .iter()
                     .copied()
-                    .filter(|j| *j != Judgement::NotJudged)
-                    .take(s.confirm_window)
+                    .enumerate()
+                    .skip(ep.candidate + 1)
+                    .filter(|(_, j)| *j != Judgement::NotJudged)
                     .collect();
-                let overs = after.iter().filter(|j| **j == Judgement::Over).count();
+                let first_within = after.iter().position(|(_, j)| *j == Judgement::Within);
                 match ep.state {
-                    AlarmState::Confirmed => prop_assert!(overs >= s.confirm_needed),
+                    AlarmState::Confirmed => {
+                        // The next confirm_needed judged runs are all over.
+                        prop_assert!(first_within.is_none_or(|w| w >= s.confirm_needed));
+                        prop_assert_eq!(ep.decided, Some(after[s.confirm_needed - 1].0));
+                    }
                     AlarmState::Reverted => {
-                        prop_assert!(overs < s.confirm_needed);
+                        // Ended at the first run back within the band.
+                        let w = first_within.expect("a reverted candidate met a run within");
+                        prop_assert!(w < s.confirm_needed);
+                        prop_assert_eq!(ep.closed, Some(after[w].0));
                         prop_assert_eq!(ep.closed, ep.decided);
-                        prop_assert_eq!(js[ep.decided.unwrap()], Judgement::Within);
                     }
                     AlarmState::Candidate => {
-                        prop_assert!(ep.closed.is_none() && after.len() < s.confirm_window, "undecided only at the end");
+                        prop_assert!(ep.closed.is_none() && after.len() < s.confirm_needed, "undecided only at the end");
+                        prop_assert!(first_within.is_none());
                     }
                 }
                 previous_end = ep.closed.or(Some(js.len()));
             }
             // Every over run belongs to an episode.
+            for (i, j) in js.iter().enumerate() {
+                if *j == Judgement::Over {
+                    prop_assert!(eps.iter().any(|e| e.candidate <= i && i <= e.end(js.len())), "run {} is in no episode", i);
+                }
+            }
+        }
+
+        #[test]
+        fn levels_only_split_episodes(
+            js in proptest::collection::vec(judgement(), 0..60),
+            levels in proptest::collection::vec(proptest::option::of(0.8f64..3.0), 60),
+        ) {
+            let s = AlarmSettings::default();
+            let levels = Levels { ratios: levels, threshold_ratio: 1.15 };
+            let eps = episodes(&js, &levels, &s);
+            let mut previous_end: Option<usize> = None;
+            for ep in &eps {
+                prop_assert_eq!(js[ep.candidate], Judgement::Over);
+                if let Some(end) = previous_end {
+                    prop_assert!(ep.candidate > end, "episodes never overlap");
+                }
+                previous_end = ep.closed.or(Some(js.len()));
+                // Up to its decision, each over run of an episode is at the
+                // level of the one before it.
+                let decided = ep.decided.unwrap_or(js.len());
+                let before: Vec<usize> = ep.over.iter().copied().filter(|&i| i <= decided).collect();
+                for pair in before.windows(2) {
+                    prop_assert!(!another_level(levels.ratios[pair[0]], levels.ratios[pair[1]]));
+                }
+            }
             for (i, j) in js.iter().enumerate() {
                 if *j == Judgement::Over {
                     prop_assert!(eps.iter().any(|e| e.candidate <= i && i <= e.end(js.len())), "run {} is in no episode", i);
@@ -508,4 +615,77 @@ fn an_accepted_change_stops_the_changepoint_policy_too() {
             .iter()
             .all(|p| p.accepted_change)
     );
+}
+
+/// Issue 14's onset rule on generated histories: a noisy-neighbour run
+/// (×1.18, every round) one or two runs before a real ×2.2 step. Under
+/// every policy, every confirmed alarm that covers the step starts at the
+/// step's first run (±0), and its suspect range is the run before it and
+/// the step's first run, with both commits.
+#[test]
+fn a_noise_run_never_lends_its_date_to_a_real_step() {
+    use crate::eval::generate::{Injection, NOISE_MODELS, Rng, history};
+    let onset = 30;
+    let (mut checked, mut skipped) = (0, 0);
+    // The injected ×1.18 run is the noise run; the models' own random
+    // neighbour runs (×1.25) are turned off so none lands on it by chance
+    // (×1.47 would be nearer the new level than the old).
+    for noise in NOISE_MODELS.map(|m| crate::eval::generate::NoiseModel {
+        neighbour_run_prob: 0.0,
+        ..m
+    }) {
+        let noise = &noise;
+        for gap in [1, 2] {
+            for seed in 0..40u64 {
+                let mut rng = Rng::derive(seed, &[gap as u64]);
+                let mut h = history(&mut rng, noise, Injection::Step(1.2), 45, 5, onset);
+                for v in &mut h.rounds[onset - gap] {
+                    *v *= 1.18;
+                }
+                // Rarely, GC-tail rounds lift the noise run's median to the
+                // new level itself (three of five rounds ×1.8): by the data
+                // it is no longer a ×1.18 noise run, so it is left out.
+                let noise_level = crate::stats::median(&h.rounds[onset - gap]).unwrap() / 100.0;
+                if noise_level > 2.2f64.sqrt() {
+                    skipped += 1;
+                    continue;
+                }
+                let mut archive = crate::test_support::archive_of(&[("e", h.rounds.clone())]);
+                for (i, run) in archive.runs.iter_mut().enumerate() {
+                    run.meta.commit = Some(format!("c{i:03}"));
+                }
+                let a = analyse(&archive, vec![]);
+                for alarm in a
+                    .alarms
+                    .alarms
+                    .iter()
+                    .filter(|x| x.state == Confirmed && x.over_runs.contains(&run_id(onset)))
+                {
+                    let at = (seed, noise.name, gap, alarm.policy);
+                    assert_eq!(alarm.run, run_id(onset), "{at:?}");
+                    assert_eq!(
+                        alarm.suspect,
+                        crate::analyse::evidence::SuspectRange {
+                            last_old_run: Some(run_id(onset - 1)),
+                            last_old_commit: Some(format!("c{:03}", onset - 1)),
+                            first_new_run: run_id(onset),
+                            first_new_commit: Some(format!("c{onset:03}")),
+                        },
+                        "{at:?}"
+                    );
+                    checked += 1;
+                }
+                // The step is caught and confirmed under the default policy.
+                assert!(
+                    a.alarms
+                        .of(Policy::Median)
+                        .any(|x| x.state == Confirmed && x.run == run_id(onset)),
+                    "{seed} {} {gap}",
+                    noise.name
+                );
+            }
+        }
+    }
+    assert!(skipped <= 4, "{skipped} histories left out");
+    assert!(checked >= 2 * 2 * 36 * 4, "{checked} alarms checked");
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::stats::median;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -335,6 +336,211 @@ proptest! {
     }
 }
 
+/// Series that exercise the detector: levels that shift, noise of several
+/// sizes, coarse rounding (ties in Q̂ and in the arg-max), constant
+/// stretches (NaN p-values) and spikes.
+fn arbitrary_series() -> impl Strategy<Value = Vec<f64>> {
+    (
+        prop::collection::vec((1usize..40, 1.0f64..500.0, 0.0f64..0.3), 0..8),
+        any::<u64>(),
+        prop_oneof![Just(0.0), Just(1.0), Just(0.001)],
+        prop::collection::vec((0usize..300, 1.5f64..4.0), 0..3),
+    )
+        .prop_map(|(segments, seed, rounding, spikes)| {
+            let mut s = seed | 1;
+            let mut out = Vec::new();
+            for (len, level, noise) in segments {
+                for _ in 0..len {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    let u = (s >> 11) as f64 / (1u64 << 53) as f64;
+                    let mut v = level * (1.0 + noise * (u - 0.5));
+                    if rounding > 0.0 {
+                        v = (v / rounding).round() * rounding;
+                    }
+                    out.push(v);
+                }
+            }
+            for (at, factor) in spikes {
+                if let Some(v) = out.get_mut(at) {
+                    *v *= factor;
+                }
+            }
+            out
+        })
+}
+
+fn arbitrary_params() -> impl Strategy<Value = ChangePointParams> {
+    (
+        2usize..60,
+        prop_oneof![Just(0.001), Just(0.01), Just(0.05), Just(0.2), Just(0.6)],
+        prop_oneof![Just(0.0), Just(0.05), Just(0.2)],
+    )
+        .prop_map(
+            |(window_len, max_pvalue, min_magnitude)| ChangePointParams {
+                window_len,
+                max_pvalue,
+                min_magnitude,
+            },
+        )
+}
+
+/// Bit-for-bit equality of two change-point lists (NaN equals NaN).
+fn same_bits(a: &[ChangePoint], b: &[ChangePoint]) -> bool {
+    let bits = |c: &ChangePoint| {
+        (
+            c.index,
+            [
+                c.pvalue,
+                c.forward_change,
+                c.magnitude,
+                c.mean_before,
+                c.mean_after,
+                c.stddev_before,
+                c.stddev_after,
+            ]
+            .map(f64::to_bits),
+        )
+    };
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| bits(x) == bits(y))
+}
+
+/// The batch literal port's median-based policy, run on every prefix from
+/// scratch: what `online_regressions` computed before it became
+/// incremental.
+fn online_regressions_from_scratch(
+    medians: &[f64],
+    params: &ChangePointParams,
+    skip: usize,
+    min_runs_at_level: usize,
+) -> Vec<Option<bool>> {
+    (0..medians.len())
+        .map(|t| {
+            if t < skip {
+                return None;
+            }
+            let cps = detect(&medians[..=t], params);
+            let Some(cp) = cps.last() else {
+                return Some(false);
+            };
+            if t + 1 - cp.index < min_runs_at_level {
+                return None;
+            }
+            let previous = cps.len().checked_sub(2).map_or(0, |i| cps[i].index);
+            let before = median(&medians[previous..cp.index]).unwrap_or(cp.mean_before);
+            let after = median(&medians[cp.index..=t]).unwrap_or(medians[t]);
+            let line = before * (1.0 + params.min_magnitude);
+            Some(cp.forward_change > 0.0 && medians[t] > line && after > line)
+        })
+        .collect()
+}
+
+/// 32 cases unless `PROPTEST_CASES` says more: each case checks every
+/// prefix (or every interval) against a from-scratch computation, O(n³)
+/// and more in a debug build; 96 cases made `cargo test` a minute longer.
+fn from_scratch_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: from_scratch_cases(), ..ProptestConfig::default() })]
+
+    /// Every interval of a window: the growing computation of Q̂'s arg-max
+    /// gives the batch port's τ and Q̂, to the bit.
+    #[test]
+    fn growing_intervals_match_the_batch_calculator(z in arbitrary_series(), lead in 0usize..20) {
+        let z: Vec<f64> = z.into_iter().take(60).collect();
+        prop_assume!(z.len() >= 2);
+        let window = lead.min(z.len() - 2);
+        let calc = reference::Calculator::new(&z[window..]);
+        for start in window..z.len() - 1 {
+            let mut grown = GrowingInterval::new(window, start);
+            for stop in start + 2..=z.len() {
+                let (tau, q) = grown.candidate(&z, stop);
+                let (ref_tau, ref_q) = calc.candidate(start - window, stop - window);
+                prop_assert_eq!(tau, ref_tau + window, "start {} stop {}", start, stop);
+                prop_assert_eq!(q.to_bits(), ref_q.to_bits(), "start {} stop {}: {} vs {}", start, stop, q, ref_q);
+            }
+        }
+    }
+
+    /// The split pass equals the batch port's (indexes and re-tested
+    /// statistics, to the bit).
+    #[test]
+    fn weak_change_points_match_the_batch_port(series in arbitrary_series(), params in arbitrary_params()) {
+        let ours = weak_change_points(&series, &params);
+        let theirs: Vec<ChangePoint> = reference::split(&series, params.window_len, params.first_pass_pvalue())
+            .iter()
+            .map(Found::public)
+            .collect();
+        prop_assert!(same_bits(&ours, &theirs), "{:?}\nvs\n{:?}", ours, theirs);
+    }
+
+    /// Fed one point at a time, the detector gives after every point what a
+    /// fresh detection of the points so far gives: incremental equals from
+    /// scratch.
+    #[test]
+    fn incremental_equals_from_scratch(series in arbitrary_series(), params in arbitrary_params()) {
+        let mut online = OnlineDetector::new(params);
+        for (t, &x) in series.iter().enumerate() {
+            online.push(x);
+            let prefix = &series[..=t];
+            let from_scratch = detect(prefix, &params);
+            let incremental = online.change_points();
+            prop_assert!(same_bits(&incremental, &from_scratch), "prefix {}: {:?}\nvs\n{:?}", t + 1, incremental, from_scratch);
+            // The batch port's weak points and merge, on the same prefix.
+            let batch_weak = reference::split(prefix, params.window_len, params.first_pass_pvalue());
+            let batch: Vec<ChangePoint> = merge(batch_weak, &mut Memo::default(), prefix, params.max_pvalue, params.min_magnitude)
+                .iter()
+                .map(Found::public)
+                .collect();
+            prop_assert!(same_bits(&incremental, &batch), "prefix {} vs batch: {:?}\nvs\n{:?}", t + 1, incremental, batch);
+        }
+    }
+
+    /// The policy's judgements are those of detecting on every prefix from
+    /// scratch.
+    #[test]
+    fn online_regressions_equal_prefix_by_prefix(series in arbitrary_series(), params in arbitrary_params(), skip in 0usize..10, min_runs in 1usize..4) {
+        prop_assert_eq!(
+            online_regressions(&series, &params, skip, min_runs),
+            online_regressions_from_scratch(&series, &params, skip, min_runs)
+        );
+    }
+}
+
+/// The weak points of the batch port on the TigerBeetle series, every
+/// parameter set of the golden file, equal the detector's.
+#[test]
+fn tigerbeetle_weak_points_match_the_batch_port() {
+    let Some(fixtures) = shared_fixtures() else {
+        return;
+    };
+    let series = tigerbeetle_series(&fixtures);
+    for window_len in [10, 30, 50, 100] {
+        for max_pvalue in [0.00001, 0.001, 0.01, 0.1] {
+            let params = ChangePointParams {
+                window_len,
+                max_pvalue,
+                min_magnitude: 0.0,
+            };
+            let theirs: Vec<ChangePoint> =
+                reference::split(&series, window_len, params.first_pass_pvalue())
+                    .iter()
+                    .map(Found::public)
+                    .collect();
+            assert!(
+                same_bits(&weak_change_points(&series, &params), &theirs),
+                "{params:?}"
+            );
+        }
+    }
+}
+
 /// The policy's online view: a one-run spike is never a level (not judged
 /// while fresh, within after), while a lasting step is over from its second run.
 #[test]
@@ -449,4 +655,27 @@ mod bundled_archive {
             }
         }
     }
+}
+
+/// The onset is checked against the run medians on both sides: a first
+/// run already at the new level moves the onset back to it, and a first
+/// run still at the old level moves it on (issue 14: order-detail's
+/// improvement on the bundled archive was dated one run late).
+#[test]
+fn the_onset_is_the_first_run_at_the_new_level() {
+    let mut m = vec![100.0; 10];
+    m.push(70.0); // nearer 65 than 100
+    m.extend([65.0; 10]);
+    assert_eq!(refine_onset(&m, 0, 11, m.len()), 10);
+    assert_eq!(refine_onset(&m, 0, 10, m.len()), 10);
+    let mut m = vec![100.0; 10];
+    m.push(98.0); // still at the old level
+    m.extend([65.0; 10]);
+    assert_eq!(refine_onset(&m, 0, 10, m.len()), 11);
+    // Never past the neighbouring change points, and never leaving a side
+    // empty.
+    let m = [100.0, 60.0, 60.0, 60.0];
+    assert_eq!(refine_onset(&m, 0, 1, m.len()), 1);
+    let m = [100.0, 100.0, 100.0, 99.0];
+    assert_eq!(refine_onset(&m, 0, 3, m.len()), 3);
 }

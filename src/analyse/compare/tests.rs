@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::*;
+use crate::analyse::verdict::Figure;
 use crate::config::Settings;
 use crate::model::{Round, RoundStats, RunMeta, SourceFormat};
 use crate::report::compare::{format_json, format_markdown, format_table};
@@ -175,8 +176,98 @@ fn throughput_and_errors_side_by_side() {
     let e = pair(&STEADY, &STEADY);
     let a = e.a.unwrap();
     assert_eq!(a.throughput_rps, Some(203.0), "median of 201..205");
-    // Equal counts: the pooled rate is the mean of 0.001..0.005.
+    // The median of the rounds' rates 0.001..0.005.
     assert!((a.error_rate.unwrap() - 0.003).abs() < 1e-12);
+}
+
+/// Runs of five rounds with these error rates and requests per second.
+fn figures_run(i: usize, id: &str, errors: f64, rps: f64, load: bool) -> Run {
+    let rounds = (1..=5)
+        .map(|n| {
+            Round::new(
+                n,
+                format!("round-{n}.json"),
+                SourceFormat::K6HandleSummary,
+                RoundStats {
+                    p99_ms: STEADY[n as usize - 1],
+                    throughput_rps: Some(rps),
+                    count: Some(1000),
+                    error_rate: Some(errors),
+                    ..Default::default()
+                },
+            )
+        })
+        .collect();
+    Run {
+        meta: RunMeta {
+            load: if load {
+                [("vus".to_string(), "50".to_string())].into()
+            } else {
+                BTreeMap::new()
+            },
+            ..Default::default()
+        },
+        endpoints: [(
+            "e".to_string(),
+            EndpointRun {
+                rounds,
+                ..Default::default()
+            },
+        )]
+        .into(),
+        ..run(i, id, None, &[])
+    }
+}
+
+#[test]
+fn error_rate_and_throughput_regress_a_comparison_too() {
+    let cmp = |a: Run, b: Run| {
+        let ar = archive(vec![a, b]);
+        compare(&ar, &ar.runs[0], &ar.runs[1]).endpoints.remove(0)
+    };
+    // Same latency, 0.1% → 5% errors.
+    let e = cmp(
+        figures_run(0, "a", 0.001, 200.0, false),
+        figures_run(1, "b", 0.05, 200.0, false),
+    );
+    assert_eq!(e.verdict, ComparisonVerdict::Regression, "{}", e.reason);
+    assert_eq!(e.regressed, vec![Figure::ErrorRate]);
+    assert!(
+        e.reason
+            .starts_with("error rate 5% over its line 1.1% (A 0.1%); median p99 ×1.00"),
+        "{}",
+        e.reason
+    );
+    // −30% throughput: judged only under the same recorded load profile.
+    let e = cmp(
+        figures_run(0, "a", 0.0, 200.0, false),
+        figures_run(1, "b", 0.0, 140.0, false),
+    );
+    assert_eq!(e.verdict, ComparisonVerdict::Same, "{}", e.reason);
+    assert!(e.throughput_not_judged.is_some());
+    let e = cmp(
+        figures_run(0, "a", 0.0, 200.0, true),
+        figures_run(1, "b", 0.0, 140.0, true),
+    );
+    assert_eq!(e.verdict, ComparisonVerdict::Regression, "{}", e.reason);
+    assert_eq!(e.regressed, vec![Figure::Throughput]);
+    // A run B whose rounds all failed is `failed`, never `improvement`; a
+    // failed A leaves nothing to compare with.
+    let e = cmp(
+        figures_run(0, "a", 0.0, 200.0, false),
+        figures_run(1, "b", 1.0, 1300.0, false),
+    );
+    assert_eq!(e.verdict, ComparisonVerdict::Failed, "{}", e.reason);
+    assert!(
+        e.reason.contains("rounds 1–5 (100% errors)"),
+        "{}",
+        e.reason
+    );
+    let e = cmp(
+        figures_run(0, "a", 1.0, 1300.0, false),
+        figures_run(1, "b", 0.0, 200.0, false),
+    );
+    assert_eq!(e.verdict, ComparisonVerdict::Inconclusive, "{}", e.reason);
 }
 
 fn selection_archive() -> Archive {
@@ -349,15 +440,18 @@ fn formatters_show_every_endpoint_and_escape_names() {
     let table = format_table(&c);
     assert!(table.contains("A: 1.3.0 (r0)"), "{table}");
     assert!(table.contains("GET /a|b <x>"), "{table}");
-    assert!(table.contains("130  "), "{table}");
     assert!(
-        table.contains("2 endpoints: 1 regression, 1 removed"),
+        table.contains("130 ✗  "),
+        "B's p99 crossed its line: {table}"
+    );
+    assert!(
+        table.contains("2 endpoints: 1 regression, 1 removed (throughput not judged"),
         "{table}"
     );
 
     let md = format_markdown(&c);
     assert!(
-        md.contains("| GET /a\\|b \\<x\\> | 100 | 130 | 1.30 |"),
+        md.contains("| GET /a\\|b \\<x\\> | 100 | **130** | 1.30 |"),
         "{md}"
     );
     assert!(md.contains("**regression**"), "{md}");

@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use super::csv_scan::{field_text, for_each_record, record_end, split_fields};
-use super::io::{Fault, open_plain, scan_blocks};
+use super::io::{Fault, ScanEnd, ScanError, open_plain, scan_blocks};
+use super::slices;
 use super::time::{parse_f64, parse_u64};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample};
 use crate::error::Error;
@@ -165,104 +166,45 @@ fn read_inner(
     file: &InputFile,
     shown: &Path,
     opts: &ReadOptions,
-    mut levels: Option<&mut Vec<(i64, f64)>>,
+    levels: Option<&mut Vec<(i64, f64)>>,
 ) -> Result<RawFile, Error> {
-    let mut columns: Option<Columns> = None;
-    let mut latest: Option<(i64, f64)> = None;
-    let mut grouper = Grouper::default();
-    let mut fields = Vec::with_capacity(32);
     let split = opts.split_tag.is_some();
-    let mut tail: Option<u64> = None;
-    let reader = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
-    let end = scan_blocks(reader, opts.limits.max_line_bytes, |block, offset, eof| {
-        let scanned = for_each_record(block, eof, |record, at| -> Result<(), Fault> {
-                let fault = |msg: String| Fault::new(offset + at as u64, msg);
-                if record.trim_ascii().is_empty() {
-                    return Ok(());
-                }
-                let cols = match columns {
-                    Some(c) => c,
-                    None => {
-                        let record = record.strip_prefix(b"\xef\xbb\xbf").unwrap_or(record);
-                        let c = match header_columns(record) {
-                            Some(c) => c,
-                            None => headerless(record).map_err(fault)?,
-                        };
-                        if c.time == usize::MAX || c.elapsed == usize::MAX {
-                            return Err(fault(
-                                "JMeter CSV without timeStamp and elapsed columns: no latencies to compute \
-                                 (enable jmeter.save.saveservice.timestamp_format and .time)"
-                                    .into(),
-                            ));
-                        }
-                        columns = Some(c);
-                        if c.has_header {
-                            return Ok(());
-                        }
-                        c
-                    }
-                };
-                let needed = match (&levels, cols.all_threads) {
-                    (Some(_), Some(i)) => cols.needed.max(i + 1),
-                    _ => cols.needed,
-                };
-                split_fields(record, cols.delim, needed, &mut fields);
-                let get = |i: usize| fields.get(i).map(|&(a, b)| &record[a..b]);
-                let (Some(t), Some(e)) = (get(cols.time), get(cols.elapsed)) else {
-                    return Err(fault(format!(
-                        "only {} fields in this row, the header has at least {}",
-                        fields.len(),
-                        cols.needed
-                    )));
-                };
-                let t_us = match parse_u64(t) {
-                    Some(ms) => super::time::ms_to_us(ms).ok_or_else(|| {
-                        fault(format!(
-                            "timeStamp '{}' is out of range",
-                            String::from_utf8_lossy(t)
-                        ))
-                    })?,
-                    None => parse_date(&field_text(t))
-                        .ok_or_else(|| fault(format!("timeStamp '{}' is not a time", String::from_utf8_lossy(t))))?,
-                };
-                let ms = parse_f64(e).ok_or_else(|| fault("elapsed is not a non-negative number".into()))?;
-                let success = match cols.success.and_then(get) {
-                    Some(s) => !s.eq_ignore_ascii_case(b"false"),
-                    None => true,
-                };
-                let label = if split {
-                    cols.label.and_then(get).map(field_text).unwrap_or_default()
-                } else {
-                    Default::default()
-                };
-                grouper.push(&label, Sample { t_us, ms }, success);
-                if let Some(levels) = levels.as_deref_mut()
-                    && let Some(threads) = cols.all_threads.and_then(get).and_then(parse_u64)
-                {
-                    let threads = threads as f64;
-                    if levels.last().is_none_or(|&(_, l)| l != threads) {
-                        levels.push((t_us, threads));
-                    }
-                    // The latest sample, so that the last level lasts
-                    // until it (pushed at the end).
-                    if latest.is_none_or(|(t, _)| t_us >= t) {
-                        latest = Some((t_us, threads));
-                    }
-                }
-                Ok(())
-        })?;
-        if let Some(at) = scanned.cut_short_at {
-            // A last line cut short (the tool was stopped mid-write).
-            tail = Some(offset + at as u64);
+    let max_line = opts.limits.max_line_bytes;
+    // A large plain file is read by all cores in slices cut where records
+    // start (quotes respected); the thread levels of step-load files need
+    // one pass in order.
+    let plan = match levels {
+        Some(_) => None,
+        None => slices::plan(file, slices::Records::QuotedCsv).map_err(|e| Error::io(shown, e))?,
+    };
+    let sliced = plan.and_then(|parts| {
+        // Every slice but the first needs the columns the first record
+        // gives; when that record is not readable here, one pass reports it.
+        let columns = first_columns(file).ok()?;
+        Some((parts, columns))
+    });
+    let (grouper, tail, end) = match sliced {
+        Some((parts, columns)) => {
+            let scanned = slices::map(file, &parts, |reader, slice, _last| {
+                let known = (slice.start > 0).then_some(columns);
+                scan(reader, slice.start, max_line, split, known, None)
+            })
+            .map_err(|e| e.into_error(file, shown))?;
+            let mut joined = Grouper::default();
+            let mut tail = None;
+            let mut end = ScanEnd::default();
+            for (grouper, slice_tail, slice_end) in scanned {
+                joined.absorb(grouper);
+                tail = slice_tail;
+                end = slice_end;
+            }
+            (joined, tail, end)
         }
-        Ok(scanned.consumed)
-    })
-    .map_err(|e| e.into_error(file, shown))?;
-    if let (Some(levels), Some(latest)) = (levels, latest)
-        && levels.last() != Some(&latest)
-    {
-        levels.push(latest);
-    }
+        None => {
+            let reader = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;
+            scan(reader, 0, max_line, split, None, levels).map_err(|e| e.into_error(file, shown))?
+        }
+    };
     let warnings = super::k6_ndjson::truncation_warnings(file, shown, tail, &end);
     let groups = grouper.finish(|k| String::from_utf8_lossy(k).into_owned());
     if groups.is_empty() {
@@ -276,6 +218,141 @@ fn read_inner(
         },
         warnings,
     })
+}
+
+/// The columns the first non-blank record of the file gives (its header,
+/// or the layout of a headerless file).
+fn first_columns(file: &InputFile) -> Result<Columns, ()> {
+    let mut head = vec![0u8; 64 * 1024];
+    let n = file.read_at(&mut head, 0).map_err(|_| ())?;
+    let head = &head[..n];
+    let mut pos = 0;
+    while let Some(end) = record_end(head, pos) {
+        let record = &head[pos..end];
+        pos = end + 1;
+        if record.trim_ascii().is_empty() {
+            continue;
+        }
+        let record = record.strip_prefix(b"\xef\xbb\xbf").unwrap_or(record);
+        return match header_columns(record) {
+            Some(c) => Ok(c),
+            None => headerless(record).map_err(|_| ()),
+        };
+    }
+    Err(())
+}
+
+/// Groups the samples of `reader`, whose first byte is at `base` in the
+/// file. `columns` is `None` at the file's start (the first record says
+/// them); `levels` collects the `allThreads` level over time. Also returns
+/// where a cut-short last line starts, and how the input ended.
+fn scan(
+    reader: impl std::io::Read,
+    base: u64,
+    max_line: usize,
+    split: bool,
+    mut columns: Option<Columns>,
+    mut levels: Option<&mut Vec<(i64, f64)>>,
+) -> Result<(Grouper, Option<u64>, ScanEnd), ScanError> {
+    let mut latest: Option<(i64, f64)> = None;
+    let mut grouper = Grouper::default();
+    let mut fields = Vec::with_capacity(32);
+    let mut tail: Option<u64> = None;
+    let end = scan_blocks(reader, max_line, |block, offset, eof| {
+        let offset = base + offset;
+        let scanned = for_each_record(block, eof, |record, at| -> Result<(), Fault> {
+            let fault = |msg: String| Fault::new(offset + at as u64, msg);
+            if record.trim_ascii().is_empty() {
+                return Ok(());
+            }
+            let cols = match columns {
+                Some(c) => c,
+                None => {
+                    let record = record.strip_prefix(b"\xef\xbb\xbf").unwrap_or(record);
+                    let c = match header_columns(record) {
+                        Some(c) => c,
+                        None => headerless(record).map_err(fault)?,
+                    };
+                    if c.time == usize::MAX || c.elapsed == usize::MAX {
+                        return Err(fault(
+                                "JMeter CSV without timeStamp and elapsed columns: no latencies to compute \
+                                 (enable jmeter.save.saveservice.timestamp_format and .time)"
+                                    .into(),
+                            ));
+                    }
+                    columns = Some(c);
+                    if c.has_header {
+                        return Ok(());
+                    }
+                    c
+                }
+            };
+            let needed = match (&levels, cols.all_threads) {
+                (Some(_), Some(i)) => cols.needed.max(i + 1),
+                _ => cols.needed,
+            };
+            split_fields(record, cols.delim, needed, &mut fields);
+            let get = |i: usize| fields.get(i).map(|&(a, b)| &record[a..b]);
+            let (Some(t), Some(e)) = (get(cols.time), get(cols.elapsed)) else {
+                return Err(fault(format!(
+                    "only {} fields in this row, the header has at least {}",
+                    fields.len(),
+                    cols.needed
+                )));
+            };
+            let t_us = match parse_u64(t) {
+                Some(ms) => super::time::ms_to_us(ms).ok_or_else(|| {
+                    fault(format!(
+                        "timeStamp '{}' is out of range",
+                        String::from_utf8_lossy(t)
+                    ))
+                })?,
+                None => parse_date(&field_text(t)).ok_or_else(|| {
+                    fault(format!(
+                        "timeStamp '{}' is not a time",
+                        String::from_utf8_lossy(t)
+                    ))
+                })?,
+            };
+            let ms =
+                parse_f64(e).ok_or_else(|| fault("elapsed is not a non-negative number".into()))?;
+            let success = match cols.success.and_then(get) {
+                Some(s) => !s.eq_ignore_ascii_case(b"false"),
+                None => true,
+            };
+            let label = if split {
+                cols.label.and_then(get).map(field_text).unwrap_or_default()
+            } else {
+                Default::default()
+            };
+            grouper.push(&label, Sample { t_us, ms }, success);
+            if let Some(levels) = levels.as_deref_mut()
+                && let Some(threads) = cols.all_threads.and_then(get).and_then(parse_u64)
+            {
+                let threads = threads as f64;
+                if levels.last().is_none_or(|&(_, l)| l != threads) {
+                    levels.push((t_us, threads));
+                }
+                // The latest sample, so that the last level lasts
+                // until it (pushed at the end).
+                if latest.is_none_or(|(t, _)| t_us >= t) {
+                    latest = Some((t_us, threads));
+                }
+            }
+            Ok(())
+        })?;
+        if let Some(at) = scanned.cut_short_at {
+            // A last line cut short (the tool was stopped mid-write).
+            tail = Some(offset + at as u64);
+        }
+        Ok(scanned.consumed)
+    })?;
+    if let (Some(levels), Some(latest)) = (levels, latest)
+        && levels.last() != Some(&latest)
+    {
+        levels.push(latest);
+    }
+    Ok((grouper, tail, end))
 }
 
 /// A `timeStamp` written with a `SimpleDateFormat` pattern

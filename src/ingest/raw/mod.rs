@@ -26,6 +26,7 @@ pub mod jmeter_xml;
 pub mod k6_csv;
 pub mod k6_ndjson;
 pub mod locust;
+mod slices;
 mod time;
 
 use std::collections::BTreeMap;
@@ -165,13 +166,7 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if trimmed.starts_with(b"{") {
         // NDJSON records start `{"type":"Metric"` or `{"metric":…,"type":"Point"`.
         let line = trim_cr(&trimmed[..memchr::memchr(b'\n', trimmed).unwrap_or(trimmed.len())]);
-        let record = serde_json::from_slice::<serde_json::Value>(line).ok();
-        let is_k6_record = record.as_ref().is_some_and(|v| {
-            matches!(
-                v.get("type").and_then(|t| t.as_str()),
-                Some("Metric" | "Point")
-            ) && (v.get("metric").is_some() || v.get("data").is_some())
-        });
+        let is_k6_record = k6_ndjson::is_record(line);
         return Ok(if is_k6_record {
             Sniffed::K6Ndjson
         } else {
@@ -577,6 +572,22 @@ impl Grouper {
             i
         };
         self.sets[i].push(sample, success);
+    }
+
+    /// Appends what `other` grouped after what this one did, key by key,
+    /// keys in order of first appearance: as if one grouper had seen this
+    /// part of a file and then the next.
+    pub(crate) fn absorb(&mut self, other: Grouper) {
+        for (key, set) in other.keys.into_iter().zip(other.sets) {
+            match self.index.get(&key) {
+                Some(&i) => self.sets[i].append(set),
+                None => {
+                    self.index.insert(key.clone(), self.keys.len());
+                    self.keys.push(key);
+                    self.sets.push(set);
+                }
+            }
+        }
     }
 
     /// The groups with keys decoded by `decode` (keys that decode to the

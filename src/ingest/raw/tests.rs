@@ -2,7 +2,7 @@
 //! (read in place, never copied) and small hand-written edge cases.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::*;
@@ -200,8 +200,45 @@ fn k6_ndjson_errors_name_the_line() {
     assert!(msg.starts_with("runs/r/e/round-1.ndjson:3: "), "{msg}");
 }
 
+/// k6's own lines (the real run in tests/fixtures/k6-real, k6 v1.x) are
+/// read directly, without the JSON reader; a reordered line is not.
 #[test]
-fn k6_ndjson_other_key_order_uses_the_slow_path() {
+fn k6_own_lines_take_the_direct_path() {
+    use super::k6_ndjson::{Matcher, parse_point};
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k6-real/round-1.ndjson.gz");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    // The shared fixtures' k6 run (an older k6) too, when present.
+    if let Some(other) = fixture(&format!("{K6_RUN}/data.json")) {
+        text.push_str(&std::fs::read_to_string(other).unwrap());
+    }
+    let m = Matcher::new("http_req_duration", Some("name"));
+    let mut direct = 0;
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("{\"metric\":\"http_req_duration\""))
+    {
+        assert!(parse_point(&m, line.as_bytes()).is_some(), "{line}");
+        direct += 1;
+    }
+    assert!(direct >= 532, "{direct}");
+    let reordered = "{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{\"time\":\"2026-11-29T19:28:28Z\",\"tags\":{},\"value\":1}}";
+    assert!(parse_point(&m, reordered.as_bytes()).is_none());
+    let negative = "{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{\"time\":\"2026-11-29T19:28:28Z\",\"value\":-1,\"tags\":{}}}";
+    assert!(
+        parse_point(&m, negative.as_bytes()).is_none(),
+        "left to the JSON reader's error"
+    );
+    let with_metadata = "{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{\"time\":\"2026-11-29T19:28:28Z\",\"value\":1.5e1,\"tags\":{\"name\":\"a\"},\"metadata\":{\"vu\":\"1\"}}}";
+    let p = parse_point(&m, with_metadata.as_bytes()).unwrap();
+    assert_eq!((p.sample.ms, p.key), (15.0, &b"a"[..]));
+}
+
+#[test]
+fn k6_ndjson_reads_any_key_order() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("jq.ndjson");
     std::fs::write(
@@ -216,7 +253,9 @@ fn k6_ndjson_other_key_order_uses_the_slow_path() {
     };
     assert_eq!(groups[""].ok.len(), 1);
     assert_eq!(groups[""].failed.len(), 1);
-    assert_eq!(raw.warnings.len(), 1);
+    assert_eq!(groups[""].ok[0].ms, 4.0);
+    // Read at full speed now: nothing to warn about.
+    assert!(raw.warnings.is_empty(), "{:?}", raw.warnings);
 }
 
 #[test]
@@ -600,6 +639,59 @@ mod properties {
         )
     }
 
+    /// The same Point with its keys in another order at every level, extra
+    /// keys among them (as jq or another JSON tool may write it).
+    fn shuffled_point(
+        metric: &str,
+        t_s: u32,
+        value: f64,
+        name: &str,
+        ok: bool,
+        order: u64,
+    ) -> String {
+        fn rotate(mut parts: Vec<String>, by: u64) -> String {
+            let n = parts.len();
+            parts.rotate_left((by as usize) % n);
+            if by % 7 < 3 {
+                parts.reverse();
+            }
+            format!("{{{}}}", parts.join(","))
+        }
+        let j = |s: &str| serde_json::to_string(s).unwrap();
+        let tags = rotate(
+            vec![
+                format!(
+                    "\"expected_response\":{}",
+                    j(if ok { "true" } else { "false" })
+                ),
+                format!("\"name\":{}", j(name)),
+                format!("\"url\":{}", j("http://x/{a}\"b\"")),
+                "\"extra\":[1,{\"a\":null}]".to_string(),
+            ],
+            order,
+        );
+        let data = rotate(
+            vec![
+                format!(
+                    "\"time\":\"2026-05-04T03:{:02}:{:02}.5+00:00\"",
+                    t_s / 60 % 60,
+                    t_s % 60
+                ),
+                format!("\"value\":{value}"),
+                format!("\"tags\":{tags}"),
+            ],
+            order / 3,
+        );
+        rotate(
+            vec![
+                format!("\"metric\":{}", j(metric)),
+                "\"type\":\"Point\"".to_string(),
+                format!("\"data\":{data}"),
+            ],
+            order / 11,
+        ) + "\n"
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         /// The fast prefix scan reads exactly what a JSON parser reads:
@@ -633,6 +725,189 @@ mod properties {
                 }
                 Err(e) => prop_assert!(want.is_empty(), "{e}"),
             }
+        }
+
+        /// Any key order reads exactly what k6's own order reads: the same
+        /// samples (times, values, success), grouped by the same decoded
+        /// tag values, lines of both orders mixed in one file.
+        #[test]
+        fn any_key_order_reads_the_same_samples(
+            rows in proptest::collection::vec((0u32..3000, 0.0f64..5000.0, "[a-z{}\"\\\\/ é&<>]{0,12}", any::<bool>(), any::<bool>(), any::<u64>()), 1..60),
+        ) {
+            let header = "{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\",\"type\":\"trend\"},\"metric\":\"http_req_duration\"}\n";
+            let mut k6_order = String::from(header);
+            let mut shuffled = String::from(header);
+            let mut mixed = String::from(header);
+            for (i, (t, v, name, ok, other_metric, order)) in rows.iter().enumerate() {
+                let metric = if *other_metric { "http_req_waiting" } else { "http_req_duration" };
+                let a = point(metric, *t, *v, name, *ok);
+                let b = shuffled_point(metric, *t, *v, name, *ok, *order);
+                k6_order.push_str(&a);
+                shuffled.push_str(&b);
+                mixed.push_str(if i % 2 == 0 { &a } else { &b });
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let opts = ReadOptions { metric: "http_req_duration".into(), split_tag: Some("name".into()), ..Default::default() };
+            let read = |name: &str, text: &str| {
+                let p = dir.path().join(name);
+                std::fs::write(&p, text).unwrap();
+                read_file(&p, Path::new("p.ndjson"), &opts).map(|r| (r.content, r.warnings)).map_err(|e| e.to_string())
+            };
+            let want = read("a.ndjson", &k6_order);
+            prop_assert_eq!(&read("b.ndjson", &shuffled), &want);
+            prop_assert_eq!(&read("c.ndjson", &mixed), &want);
+        }
+    }
+}
+
+/// Large plain files are read in slices by several threads; the result is
+/// the one of a single pass, to the bit and in sample order, errors
+/// included (the first in the file wins).
+mod sliced {
+    use super::*;
+
+    fn with_threads<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    fn read_both(text: &str, name: &str, split: Option<&str>) -> (String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let opts = ReadOptions {
+            split_tag: split.map(str::to_string),
+            ..ReadOptions::default()
+        };
+        let read = || {
+            let r = read_file(&p, Path::new(name), &opts);
+            format!("{r:?}")
+        };
+        let one = with_threads(1, read);
+        let many = with_threads(5, read);
+        (one, many)
+    }
+
+    fn ndjson(rows: usize, seed: u64) -> String {
+        let mut s = seed | 1;
+        let mut text = String::from(
+            "{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\",\"type\":\"trend\"},\"metric\":\"http_req_duration\"}\n",
+        );
+        for i in 0..rows {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let v = (s % 100_000) as f64 / 37.0;
+            let name = ["a", "b\\\"q", "c"][(s % 3) as usize];
+            let ok = if s.is_multiple_of(11) {
+                "false"
+            } else {
+                "true"
+            };
+            let t = format!(
+                "2026-05-04T03:{:02}:{:02}.{:06}Z",
+                (i / 60) % 60,
+                i % 60,
+                s % 1_000_000
+            );
+            if s.is_multiple_of(5) {
+                text.push_str(&format!(
+                    "{{\"type\":\"Point\",\"data\":{{\"tags\":{{\"name\":\"{name}\",\"expected_response\":\"{ok}\"}},\"value\":{v},\"time\":\"{t}\"}},\"metric\":\"http_req_duration\"}}\n"
+                ));
+            } else {
+                text.push_str(&format!(
+                    "{{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{{\"time\":\"{t}\",\"value\":{v},\"tags\":{{\"expected_response\":\"{ok}\",\"name\":\"{name}\"}}}}}}\n"
+                ));
+            }
+            text.push_str(&format!(
+                "{{\"metric\":\"http_reqs\",\"type\":\"Point\",\"data\":{{\"time\":\"{t}\",\"value\":1,\"tags\":{{\"name\":\"{name}\"}}}}}}\n"
+            ));
+        }
+        text
+    }
+
+    fn jtl(rows: usize, seed: u64) -> String {
+        let mut s = seed | 1;
+        let mut text = String::from(
+            "timeStamp,elapsed,label,responseCode,responseMessage,success,failureMessage\n",
+        );
+        for i in 0..rows {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let label = ["GET /a", "\"POST /b, with \"\"quotes\"\"\"", "GET /c"][(s % 3) as usize];
+            let (ok, message) = if s.is_multiple_of(7) {
+                (
+                    "false",
+                    "\"Assertion failed:\nline two, \"\"quoted\"\"\nline three\"",
+                )
+            } else {
+                ("true", "")
+            };
+            text.push_str(&format!(
+                "{},{},{label},200,OK,{ok},{message}\n",
+                1_777_863_600_000u64 + i as u64 * 7,
+                s % 900
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn ndjson_slices_read_as_one_pass() {
+        for seed in [1, 2, 3] {
+            let text = ndjson(600, seed);
+            assert!(text.len() as u64 > 4 * super::super::slices::MIN_SLICED_BYTES);
+            for split in [None, Some("name")] {
+                let (one, many) = read_both(&text, "big.ndjson", split);
+                assert!(one.starts_with("Ok("), "{one}");
+                assert_eq!(one, many);
+            }
+            // Cut mid-line at the end: the same warning.
+            let cut = &text[..text.len() - 20];
+            let (one, many) = read_both(cut, "cut.ndjson", Some("name"));
+            assert!(one.contains("incomplete"), "{one}");
+            assert_eq!(one, many);
+            // A bad line in the last third: the same error, the same line.
+            let mut lines: Vec<&str> = text.lines().collect();
+            let at = lines.len() * 3 / 4;
+            lines[at] = "{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{\"time\":\"2026-05-04T03:00:00Z\",\"value\":-4,\"tags\":{}}}";
+            let bad = lines.join("\n") + "\n";
+            let (one, many) = read_both(&bad, "bad.ndjson", None);
+            assert!(one.contains(&format!("line: Some({})", at + 1)), "{one}");
+            assert_eq!(one, many);
+        }
+    }
+
+    #[test]
+    fn jtl_slices_read_as_one_pass_quotes_and_all() {
+        for seed in [1, 2, 3] {
+            let text = jtl(1500, seed);
+            assert!(text.len() as u64 > 4 * super::super::slices::MIN_SLICED_BYTES);
+            let (one, many) = read_both(&text, "big.jtl", Some("label"));
+            assert!(one.starts_with("Ok("), "{one}");
+            assert!(
+                one.contains("with \\\"quotes\\\""),
+                "labels with quotes read whole: {one}"
+            );
+            assert_eq!(one, many);
+            let (one, many) = read_both(&text[..text.len() - 5], "cut.jtl", Some("label"));
+            assert_eq!(one, many);
+            // A bad elapsed time late in the file.
+            let bad = text.replacen(
+                ",true,\n",
+                ",true,\n1777863600000,-5,GET /a,200,OK,true,\n",
+                1000,
+            );
+            let (one, many) = read_both(&bad, "bad.jtl", Some("label"));
+            assert!(
+                one.contains("elapsed is not a non-negative number"),
+                "{one}"
+            );
+            assert_eq!(one, many);
         }
     }
 }

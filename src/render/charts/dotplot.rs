@@ -151,9 +151,14 @@ mod tests {
     fn endpoint(name: &str, a: Option<Vec<f64>>, b: Option<Vec<f64>>) -> EndpointComparison {
         let side = |v: Vec<f64>| Side {
             median_p99_ms: crate::stats::median(&v).unwrap(),
+            usable_rounds: v.len(),
             round_p99_ms: v,
+            p90_ms: None,
             throughput_rps: None,
             error_rate: None,
+            spread: None,
+            failed_rounds: Vec::new(),
+            failed: false,
         };
         EndpointComparison {
             id: name.to_string(),
@@ -165,6 +170,8 @@ mod tests {
             hodges_lehmann_ratio: None,
             ratio_interval: None,
             interval_confidence: None,
+            regressed: Vec::new(),
+            throughput_not_judged: None,
             verdict: ComparisonVerdict::Regression,
             reason: String::new(),
         }

@@ -300,7 +300,11 @@ pub fn trend_chart(
             (&[DisplayState::Ok, DisplayState::NoBaseline][..], MEDIAN, 3),
             (&[DisplayState::Improvement][..], IMPROVEMENT, 4),
             (&[DisplayState::Accepted][..], ACCEPTED, 4),
-            (&[DisplayState::Regression][..], REGRESSION, 5),
+            (
+                &[DisplayState::Regression, DisplayState::Failed][..],
+                REGRESSION,
+                5,
+            ),
         ] {
             let d = dots(
                 &mut pts
