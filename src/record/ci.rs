@@ -27,32 +27,7 @@ pub fn detect(var: &dyn Fn(&str) -> Option<String>) -> Option<CiFacts> {
             .filter(|v| !v.is_empty())
     };
     if get("GITHUB_ACTIONS").is_some() {
-        // On `pull_request` events GITHUB_REF is refs/pull/<n>/merge and
-        // GITHUB_HEAD_REF the source branch; on pushes GITHUB_REF_NAME is
-        // the branch.
-        let pull_request = get("GITHUB_REF").and_then(|r| {
-            r.strip_prefix("refs/pull/")
-                .and_then(|rest| rest.split('/').next())
-                .map(str::to_string)
-        });
-        let job_url = match (
-            get("GITHUB_SERVER_URL"),
-            get("GITHUB_REPOSITORY"),
-            get("GITHUB_RUN_ID"),
-        ) {
-            (Some(server), Some(repo), Some(run)) => Some(format!(
-                "{}/{repo}/actions/runs/{run}",
-                server.trim_end_matches('/')
-            )),
-            _ => None,
-        };
-        return Some(CiFacts {
-            provider: "github-actions",
-            commit: get("GITHUB_SHA"),
-            branch: get("GITHUB_HEAD_REF").or_else(|| get("GITHUB_REF_NAME")),
-            job_url,
-            pull_request,
-        });
+        return Some(github_actions(&get));
     }
     if get("GITLAB_CI").is_some() {
         return Some(CiFacts {
@@ -140,6 +115,36 @@ pub fn detect(var: &dyn Fn(&str) -> Option<String>) -> Option<CiFacts> {
         });
     }
     None
+}
+
+/// GitHub Actions' facts.
+fn github_actions(get: &dyn Fn(&str) -> Option<String>) -> CiFacts {
+    // On `pull_request` events GITHUB_REF is refs/pull/<n>/merge and
+    // GITHUB_HEAD_REF the source branch; on pushes GITHUB_REF_NAME is
+    // the branch.
+    let pull_request = get("GITHUB_REF").and_then(|r| {
+        r.strip_prefix("refs/pull/")
+            .and_then(|rest| rest.split('/').next())
+            .map(str::to_string)
+    });
+    let job_url = match (
+        get("GITHUB_SERVER_URL"),
+        get("GITHUB_REPOSITORY"),
+        get("GITHUB_RUN_ID"),
+    ) {
+        (Some(server), Some(repo), Some(run)) => Some(format!(
+            "{}/{repo}/actions/runs/{run}",
+            server.trim_end_matches('/')
+        )),
+        _ => None,
+    };
+    CiFacts {
+        provider: "github-actions",
+        commit: get("GITHUB_SHA"),
+        branch: get("GITHUB_HEAD_REF").or_else(|| get("GITHUB_REF_NAME")),
+        job_url,
+        pull_request,
+    }
 }
 
 #[cfg(test)]
