@@ -11,6 +11,9 @@
 //     the other. The choice is remembered across pages.
 //   - controls that only work with JavaScript carry data-needs-js and the
 //     hidden attribute; they are revealed here.
+//   - the trend chart's time range (nav.range): the range shown comes from
+//     the URL (#range-13w) by CSS alone; this marks the chosen link
+//     aria-current and keeps the page from jumping to the chart.
 (function () {
   "use strict";
 
@@ -97,17 +100,62 @@
 
   // The text lives in one <title> (what screen readers and JS-less
   // browsers show). It moves to data-tip so that the native tooltip does
-  // not show on top of this one; aria-label keeps it for screen readers.
+  // not show on top of this one; a link keeps it as its aria-label (other
+  // elements have their words elsewhere: an aria-label on them would be
+  // ignored, or prohibited).
   function adoptTitles(svg) {
     each("[data-tip-target]", function (el) {
       var title = el.querySelector("title");
       if (!title) return;
       var text = title.textContent;
-      var focusable = el.closest("a") || el;
-      focusable.setAttribute("data-tip", text);
-      focusable.setAttribute("aria-label", text.replace(/\n/g, "; "));
+      var link = el.closest("a");
+      var target = link || el;
+      target.setAttribute("data-tip", text);
+      if (link && !link.hasAttribute("aria-label")) link.setAttribute("aria-label", text.replace(/\n/g, "; "));
       title.parentNode.removeChild(title);
     }, svg);
+  }
+
+  // Heatmap cells carry their tooltip in a title attribute (the word is in
+  // the cell for screen readers).
+  function adoptCellTitles(table) {
+    each("td[title]", function (td) {
+      td.setAttribute("data-tip", td.getAttribute("title"));
+      td.removeAttribute("title");
+    }, table);
+  }
+
+  // ---- Time range of the trend chart -----------------------------------
+  function markRange() {
+    var m = /^#range-(.+)$/.exec(window.location.hash);
+    each("nav.range", function (nav) {
+      var links = nav.querySelectorAll("a[data-range]");
+      var chosen = m && nav.querySelector('a[data-range="' + m[1] + '"]');
+      Array.prototype.forEach.call(links, function (a) {
+        var current = chosen ? a === chosen : a.getAttribute("data-default") === "true";
+        if (current) a.setAttribute("aria-current", "true"); else a.removeAttribute("aria-current");
+      });
+    });
+  }
+  function makeRange(nav) {
+    each("a[data-range]", function (a) {
+      if (a.getAttribute("aria-current") === "true") a.setAttribute("data-default", "true");
+      a.addEventListener("click", function (e) {
+        // Change the URL (so the view can be shared) without scrolling.
+        e.preventDefault();
+        if (window.history && window.history.replaceState) {
+          window.history.replaceState(null, "", a.getAttribute("href"));
+          // :target follows location.hash only on navigation: show the
+          // view by hand, then re-mark the links.
+          each("[data-range-view]", function (v) {
+            v.style.display = v.id === "range-" + a.getAttribute("data-range") ? "block" : "none";
+          });
+        } else {
+          window.location.hash = a.getAttribute("href");
+        }
+        markRange();
+      });
+    }, nav);
   }
 
   function showTip(el) {
@@ -177,6 +225,13 @@
   each("table.sortable", makeSortable);
   each("input[data-filter]", makeFilter);
   each("svg[data-tip-source]", adoptTitles);
+  each("table.heatmap", adoptCellTitles);
+  each("nav.range", makeRange);
+  markRange();
+  window.addEventListener("hashchange", function () {
+    each("[data-range-view]", function (v) { v.style.display = ""; });
+    markRange();
+  });
   each("select[data-policy-switch]", makePolicySwitch);
   document.addEventListener("mouseover", function (e) {
     var el = tipTarget(e);

@@ -211,18 +211,25 @@ fn the_overview_heatmap_covers_endpoints_by_weeks() {
     let analysis = analyse(&archive, Vec::new());
     let site = render_site(&analysis).unwrap();
     let index = String::from_utf8(site.get("index.html").unwrap().to_vec()).unwrap();
-    let start = index.find("<svg class=\"heatmap\"").expect("a heatmap");
-    let svg = &index[start..start + index[start..].find("</svg>").unwrap()];
-    assert!(
-        svg.contains("<title id=\"heatmap-title\">") && svg.contains("<desc id=\"heatmap-desc\">")
-    );
-    let cells: Vec<&str> = svg
-        .split("<rect ")
-        .skip(1)
-        .filter(|c| c.contains("data-tip-target"))
-        .collect();
+    let start = index.find("<table class=\"heatmap\"").expect("a heatmap");
+    let table = &index[start..start + index[start..].find("</table>").unwrap()];
+    let legend = &index[start..start + index[start..].find("</p>").unwrap()];
+    assert!(table.contains("<caption>Worst verdict per endpoint and ISO week"));
+    let cells: Vec<&str> = table.split("<td ").skip(1).collect();
     assert_eq!(cells.len(), 12 * 53, "12 endpoints x 53 weeks");
-    assert!(cells.iter().all(|c| c.contains("<title>")));
+    // Each cell says its verdict in words for screen readers, and has a
+    // tooltip; every column is headed by its ISO week.
+    assert!(
+        cells
+            .iter()
+            .all(|c| c.contains("title=\"") && c.contains("<span class=\"vh\">"))
+    );
+    assert_eq!(
+        table
+            .matches("<th scope=\"col\" class=\"hm-week\">")
+            .count(),
+        53
+    );
     for key in [
         "regression",
         "insufficient",
@@ -232,9 +239,16 @@ fn the_overview_heatmap_covers_endpoints_by_weeks() {
         "none",
     ] {
         assert!(
-            svg.contains(&format!("class=\"h-{key}\"/>")),
+            legend.contains(&format!("class=\"hm-swatch h-{key}\"")),
             "legend swatch {key}"
         );
+    }
+    // Shapes as well as colours: every regression cell has its triangle.
+    for c in cells
+        .iter()
+        .filter(|c| c.starts_with("class=\"h-regression\""))
+    {
+        assert!(c.contains(">▲</span>"), "{c}");
     }
     assert!(
         index.contains("17 older weeks are not drawn here"),
@@ -266,7 +280,8 @@ fn the_overview_heatmap_covers_endpoints_by_weeks() {
     }
     let mut checked = 0;
     for cell in &cells {
-        let title = &cell[cell.find("<title>").unwrap() + 7..cell.find("</title>").unwrap()];
+        let title = &cell[cell.find("title=\"").unwrap() + 7..];
+        let title = &title[..title.find('"').unwrap()];
         if !title.starts_with(&format!("{} · ", e.name)) {
             continue;
         }

@@ -251,6 +251,61 @@ impl EndpointCapacity {
     pub fn latest(&self) -> Option<&CapacityPoint> {
         self.runs.last()
     }
+
+    /// The recommended limit over the recent step-load runs at the current
+    /// level: the latest run and the runs right before it on the same side
+    /// of a capacity regression (so a range never mixes the capacity before
+    /// a drop with the capacity after it), at most `n` of them.
+    pub fn limit_range(&self, n: usize) -> Option<LimitRange> {
+        let latest = self.latest()?;
+        let regressed =
+            |p: &CapacityPoint| p.verdict == CapacityVerdict::Regression && !p.accepted_change;
+        let side = regressed(latest);
+        let recent: Vec<&CapacityPoint> = self
+            .runs
+            .iter()
+            .rev()
+            .take_while(|p| regressed(p) == side)
+            .take(n.max(1))
+            .collect();
+        let limits: Vec<f64> = recent.iter().filter_map(|p| p.knee.limit_rps).collect();
+        Some(LimitRange {
+            median: median(&limits)?,
+            min: limits.iter().copied().fold(f64::INFINITY, f64::min),
+            max: limits.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            runs: recent.iter().rev().map(|p| p.run.clone()).collect(),
+        })
+    }
+}
+
+/// The recommended limit over recent runs ([`EndpointCapacity::limit_range`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LimitRange {
+    /// Median of the runs' limits (req/s): the limit to set.
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// The runs, oldest first (those without a knee have no limit and do
+    /// not count in the figures).
+    pub runs: Vec<String>,
+}
+
+/// The p99 a step-load run measured at a throughput, read off its steps
+/// (linear between the two steps around it); `None` outside the steps'
+/// range or where a step has no p99.
+pub fn p99_at(steps: &[crate::model::Step], throughput_rps: f64) -> Option<f64> {
+    let mut points: Vec<(f64, f64)> = steps
+        .iter()
+        .filter_map(|s| Some((s.throughput_rps, s.p99_ms?)))
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let i = points.iter().position(|p| p.0 >= throughput_rps)?;
+    if i == 0 {
+        return (points[0].0 == throughput_rps).then_some(points[0].1);
+    }
+    let (a, b) = (points[i - 1], points[i]);
+    let t = (throughput_rps - a.0) / (b.0 - a.0);
+    Some(a.1 + t * (b.1 - a.1))
 }
 
 /// One endpoint's step-load file in one run.
@@ -267,6 +322,10 @@ pub struct CapacityPoint {
     /// knee ÷ baseline.
     pub ratio: Option<f64>,
     pub verdict: CapacityVerdict,
+    /// A capacity regression a human triaged `accepted` (an intended
+    /// change), or a regression right after one while the baseline moves
+    /// to the new level: still a regression by the numbers, not a problem.
+    pub accepted_change: bool,
 }
 
 /// Judges every endpoint's step-load runs, in time order. Endpoints are
@@ -302,6 +361,13 @@ pub fn analyse_capacity(archive: &Archive) -> Vec<EndpointCapacity> {
                 let verdict =
                     verdict::decide_capacity(knee.knee_rps, baseline_knee_rps, c.regression_drop);
                 let triaged_accepted = archive.accepted_by_triage(&run.id, id);
+                // An accepted drop carries on while the runs after it stay
+                // regressions (the baseline fills with the new level).
+                let accepted_change = verdict == CapacityVerdict::Regression
+                    && (triaged_accepted
+                        || runs.last().is_some_and(|p: &CapacityPoint| {
+                            p.accepted_change && p.verdict == CapacityVerdict::Regression
+                        }));
                 if let Some(k) = knee.knee_rps
                     && verdict::capacity_feeds_baseline(verdict, triaged_accepted)
                 {
@@ -321,6 +387,7 @@ pub fn analyse_capacity(archive: &Archive) -> Vec<EndpointCapacity> {
                     baseline_knee_rps,
                     knee,
                     verdict,
+                    accepted_change,
                 });
             }
             EndpointCapacity {

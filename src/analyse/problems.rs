@@ -8,7 +8,8 @@
 //!   settles it; `real` does not (a real regression is a problem until it
 //!   is fixed).
 //! * **capacity**: an endpoint whose latest step-load run up to the week's
-//!   end is a capacity regression not triaged `accepted` or `noise`.
+//!   end is a capacity regression not triaged `accepted` (and not part of
+//!   an accepted change) or `noise`.
 //!
 //! Each problem says where it came in (the suspect range: the last run at
 //! the old level and the first at the new one), since when and over how
@@ -20,7 +21,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::alarms::AlarmState;
-use super::capacity::EndpointCapacity;
+use super::capacity::{CapacityPoint, EndpointCapacity};
 use super::verdict::CapacityVerdict;
 use super::{Analysis, EndpointAnalysis};
 use crate::model::{Label, TriageLabel};
@@ -158,14 +159,12 @@ fn capacity_problem(
 ) -> Option<Problem> {
     let upto: Vec<_> = e.runs.iter().filter(|p| p.started_at < to).collect();
     let latest = *upto.last()?;
-    if latest.verdict != CapacityVerdict::Regression {
+    let open = |p: &CapacityPoint| p.verdict == CapacityVerdict::Regression && !p.accepted_change;
+    if !open(latest) {
         return None;
     }
     // The streak of regressions the latest run belongs to.
-    let start = upto
-        .iter()
-        .rposition(|p| p.verdict != CapacityVerdict::Regression)
-        .map_or(0, |i| i + 1);
+    let start = upto.iter().rposition(|p| !open(p)).map_or(0, |i| i + 1);
     let first = upto[start];
     let label = analysis
         .alarms

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::charts::capacity::{cpu_chart, history_chart, latency_chart, pct, throughput_chart};
 use super::context::{Ctx, RunLabel};
-use super::rows::{Page, render, settings_line};
+use super::rows::{Page, render};
 use super::{Slugs, format as f};
 use crate::analyse::Analysis;
 use crate::analyse::capacity::{CapacityPoint, EndpointCapacity, number};
@@ -18,6 +18,10 @@ use crate::error::Error;
 /// Runs whose step tables the page shows (newest first); older runs' steps
 /// are in `data/analysis.json`, so that years of history keep the page light.
 pub const STEP_TABLE_RUNS: usize = 12;
+
+/// How many recent step-load runs (at the current level) the recommended
+/// limit's range is taken over.
+pub const LIMIT_RUNS: usize = 5;
 
 pub struct StepRow {
     pub number: u32,
@@ -46,6 +50,9 @@ pub struct RunRow {
     pub baseline: String,
     pub ratio: String,
     pub verdict: &'static str,
+    /// How it is shown: the verdict, or `accepted` for a regression a
+    /// human accepted (CSS class suffix).
+    pub state: &'static str,
     pub reasoning: String,
     pub steps: Vec<StepRow>,
     pub resources: Option<String>,
@@ -67,7 +74,15 @@ pub struct CapacityPage {
     pub rows: Vec<RunRow>,
     /// How many of `rows` (newest first) get their step table.
     pub step_table_runs: usize,
-    pub settings_line: String,
+    /// `42.3 req/s`, and `40.0–42.6 req/s over the last 5 step-load runs`.
+    pub limit: String,
+    pub limit_spread: String,
+    /// `about 172 ms at 42.3 req/s (objective 330 ms)`, or empty.
+    pub expected_p99: String,
+    /// How the latest run was measured: steps, step length, host, file.
+    pub setup: Vec<(String, String)>,
+    /// The capacity rule, for the page's footer line.
+    pub capacity_rule: String,
 }
 
 /// A row of the overview's capacity table.
@@ -77,8 +92,61 @@ pub struct CapacitySummary {
     pub href: String,
     pub run: String,
     pub knee: String,
+    /// The recommended limit over recent runs, with its range.
     pub limit: String,
     pub verdict: &'static str,
+    pub state: &'static str,
+}
+
+/// How a capacity verdict is shown: `accepted` for an accepted drop.
+fn state(p: &CapacityPoint) -> &'static str {
+    if p.accepted_change {
+        "accepted"
+    } else {
+        p.verdict.as_str()
+    }
+}
+
+/// The limit over recent runs as the overview's table shows it.
+fn limit_cell(e: &EndpointCapacity) -> String {
+    match e.limit_range(LIMIT_RUNS) {
+        Some(r) if (r.max - r.min).abs() > 1e-9 => {
+            format!("{} ({}–{})", number(r.median), number(r.min), number(r.max))
+        }
+        Some(r) => number(r.median),
+        None => "–".into(),
+    }
+}
+
+/// How the latest step-load run was measured.
+fn setup(ctx: &Ctx, p: &CapacityPoint) -> Vec<(String, String)> {
+    let s = &p.series;
+    let unit = s.unit.label();
+    let loads: Vec<String> = s.steps.iter().map(|st| number(st.load)).collect();
+    let mut lengths: Vec<f64> = s.steps.iter().map(|st| st.duration_s).collect();
+    lengths.sort_by(f64::total_cmp);
+    let mut out = vec![
+        (
+            "Steps".to_string(),
+            format!("{} steps of {} {unit}", s.steps.len(), loads.join(", ")),
+        ),
+        (
+            "Step length".to_string(),
+            match lengths.get(lengths.len() / 2) {
+                Some(l) => format!(
+                    "{} s each, the first {} s of each left out (settling)",
+                    number(*l),
+                    number(s.settle_s)
+                ),
+                None => "–".into(),
+            },
+        ),
+    ];
+    if let Some(host) = ctx.run(&p.run).and_then(|r| r.meta.environment.get("host")) {
+        out.push(("Host".to_string(), host.clone()));
+    }
+    out.push(("File".to_string(), s.source.clone()));
+    out
 }
 
 fn run_row(ctx: &Ctx, p: &CapacityPoint) -> RunRow {
@@ -134,6 +202,7 @@ fn run_row(ctx: &Ctx, p: &CapacityPoint) -> RunRow {
             .unwrap_or_else(|| "–".into()),
         ratio: f::ratio(p.ratio),
         verdict: p.verdict.as_str(),
+        state: state(p),
         reasoning: p.knee.reasoning.clone(),
         steps,
         resources: p.series.resources.clone(),
@@ -152,6 +221,19 @@ pub fn capacity_page(ctx: &Ctx, e: &EndpointCapacity) -> Result<Option<Page>, Er
         return Ok(None);
     };
     let cpu_chart = cpu_chart(e, latest, "capacity-cpu")?;
+    let range = e.limit_range(LIMIT_RUNS);
+    let expected_p99 = range
+        .as_ref()
+        .and_then(|r| {
+            let p99 = crate::analyse::capacity::p99_at(&latest.series.steps, r.median)?;
+            Some(format!(
+                "about {} ms at {} req/s in the latest run (objective {} ms)",
+                f::ms(p99),
+                number(r.median),
+                f::ms(e.objective.p99_ms)
+            ))
+        })
+        .unwrap_or_default();
     let page = CapacityPage {
         root: "../",
         name: e.name.clone(),
@@ -162,21 +244,46 @@ pub fn capacity_page(ctx: &Ctx, e: &EndpointCapacity) -> Result<Option<Page>, Er
             .any(|x| x.id == e.id)
             .then(|| format!("../endpoints/{}.html", slugs.endpoint(&e.id))),
         objective: format!(
-            "Objective: p99 ≤ {} ms and errors < {} per step; limit = knee × (1 − {}); a capacity regression is a knee \
-             below the baseline knee × (1 − {}).",
+            "Objective: p99 ≤ {} ms and errors < {} per step.",
+            f::ms(e.objective.p99_ms),
+            pct(e.objective.max_error_rate),
+        ),
+        capacity_rule: format!(
+            "Capacity rule: the knee is the highest throughput of a step meeting the objective (p99 ≤ {} ms, errors < {}) \
+             before the first sustained break; limit = knee × (1 − {}); the recommended limit is the median of the limits \
+             of up to {LIMIT_RUNS} recent step-load runs at the current level; a capacity regression is a knee below the \
+             baseline knee (median of up to {} earlier accepted knees) × (1 − {}).",
             f::ms(e.objective.p99_ms),
             pct(e.objective.max_error_rate),
             pct(e.objective.headroom),
+            analysis.settings.capacity.baseline_window,
             pct(e.regression_drop)
         ),
         latest: Some(run_row(ctx, latest)),
-        throughput_chart: throughput_chart(e, latest, "capacity-throughput")?,
-        latency_chart: latency_chart(e, latest, "capacity-latency")?,
+        throughput_chart: throughput_chart(e, latest, range.as_ref(), "capacity-throughput")?,
+        latency_chart: latency_chart(e, latest, range.as_ref(), "capacity-latency")?,
         cpu_chart,
         history_chart: history_chart(e, "capacity-history")?,
         rows: e.runs.iter().rev().map(|p| run_row(ctx, p)).collect(),
         step_table_runs: STEP_TABLE_RUNS,
-        settings_line: settings_line(analysis),
+        limit: range
+            .as_ref()
+            .map(|r| format!("{} req/s", number(r.median)))
+            .unwrap_or_else(|| "–".into()),
+        limit_spread: range
+            .as_ref()
+            .map(|r| {
+                format!(
+                    "{}–{} req/s over the last {} step-load run{} at this level",
+                    number(r.min),
+                    number(r.max),
+                    r.runs.len(),
+                    if r.runs.len() == 1 { "" } else { "s" }
+                )
+            })
+            .unwrap_or_default(),
+        expected_p99,
+        setup: setup(ctx, latest),
     };
     let html = render(&page, &format!("capacity page of {}", e.id))?;
     Ok(Some((capacity_href(slugs, &e.id), html)))
@@ -199,12 +306,9 @@ pub fn capacity_summaries(analysis: &Analysis, slugs: &Slugs) -> Vec<CapacitySum
                     .knee_rps
                     .map(number)
                     .unwrap_or_else(|| "–".into()),
-                limit: latest
-                    .knee
-                    .limit_rps
-                    .map(number)
-                    .unwrap_or_else(|| "–".into()),
+                limit: limit_cell(e),
                 verdict: latest.verdict.as_str(),
+                state: state(latest),
             })
         })
         .collect()

@@ -80,6 +80,9 @@ struct CapacityEndpointJson<'a> {
     slug: &'a str,
     /// The capacity page, relative to the site root.
     page: String,
+    /// Issue 17: the recommended limit over recent step-load runs at the
+    /// current level (median, min, max, runs).
+    limit_range: Option<crate::analyse::capacity::LimitRange>,
     #[serde(flatten)]
     capacity: &'a crate::analyse::capacity::EndpointCapacity,
 }
@@ -242,6 +245,7 @@ pub fn analysis_json(
                 .map(|c| CapacityEndpointJson {
                     slug: slugs.endpoint(&c.id),
                     page: super::capacity::capacity_href(slugs, &c.id),
+                    limit_range: c.limit_range(super::capacity::LIMIT_RUNS),
                     capacity: c,
                 })
                 .collect(),

@@ -3,7 +3,7 @@
 
 use askama::Template;
 
-use super::charts::{PointInfo, trend_chart};
+use super::charts::{PointInfo, TrendInput, TrendView, trend_views};
 use super::context::{Ctx, RunLabel, SuspectView};
 use super::display::{DisplayState, display_state};
 use super::evidence::{EvidenceView, evidence_view};
@@ -42,7 +42,11 @@ pub struct EndpointPage {
     pub root: &'static str,
     pub name: String,
     pub id: String,
-    pub chart: String,
+    /// The trend chart once per time range; one is shown at a time.
+    pub views: Vec<TrendView>,
+    /// The annotations on the chart, numbered as drawn:
+    /// `(when, text, link)`.
+    pub annotations: Vec<(String, String, String)>,
     pub change_points: Vec<ChangePointRow>,
     pub env_changes: Vec<EnvChangeRow>,
     /// The archive's policy (`[alarms] policy`), for the alarm table's caption.
@@ -144,12 +148,24 @@ pub fn endpoint_page(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Page, Error> {
         .iter()
         .map(|p| point_info(ctx, p, slug, root))
         .collect();
-    let chart = trend_chart(
-        e,
-        &infos,
-        &analysis.environment_changes,
+    let annotations: Vec<&crate::model::Annotation> = analysis
+        .annotations
+        .iter()
+        .filter(|a| a.concerns(&e.id))
+        .filter(|a| {
+            e.points.first().is_some_and(|p| p.started_at <= a.at)
+                && e.points.last().is_some_and(|p| a.at <= p.started_at)
+        })
+        .collect();
+    let views = trend_views(
+        &TrendInput {
+            endpoint: e,
+            points: &infos,
+            environment: &analysis.environment_changes,
+            annotations: &annotations,
+        },
         &format!("chart-{slug}"),
-    )?;
+    );
     let mut rows: Vec<PointRow> = e
         .points
         .iter()
@@ -171,7 +187,17 @@ pub fn endpoint_page(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Page, Error> {
         root,
         name: e.name.clone(),
         id: e.id.clone(),
-        chart,
+        views,
+        annotations: annotations
+            .iter()
+            .map(|a| {
+                (
+                    f::datetime(a.at),
+                    a.text.clone(),
+                    a.link.clone().unwrap_or_default(),
+                )
+            })
+            .collect(),
         change_points: e
             .change_points
             .iter()

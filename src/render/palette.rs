@@ -67,15 +67,32 @@ pub const ACCEPTED: Colour = Colour::new("accepted", "#5e548e", "#b3a6e0");
 pub const CHANGE_POINT: Colour = Colour::new("changepoint", "#6a1b9a", "#ce93d8");
 pub const ENVIRONMENT: Colour = Colour::new("environment", "#007c89", "#4dd0e1");
 
-// The calendar heatmap's cell fills: lighter than the text colours, since
-// they are areas behind nothing.
-pub const H_REGRESSION: Colour = Colour::new("h-regression", "#d84a3a", "#ff6b5e");
+// The calendar heatmap's cell fills. The regression, improvement and
+// accepted cells carry their shape (▲ ▼ ◆) in white, so they are dark
+// enough for white text in both themes; the others are areas behind
+// nothing.
+pub const H_REGRESSION: Colour = Colour::new("h-regression", "#c62828", "#c62828");
 pub const H_INSUFFICIENT: Colour = Colour::new("h-insufficient", "#f2b14c", "#d99a2b");
 pub const H_NO_BASELINE: Colour = Colour::new("h-no-baseline", "#c9d1dc", "#4a5462");
-pub const H_ACCEPTED: Colour = Colour::new("h-accepted", "#a99cc9", "#6f6396");
+pub const H_ACCEPTED: Colour = Colour::new("h-accepted", "#5e548e", "#5e548e");
 pub const H_OK: Colour = Colour::new("h-ok", "#8fc79a", "#3f7f4d");
-pub const H_IMPROVEMENT: Colour = Colour::new("h-improvement", "#2e8b57", "#5fd068");
+pub const H_IMPROVEMENT: Colour = Colour::new("h-improvement", "#2e7d32", "#2e7d32");
 pub const H_NONE: Colour = Colour::new("h-none", "#eef1f5", "#20262e");
+
+// The trend chart (render/charts/trend.rs) draws with classes, so it
+// follows the theme: these are its lines and text.
+pub const C_ROUND: Colour = Colour::new("c-round", "#8a97a8", "#6b7687");
+pub const C_MEDIAN: Colour = Colour::new("c-median", "#1f4e79", "#7db7ff");
+pub const C_BASELINE: Colour = Colour::new("c-baseline", "#444444", "#c9d1dc");
+pub const C_LINE: Colour = Colour::new("c-line", "#ad5600", "#ffa94d");
+pub const C_GRID: Colour = Colour::new("c-grid", "#e6e9ee", "#262d36");
+pub const C_AXIS: Colour = Colour::new("c-axis", "#5b6473", "#9aa4b2");
+pub const C_NOTE: Colour = Colour::new("c-note", "#8a4b00", "#ffc078");
+
+// Capacity step tables: the knee, break and noisy steps' row backgrounds.
+pub const STEP_KNEE: Colour = Colour::new("step-knee", "#e8f5e9", "#17301d");
+pub const STEP_BREAK: Colour = Colour::new("step-break", "#ffebee", "#3a1c1c");
+pub const STEP_NOISE: Colour = Colour::new("step-noise", "#fff8e1", "#33290f");
 
 /// Every colour the stylesheet gets as a custom property, in this order.
 pub const PAGE: &[Colour] = &[
@@ -101,6 +118,16 @@ pub const PAGE: &[Colour] = &[
     H_OK,
     H_IMPROVEMENT,
     H_NONE,
+    C_ROUND,
+    C_MEDIAN,
+    C_BASELINE,
+    C_LINE,
+    C_GRID,
+    C_AXIS,
+    C_NOTE,
+    STEP_KNEE,
+    STEP_BREAK,
+    STEP_NOISE,
 ];
 
 // Chart-only colours (charts keep a light background in the dark theme,
@@ -113,6 +140,9 @@ pub const ROUND: Colour = Colour::new("chart-round", "#8a97a8", "#8a97a8");
 pub const BASELINE: Colour = Colour::new("chart-baseline", "#444444", "#444444");
 /// The regression line (baseline × ratio) and a capacity objective.
 pub const THRESHOLD: Colour = Colour::new("chart-threshold", "#e07b00", "#e07b00");
+/// The recommended limit's band on capacity charts: teal, unlike every
+/// line of those charts.
+pub const LIMIT: Colour = Colour::new("chart-limit", "#006d77", "#006d77");
 /// CPU against load on capacity pages.
 pub const CPU: Colour = Colour::new("chart-cpu", "#6a1b9a", "#6a1b9a");
 /// Plotters' grid lines.
@@ -178,6 +208,11 @@ mod tests {
             ACCEPTED,
             CHANGE_POINT,
             ENVIRONMENT,
+            C_MEDIAN,
+            C_BASELINE,
+            C_LINE,
+            C_AXIS,
+            C_NOTE,
         ];
         for c in text {
             for (theme, value, backgrounds) in [
@@ -188,6 +223,23 @@ mod tests {
                     let r = contrast(value, bg);
                     assert!(r >= 4.5, "--{} on {bg} ({theme}): {r:.2}:1", c.name);
                 }
+            }
+        }
+        // Text on the capacity step rows, and the white shapes on heatmap
+        // cells.
+        for step in [STEP_KNEE, STEP_BREAK, STEP_NOISE] {
+            for (theme, fg, bg) in [
+                ("light", FG.light, step.light),
+                ("dark", FG.dark, step.dark),
+            ] {
+                let r = contrast(fg, bg);
+                assert!(r >= 4.5, "text on --{} ({theme}): {r:.2}:1", step.name);
+            }
+        }
+        for cell in [H_REGRESSION, H_IMPROVEMENT, H_ACCEPTED] {
+            for (theme, bg) in [("light", cell.light), ("dark", cell.dark)] {
+                let r = contrast("#ffffff", bg);
+                assert!(r >= 4.5, "white on --{} ({theme}): {r:.2}:1", cell.name);
             }
         }
         // The chart colour the trend chart used for accepted changes.

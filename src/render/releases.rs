@@ -3,7 +3,7 @@
 
 use askama::Template;
 
-use super::charts::release::release_chart;
+use super::charts::release::release_multiples;
 use super::compare::{comparison_path, comparison_summary};
 use super::context::{Ctx, RunLabel};
 use super::format as f;
@@ -18,10 +18,25 @@ pub struct ReleaseCell {
     pub change: String,
 }
 
-pub struct ReleaseRowView {
+/// One release: a column of the table.
+pub struct ReleaseColumn {
     pub release: String,
     pub run: RunLabel,
+}
+
+/// One endpoint across the releases: a row of the table (endpoints as
+/// rows, so the table grows down with endpoints and only releases widen it).
+pub struct EndpointReleases {
+    pub name: String,
+    pub href: String,
     pub cells: Vec<ReleaseCell>,
+}
+
+/// One small multiple.
+pub struct PanelView {
+    pub name: String,
+    pub href: String,
+    pub svg: String,
 }
 
 pub struct ComparisonLink {
@@ -36,10 +51,9 @@ pub struct ComparisonLink {
 #[template(path = "releases.html")]
 pub struct ReleasesPage {
     pub root: &'static str,
-    /// `(name, endpoint page href)` per column.
-    pub endpoints: Vec<(String, String)>,
-    pub rows: Vec<ReleaseRowView>,
-    pub chart: String,
+    pub releases: Vec<ReleaseColumn>,
+    pub rows: Vec<EndpointReleases>,
+    pub panels: Vec<PanelView>,
     pub comparisons: Vec<ComparisonLink>,
 }
 
@@ -61,35 +75,31 @@ pub fn releases_page(ctx: &Ctx) -> Result<Page, Error> {
             }
         })
         .collect();
-    let endpoints = history
+    let href = |id: &str| {
+        slugs
+            .endpoints
+            .get(id)
+            .map(|s| format!("endpoints/{s}.html"))
+            .unwrap_or_default()
+    };
+    let rows = history
         .endpoints
         .iter()
-        .map(|(id, name)| {
-            let href = slugs
-                .endpoints
-                .get(id)
-                .map(|s| format!("endpoints/{s}.html"))
-                .unwrap_or_default();
-            (name.clone(), href)
-        })
-        .collect();
-    let rows = history
-        .releases
-        .iter()
         .enumerate()
-        .map(|(i, r)| ReleaseRowView {
-            release: r.release.clone(),
-            run: ctx.run_label(&r.run, "", None),
-            cells: r
-                .median_p99_ms
+        .map(|(j, (id, name))| EndpointReleases {
+            name: name.clone(),
+            href: href(id),
+            cells: history
+                .releases
                 .iter()
                 .enumerate()
-                .map(|(j, m)| {
+                .map(|(i, r)| {
+                    let m = r.median_p99_ms[j];
                     let prev = i
                         .checked_sub(1)
                         .and_then(|p| history.releases[p].median_p99_ms[j]);
                     ReleaseCell {
-                        median: f::opt_ms(*m),
+                        median: f::opt_ms(m),
                         change: match (m, prev) {
                             (Some(m), Some(p)) if p > 0.0 => f::change(Some(m / p)),
                             _ => String::new(),
@@ -101,9 +111,23 @@ pub fn releases_page(ctx: &Ctx) -> Result<Page, Error> {
         .collect();
     let page = ReleasesPage {
         root: "",
-        endpoints,
+        releases: history
+            .releases
+            .iter()
+            .map(|r| ReleaseColumn {
+                release: r.release.clone(),
+                run: ctx.run_label(&r.run, "", None),
+            })
+            .collect(),
         rows,
-        chart: release_chart(history, analysis.settings.analysis.threshold_ratio),
+        panels: release_multiples(history, analysis.settings.analysis.threshold_ratio)
+            .into_iter()
+            .map(|p| PanelView {
+                href: href(&p.id),
+                name: p.name,
+                svg: p.svg,
+            })
+            .collect(),
         comparisons,
     };
     Ok((RELEASES_PAGE.to_string(), render(&page, RELEASES_PAGE)?))

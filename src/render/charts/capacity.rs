@@ -3,9 +3,9 @@
 
 use plotters::prelude::RGBColor;
 
-use super::xy::{Line, Mark, XyChart, xy_chart};
+use super::xy::{Band, Line, Mark, XyChart, xy_chart};
 use super::{IMPROVEMENT, REGRESSION};
-use crate::analyse::capacity::{CapacityPoint, EndpointCapacity, number};
+use crate::analyse::capacity::{CapacityPoint, EndpointCapacity, LimitRange, number};
 use crate::analyse::verdict::CapacityVerdict;
 use crate::error::Error;
 use crate::render::{format as f, palette};
@@ -17,11 +17,27 @@ const LINE: RGBColor = palette::MEDIAN.rgb();
 const GREY: RGBColor = palette::BASELINE.rgb();
 const OBJECTIVE: RGBColor = palette::THRESHOLD.rgb();
 const CPU: RGBColor = palette::CPU.rgb();
+const LIMIT: RGBColor = palette::LIMIT.rgb();
+
+/// `limit 42.3 req/s (40.0–42.6)`.
+pub fn limit_words(r: &LimitRange) -> String {
+    if (r.max - r.min).abs() < 1e-9 {
+        format!("limit {} req/s", number(r.median))
+    } else {
+        format!(
+            "limit {} req/s ({}–{})",
+            number(r.median),
+            number(r.min),
+            number(r.max)
+        )
+    }
+}
 
 /// Throughput against load for one run, the knee ringed.
 pub fn throughput_chart(
     e: &EndpointCapacity,
     p: &CapacityPoint,
+    limit: Option<&LimitRange>,
     id: &str,
 ) -> Result<String, Error> {
     let s = &p.series;
@@ -34,8 +50,14 @@ pub fn throughput_chart(
         id,
         title: format!("{}: throughput against load, run {}", e.name, p.run),
         desc: format!(
-            "Each dot is one step's throughput after settling; the ring marks the knee. {} steps.",
-            s.steps.len()
+            "Each dot is one step's throughput after settling; the ring marks the knee. {} steps.{}",
+            s.steps.len(),
+            limit
+                .map(|l| format!(
+                    " The band is the recommended {} over the recent step-load runs.",
+                    limit_words(l)
+                ))
+                .unwrap_or_default()
         ),
         x_desc: if unit == "load" { "load" } else { unit },
         y_desc: "throughput (req/s)",
@@ -59,24 +81,45 @@ pub fn throughput_chart(
                     number(k.throughput_rps),
                     number(k.load)
                 ),
+                square: false,
             })
             .into_iter()
             .collect(),
+        bands: limit_band(limit, false),
         dates_from: None,
         y_cap: None,
     })
 }
 
+fn limit_band(limit: Option<&LimitRange>, vertical: bool) -> Vec<Band> {
+    limit
+        .map(|l| Band {
+            vertical,
+            from: l.min,
+            to: l.max,
+            at: l.median,
+            label: limit_words(l),
+            colour: LIMIT,
+        })
+        .into_iter()
+        .collect()
+}
+
 /// p99 against throughput for one run, with the objective line, the knee
 /// and the first sustained break ringed.
-pub fn latency_chart(e: &EndpointCapacity, p: &CapacityPoint, id: &str) -> Result<String, Error> {
+pub fn latency_chart(
+    e: &EndpointCapacity,
+    p: &CapacityPoint,
+    limit: Option<&LimitRange>,
+    id: &str,
+) -> Result<String, Error> {
     let s = &p.series;
     let xs: Vec<f64> = s.steps.iter().map(|st| st.throughput_rps).collect();
     let x_end = xs.iter().copied().fold(0.0, f64::max) * 1.05;
     let mut marks = Vec::new();
-    for (n, colour, what) in [
-        (p.knee.knee_step, IMPROVEMENT, "knee"),
-        (p.knee.break_step, REGRESSION, "first sustained break"),
+    for (n, colour, what, square) in [
+        (p.knee.knee_step, IMPROVEMENT, "knee", false),
+        (p.knee.break_step, REGRESSION, "first sustained break", true),
     ] {
         if let Some(st) = n.and_then(|n| s.steps.iter().find(|st| st.number == n))
             && let Some(p99) = st.p99_ms
@@ -91,6 +134,7 @@ pub fn latency_chart(e: &EndpointCapacity, p: &CapacityPoint, id: &str) -> Resul
                     number(st.throughput_rps),
                     f::ms(p99)
                 ),
+                square,
             });
         }
     }
@@ -99,10 +143,16 @@ pub fn latency_chart(e: &EndpointCapacity, p: &CapacityPoint, id: &str) -> Resul
         title: format!("{}: p99 against throughput, run {}", e.name, p.run),
         desc: format!(
             "Each dot is one step's p99 after settling, at its throughput; the dashed line is the {} ms objective; \
-             the green ring marks the knee, the red ring the first sustained break. The axis ends at {} × the objective: \
-             higher p99s are drawn at the top edge.",
+             the green ring marks the knee, the red square the first sustained break. The axis ends at {} × the objective: \
+             higher p99s are drawn at the top edge.{}",
             f::ms(e.objective.p99_ms),
-            LATENCY_CAP
+            LATENCY_CAP,
+            limit
+                .map(|l| format!(
+                    " The band is the recommended {} over the recent step-load runs.",
+                    limit_words(l)
+                ))
+                .unwrap_or_default()
         ),
         x_desc: "throughput (req/s)",
         y_desc: "p99 latency (ms)",
@@ -125,6 +175,7 @@ pub fn latency_chart(e: &EndpointCapacity, p: &CapacityPoint, id: &str) -> Resul
             },
         ],
         marks,
+        bands: limit_band(limit, true),
         dates_from: None,
         y_cap: Some(e.objective.p99_ms * LATENCY_CAP),
     })
@@ -160,6 +211,7 @@ pub fn cpu_chart(
             dots: true,
         }],
         marks: Vec::new(),
+        bands: Vec::new(),
         dates_from: None,
         y_cap: None,
     })
@@ -196,13 +248,19 @@ pub fn history_chart(e: &EndpointCapacity, id: &str) -> Result<String, Error> {
         .map(|p| Mark {
             x: day(p),
             y: p.knee.knee_rps.unwrap_or(0.0),
-            colour: REGRESSION,
+            colour: if p.accepted_change {
+                super::ACCEPTED
+            } else {
+                REGRESSION
+            },
             title: format!(
-                "capacity regression in run {}: knee {} req/s against a baseline of {} req/s",
+                "capacity regression{} in run {}: knee {} req/s against a baseline of {} req/s",
+                if p.accepted_change { " (accepted)" } else { "" },
                 p.run,
                 p.knee.knee_rps.map(number).unwrap_or_else(|| "none".into()),
                 p.baseline_knee_rps.map(number).unwrap_or_default()
             ),
+            square: !p.accepted_change,
         })
         .collect();
     xy_chart(&XyChart {
@@ -210,7 +268,7 @@ pub fn history_chart(e: &EndpointCapacity, id: &str) -> Result<String, Error> {
         title: format!("{}: knee per step-load run", e.name),
         desc: format!(
             "Blue: each run's knee (req/s). Grey: the baseline (median of up to the last earlier accepted knees). \
-             Dashed orange: the regression line, baseline × (1 − {}). Red rings: capacity regressions. {} runs.",
+             Dashed orange: the regression line, baseline × (1 − {}). Red squares: capacity regressions; purple rings: regressions triaged as accepted. {} runs.",
             pct(drop),
             e.runs.len()
         ),
@@ -237,6 +295,7 @@ pub fn history_chart(e: &EndpointCapacity, id: &str) -> Result<String, Error> {
             },
         ],
         marks,
+        bands: Vec::new(),
         dates_from: t0,
         y_cap: None,
     })

@@ -1,20 +1,38 @@
-//! The overview's calendar heatmap: endpoints × ISO weeks.
+//! The overview's calendar heatmap: endpoints × ISO weeks, as an HTML
+//! table. A table, not an SVG grid: screen readers read it cell by cell
+//! with its row (endpoint) and column (week) headers, it scrolls in its
+//! own box on a phone with the endpoint column sticky, and each cell says
+//! its verdict in words (visually hidden) and in a shape as well as a
+//! colour (regression ▲, improvement ▼, accepted ◆).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::ellipsis;
+use chrono::{Datelike, Duration, NaiveDate};
+
 use crate::analyse::EndpointAnalysis;
+use crate::calendar;
 use crate::render::display::{DisplayState, display_state};
 use crate::render::xml_escape;
 
-/// The heatmap legend swatches: every display state (worst first, see
+/// The legend: every display state (worst first, see
 /// [`DisplayState::severity`]), then "no run".
-fn heatmap_legend() -> Vec<(&'static str, &'static str)> {
+fn legend() -> Vec<(&'static str, &'static str)> {
     DisplayState::ALL
         .iter()
         .map(|s| (s.key(), s.words()))
         .chain(std::iter::once(("none", "no run")))
         .collect()
+}
+
+/// The shape drawn in a cell besides its colour.
+pub fn glyph(key: &str) -> &'static str {
+    match key {
+        "regression" => "▲",
+        "improvement" => "▼",
+        "accepted" => "◆",
+        _ => "",
+    }
 }
 
 /// One heatmap row: an endpoint, where its page is, and its history.
@@ -23,194 +41,138 @@ pub struct HeatmapRow<'a> {
     pub href: String,
 }
 
-/// The Monday (UTC) that starts the ISO week of `t`.
-fn week_start(t: chrono::DateTime<chrono::Utc>) -> chrono::NaiveDate {
-    crate::calendar::week_monday(t.date_naive())
-}
-
 /// The calendar heatmap of the overview: one row per endpoint, one column
 /// per ISO week (the last `max_weeks` weeks up to the latest run), each
-/// cell coloured by the worst verdict of that endpoint's runs that week,
-/// with a `<title>` saying what the cell is made of. Hand-written SVG
-/// (plotters has no notion of category grids) with classes for colours,
-/// so the site's light and dark themes both apply. Returns the SVG and
-/// how many weeks of history did not fit (shown on the endpoint pages).
+/// cell the worst verdict of that endpoint's runs that week, with a
+/// tooltip (`title`) saying what the cell is made of. Returns the table
+/// (with its legend) and how many weeks of history did not fit (shown on
+/// the endpoint pages).
 pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usize) {
-    use chrono::Datelike;
-    use std::collections::BTreeMap;
-    const CELL: usize = 16;
-    const GAP: usize = 2;
-    const LABEL_W: usize = 240;
-    const TOP: usize = 36;
-
     let times = rows
         .iter()
         .flat_map(|r| r.endpoint.points.iter().map(|p| p.started_at));
     let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
         return (String::new(), 0);
     };
-    let last_week = week_start(last);
-    let all_weeks = ((last_week - week_start(first)).num_days() / 7 + 1) as usize;
+    let last_week = calendar::week_monday(last.date_naive());
+    let all_weeks =
+        ((last_week - calendar::week_monday(first.date_naive())).num_days() / 7 + 1) as usize;
     let shown = all_weeks.min(max_weeks.max(1));
-    let first_week = last_week - chrono::Duration::weeks(shown as i64 - 1);
-    let weeks: Vec<chrono::NaiveDate> = (0..shown)
-        .map(|i| first_week + chrono::Duration::weeks(i as i64))
+    let first_week = last_week - Duration::weeks(shown as i64 - 1);
+    let weeks: Vec<NaiveDate> = (0..shown)
+        .map(|i| first_week + Duration::weeks(i as i64))
         .collect();
 
-    // Wide enough for the grid, the axis name and the legend row.
-    let legend = heatmap_legend();
-    let legend_w: usize = legend
-        .iter()
-        .map(|(_, words)| CELL + 5 + words.len() * 7 + 16)
-        .sum();
-    let width = (LABEL_W + shown * (CELL + GAP)).max(LABEL_W + legend_w) + 8;
-    let grid_h = rows.len() * (CELL + GAP);
-    let legend_y = TOP + grid_h + 26;
-    let height = legend_y + 22;
-    let mut body = String::new();
-
-    // Month labels over the first week of each month, and the axis name.
-    let _ = write!(
-        body,
-        r#"<text x="{LABEL_W}" y="11" class="hm-axis">ISO weeks (UTC, Monday start) →</text>"#
+    let mut s = format!(
+        r#"<table class="heatmap" id="{id}"><caption>Worst verdict per endpoint and ISO week (UTC, Monday start), {} to {}</caption>"#,
+        calendar::date(first_week),
+        calendar::date(last_week + Duration::days(6)),
     );
-    let month_of = |w: &chrono::NaiveDate| (w.year(), w.month());
+    s.push_str(&header(&weeks));
+    s.push_str("<tbody>");
+    for row in rows {
+        s.push_str(&row_cells(row, &weeks));
+    }
+    s.push_str("</tbody></table>");
+    let _ = write!(
+        s,
+        r#"<p class="hm-legend"><span class="hm-legend-name">Worst verdict of the week:</span>"#
+    );
+    for (key, words) in legend() {
+        let _ = write!(
+            s,
+            r#" <span class="hm-key"><span class="hm-swatch h-{key}" aria-hidden="true">{}</span>{words}</span>"#,
+            glyph(key)
+        );
+    }
+    s.push_str("</p>");
+    (s, all_weeks - shown)
+}
+
+/// Week columns: each headed by its ISO week (read by screen readers),
+/// with the month's name over its first week.
+fn header(weeks: &[NaiveDate]) -> String {
+    let mut s = String::from(r#"<thead><tr><th scope="col" class="hm-corner">Endpoint</th>"#);
     let mut last_month = None;
-    for (i, w) in weeks.iter().enumerate() {
-        let month = month_of(w);
-        if last_month != Some(month) {
-            // The first column's month is labelled only when its label
-            // does not run into the next month's.
-            let crowded = i == 0 && weeks.iter().take(4).any(|n| month_of(n) != month);
-            if !crowded {
-                let _ = write!(
-                    body,
-                    r#"<text x="{}" y="{}" class="hm-month">{}</text>"#,
-                    LABEL_W + i * (CELL + GAP),
-                    TOP - 6,
-                    w.format(if month.1 == 1 || last_month.is_none() {
-                        "%b %Y"
-                    } else {
-                        "%b"
-                    })
-                );
-            }
-            last_month = Some(month);
-        }
-    }
-
-    for (r, row) in rows.iter().enumerate() {
-        let e = row.endpoint;
-        let y = TOP + r * (CELL + GAP);
-        let _ = write!(
-            body,
-            r#"<a href="{}"><text x="{}" y="{}" class="hm-label" text-anchor="end">{}{}</text></a>"#,
-            xml_escape(&row.href),
-            LABEL_W - 8,
-            y + CELL - 3,
-            xml_escape(&ellipsis(&e.name, 34)),
-            if e.name.chars().count() > 34 {
-                format!("<title>{}</title>", xml_escape(&e.name))
+    for w in weeks {
+        let month = (w.year(), w.month());
+        let label = if last_month != Some(month) {
+            let format = if month.1 == 1 || last_month.is_none() {
+                "%b %Y"
             } else {
-                String::new()
-            },
-        );
-        let mut by_week: BTreeMap<chrono::NaiveDate, Vec<DisplayState>> = BTreeMap::new();
-        for p in &e.points {
-            let w = week_start(p.started_at);
-            if w >= first_week {
-                by_week.entry(w).or_default().push(display_state(p));
-            }
-        }
-        for (i, w) in weeks.iter().enumerate() {
-            let x = LABEL_W + i * (CELL + GAP);
-            let head = format!(
-                "{} · {} (week of {})",
-                e.name,
-                crate::calendar::iso_week_label(*w),
-                crate::calendar::date(*w)
-            );
-            let (class, tip) = match by_week.get(w) {
-                None => ("none".to_string(), format!("{head}\nNo run this week")),
-                Some(vs) => {
-                    let worst = vs
-                        .iter()
-                        .copied()
-                        .min()
-                        .expect("a week in the map has a run");
-                    let mut counts: BTreeMap<DisplayState, usize> = BTreeMap::new();
-                    for v in vs {
-                        *counts.entry(*v).or_insert(0) += 1;
-                    }
-                    let detail: Vec<String> = counts
-                        .iter()
-                        .map(|(v, n)| format!("{n} {}", v.key()))
-                        .collect();
-                    (
-                        worst.key().to_string(),
-                        format!(
-                            "{head}\nWorst: {}\nRuns: {} ({})",
-                            worst.key(),
-                            vs.len(),
-                            detail.join(", ")
-                        ),
-                    )
-                }
+                "%b"
             };
-            let _ = write!(
-                body,
-                r#"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" class="h-{class}" data-tip-target><title>{}</title></rect>"#,
-                xml_escape(&tip)
-            );
+            last_month = Some(month);
+            w.format(format).to_string()
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            s,
+            r#"<th scope="col" class="hm-week"><span class="vh">{}</span><span class="hm-month" aria-hidden="true">{label}</span></th>"#,
+            calendar::iso_week_label(*w)
+        );
+    }
+    s.push_str("</tr></thead>");
+    s
+}
+
+fn row_cells(row: &HeatmapRow, weeks: &[NaiveDate]) -> String {
+    let e = row.endpoint;
+    let first_week = weeks[0];
+    let mut by_week: BTreeMap<NaiveDate, Vec<DisplayState>> = BTreeMap::new();
+    for p in &e.points {
+        let w = calendar::week_monday(p.started_at.date_naive());
+        if w >= first_week {
+            by_week.entry(w).or_default().push(display_state(p));
         }
     }
-
-    // Legend.
-    let mut x = LABEL_W;
-    let _ = write!(
-        body,
-        r#"<text x="{}" y="{}" class="hm-axis" text-anchor="end">worst verdict of the week:</text>"#,
-        LABEL_W - 8,
-        legend_y + 12
+    let mut s = format!(
+        r#"<tr><th scope="row"><a href="{}">{}</a></th>"#,
+        xml_escape(&row.href),
+        xml_escape(&e.name)
     );
-    for (key, words) in &legend {
-        let _ = write!(
-            body,
-            r#"<rect x="{x}" y="{legend_y}" width="{CELL}" height="{CELL}" class="h-{key}"/><text x="{}" y="{}" class="hm-legend">{words}</text>"#,
-            x + CELL + 5,
-            legend_y + 12
+    for w in weeks {
+        let head = format!(
+            "{} · {} (week of {})",
+            e.name,
+            calendar::iso_week_label(*w),
+            calendar::date(*w)
         );
-        x += CELL + 5 + words.len() * 7 + 16;
+        let (key, words, tip) = match by_week.get(w) {
+            None => ("none", "no run", format!("{head}\nNo run this week")),
+            Some(vs) => {
+                let worst = *vs.iter().min().expect("a week in the map has a run");
+                let mut counts: BTreeMap<DisplayState, usize> = BTreeMap::new();
+                for v in vs {
+                    *counts.entry(*v).or_insert(0) += 1;
+                }
+                let detail: Vec<String> = counts
+                    .iter()
+                    .map(|(v, n)| format!("{n} {}", v.key()))
+                    .collect();
+                (
+                    worst.key(),
+                    worst.words(),
+                    format!(
+                        "{head}\nWorst: {}\nRuns: {} ({})",
+                        worst.key(),
+                        vs.len(),
+                        detail.join(", ")
+                    ),
+                )
+            }
+        };
+        let _ = write!(
+            s,
+            r#"<td class="h-{key}" title="{}"><span class="vh">{words}</span>{}</td>"#,
+            xml_escape(&tip),
+            match glyph(key) {
+                "" => String::new(),
+                g => format!(r#"<span aria-hidden="true">{g}</span>"#),
+            }
+        );
     }
-
-    let counted: Vec<usize> = rows
-        .iter()
-        .map(|r| {
-            r.endpoint
-                .points
-                .iter()
-                .filter(|p| week_start(p.started_at) >= first_week)
-                .filter(|p| display_state(p) == DisplayState::Regression)
-                .count()
-        })
-        .collect();
-    let title = format!(
-        "Worst verdict per endpoint and week, {} to {}",
-        crate::calendar::date(first_week),
-        crate::calendar::date(last_week + chrono::Duration::days(6))
-    );
-    let desc = format!(
-        "{} endpoints by {} ISO weeks. Each cell is coloured by the worst verdict of that endpoint's runs in that week \
-         (regression, insufficient rounds, no baseline yet, accepted change, ok, improvement), or grey when there was no run. \
-         {} regressed runs in these weeks (accepted changes not counted).",
-        rows.len(),
-        shown,
-        counted.iter().sum::<usize>()
-    );
-    let svg = format!(
-        r#"<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-labelledby="{id}-title {id}-desc" data-tip-source><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc>{body}</svg>"#,
-        xml_escape(&title),
-        xml_escape(&desc),
-    );
-    (svg, all_weeks - shown)
+    s.push_str("</tr>");
+    s
 }

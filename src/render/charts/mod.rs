@@ -7,6 +7,7 @@
 //! for screen readers and overlays of linked, titled points so that every
 //! run can be hovered (native tooltip, no JavaScript needed) and clicked.
 
+pub mod axis;
 pub mod capacity;
 pub mod dotplot;
 pub mod evidence;
@@ -22,7 +23,7 @@ use super::{palette, xml_escape};
 
 pub use heatmap::{HeatmapRow, heatmap};
 pub use sparkline::sparkline;
-pub use trend::{PointInfo, trend_chart};
+pub use trend::{PointInfo, TrendInput, TrendView, trend_chart, trend_views};
 
 // Colours come from the one palette (render/palette.rs), which also
 // generates the stylesheet's variables.

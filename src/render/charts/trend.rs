@@ -1,394 +1,286 @@
-//! The endpoint trend chart: every round's p99, the run medians, the
-//! baseline and the regression line, with change points and environment
-//! changes marked and an overlay of linked, titled run points.
+//! The endpoint trend chart, written by hand as SVG: every round's p99,
+//! the run medians, the baseline and the regression line, verdicts as
+//! shapes as well as colours (regression ▲, improvement ▼, accepted ◆,
+//! too few rounds ○), the lines labelled where they end, change points,
+//! environment changes and annotations marked with labels that never
+//! overlap, and an overlay of linked, titled run points.
+//!
+//! [`trend_views`] draws it once per time range (4 weeks, 13 weeks, a
+//! year, all) that the history is longer than; the endpoint page shows
+//! one at a time (`#range-13w` by default, kept in the URL).
+//!
+//! Colours are CSS classes (`t-…`, static/style.css), so the light and
+//! dark themes both apply.
 
 use std::fmt::Write as _;
 
-use plotters::prelude::*;
+use chrono::{DateTime, Duration, Utc};
 
-use super::{
-    ACCEPTED, CHANGE_POINT, ENVIRONMENT, IMPROVEMENT, REGRESSION, ellipsis, finish_svg, hex,
-};
+use super::axis::{date_ticks, place_in_rows, spread, text_width, value_label, value_ticks};
+use super::ellipsis;
 use crate::analyse::changepoint::{self, LevelShift};
-use crate::analyse::{EndpointAnalysis, EnvironmentChange, Verdict};
-use crate::error::Error;
+use crate::analyse::{EndpointAnalysis, EnvironmentChange, RunPoint, Verdict};
+use crate::model::Annotation;
 use crate::render::display::{DisplayState, display_state};
-use crate::render::{palette, xml_escape};
+use crate::render::format as f;
+use crate::render::xml_escape;
 
-const MEDIAN: RGBColor = palette::MEDIAN.rgb();
-const ROUND: RGBColor = palette::ROUND.rgb();
-const BASELINE: RGBColor = palette::BASELINE.rgb();
-const THRESHOLD: RGBColor = palette::THRESHOLD.rgb();
+/// The chart's size in SVG units (it scales to its box).
+const W: f64 = 960.0;
+const H: f64 = 430.0;
+const LEFT: f64 = 64.0;
+/// Room for the direct labels of the lines at their right end.
+const RIGHT: f64 = 124.0;
+/// Title, shape legend and the rows of marker labels above the plot.
+const TOP: f64 = 104.0;
+const BOTTOM: f64 = 52.0;
 
-const SECONDS_PER_DAY: f64 = 86_400.0;
-/// Where the plot starts: above it are the caption and the legend row.
-const LEGEND_TOP: u32 = 62;
-/// The second legend row (accepted change, change point, environment
-/// change) when the chart has any of them.
-const LEGEND_ROW: u32 = 20;
-
-/// What the second legend row shows: only what the chart draws.
-#[derive(Debug, Clone, Copy, Default)]
-struct ExtraLegend {
-    accepted: bool,
-    change_points: bool,
-    environment: bool,
-}
-
-impl ExtraLegend {
-    fn any(self) -> bool {
-        self.accepted || self.change_points || self.environment
-    }
-}
-
-/// The trend chart's legend as rows of SVG under the caption, so it never
-/// covers data (plotters only offers legends inside the plot).
-fn trend_legend(name: &str, ratio: f64, width: u32, extra: ExtraLegend) -> String {
-    let y = 46;
-    let items: [(&str, String); 6] = [
-        (
-            "round",
-            format!(r##"<circle r="2.5" fill="{}"/>"##, hex(ROUND)),
-        ),
-        (
-            "run median p99",
-            format!(
-                r##"<path d="M-9 0H9" stroke="{0}" stroke-width="2"/><circle r="3" fill="{0}"/>"##,
-                hex(MEDIAN)
-            ),
-        ),
-        (
-            "baseline",
-            format!(
-                r##"<path d="M-9 0H9" stroke="{}" stroke-width="2"/>"##,
-                hex(BASELINE)
-            ),
-        ),
-        (
-            "regression line",
-            format!(
-                r##"<path d="M-9 0H9" stroke="{}" stroke-width="2" stroke-dasharray="6 4"/>"##,
-                hex(THRESHOLD)
-            ),
-        ),
-        (
-            "regression",
-            format!(r##"<circle r="5" fill="{}"/>"##, hex(REGRESSION)),
-        ),
-        (
-            "improvement",
-            format!(r##"<circle r="4" fill="{}"/>"##, hex(IMPROVEMENT)),
-        ),
-    ];
-    let mut out = format!(
-        r##"<text class="pd-caption" x="{}" y="22" text-anchor="middle" font-family="sans-serif" font-size="17" font-weight="600" fill="#222">{}: p99 latency per run (ms)</text><g class="pd-legend" font-family="sans-serif" font-size="13" fill="#333">"##,
-        width / 2,
-        xml_escape(name)
-    );
-    let mut x = 90usize;
-    let item = |out: &mut String, x: &mut usize, y: u32, label: &str, mark: &str| {
-        let _ = write!(
-            out,
-            r#"<g transform="translate({x},{y})">{mark}<text x="14" y="4.5">{}</text></g>"#,
-            xml_escape(label)
-        );
-        *x += 14 + label.chars().count() * 8 + 24;
-    };
-    for (label, mark) in items {
-        // Short words: the figure caption and <desc> explain them.
-        let label = match label {
-            "round" => "round p99".to_string(),
-            "regression line" => format!("regression line (×{ratio})"),
-            other => other.to_string(),
-        };
-        item(&mut out, &mut x, y, &label, &mark);
-    }
-    let mut x = 90usize;
-    let y2 = y + LEGEND_ROW;
-    if extra.accepted {
-        let mark = format!(r##"<circle r="4.5" fill="{}"/>"##, hex(ACCEPTED));
-        item(&mut out, &mut x, y2, "accepted change (triaged)", &mark);
-    }
-    if extra.change_points {
-        let mark = format!(
-            r##"<path d="M0 -7V7" stroke="{0}" stroke-width="2"/><path d="M-9 3H0M0 -3H9" stroke="{0}" stroke-width="3" stroke-opacity="0.6"/>"##,
-            hex(CHANGE_POINT)
-        );
-        item(
-            &mut out,
-            &mut x,
-            y2,
-            "change point: level before → after",
-            &mark,
-        );
-    }
-    if extra.environment {
-        let mark = format!(
-            r##"<path d="M0 -7V7" stroke="{}" stroke-width="2" stroke-dasharray="2 2"/>"##,
-            hex(ENVIRONMENT)
-        );
-        item(&mut out, &mut x, y2, "environment change", &mark);
-    }
-    out.push_str("</g>");
-    out
-}
-
-/// A point of the overlay: where it is drawn and what it says.
+/// A point of the overlay: where it links and what its tooltip says.
 pub struct PointInfo {
     pub href: String,
+    /// One fact a line (the tooltip shows the lines).
     pub title: String,
 }
 
-/// The endpoint trend chart: every round as a dot, the per-run median
-/// p99, the baseline, the baseline × ratio line, and regressions marked.
-/// `points[i]` describes `endpoint.points[i]` for the overlay.
-///
-/// On top: each change point as a solid purple marker at its onset run,
-/// with the level before and after as horizontal segments and a label
-/// (`+31% from 2026-09-14`); each environment change in the chart's time
-/// span as a dotted teal marker labelled with the keys that changed.
-pub fn trend_chart(
-    endpoint: &EndpointAnalysis,
-    points: &[PointInfo],
-    environment: &[EnvironmentChange],
-    id: &str,
-) -> Result<String, Error> {
-    const W: u32 = 960;
-    let pts = &endpoint.points;
-    let span = (
-        pts.first().map(|p| p.started_at),
-        pts.last().map(|p| p.started_at),
-    );
-    let environment: Vec<&EnvironmentChange> = match span {
-        (Some(first), Some(last)) => environment
-            .iter()
-            .filter(|c| first <= c.started_at && c.started_at <= last)
-            .collect(),
-        _ => Vec::new(),
+/// One time range of the chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// `4w`, `13w`, `1y`, `all`: the URL fragment is `range-<key>`.
+    pub key: &'static str,
+    /// `4 weeks`.
+    pub words: &'static str,
+    pub days: Option<i64>,
+}
+
+/// The ranges offered, shortest first; 13 weeks is the default view.
+pub const RANGES: [Range; 4] = [
+    Range {
+        key: "4w",
+        words: "4 weeks",
+        days: Some(28),
+    },
+    Range {
+        key: "13w",
+        words: "13 weeks",
+        days: Some(91),
+    },
+    Range {
+        key: "1y",
+        words: "1 year",
+        days: Some(365),
+    },
+    Range {
+        key: "all",
+        words: "all",
+        days: None,
+    },
+];
+
+/// The key of the view shown when the URL names none.
+pub const DEFAULT_RANGE: &str = "13w";
+
+/// What the chart shows besides the endpoint's own runs.
+pub struct TrendInput<'a> {
+    pub endpoint: &'a EndpointAnalysis,
+    /// `points[i]` describes `endpoint.points[i]`.
+    pub points: &'a [PointInfo],
+    pub environment: &'a [EnvironmentChange],
+    /// The annotations of this endpoint, numbered from 1 in this order
+    /// (the page lists them under the chart with the same numbers).
+    pub annotations: &'a [&'a Annotation],
+}
+
+/// One drawn range.
+pub struct TrendView {
+    pub range: Range,
+    pub svg: String,
+    /// Shown when the URL names no range.
+    pub default: bool,
+    /// Runs in this view.
+    pub runs: usize,
+    /// Whether its runs can be hovered and followed (too dense otherwise).
+    pub linked: bool,
+}
+
+/// The chart once per range the history is longer than, and once whole.
+/// The default view is 13 weeks, or the whole history when it is shorter.
+pub fn trend_views(input: &TrendInput, id: &str) -> Vec<TrendView> {
+    let pts = &input.endpoint.points;
+    let (Some(first), Some(last)) = (pts.first(), pts.last()) else {
+        return Vec::new();
     };
-    let extra = ExtraLegend {
-        accepted: pts
-            .iter()
-            .any(|p| display_state(p) == DisplayState::Accepted),
-        change_points: !endpoint.change_points.is_empty(),
-        environment: !environment.is_empty(),
-    };
-    let legend_top = LEGEND_TOP + if extra.any() { LEGEND_ROW } else { 0 };
-    let h: u32 = 338 + legend_top;
-    let t0 = pts.first().map(|p| p.started_at.timestamp()).unwrap_or(0);
-    let day =
-        |p: &crate::analyse::RunPoint| (p.started_at.timestamp() - t0) as f64 / SECONDS_PER_DAY;
-    let x_max = pts.last().map(day).unwrap_or(0.0).max(1.0);
-    let y_max = pts
+    let span = last.started_at - first.started_at;
+    let mut views: Vec<TrendView> = RANGES
         .iter()
-        .flat_map(|p| {
-            p.round_p99_ms
-                .iter()
-                .copied()
-                .chain(p.threshold_p99_ms(endpoint.threshold_ratio))
+        .filter(|r| r.days.is_none_or(|d| Duration::days(d) < span))
+        .map(|r| {
+            let from = r
+                .days
+                .map_or(first.started_at, |d| last.started_at - Duration::days(d));
+            let frame = Frame::new(input.endpoint, from, last.started_at);
+            TrendView {
+                range: *r,
+                svg: draw(input, &frame, &format!("{id}-{}", r.key)),
+                default: false,
+                runs: frame.points.len(),
+                linked: has_overlay(&frame),
+            }
         })
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, f64::max)
-        .max(1.0)
-        * 1.08;
-    // An infinite axis end sends plotters' tick search into an endless
-    // loop (found with a p99 of 1.7e308); keep the axis finite whatever
-    // the data says.
-    let y_max = y_max.min(f64::MAX / 4.0);
-    let first_date = pts.first().map(|p| p.started_at);
-
-    let mut svg = String::new();
-    let mut overlay = String::new();
-    let mut marks = String::new();
-    let legend;
-    {
-        let root = SVGBackend::with_string(&mut svg, (W, h)).into_drawing_area();
-        let e = |e: DrawingAreaErrorKind<_>| {
-            Error::Internal(format!("drawing the chart for {}: {e:?}", endpoint.id))
-        };
-        root.fill(&WHITE).map_err(e)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            // Room for the caption and the legend row drawn above the
-            // plot by `trend_legend` (plotters would draw it over data).
-            .margin_top(legend_top)
-            .x_label_area_size(46)
-            .y_label_area_size(70)
-            .build_cartesian_2d(-0.5f64..x_max + 0.5, 0f64..y_max)
-            .map_err(e)?;
-        let date_label = |x: &f64| match first_date {
-            Some(t) => crate::calendar::date(
-                (t + chrono::Duration::seconds((x * SECONDS_PER_DAY) as i64)).date_naive(),
-            ),
-            None => String::new(),
-        };
-        chart
-            .configure_mesh()
-            .x_labels(8)
-            .y_labels(8)
-            .x_label_formatter(&date_label)
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .x_desc("run date (UTC)")
-            .y_desc("p99 latency (ms)")
-            .label_style(("sans-serif", 15))
-            .axis_desc_style(("sans-serif", 15))
-            .max_light_lines(1)
-            .light_line_style(super::GRID_LIGHT)
-            .bold_line_style(super::GRID_BOLD)
-            .draw()
-            .map_err(e)?;
-
-        // The baseline is a plain polyline; plotters draws it compactly.
-        for segment in contiguous(pts.iter().map(|p| p.baseline_p99_ms.map(|b| (day(p), b)))) {
-            chart
-                .draw_series(LineSeries::new(segment, BASELINE.stroke_width(2)))
-                .map_err(e)?;
-        }
-        // The rest is written by hand: plotters writes one ~95-byte
-        // <circle> per dot, and three years of five rounds a run would
-        // weigh hundreds of kilobytes. A dot here is a zero-length path
-        // segment with a round cap (~12 bytes), in the same order plotters
-        // would draw: rounds, regression line, run medians, verdict marks.
-        let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
-        let dots = |coords: &mut dyn Iterator<Item = (i32, i32)>| {
-            let mut d = String::new();
-            for (x, y) in coords {
-                let _ = write!(d, "M{x} {y}h0");
-            }
-            d
-        };
-        let polyline = |points: &[(f64, f64)]| {
-            points
-                .iter()
-                .map(|(x, y)| {
-                    let (x, y) = px(*x, *y);
-                    format!("{x},{y}")
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let rounds = dots(
-            &mut pts
-                .iter()
-                .flat_map(|p| p.round_p99_ms.iter().map(move |r| px(day(p), *r))),
-        );
-        let _ = write!(
-            marks,
-            r#"<path d="{rounds}" stroke="{}" stroke-width="4" stroke-linecap="round" fill="none"/>"#,
-            hex(ROUND)
-        );
-        let ratio = endpoint.threshold_ratio;
-        for segment in contiguous(
-            pts.iter()
-                .map(|p| p.threshold_p99_ms(ratio).map(|t| (day(p), t))),
-        ) {
-            let _ = write!(
-                marks,
-                r#"<polyline points="{}" stroke="{}" stroke-width="2" stroke-dasharray="6 4" fill="none"/>"#,
-                polyline(&segment),
-                hex(THRESHOLD)
-            );
-        }
-        let medians: Vec<(f64, f64)> = pts.iter().map(|p| (day(p), p.median_p99_ms)).collect();
-        let _ = write!(
-            marks,
-            r#"<polyline points="{}" stroke="{}" stroke-width="2" fill="none"/>"#,
-            polyline(&medians),
-            hex(MEDIAN)
-        );
-        for (states, colour, radius) in [
-            (&[DisplayState::Ok, DisplayState::NoBaseline][..], MEDIAN, 3),
-            (&[DisplayState::Improvement][..], IMPROVEMENT, 4),
-            (&[DisplayState::Accepted][..], ACCEPTED, 4),
-            (
-                &[DisplayState::Regression, DisplayState::Failed][..],
-                REGRESSION,
-                5,
-            ),
-        ] {
-            let d = dots(
-                &mut pts
-                    .iter()
-                    .filter(|p| states.contains(&display_state(p)))
-                    .map(|p| px(day(p), p.median_p99_ms)),
-            );
-            if !d.is_empty() {
-                let _ = write!(
-                    marks,
-                    r#"<path d="{d}" stroke="{}" stroke-width="{}" stroke-linecap="round" fill="none"/>"#,
-                    hex(colour),
-                    radius * 2
-                );
-            }
-        }
-        // Hollow: too few rounds to judge.
-        for p in pts.iter().filter(|p| p.verdict == Verdict::Insufficient) {
-            let (x, y) = px(day(p), p.median_p99_ms);
-            let _ = write!(
-                marks,
-                r##"<circle cx="{x}" cy="{y}" r="4" fill="#fff" stroke="{}" stroke-width="2"/>"##,
-                hex(MEDIAN)
-            );
-        }
-        let (_, plot_y) = chart.plotting_area().get_pixel_range();
-        let plot = PlotBox {
-            top: plot_y.start,
-            bottom: plot_y.end,
-            right: W as i32,
-        };
-        let x_of = |p: &crate::analyse::RunPoint| px(day(p), 0.0).0;
-        let y_of = |v: f64| px(0.0, v.min(y_max)).1;
-        marks.push_str(&change_point_marks(endpoint, &plot, &x_of, &y_of));
-        let x_at = |t: chrono::DateTime<chrono::Utc>| {
-            px((t.timestamp() - t0) as f64 / SECONDS_PER_DAY, 0.0).0
-        };
-        marks.push_str(&environment_marks(&environment, &plot, &x_at));
-        legend = trend_legend(&endpoint.name, ratio, W, extra);
-        for (p, info) in pts.iter().zip(points) {
-            let (cx, cy) = chart.backend_coord(&(day(p), p.median_p99_ms));
-            let _ = write!(
-                overlay,
-                r#"<a href="{}"><circle class="pd-hit" cx="{cx}" cy="{cy}" r="8" data-verdict="{}" data-tip-target><title>{}</title></circle></a>"#,
-                xml_escape(&info.href),
-                p.verdict.as_str(),
-                xml_escape(&info.title),
-            );
-        }
-        root.present().map_err(e)?;
-    }
-    let title = format!("{}: p99 latency per run", endpoint.name);
-    let mut desc = format!(
-        "Each grey dot is one round's p99; the blue line joins each run's median of rounds; the grey line is the baseline \
-         and the dashed orange line the regression threshold (baseline ×{}). {} runs, {} regressions.",
-        endpoint.threshold_ratio,
-        pts.len(),
-        pts.iter()
-            .filter(|p| display_state(p) == DisplayState::Regression)
-            .count()
-    );
-    let accepted = pts
+        .collect();
+    let default = views
         .iter()
-        .filter(|p| display_state(p) == DisplayState::Accepted)
-        .count();
-    if accepted > 0 {
+        .position(|v| v.range.key == DEFAULT_RANGE)
+        .unwrap_or(views.len() - 1);
+    views[default].default = true;
+    views
+}
+
+/// The chart over the whole history (one view).
+pub fn trend_chart(input: &TrendInput, id: &str) -> String {
+    let pts = &input.endpoint.points;
+    match (pts.first(), pts.last()) {
+        (Some(first), Some(last)) => draw(
+            input,
+            &Frame::new(input.endpoint, first.started_at, last.started_at),
+            id,
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The points in a view and the scales that place them.
+struct Frame<'a> {
+    /// Indices into the endpoint's points, in time order.
+    points: Vec<usize>,
+    all: &'a [RunPoint],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    y_max: f64,
+    y_ticks: Vec<f64>,
+    threshold_ratio: f64,
+}
+
+impl<'a> Frame<'a> {
+    fn new(e: &'a EndpointAnalysis, from: DateTime<Utc>, to: DateTime<Utc>) -> Frame<'a> {
+        let points: Vec<usize> = (0..e.points.len())
+            .filter(|&i| from <= e.points[i].started_at && e.points[i].started_at <= to)
+            .collect();
+        let highest = points
+            .iter()
+            .map(|&i| &e.points[i])
+            .flat_map(|p| {
+                p.round_p99_ms
+                    .iter()
+                    .copied()
+                    .chain(p.threshold_p99_ms(e.threshold_ratio))
+            })
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        // A p99 of 1.7e308 must not make an infinite axis.
+        let y_ticks = value_ticks((highest * 1.05).min(f64::MAX / 4.0), 6);
+        Frame {
+            y_max: *y_ticks.last().expect("at least two ticks"),
+            y_ticks,
+            points,
+            all: &e.points,
+            from,
+            to,
+            threshold_ratio: e.threshold_ratio,
+        }
+    }
+
+    fn pts(&self) -> impl Iterator<Item = &'a RunPoint> + '_ {
+        self.points.iter().map(|&i| &self.all[i])
+    }
+
+    /// x of a moment; the ends get a little room (3% a side).
+    fn x(&self, t: DateTime<Utc>) -> f64 {
+        let span = (self.to - self.from).num_seconds().max(1) as f64;
+        let frac = (t - self.from).num_seconds() as f64 / span;
+        let width = W - LEFT - RIGHT;
+        (LEFT + width * (0.03 + 0.94 * frac)).round()
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        let v = v.clamp(0.0, self.y_max);
+        (H - BOTTOM - (H - TOP - BOTTOM) * v / self.y_max).round()
+    }
+
+    fn contains(&self, t: DateTime<Utc>) -> bool {
+        self.from <= t && t <= self.to
+    }
+}
+
+fn draw(input: &TrendInput, frame: &Frame, id: &str) -> String {
+    let e = input.endpoint;
+    let environment: Vec<&EnvironmentChange> = input
+        .environment
+        .iter()
+        .filter(|c| frame.contains(c.started_at))
+        .collect();
+    let annotations: Vec<(usize, &Annotation)> = input
+        .annotations
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| frame.contains(a.at))
+        .map(|(i, a)| (i + 1, *a))
+        .collect();
+    let mut body = String::new();
+    body.push_str(&axes(frame));
+    body.push_str(&series(frame));
+    body.push_str(&direct_labels(frame));
+    body.push_str(&markers(e, frame, &environment, &annotations));
+    body.push_str(&legend(
+        e,
+        frame,
+        !environment.is_empty(),
+        !annotations.is_empty(),
+    ));
+    let overlay = overlay(e, frame, input.points);
+    format!(
+        r#"<svg class="chart trend" viewBox="0 0 {W} {H}" role="group" aria-labelledby="{id}-title {id}-desc" data-tip-source xmlns="http://www.w3.org/2000/svg"><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc><g aria-hidden="true">{body}</g><g class="pd-overlay">{overlay}</g></svg>"#,
+        xml_escape(&format!("{}: p99 latency per run", e.name)),
+        xml_escape(&describe(e, frame, &environment, &annotations)),
+    )
+}
+
+/// Grid, value and date ticks, axis names.
+fn axes(frame: &Frame) -> String {
+    let mut s = String::from(r#"<g class="t-axis">"#);
+    let step = frame.y_ticks.get(1).copied().unwrap_or(1.0);
+    for v in &frame.y_ticks {
+        let y = frame.y(*v);
         let _ = write!(
-            desc,
-            " {accepted} runs of accepted changes (triaged as intended) in purple-grey."
+            s,
+            r#"<path class="t-grid" d="M{LEFT} {y}H{}"/><text x="{}" y="{}" text-anchor="end">{}</text>"#,
+            W - RIGHT,
+            LEFT - 8.0,
+            y + 4.0,
+            value_label(*v, step)
         );
     }
-    for cp in &endpoint.change_points {
-        let _ = write!(desc, " Change point: {}.", change_point_words(cp));
+    let bottom = H - BOTTOM;
+    for t in date_ticks(frame.from, frame.to, W - LEFT - RIGHT, 70.0) {
+        let x = frame.x(t.at);
+        let _ = write!(s, r#"<path class="t-tick" d="M{x} {bottom}v6"/>"#);
+        if let Some(label) = t.label {
+            let _ = write!(
+                s,
+                r#"<text x="{x}" y="{}" text-anchor="middle">{}</text>"#,
+                bottom + 20.0,
+                xml_escape(&label)
+            );
+        }
     }
-    for c in &environment {
-        let _ = write!(desc, " Environment change: {}.", environment_words(c));
-    }
-    Ok(finish_svg(
-        svg,
-        id,
-        &title,
-        &desc,
-        &format!(r#"{marks}{legend}<g class="pd-overlay">{overlay}</g>"#),
-    ))
+    let _ = write!(
+        s,
+        r#"<path class="t-frame" d="M{LEFT} {TOP}V{bottom}H{}"/><text class="t-name" x="{}" y="{}" text-anchor="middle">run date (UTC)</text><text class="t-name" transform="translate(16 {}) rotate(-90)" text-anchor="middle">p99 latency (ms)</text></g>"#,
+        W - RIGHT,
+        (LEFT + W - RIGHT) / 2.0,
+        H - 10.0,
+        (TOP + bottom) / 2.0
+    );
+    s
 }
 
 /// Splits a series with gaps into drawable runs of consecutive points.
@@ -405,170 +297,487 @@ fn contiguous(items: impl Iterator<Item = Option<(f64, f64)>>) -> Vec<Vec<(f64, 
     out
 }
 
-/// The plot area in SVG pixels, for markers spanning its height.
-struct PlotBox {
-    top: i32,
-    bottom: i32,
-    /// The SVG's right edge: labels near it are anchored at their end.
-    right: i32,
+fn polyline(class: &str, points: &[(f64, f64)]) -> String {
+    let coords: Vec<String> = points.iter().map(|(x, y)| format!("{x},{y}")).collect();
+    format!(
+        r#"<polyline class="{class}" points="{}"/>"#,
+        coords.join(" ")
+    )
 }
 
-/// Picks a row for a label at `x` so that labels closer than `gap` pixels
-/// do not overlap: the first row whose last label is far enough left
-/// (row 0 again when all are taken).
-fn label_row(rows: &mut Vec<i32>, x: i32, gap: i32, max_rows: usize) -> usize {
-    if let Some(r) = rows.iter().position(|last| x - *last >= gap) {
-        rows[r] = x;
-        return r;
-    }
-    if rows.len() < max_rows {
-        rows.push(x);
-        return rows.len() - 1;
-    }
-    rows[0] = x;
-    0
+/// A verdict's shape at (x, y), as path commands (shapes of one kind
+/// share one `<path>`).
+fn shape(state: DisplayState, x: f64, y: f64) -> Option<String> {
+    Some(match state {
+        DisplayState::Regression => format!("M{x} {}l6.5 11h-13z", y - 7.0),
+        DisplayState::Improvement => format!("M{x} {}l6.5 -11h-13z", y + 7.0),
+        DisplayState::Accepted => format!("M{x} {}l6 6-6 6-6-6z", y - 6.0),
+        // A failed run (too many requests failed): a square, whatever its
+        // latency says.
+        DisplayState::Failed => format!("M{} {}h11v11h-11z", x - 5.5, y - 5.5),
+        _ => return None,
+    })
 }
 
-/// `+31% from 2026-09-14 (1.2 → 1.6 ms)`.
+/// Rounds, the regression line, the baseline, the medians and the
+/// verdict shapes, back to front.
+fn series(frame: &Frame) -> String {
+    let mut s = String::new();
+    let mut rounds = String::new();
+    for p in frame.pts() {
+        let x = frame.x(p.started_at);
+        for r in &p.round_p99_ms {
+            let _ = write!(rounds, "M{x} {}h0", frame.y(*r));
+        }
+    }
+    let _ = write!(s, r#"<path class="t-round" d="{rounds}"/>"#);
+    let ratio = frame.threshold_ratio;
+    for segment in contiguous(frame.pts().map(|p| {
+        p.threshold_p99_ms(ratio)
+            .map(|t| (frame.x(p.started_at), frame.y(t)))
+    })) {
+        s.push_str(&polyline("t-line", &segment));
+    }
+    for segment in contiguous(frame.pts().map(|p| {
+        p.baseline_p99_ms
+            .map(|b| (frame.x(p.started_at), frame.y(b)))
+    })) {
+        s.push_str(&polyline("t-baseline", &segment));
+    }
+    let medians: Vec<(f64, f64)> = frame
+        .pts()
+        .map(|p| (frame.x(p.started_at), frame.y(p.median_p99_ms)))
+        .collect();
+    s.push_str(&polyline("t-median", &medians));
+    let mut dots = String::new();
+    let mut shapes: [(DisplayState, String); 4] = [
+        (DisplayState::Accepted, String::new()),
+        (DisplayState::Improvement, String::new()),
+        (DisplayState::Regression, String::new()),
+        (DisplayState::Failed, String::new()),
+    ];
+    for p in frame.pts() {
+        let (x, y) = (frame.x(p.started_at), frame.y(p.median_p99_ms));
+        let state = display_state(p);
+        match shape(state, x, y) {
+            Some(d) => {
+                if let Some((_, path)) = shapes.iter_mut().find(|(k, _)| *k == state) {
+                    path.push_str(&d);
+                }
+            }
+            None if p.verdict == Verdict::Insufficient => {
+                let _ = write!(
+                    s,
+                    r#"<circle class="t-insufficient" cx="{x}" cy="{y}" r="4.5"/>"#
+                );
+            }
+            None => {
+                let _ = write!(dots, "M{x} {y}h0");
+            }
+        }
+    }
+    let _ = write!(s, r#"<path class="t-dot" d="{dots}"/>"#);
+    for (state, d) in shapes {
+        if !d.is_empty() {
+            let _ = write!(s, r#"<path class="t-{}" d="{d}"/>"#, state.key());
+        }
+    }
+    s
+}
+
+/// The lines named where they end, instead of a legend to look up.
+fn direct_labels(frame: &Frame) -> String {
+    let Some(last) = frame.pts().last() else {
+        return String::new();
+    };
+    let mut labels: Vec<(&str, String, f64)> = vec![(
+        "t-median-label",
+        format!("median {} ms", f::ms(last.median_p99_ms)),
+        frame.y(last.median_p99_ms),
+    )];
+    let with_baseline = frame.pts().filter(|p| p.baseline_p99_ms.is_some()).last();
+    if let Some(p) = with_baseline {
+        let b = p.baseline_p99_ms.expect("filtered");
+        labels.push(("t-baseline-label", "baseline".into(), frame.y(b)));
+        labels.push((
+            "t-line-label",
+            format!("line ×{}", frame.threshold_ratio),
+            frame.y(b * frame.threshold_ratio),
+        ));
+    }
+    let ys: Vec<f64> = labels.iter().map(|l| l.2 + 4.0).collect();
+    let placed = spread(&ys, 15.0, TOP + 10.0, H - BOTTOM);
+    let x = W - RIGHT + 8.0;
+    labels
+        .iter()
+        .zip(placed)
+        .map(|((class, text, _), y)| {
+            format!(
+                r#"<text class="{class}" x="{x}" y="{y}">{}</text>"#,
+                xml_escape(text)
+            )
+        })
+        .collect()
+}
+
+/// `+31% from 2026-09-14 (1.2 → 1.6 ms, run X, regression)`.
 fn change_point_words(cp: &LevelShift) -> String {
     format!(
         "{} from {} ({} → {} ms, run {}, {})",
-        crate::render::format::signed_percent(cp.change),
-        crate::render::format::date(cp.started_at),
-        crate::render::format::ms(cp.level_before_ms),
-        crate::render::format::ms(cp.level_after_ms),
+        f::signed_percent(cp.change),
+        f::date(cp.started_at),
+        f::ms(cp.level_before_ms),
+        f::ms(cp.level_after_ms),
         cp.run,
         cp.direction
     )
 }
 
-/// `run X: host perf-01 → perf-03`.
+/// `2026-09-14 at run X: host perf-01 → perf-03`.
 fn environment_words(c: &EnvironmentChange) -> String {
     format!(
         "{} at run {}: {}",
-        crate::render::format::date(c.started_at),
+        f::date(c.started_at),
         c.run,
-        crate::render::format::setting_changes(&c.changes)
+        f::setting_changes(&c.changes)
     )
 }
 
-/// Change-point markers: a solid vertical line at the onset run, the level
-/// before (from the previous change point or the start of its comparable
-/// series) and after (to the next one or the series' end) as horizontal
-/// segments, and a label at the top of the plot.
-fn change_point_marks(
-    endpoint: &EndpointAnalysis,
-    plot: &PlotBox,
-    x_of: &dyn Fn(&crate::analyse::RunPoint) -> i32,
-    y_of: &dyn Fn(f64) -> i32,
-) -> String {
-    let pts = &endpoint.points;
-    let series = changepoint::comparable_series(pts);
-    let onsets: Vec<usize> = endpoint
-        .change_points
-        .iter()
-        .map(|c| c.point_index)
-        .collect();
-    let colour = hex(CHANGE_POINT);
-    let mut out = String::new();
-    let mut rows = Vec::new();
-    for cp in &endpoint.change_points {
-        let i = cp.point_index;
-        let Some(onset) = pts.get(i) else {
-            continue;
-        };
-        let (start, end) = series
-            .iter()
-            .find(|s| s.contains(&i))
-            .and_then(|s| Some((*s.first()?, *s.last()?)))
-            .unwrap_or((0, pts.len() - 1));
-        let from = onsets
-            .iter()
-            .copied()
-            .filter(|&j| start <= j && j < i)
-            .max()
-            .unwrap_or(start);
-        let to = onsets
-            .iter()
-            .copied()
-            .filter(|&j| i < j && j <= end)
-            .min()
-            .unwrap_or(end);
-        let x = x_of(onset);
-        let (y_before, y_after) = (y_of(cp.level_before_ms), y_of(cp.level_after_ms));
-        let words = change_point_words(cp);
-        let label = format!(
-            "{} from {}",
-            crate::render::format::signed_percent(cp.change),
-            crate::render::format::date(cp.started_at)
-        );
-        let row = label_row(&mut rows, x, 150, 3);
-        let ly = plot.top + 14 + 16 * row as i32;
-        let (lx, anchor) = if x + 150 > plot.right {
-            (x - 5, "end")
-        } else {
-            (x + 5, "start")
-        };
-        let _ = write!(
-            out,
-            r##"<g class="pd-changepoint" data-run="{run}" data-x="{x}" data-tip-target><title>Change point: {title}</title><path d="M{x0} {y_before}H{x}M{x} {y_after}H{x1}" stroke="{colour}" stroke-width="3" stroke-opacity="0.6" fill="none"/><path d="M{x} {top}V{bottom}" stroke="{colour}" stroke-width="2"/><path d="M{x} {top}V{bottom}" stroke="transparent" stroke-width="10"/><text x="{lx}" y="{ly}" text-anchor="{anchor}" font-family="sans-serif" font-size="13" font-weight="600" fill="{colour}">{label}</text></g>"##,
-            run = xml_escape(&onset.run),
-            title = xml_escape(&words),
-            x0 = x_of(&pts[from]),
-            x1 = x_of(&pts[to]),
-            top = plot.top,
-            bottom = plot.bottom,
-            label = xml_escape(&label),
-        );
-    }
-    out
+/// A label above the plot (change points, annotations) or below it
+/// (environment changes), with the vertical marker it belongs to.
+struct Marker {
+    x: f64,
+    class: &'static str,
+    data_run: String,
+    title: String,
+    label: String,
+    /// The level before and after, for change points.
+    levels: Option<String>,
+    /// Annotation number, drawn in a flag at the top.
+    number: Option<usize>,
 }
 
-/// Environment-change markers: a dotted vertical line at the run whose
-/// `[environment]` changed, labelled at the bottom of the plot with the
-/// keys that changed (the full old → new values are in its title).
-fn environment_marks(
-    changes: &[&EnvironmentChange],
-    plot: &PlotBox,
-    x_at: &dyn Fn(chrono::DateTime<chrono::Utc>) -> i32,
+/// Change points, annotations and environment changes, their labels in
+/// rows so that none overlaps another (a label with no free row is left
+/// out; its marker, tooltip and the page's lists still say it).
+fn markers(
+    e: &EndpointAnalysis,
+    frame: &Frame,
+    environment: &[&EnvironmentChange],
+    annotations: &[(usize, &Annotation)],
 ) -> String {
-    let colour = hex(ENVIRONMENT);
-    let mut out = String::new();
-    let mut rows = Vec::new();
-    for c in changes {
-        let x = x_at(c.started_at);
-        let keys: Vec<&str> = c.changes.iter().map(|k| k.key.as_str()).collect();
-        let label = ellipsis(&format!("env: {}", keys.join(", ")), 28);
-        let row = label_row(&mut rows, x, 8 * label.chars().count() as i32 + 10, 3);
-        let ly = plot.bottom - 6 - 16 * row as i32;
-        let (lx, anchor) = if x + 8 * label.chars().count() as i32 + 10 > plot.right {
-            (x - 4, "end")
-        } else {
-            (x + 4, "start")
+    let mut top: Vec<Marker> = change_point_markers(e, frame);
+    top.extend(annotations.iter().map(|(n, a)| Marker {
+        x: frame.x(a.at),
+        class: "pd-annotation",
+        data_run: a.run.clone().unwrap_or_default(),
+        title: format!("Annotation {n} · {}: {}", f::datetime(a.at), a.text),
+        label: ellipsis(&a.text, 28),
+        levels: None,
+        number: Some(*n),
+    }));
+    top.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let bottom: Vec<Marker> = environment
+        .iter()
+        .map(|c| {
+            let keys: Vec<&str> = c.changes.iter().map(|k| k.key.as_str()).collect();
+            Marker {
+                x: frame.x(c.started_at),
+                class: "pd-envchange",
+                data_run: c.run.clone(),
+                title: format!("Environment change: {}", environment_words(c)),
+                label: ellipsis(&format!("env: {}", keys.join(", ")), 28),
+                levels: None,
+                number: None,
+            }
+        })
+        .collect();
+    let mut s = String::new();
+    // Top rows start under the legend; bottom rows stack up from the axis.
+    s.push_str(&draw_markers(
+        &top,
+        |row| TOP - 8.0 - 16.0 * (2 - row) as f64,
+        3,
+    ));
+    s.push_str(&draw_markers(
+        &bottom,
+        |row| H - BOTTOM - 8.0 - 15.0 * row as f64,
+        2,
+    ));
+    s
+}
+
+fn change_point_markers(e: &EndpointAnalysis, frame: &Frame) -> Vec<Marker> {
+    let series = changepoint::comparable_series(&e.points);
+    let onsets: Vec<usize> = e.change_points.iter().map(|c| c.point_index).collect();
+    e.change_points
+        .iter()
+        .filter(|cp| frame.contains(cp.started_at))
+        .filter_map(|cp| {
+            let i = cp.point_index;
+            let onset = e.points.get(i)?;
+            let (start, end) = series
+                .iter()
+                .find(|s| s.contains(&i))
+                .and_then(|s| Some((*s.first()?, *s.last()?)))
+                .unwrap_or((0, e.points.len() - 1));
+            let from = onsets
+                .iter()
+                .copied()
+                .filter(|&j| start <= j && j < i)
+                .max()
+                .unwrap_or(start);
+            let to = onsets
+                .iter()
+                .copied()
+                .filter(|&j| i < j && j <= end)
+                .min()
+                .unwrap_or(end);
+            // Clip the level segments to the view.
+            let clip = |t: DateTime<Utc>| frame.x(t.clamp(frame.from, frame.to));
+            let x = frame.x(onset.started_at);
+            Some(Marker {
+                x,
+                class: "pd-changepoint",
+                data_run: onset.run.clone(),
+                title: format!("Change point: {}", change_point_words(cp)),
+                label: format!(
+                    "{} from {}",
+                    f::signed_percent(cp.change),
+                    f::date(cp.started_at)
+                ),
+                levels: Some(format!(
+                    "M{} {}H{x}M{x} {}H{}",
+                    clip(e.points[from].started_at),
+                    frame.y(cp.level_before_ms),
+                    frame.y(cp.level_after_ms),
+                    clip(e.points[to].started_at)
+                )),
+                number: None,
+            })
+        })
+        .collect()
+}
+
+fn draw_markers(markers: &[Marker], row_y: impl Fn(usize) -> f64, rows: usize) -> String {
+    const SIZE: f64 = 12.0;
+    let spans: Vec<(f64, f64)> = markers
+        .iter()
+        .map(|m| {
+            let w = text_width(&m.label, SIZE) + if m.number.is_some() { 20.0 } else { 0.0 };
+            // Near the right edge the label is drawn to the left.
+            let start = if m.x + w + 6.0 > W - RIGHT {
+                m.x - w - 6.0
+            } else {
+                m.x + 6.0
+            };
+            (start, w)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..markers.len()).collect();
+    order.sort_by(|&a, &b| spans[a].0.total_cmp(&spans[b].0));
+    let sorted: Vec<(f64, f64)> = order.iter().map(|&i| spans[i]).collect();
+    let placed = place_in_rows(&sorted, 8.0, rows);
+    let mut s = String::new();
+    for (k, &i) in order.iter().enumerate() {
+        let m = &markers[i];
+        let x = m.x;
+        let _ = write!(
+            s,
+            r#"<g class="{}" data-run="{}" data-x="{x}" data-tip-target><title>{}</title>"#,
+            m.class,
+            xml_escape(&m.data_run),
+            xml_escape(&m.title)
+        );
+        if let Some(levels) = &m.levels {
+            let _ = write!(s, r#"<path class="t-levels" d="{levels}"/>"#);
+        }
+        let _ = write!(
+            s,
+            r#"<path class="t-mark" d="M{x} {TOP}V{}"/><path class="t-hit" d="M{x} {TOP}V{}"/>"#,
+            H - BOTTOM,
+            H - BOTTOM
+        );
+        if let Some(row) = placed[k] {
+            let y = row_y(row);
+            let mut lx = spans[i].0;
+            if let Some(n) = m.number {
+                let _ = write!(
+                    s,
+                    r#"<circle class="t-flag" cx="{}" cy="{}" r="8"/><text class="t-flag-n" x="{}" y="{}" text-anchor="middle">{n}</text>"#,
+                    lx + 8.0,
+                    y - 4.0,
+                    lx + 8.0,
+                    y
+                );
+                lx += 20.0;
+            }
+            let _ = write!(
+                s,
+                r#"<text class="t-label" x="{lx}" y="{y}">{}</text>"#,
+                xml_escape(&m.label)
+            );
+        }
+        s.push_str("</g>");
+    }
+    s
+}
+
+/// The title and a one-row key of the shapes this view draws.
+fn legend(e: &EndpointAnalysis, frame: &Frame, environment: bool, annotations: bool) -> String {
+    let has = |s: DisplayState| frame.pts().any(|p| display_state(p) == s);
+    let mut items: Vec<(&str, &str)> = vec![
+        (r#"<path class="t-round" d="M0 -4h0"/>"#, "round p99"),
+        (r#"<path class="t-dot" d="M0 -4h0"/>"#, "run median"),
+    ];
+    for (state, mark, words) in [
+        (
+            DisplayState::Failed,
+            r#"<path class="t-failed" d="M-5.5 -9.5h11v11h-11z"/>"#,
+            "failed run (errors)",
+        ),
+        (
+            DisplayState::Regression,
+            r#"<path class="t-regression" d="M0 -11l6.5 11h-13z"/>"#,
+            "regression",
+        ),
+        (
+            DisplayState::Improvement,
+            r#"<path class="t-improvement" d="M0 3l6.5 -11h-13z"/>"#,
+            "improvement",
+        ),
+        (
+            DisplayState::Accepted,
+            r#"<path class="t-accepted" d="M0 -10l6 6-6 6-6-6z"/>"#,
+            "accepted change (triaged)",
+        ),
+        (
+            DisplayState::Insufficient,
+            r#"<circle class="t-insufficient" cx="0" cy="-4" r="4.5"/>"#,
+            "too few rounds",
+        ),
+    ] {
+        if has(state) {
+            items.push((mark, words));
+        }
+    }
+    if frame.pts().any(|_| true)
+        && !e
+            .change_points
+            .iter()
+            .all(|c| !frame.contains(c.started_at))
+    {
+        items.push((r#"<path class="t-cp-key" d="M0 -11v14"/>"#, "change point"));
+    }
+    if environment {
+        items.push((
+            r#"<path class="t-env-key" d="M0 -11v14"/>"#,
+            "environment change",
+        ));
+    }
+    if annotations {
+        items.push((
+            r#"<circle class="t-flag" cx="0" cy="-4" r="6"/>"#,
+            "annotation",
+        ));
+    }
+    let mut s = format!(
+        r#"<text class="t-title" x="{LEFT}" y="22">{}: p99 latency per run (ms)</text><g class="t-key">"#,
+        xml_escape(&e.name)
+    );
+    let mut x = LEFT + 6.0;
+    for (mark, words) in items {
+        let _ = write!(
+            s,
+            r#"<g transform="translate({x} 48)">{mark}<text x="11" y="0">{words}</text></g>"#
+        );
+        x += 11.0 + text_width(words, 13.0) + 22.0;
+    }
+    s.push_str("</g>");
+    s
+}
+
+/// Runs closer than this (SVG pixels, on average) get no overlay: their
+/// hit areas would pile on each other, and hundreds of tab stops help no
+/// one. The shorter ranges (and the runs table) have every run.
+const MIN_OVERLAY_SPACING: f64 = 4.0;
+
+/// Whether a view links its runs (see [`MIN_OVERLAY_SPACING`]).
+fn has_overlay(frame: &Frame) -> bool {
+    (W - LEFT - RIGHT) / frame.points.len().max(1) as f64 >= MIN_OVERLAY_SPACING
+}
+
+/// The overlay: each run a link to its page with a tooltip. Focusable in
+/// time order; the page puts a skip link before the chart.
+fn overlay(e: &EndpointAnalysis, frame: &Frame, infos: &[PointInfo]) -> String {
+    let mut s = String::new();
+    if !has_overlay(frame) {
+        return s;
+    }
+    for &i in &frame.points {
+        let (p, Some(info)) = (&e.points[i], infos.get(i)) else {
+            continue;
         };
         let _ = write!(
-            out,
-            r##"<g class="pd-envchange" data-run="{run}" data-x="{x}" data-tip-target><title>Environment change: {title}</title><path d="M{x} {top}V{bottom}" stroke="{colour}" stroke-width="2" stroke-dasharray="2 3"/><path d="M{x} {top}V{bottom}" stroke="transparent" stroke-width="10"/><text x="{lx}" y="{ly}" text-anchor="{anchor}" font-family="sans-serif" font-size="12" fill="{colour}">{label}</text></g>"##,
-            run = xml_escape(&c.run),
-            title = xml_escape(&environment_words(c)),
-            top = plot.top,
-            bottom = plot.bottom,
-            label = xml_escape(&label),
+            s,
+            // The <title> of the link is its accessible name and its
+            // native tooltip (app.js turns it into a richer one).
+            r#"<a href="{}" data-verdict="{}" data-tip-target><title>{}</title><circle class="pd-hit" cx="{}" cy="{}" r="9"/></a>"#,
+            xml_escape(&info.href),
+            p.verdict.as_str(),
+            xml_escape(&info.title),
+            frame.x(p.started_at),
+            frame.y(p.median_p99_ms),
         );
     }
-    out
+    s
+}
+
+/// What a screen reader hears: what is drawn, and the view's facts.
+fn describe(
+    e: &EndpointAnalysis,
+    frame: &Frame,
+    environment: &[&EnvironmentChange],
+    annotations: &[(usize, &Annotation)],
+) -> String {
+    let count = |s: DisplayState| frame.pts().filter(|p| display_state(p) == s).count();
+    let mut desc = format!(
+        "{} to {}: {} runs. Dots are each round's p99; the line joins each run's median of rounds; the baseline \
+         and the regression line (baseline ×{}) are labelled at their right end. {} regressions (triangles up), \
+         {} improvements (triangles down), {} runs of accepted changes (diamonds).",
+        f::date(frame.from),
+        f::date(frame.to),
+        frame.points.len(),
+        e.threshold_ratio,
+        count(DisplayState::Regression),
+        count(DisplayState::Improvement),
+        count(DisplayState::Accepted),
+    );
+    for cp in e
+        .change_points
+        .iter()
+        .filter(|c| frame.contains(c.started_at))
+    {
+        let _ = write!(desc, " Change point: {}.", change_point_words(cp));
+    }
+    for c in environment {
+        let _ = write!(desc, " Environment change: {}.", environment_words(c));
+    }
+    for (n, a) in annotations {
+        let _ = write!(desc, " Annotation {n}, {}: {}.", f::datetime(a.at), a.text);
+    }
+    desc
 }
 
 #[cfg(test)]
 mod tests {
     use chrono::Duration;
 
-    use crate::render::charts::{HeatmapRow, heatmap, sparkline};
-
     use super::*;
     use crate::analyse::analyse;
     use crate::analyse::comparability::SettingChange;
     use crate::model::{Archive, Label, TriageLabel};
+    use crate::render::charts::{HeatmapRow, heatmap, sparkline};
     use crate::test_support;
 
     /// One endpoint `e` with these round p99s (runs from
@@ -613,9 +822,9 @@ mod tests {
     }
 
     /// The `cx` of the overlay point of `run`.
-    fn point_x(svg: &str, run: &str) -> i32 {
+    fn point_x(svg: &str, run: &str) -> f64 {
         let at = svg
-            .find(&format!(r#"<a href="{run}.html">"#))
+            .find(&format!(r#"<a href="{run}.html""#))
             .unwrap_or_else(|| panic!("{run} in the overlay"));
         let rest = &svg[at..];
         let cx = &rest[rest.find("cx=\"").unwrap() + 4..];
@@ -628,8 +837,22 @@ mod tests {
         &v[..v.find('"').unwrap()]
     }
 
+    fn input<'a>(
+        e: &'a EndpointAnalysis,
+        points: &'a [PointInfo],
+        environment: &'a [EnvironmentChange],
+        annotations: &'a [&'a Annotation],
+    ) -> TrendInput<'a> {
+        TrendInput {
+            endpoint: e,
+            points,
+            environment,
+            annotations,
+        }
+    }
+
     #[test]
-    fn change_point_and_environment_markers_sit_at_their_runs() {
+    fn change_points_environment_changes_and_annotations_sit_at_their_runs() {
         let analysis = analyse(&archive(&step_series(), None), vec![]);
         let e = &analysis.endpoints[0];
         assert_eq!(e.change_points.len(), 1, "{:?}", e.change_points);
@@ -652,7 +875,18 @@ mod tests {
             started_at: e.points[39].started_at + Duration::days(5),
             ..env.clone()
         };
-        let svg = trend_chart(e, &infos(e), &[env, outside], "c").unwrap();
+        let note = Annotation {
+            at: e.points[30].started_at,
+            run: Some("run-030".into()),
+            text: "deploy <b>1.7</b>".into(),
+            link: None,
+            endpoints: vec![],
+            source: "annotations/a.toml:1".into(),
+        };
+        let infos = infos(e);
+        let environment = [env, outside];
+        let notes = [&note];
+        let svg = trend_chart(&input(e, &infos, &environment, &notes), "c");
 
         // One change-point marker, at the onset run's x, between its
         // neighbours, labelled with the change and the onset date.
@@ -660,14 +894,11 @@ mod tests {
         assert_eq!(markers.len(), 1);
         let m = markers[0];
         assert_eq!(attr(m, "data-run"), "run-020");
-        let x: i32 = attr(m, "data-x").parse().unwrap();
+        let x: f64 = attr(m, "data-x").parse().unwrap();
         assert_eq!(x, point_x(&svg, "run-020"));
         assert!(point_x(&svg, "run-019") < x && x < point_x(&svg, "run-021"));
-        assert!(m.contains(&format!("M{x} ")), "vertical line at x: {m}");
         // Run 20 starts 20 × 56 h after 2026-01-05 03:00: 2026-02-20.
         assert!(m.contains(">+50% from 2026-02-20</text>"), "{m}");
-        // Level segments: before from the first run to the onset, after
-        // from the onset to the last run.
         let levels = attr(m, "d");
         assert!(
             levels.starts_with(&format!("M{} ", point_x(&svg, "run-000")))
@@ -679,27 +910,96 @@ mod tests {
         let env: Vec<&str> = svg.split("<g class=\"pd-envchange\"").skip(1).collect();
         assert_eq!(env.len(), 1);
         assert_eq!(attr(env[0], "data-run"), "run-007");
-        let ex: i32 = attr(env[0], "data-x").parse().unwrap();
-        assert_eq!(ex, point_x(&svg, "run-007"));
+        assert_eq!(
+            attr(env[0], "data-x").parse::<f64>().unwrap(),
+            point_x(&svg, "run-007")
+        );
         assert!(env[0].contains("host perf-01 → &lt;b&gt;perf-03&lt;/b&gt;"));
         assert!(env[0].contains(">env: host</text>"));
+        // The annotation: a numbered flag at its run, text escaped.
+        let ann: Vec<&str> = svg.split("<g class=\"pd-annotation\"").skip(1).collect();
+        assert_eq!(ann.len(), 1);
+        assert_eq!(
+            attr(ann[0], "data-x").parse::<f64>().unwrap(),
+            point_x(&svg, "run-030")
+        );
+        assert!(ann[0].contains(">1</text>") && ann[0].contains("deploy &lt;b&gt;1.7&lt;/b&gt;"));
         assert!(!svg.contains("<b>"));
 
-        // Both have a legend entry; the chart without them has neither.
-        assert!(svg.contains(">change point: level before → after</text>"));
-        assert!(svg.contains(">environment change</text>"));
+        // Each has a key entry; the chart without them has none.
+        for key in [
+            ">change point</text>",
+            ">environment change</text>",
+            ">annotation</text>",
+        ] {
+            assert!(svg.contains(key), "{key}");
+        }
         let steady: Vec<Vec<f64>> = step_series().into_iter().take(20).collect();
         let quiet = analyse(&archive(&steady, None), vec![]);
         let q = &quiet.endpoints[0];
-        let svg = trend_chart(q, &infos(q), &[], "q").unwrap();
+        let qi = infos_for(q);
+        let svg = trend_chart(&input(q, &qi, &[], &[]), "q");
         assert!(!svg.contains("pd-changepoint") && !svg.contains("pd-envchange"));
-        assert!(!svg.contains("change point") && !svg.contains("environment change"));
+        assert!(!svg.contains(">change point<") && !svg.contains(">environment change<"));
+    }
+
+    fn infos_for(e: &EndpointAnalysis) -> Vec<PointInfo> {
+        infos(e)
+    }
+
+    #[test]
+    fn verdicts_are_shapes_and_the_lines_are_labelled_where_they_end() {
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        let infos = infos(e);
+        let svg = trend_chart(&input(e, &infos, &[], &[]), "c");
+        // Regressions are up-triangles, one per regressed run.
+        let regressions = e
+            .points
+            .iter()
+            .filter(|p| p.verdict == Verdict::Regression)
+            .count();
+        assert!(regressions > 0);
+        let d = attr(
+            &svg[svg.find(r#"<path class="t-regression" d=""#).unwrap()..],
+            "d",
+        );
+        assert_eq!(d.matches("l6.5 11h-13z").count(), regressions);
+        assert!(svg.contains(">regression</text>"), "key entry");
+        for label in ["t-median-label", "t-baseline-label", "t-line-label"] {
+            assert!(svg.contains(&format!("<text class=\"{label}\"")), "{label}");
+        }
+        assert!(svg.contains(">line ×1.15</text>"));
+        // The overlay links are labelled for screen readers; the drawing
+        // itself is hidden from them (the desc tells it).
+        let link = &svg[svg.find(r#"<a href="run-000.html""#).unwrap()..];
+        assert!(link[..link.find("</a>").unwrap()].contains("<title>Run run-000</title>"));
+        assert!(svg.contains(r#"role="group""#) && svg.contains(r#"<g aria-hidden="true">"#));
+    }
+
+    #[test]
+    fn ranges_are_offered_only_when_the_history_is_longer() {
+        // 40 runs 56 h apart: ~91 days. 4 weeks is shorter, 13 weeks is
+        // not (quite), so: 4w and all, all by default.
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        let infos = infos(e);
+        let views = trend_views(&input(e, &infos, &[], &[]), "c");
+        let keys: Vec<&str> = views.iter().map(|v| v.range.key).collect();
+        assert_eq!(keys, ["4w", "all"]);
+        assert!(views[1].default && !views[0].default);
+        assert_eq!(views[1].runs, 40);
+        // 4 weeks: the runs of the last 28 days only, at 56 h apart 12.
+        assert_eq!(views[0].runs, 13);
+        assert!(!views[0].svg.contains(r#"<a href="run-026.html""#));
+        assert!(views[0].svg.contains(r#"<a href="run-027.html""#));
+        assert!(views[0].svg.contains(r#"id="c-4w-title""#));
     }
 
     #[test]
     fn accepted_changes_are_drawn_as_accepted_everywhere() {
         // The step's first regression is triaged `accepted`: its runs are a
-        // regression by the numbers but shown in the accepted colour.
+        // regression by the numbers but shown as accepted diamonds.
         let analysis = analyse(&archive(&step_series(), Some(20)), vec![]);
         let e = &analysis.endpoints[0];
         let accepted: Vec<&str> = e
@@ -716,9 +1016,10 @@ mod tests {
             "the whole accepted step is accepted"
         );
 
-        let svg = trend_chart(e, &infos(e), &[], "c").unwrap();
-        assert!(svg.contains(&format!(r#"stroke="{}""#, hex(ACCEPTED))));
-        assert!(!svg.contains(&format!(r#"stroke="{}""#, hex(REGRESSION))));
+        let infos = infos(e);
+        let svg = trend_chart(&input(e, &infos, &[], &[]), "c");
+        assert!(svg.contains(r#"<path class="t-accepted" d="M"#));
+        assert!(!svg.contains(r#"<path class="t-regression" d="M"#));
         assert!(svg.contains(">accepted change (triaged)</text>"));
 
         let spark = sparkline(e, 52);
@@ -733,14 +1034,12 @@ mod tests {
             53,
             "h",
         );
-        let cells = heat
-            .split("<rect ")
-            .filter(|c| c.contains("data-tip-target"))
-            .filter(|c| c.contains(r#"class="h-accepted""#))
-            .count();
-        assert!(cells > 0, "accepted weeks in the heatmap");
-        assert!(!heat.contains(r#"class="h-regression" data-tip-target"#));
-        assert!(heat.contains(">accepted change</text>"), "legend entry");
+        assert!(
+            heat.contains(r#"<td class="h-accepted""#),
+            "accepted weeks in the heatmap"
+        );
+        assert!(!heat.contains(r#"<td class="h-regression""#));
+        assert!(heat.contains(">accepted change</span>"), "legend entry");
 
         // Unlabelled, the same runs are regressions.
         let analysis = analyse(&archive(&step_series(), None), vec![]);

@@ -20,12 +20,26 @@ pub struct Line {
     pub dots: bool,
 }
 
-/// A marked point: drawn as a ring, with a native tooltip.
+/// A marked point: drawn as a ring (or a square, so that two kinds of
+/// mark differ in shape as well as colour), with a native tooltip.
 pub struct Mark {
     pub x: f64,
     pub y: f64,
     pub colour: RGBColor,
     pub title: String,
+    pub square: bool,
+}
+
+/// A range of x (a vertical band) or of y (a horizontal one) with a line
+/// at one value in it and a label: the recommended limit over recent runs.
+pub struct Band {
+    /// Across x (true) or across y.
+    pub vertical: bool,
+    pub from: f64,
+    pub to: f64,
+    pub at: f64,
+    pub label: String,
+    pub colour: RGBColor,
 }
 
 pub struct XyChart<'a> {
@@ -36,6 +50,7 @@ pub struct XyChart<'a> {
     pub y_desc: &'a str,
     pub lines: Vec<Line>,
     pub marks: Vec<Mark>,
+    pub bands: Vec<Band>,
     /// x values are days since this time: label them as dates.
     pub dates_from: Option<DateTime<Utc>>,
     /// The y axis ends here at most; higher values are drawn at the top
@@ -54,6 +69,11 @@ pub fn xy_chart(c: &XyChart<'_>) -> Result<String, Error> {
         .iter()
         .flat_map(|l| l.points.iter().copied())
         .chain(c.marks.iter().map(|m| (m.x, m.y)))
+        .chain(
+            c.bands
+                .iter()
+                .map(|b| if b.vertical { (b.to, 0.0) } else { (0.0, b.to) }),
+        )
         .filter(|(x, y)| finite(*x) && finite(*y));
     let (x_max, y_max) = all.fold((0.0f64, 0.0f64), |(a, b), (x, y)| (a.max(x), b.max(y)));
     let x_max = (x_max * 1.08).clamp(1.0, f64::MAX / 4.0);
@@ -94,59 +114,135 @@ pub fn xy_chart(c: &XyChart<'_>) -> Result<String, Error> {
             .draw()
             .map_err(e)?;
         let px = |x: f64, y: f64| chart.backend_coord(&(x, y.min(y_max)));
-        for line in &c.lines {
-            let pts: Vec<(f64, f64)> = line
-                .points
-                .iter()
-                .copied()
-                .filter(|(x, y)| finite(*x) && finite(*y))
-                .collect();
-            let coords: Vec<String> = pts
-                .iter()
-                .map(|&(x, y)| {
-                    let (x, y) = px(x, y);
-                    format!("{x},{y}")
-                })
-                .collect();
-            if coords.len() > 1 {
-                let _ = write!(
-                    marks,
-                    r#"<polyline points="{}" stroke="{}" stroke-width="2"{} fill="none"/>"#,
-                    coords.join(" "),
-                    hex(line.colour),
-                    if line.dashed {
-                        r#" stroke-dasharray="6 4""#
-                    } else {
-                        ""
-                    }
-                );
-            }
-            if line.dots {
-                let mut d = String::new();
-                for &(x, y) in &pts {
-                    let (x, y) = px(x, y);
-                    let _ = write!(d, "M{x} {y}h0");
-                }
-                let _ = write!(
-                    marks,
-                    r#"<path d="{d}" stroke="{}" stroke-width="7" stroke-linecap="round" fill="none"/>"#,
-                    hex(line.colour)
-                );
-            }
-        }
-        for m in &c.marks {
-            if !(finite(m.x) && finite(m.y)) {
-                continue;
-            }
-            let (x, y) = px(m.x, m.y);
-            let _ = write!(
-                marks,
-                r##"<circle cx="{x}" cy="{y}" r="8" fill="none" stroke="{}" stroke-width="3"><title>{}</title></circle>"##,
-                hex(m.colour),
-                xml_escape(&m.title)
-            );
-        }
+        let (xs, ys) = chart.plotting_area().get_pixel_range();
+        marks.push_str(&draw_bands(
+            &c.bands,
+            &px,
+            (xs.start, xs.end),
+            (ys.start, ys.end),
+        ));
+        marks.push_str(&draw_lines(&c.lines, &px));
+        marks.push_str(&draw_marks(&c.marks, &px));
         root.present().map_err(e)?;
     }
     Ok(finish_svg(svg, c.id, &c.title, &c.desc, &marks))
+}
+
+type Px<'a> = &'a dyn Fn(f64, f64) -> (i32, i32);
+
+fn draw_lines(lines: &[Line], px: Px) -> String {
+    let finite = |v: f64| v.is_finite();
+    let mut s = String::new();
+    for line in lines {
+        let pts: Vec<(f64, f64)> = line
+            .points
+            .iter()
+            .copied()
+            .filter(|(x, y)| finite(*x) && finite(*y))
+            .collect();
+        let coords: Vec<String> = pts
+            .iter()
+            .map(|&(x, y)| {
+                let (x, y) = px(x, y);
+                format!("{x},{y}")
+            })
+            .collect();
+        if coords.len() > 1 {
+            let _ = write!(
+                s,
+                r#"<polyline points="{}" stroke="{}" stroke-width="2"{} fill="none"/>"#,
+                coords.join(" "),
+                hex(line.colour),
+                if line.dashed {
+                    r#" stroke-dasharray="6 4""#
+                } else {
+                    ""
+                }
+            );
+        }
+        if line.dots {
+            let mut d = String::new();
+            for &(x, y) in &pts {
+                let (x, y) = px(x, y);
+                let _ = write!(d, "M{x} {y}h0");
+            }
+            let _ = write!(
+                s,
+                r#"<path d="{d}" stroke="{}" stroke-width="7" stroke-linecap="round" fill="none"/>"#,
+                hex(line.colour)
+            );
+        }
+    }
+    s
+}
+
+fn draw_marks(marks: &[Mark], px: Px) -> String {
+    let mut s = String::new();
+    for m in marks.iter().filter(|m| m.x.is_finite() && m.y.is_finite()) {
+        let (x, y) = px(m.x, m.y);
+        let shape = if m.square {
+            format!(
+                r#"<rect x="{}" y="{}" width="16" height="16""#,
+                x - 8,
+                y - 8
+            )
+        } else {
+            format!(r#"<circle cx="{x}" cy="{y}" r="8""#)
+        };
+        let _ = write!(
+            s,
+            r#"{shape} fill="none" stroke="{}" stroke-width="3"><title>{}</title>{}"#,
+            hex(m.colour),
+            xml_escape(&m.title),
+            if m.square { "</rect>" } else { "</circle>" }
+        );
+    }
+    s
+}
+
+/// Bands under the data: a translucent range, a line at its value, and
+/// the label inside the plot near the line.
+fn draw_bands(bands: &[Band], px: Px, xs: (i32, i32), ys: (i32, i32)) -> String {
+    let mut s = String::new();
+    for b in bands
+        .iter()
+        .filter(|b| b.from.is_finite() && b.to.is_finite() && b.at.is_finite())
+    {
+        let colour = hex(b.colour);
+        let label = xml_escape(&b.label);
+        if b.vertical {
+            let (x0, _) = px(b.from, 0.0);
+            let (x1, _) = px(b.to, 0.0);
+            let (x, _) = px(b.at, 0.0);
+            let _ = write!(
+                s,
+                r#"<g class="band"><title>{label}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{colour}" fill-opacity="0.15"/><path d="M{x} {}V{}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}" font-size="14" fill="{colour}">{label}</text></g>"#,
+                x0.min(x1),
+                ys.0,
+                (x1 - x0).abs().max(2),
+                ys.1 - ys.0,
+                ys.0,
+                ys.1,
+                x + 5,
+                ys.0 + 16
+            );
+        } else {
+            let (_, y0) = px(0.0, b.from);
+            let (_, y1) = px(0.0, b.to);
+            let (_, y) = px(0.0, b.at);
+            let _ = write!(
+                s,
+                r#"<g class="band"><title>{label}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{colour}" fill-opacity="0.15"/><path d="M{} {y}H{}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}" font-size="14" fill="{colour}">{label}</text></g>"#,
+                xs.0,
+                y0.min(y1),
+                xs.1 - xs.0,
+                (y1 - y0).abs().max(2),
+                xs.0,
+                xs.1,
+                xs.0 + 8,
+                y0.min(y1) - 5
+            );
+        }
+    }
+    s
 }
