@@ -58,6 +58,9 @@ pub struct SiteSettings {
     /// The changes between two commits, with `{from}` and `{to}`, e.g.
     /// `https://git.example.com/shop/compare/{from}...{to}`.
     pub compare_url: Option<String>,
+    /// Where the built site is published, e.g. `https://perf.example.com/shop/`:
+    /// the pull-request comment (`check --format markdown`) links its pages.
+    pub url: Option<String>,
 }
 
 impl SiteSettings {
@@ -81,6 +84,13 @@ impl SiteSettings {
                     return Err(format!("{key} must contain {hole} (got '{url}')"));
                 }
             }
+        }
+        if let Some(url) = &self.url
+            && !(url.starts_with("https://") || url.starts_with("http://"))
+        {
+            return Err(format!(
+                "site.url must start with https:// or http:// (got '{url}')"
+            ));
         }
         Ok(())
     }

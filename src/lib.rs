@@ -23,6 +23,7 @@ pub mod model;
 mod module_layers;
 pub mod pipeline;
 pub mod profile;
+pub mod record;
 pub mod render;
 pub mod report;
 pub mod slug;

@@ -34,7 +34,7 @@ const LAYERS: &[&[&str]] = &[
     &["analyse", "fuzzing"],
     &["eval", "render"],
     &["report", "write"],
-    &["demo", "pipeline"],
+    &["demo", "pipeline", "record"],
     &["cli"],
 ];
 
@@ -331,6 +331,10 @@ const WRITERS: &[(&str, &str)] = &[
     ("ingest/cache.rs", "the round cache beside the output"),
     ("demo/mod.rs", "`perfdash demo`: a new archive"),
     ("cli/eval.rs", "`perfdash eval --write FILE`"),
+    (
+        "record/mod.rs",
+        "`perfdash record`: one new run under runs/, renamed in whole",
+    ),
     ("fuzzing.rs", "a temporary file for the fuzz input"),
 ];
 

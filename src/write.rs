@@ -463,8 +463,8 @@ fn exchange_unsupported(e: &std::io::Error) -> bool {
 
 /// `rename` that never replaces an existing `to` (falls back to a plain
 /// rename where the flag is unsupported; that one still refuses a
-/// non-empty folder).
-fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+/// non-empty folder). `perfdash record` moves a new run in with it.
+pub fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
     match rustix::fs::renameat_with(
         rustix::fs::CWD,
         from,

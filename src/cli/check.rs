@@ -26,11 +26,11 @@ pub struct CheckArgs {
     /// perfdash.toml, else median].
     #[arg(long, value_name = "NAME", value_parser = policy_parser())]
     pub policy: Option<Policy>,
-    /// Output: a short summary, JSON, a GitHub step summary, or JUnit XML.
+    /// Output: a short summary, JSON, a GitHub step summary, the
+    /// pull-request comment (docs/ci.md), or JUnit XML.
     #[arg(long, value_name = "FORMAT", default_value = "text",
-          value_parser = PossibleValuesParser::new(["text", "json", "markdown", "junit"])
-              .map(|s| s.parse::<CheckFormat>().expect("listed formats parse")))]
-    pub format: CheckFormat,
+          value_parser = PossibleValuesParser::new(["text", "json", "markdown", "comment", "junit"]))]
+    pub format: String,
     /// Seconds of warm-up dropped from every raw round; overrides every
     /// setting in perfdash.toml and run.toml.
     #[arg(long, value_name = "SECONDS")]
@@ -81,6 +81,17 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
         );
     }
     let code = outcome_exit_code(report.outcome);
-    out!("{}", render(&report, args.format, code))?;
+    // The pull-request comment also reads the rounds' figures and the
+    // site's address from the analysis.
+    let text = match args.format.as_str() {
+        "comment" => crate::report::pr_comment::render(&report, &analysis),
+        other => {
+            let format = other
+                .parse::<CheckFormat>()
+                .map_err(crate::error::Error::Usage)?;
+            render(&report, format, code)
+        }
+    };
+    out!("{text}")?;
     Ok(code)
 }

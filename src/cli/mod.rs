@@ -29,6 +29,7 @@ mod compare;
 mod demo;
 mod eval;
 mod inspect;
+mod record;
 mod triage;
 
 use std::io::Write as _;
@@ -95,6 +96,8 @@ pub enum Command {
     Triage(triage::TriageArgs),
     /// Compare two runs endpoint by endpoint (the release check).
     Compare(compare::CompareArgs),
+    /// File one run's result files into the archive as a new run (the only command that writes there).
+    Record(record::RecordArgs),
     /// Evaluate every alarm policy on generated histories (docs/detection.md).
     Eval(eval::EvalArgs),
 }
@@ -120,6 +123,7 @@ pub fn main() -> ExitCode {
         Command::Triage(args) => triage::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Record(args) => record::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

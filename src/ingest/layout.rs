@@ -112,7 +112,7 @@ impl RoundFileName {
 /// The extensions a round file may have, longest first so that
 /// `ndjson.gz` wins over `gz`. What the file holds is decided by its
 /// content; the extension only says it is worth reading.
-pub(super) const ROUND_EXTENSIONS: [&str; 10] = [
+pub const ROUND_EXTENSIONS: [&str; 10] = [
     "ndjson.gz",
     "json.gz",
     "csv.gz",

@@ -47,7 +47,7 @@ pub use cache::{ReadCounts, RoundCache, RunCache};
 use input::InputFile;
 use raw::{FileResult, FileSettings, GroupResult, ReadOptions, StatsOptions};
 
-pub use layout::{RoundFileName, parse_round_file_name};
+pub use layout::{ROUND_EXTENSIONS, RoundFileName, parse_round_file_name};
 pub use run_meta::{parse_run_meta, run_time_from_id};
 
 /// The folder under the archive root that holds one folder per run.
@@ -268,52 +268,13 @@ struct Offer {
 }
 
 impl RoundReader<'_> {
-    /// The warm-up for one endpoint of one run: `--warmup`, else run.toml,
-    /// else the endpoint's setting, else `[raw] warmup_seconds`.
-    fn warmup(&self, run_warmup: Option<f64>, endpoint: Option<&str>) -> f64 {
-        self.opts
-            .warmup_override
-            .or(run_warmup)
-            .or_else(|| {
-                endpoint
-                    .and_then(|e| self.settings.endpoints.get(e))
-                    .and_then(|e| e.warmup_seconds)
-            })
-            .unwrap_or(self.settings.raw.warmup_seconds)
-    }
-
     fn file_settings(&self, run_warmup: Option<f64>, endpoint: Option<&str>) -> FileSettings {
-        let raw = &self.settings.raw;
-        let stats = StatsOptions {
-            warmup_s: self.warmup(run_warmup, endpoint),
-            method: raw.percentile,
-            failures_in_latency: raw.failures_in_latency,
-        };
-        let read = ReadOptions {
-            metric: self.settings.analysis.metric.clone(),
-            split_tag: endpoint.is_none().then(|| raw.split_tag.clone()),
-            limits: self.settings.limits.clone(),
-        };
-        let (tag_map, endpoint_warmups) = if endpoint.is_some() {
-            Default::default()
-        } else {
-            let warmups = if self.opts.warmup_override.is_some() || run_warmup.is_some() {
-                Default::default()
-            } else {
-                self.settings
-                    .endpoints
-                    .iter()
-                    .filter_map(|(id, e)| Some((id.clone(), e.warmup_seconds?)))
-                    .collect()
-            };
-            (raw.tags.clone(), warmups)
-        };
-        FileSettings {
-            read,
-            stats,
-            tag_map,
-            endpoint_warmups,
-        }
+        file_settings(
+            self.settings,
+            self.opts.warmup_override,
+            run_warmup,
+            endpoint,
+        )
     }
 
     /// Reads one round file: opened once, from the cache when its bytes
@@ -350,6 +311,69 @@ impl RoundReader<'_> {
             }
         }
     }
+}
+
+/// How `build` reads a round file of `endpoint`'s folder (or a run-level
+/// file holding every endpoint when `None`): the warm-up is `--warmup`,
+/// else run.toml, else the endpoint's setting, else `[raw] warmup_seconds`.
+fn file_settings(
+    settings: &Settings,
+    warmup_override: Option<f64>,
+    run_warmup: Option<f64>,
+    endpoint: Option<&str>,
+) -> FileSettings {
+    let raw = &settings.raw;
+    let warmup_s = warmup_override
+        .or(run_warmup)
+        .or_else(|| {
+            endpoint
+                .and_then(|e| settings.endpoints.get(e))
+                .and_then(|e| e.warmup_seconds)
+        })
+        .unwrap_or(raw.warmup_seconds);
+    let stats = StatsOptions {
+        warmup_s,
+        method: raw.percentile,
+        failures_in_latency: raw.failures_in_latency,
+    };
+    let read = ReadOptions {
+        metric: settings.analysis.metric.clone(),
+        split_tag: endpoint.is_none().then(|| raw.split_tag.clone()),
+        limits: settings.limits.clone(),
+    };
+    let (tag_map, endpoint_warmups) = if endpoint.is_some() {
+        Default::default()
+    } else {
+        let warmups = if warmup_override.is_some() || run_warmup.is_some() {
+            Default::default()
+        } else {
+            settings
+                .endpoints
+                .iter()
+                .filter_map(|(id, e)| Some((id.clone(), e.warmup_seconds?)))
+                .collect()
+        };
+        (raw.tags.clone(), warmups)
+    };
+    FileSettings {
+        read,
+        stats,
+        tag_map,
+        endpoint_warmups,
+    }
+}
+
+/// Reads one round file with the archive's settings exactly as `build`
+/// reads it in `endpoint`'s folder (`None`: a run-level file split by
+/// tag), without the cache. `perfdash record` checks every file with it
+/// before it writes anything, so what it files is what `build` can read.
+pub fn read_round_file(
+    settings: &Settings,
+    path: &Path,
+    shown: &Path,
+    endpoint: Option<&str>,
+) -> Result<FileResult, Error> {
+    raw::analyse_file(path, shown, &file_settings(settings, None, None, endpoint))
 }
 
 /// `warmup_seconds` from run.toml (kept by `parse_run_meta` among the

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod pr_comment;
 pub mod triage;
 
 use crate::escape::xml as xml_escape;

@@ -1,0 +1,134 @@
+//! `perfdash record`: files one run's outputs into the archive.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use clap::Args;
+
+use super::{EXIT_ERROR, EXIT_OK, diagnostic_label};
+use crate::record::rounds::{parse_pause, run_rounds};
+use crate::record::{RecordRequest, ci, host_name, parse_set, record};
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The archive to record into (created with its runs/ when missing);
+    /// only a new runs/<run-id>/ is ever written.
+    #[arg(long, value_name = "DIR", default_value = "archive")]
+    pub archive: PathBuf,
+    /// The endpoint the files measure (its folder name). Without it the
+    /// files are run-level results of every endpoint, split by the
+    /// `[raw] split_tag` tag.
+    #[arg(long, value_name = "ID")]
+    pub endpoint: Option<String>,
+    /// A run.toml key (`jvm_flags=-Xmx2g`, `load.vus=50`, `branch=main`);
+    /// repeatable; wins over what the CI variables and the host say.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    pub sets: Vec<(String, String)>,
+    /// When the run started (RFC 3339) [default: now, or PERFDASH_NOW].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub started_at: Option<DateTime<Utc>>,
+    /// The run id [default: the start time, as 2026-05-04T0300Z].
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// The round files, one per round, in round order (files already named
+    /// round-<n>… keep their numbers).
+    #[arg(
+        value_name = "FILE",
+        required_unless_present = "rounds",
+        conflicts_with = "rounds"
+    )]
+    pub files: Vec<PathBuf>,
+    /// Run the command after `--` this many times, one round each, and
+    /// record what it wrote to `{out}`.
+    #[arg(long, value_name = "N", requires = "command",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: Option<u32>,
+    /// The wait between rounds (`10s`, `500ms`, `2m`).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_pause)]
+    pub pause: std::time::Duration,
+    /// The extension of `{out}`: what the command writes (k6 gzips a name ending in .gz).
+    #[arg(long, value_name = "EXT", default_value = "ndjson.gz")]
+    pub out_ext: String,
+    /// The command that runs one round, with `{out}` (the file it must
+    /// write) and `{round}` (1, 2, …) substituted; run without a shell.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text.trim())
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| format!("not an RFC 3339 time ({e}), e.g. 2026-05-04T03:00:00Z"))
+}
+
+pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
+    let started_at = match args.started_at {
+        Some(t) => t,
+        None => crate::ingest::build_time()?,
+    };
+    // Rounds run into a scratch folder outside the archive; record then
+    // checks and files them like files given by hand.
+    let scratch;
+    let mut files = args.files;
+    let mut sets = Vec::new();
+    if let Some(rounds) = args.rounds {
+        if !crate::ingest::ROUND_EXTENSIONS.contains(&args.out_ext.as_str()) {
+            return Err(crate::error::Error::Usage(format!(
+                "--out-ext {}: not an extension build reads ({})",
+                args.out_ext,
+                crate::ingest::ROUND_EXTENSIONS.join(", ")
+            ))
+            .into());
+        }
+        scratch = tempfile::tempdir()?;
+        let outcome = run_rounds(
+            &args.command,
+            rounds,
+            args.pause,
+            scratch.path(),
+            &args.out_ext,
+        )
+        .map_err(crate::error::Error::Usage)?;
+        if !outcome.failed.is_empty() {
+            sets.push(("failed_rounds".to_string(), outcome.failed.join(", ")));
+        }
+        files = outcome.files;
+    }
+    sets.extend(args.sets);
+    let request = RecordRequest {
+        archive: args.archive,
+        endpoint: args.endpoint,
+        files,
+        started_at,
+        id: args.id,
+        ci: ci::detect(&|name| std::env::var(name).ok()),
+        host: host_name(),
+        sets,
+    };
+    match record(&request) {
+        Ok(recorded) => {
+            for d in &recorded.notes {
+                eprintln!(
+                    "{}: {}",
+                    diagnostic_label(d),
+                    crate::term::escape(&d.to_string())
+                );
+            }
+            eprintln!(
+                "recorded {} round file(s) into {}",
+                recorded.files,
+                recorded.dir.display()
+            );
+            // The id alone on stdout, for `RUN=$(perfdash record …)`.
+            outln!("{}", recorded.id)?;
+            Ok(EXIT_OK)
+        }
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("error: {}", crate::term::escape(&e.to_string()));
+            }
+            eprintln!("error: nothing was recorded; the archive is unchanged");
+            Ok(EXIT_ERROR)
+        }
+    }
+}

