@@ -170,37 +170,16 @@ fn parse_when(value: &Spanned<toml::Value>) -> Result<DateTime<Utc>, String> {
 /// Reads every `annotations/*.toml` under the archive root, in name
 /// order, and returns them sorted by time. A bad file becomes a
 /// diagnostic and the others are still read.
-pub fn load_annotations(root: &Path, runs: &[Run]) -> (Vec<Annotation>, Vec<Diagnostic>) {
-    let dir = root.join(ANNOTATIONS_DIR);
-    let mut diagnostics = Vec::new();
-    let entries = match layout::list_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), diagnostics),
-        Err(e) => {
-            diagnostics.push(Diagnostic::from_error(
-                DiagnosticKind::SkippedExtra,
-                &Error::io(Path::new(&super::relative(root, &dir)), e),
-            ));
-            return (Vec::new(), diagnostics);
-        }
-    };
+pub fn load_annotations(
+    root: &Path,
+    runs: &[Run],
+    limits: &super::limits::Limits,
+) -> (Vec<Annotation>, Vec<Diagnostic>) {
+    let (files, mut diagnostics) =
+        layout::read_toml_folder(root, ANNOTATIONS_DIR, limits, DiagnosticKind::SkippedExtra);
     let mut out = Vec::new();
-    for entry in entries {
-        let (name, path) = match entry {
-            layout::Entry::File { name, path } => (name, path),
-            layout::Entry::Dir { .. } => continue,
-            layout::Entry::Skipped(s) => {
-                diagnostics.push(s.relative_to(root));
-                continue;
-            }
-        };
-        if !name.ends_with(".toml") {
-            continue;
-        }
-        let rel = super::relative(root, &path);
-        let parsed = std::fs::read_to_string(&path)
-            .map_err(|e| Error::io(Path::new(&rel), e))
-            .and_then(|text| parse_annotation_file(&text, Path::new(&rel), runs));
+    for (rel, text) in files {
+        let parsed = text.and_then(|text| parse_annotation_file(&text, Path::new(&rel), runs));
         match parsed {
             Ok(found) => out.extend(found),
             // Annotations add to the pages, never to a verdict.
@@ -315,7 +294,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(folder.join("README.md"), "notes").unwrap();
-        let (list, diags) = load_annotations(dir.path(), &runs());
+        let (list, diags) = load_annotations(dir.path(), &runs(), &Default::default());
         assert_eq!(
             list.iter().map(|a| a.text.as_str()).collect::<Vec<_>>(),
             ["earlier", "later"]
@@ -324,7 +303,11 @@ mod tests {
         assert_eq!(diags[0].path, "annotations/b.toml");
         assert!(diags[0].message.starts_with("skipped:"), "{diags:?}");
         assert_eq!(
-            load_annotations(tempfile::tempdir().unwrap().path(), &[]),
+            load_annotations(
+                tempfile::tempdir().unwrap().path(),
+                &[],
+                &Default::default()
+            ),
             (vec![], vec![])
         );
     }

@@ -183,6 +183,58 @@ pub fn parse_round_file_name(name: &str) -> Option<RoundFileName> {
     })
 }
 
+/// One `*.toml` file of an archive folder: its path relative to the
+/// archive root and its text, or why it could not be read.
+pub(crate) type TomlFile = (String, Result<String, crate::error::Error>);
+
+/// The `*.toml` files of the archive folder `dir_name` (triage labels,
+/// annotations), in name order, each as its path relative to `root` and
+/// its text, read like every archive file: one descriptor, no symbolic
+/// links, no FIFOs, under the `[limits]` caps. A missing folder is empty;
+/// a folder that cannot be listed, and entries that are not plain files,
+/// become diagnostics of `kind`. Other files (a README) are left alone.
+pub(crate) fn read_toml_folder(
+    root: &Path,
+    dir_name: &str,
+    limits: &super::limits::Limits,
+    kind: DiagnosticKind,
+) -> (Vec<TomlFile>, Vec<Diagnostic>) {
+    use crate::error::Error;
+    let dir = root.join(dir_name);
+    let mut diagnostics = Vec::new();
+    let entries = match list_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), diagnostics),
+        Err(e) => {
+            diagnostics.push(Diagnostic::from_error(
+                kind,
+                &Error::io(Path::new(&super::relative(root, &dir)), e),
+            ));
+            return (Vec::new(), diagnostics);
+        }
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let (name, path) = match entry {
+            Entry::File { name, path } => (name, path),
+            Entry::Dir { .. } => continue,
+            Entry::Skipped(s) => {
+                diagnostics.push(s.relative_to(root));
+                continue;
+            }
+        };
+        if !name.ends_with(".toml") {
+            continue;
+        }
+        let rel = super::relative(root, &path);
+        let text = super::input::InputFile::open_in_archive(&path)
+            .and_then(|file| super::limits::read_text(&file, limits))
+            .map_err(|e| Error::io(Path::new(&rel), e));
+        files.push((rel, text));
+    }
+    (files, diagnostics)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

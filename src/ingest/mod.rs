@@ -202,7 +202,8 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         }
         known
     });
-    let (annotations, annotation_diagnostics) = annotations::load_annotations(root, &runs);
+    let (annotations, annotation_diagnostics) =
+        annotations::load_annotations(&real_root, &runs, &settings.limits);
     diagnostics.extend(annotation_diagnostics);
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
     let diagnostics = crate::error::merge_information(diagnostics);

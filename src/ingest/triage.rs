@@ -195,37 +195,11 @@ pub fn load_triage(
     root: &Path,
     limits: &super::limits::Limits,
 ) -> (Vec<TriageLabel>, Vec<Diagnostic>) {
-    let dir = root.join(TRIAGE_DIR);
-    let mut diagnostics = Vec::new();
-    let entries = match layout::list_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), diagnostics),
-        Err(e) => {
-            diagnostics.push(Diagnostic::from_error(
-                DiagnosticKind::SkippedInput,
-                &Error::io(Path::new(&super::relative(root, &dir)), e),
-            ));
-            return (Vec::new(), diagnostics);
-        }
-    };
+    let (files, mut diagnostics) =
+        layout::read_toml_folder(root, TRIAGE_DIR, limits, DiagnosticKind::SkippedInput);
     let mut labels: Vec<TriageLabel> = Vec::new();
-    for entry in entries {
-        let (name, path) = match entry {
-            layout::Entry::File { name, path } => (name, path),
-            layout::Entry::Dir { .. } => continue,
-            layout::Entry::Skipped(s) => {
-                diagnostics.push(s.relative_to(root));
-                continue;
-            }
-        };
-        if !name.ends_with(".toml") {
-            continue; // a README beside the labels is fine
-        }
-        let rel = super::relative(root, &path);
-        let parsed = super::input::InputFile::open_in_archive(&path)
-            .and_then(|file| super::limits::read_text(&file, limits))
-            .map_err(|e| Error::io(Path::new(&rel), e))
-            .and_then(|text| parse_triage_file(&text, Path::new(&rel)));
+    for (rel, text) in files {
+        let parsed = text.and_then(|text| parse_triage_file(&text, Path::new(&rel)));
         match parsed {
             Ok(found) => {
                 for label in found {

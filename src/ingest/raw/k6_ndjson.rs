@@ -223,15 +223,7 @@ pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFil
                 scan(reader, slice.start, max_line, &matcher)
             })
             .map_err(|e| e.into_error(file, shown))?;
-            let mut joined = Grouper::default();
-            let mut tail = None;
-            let mut end = ScanEnd::default();
-            for (grouper, slice_tail, slice_end) in scanned {
-                joined.absorb(grouper);
-                tail = slice_tail;
-                end = slice_end;
-            }
-            (joined, tail, end)
+            slices::join(scanned)
         }
         None => {
             let reader = open_plain(file, &opts.limits).map_err(|e| Error::io(shown, e))?;

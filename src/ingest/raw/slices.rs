@@ -12,6 +12,8 @@ use std::io::{self, Read};
 
 use rayon::prelude::*;
 
+use super::Grouper;
+use super::io::ScanEnd;
 use crate::ingest::input::InputFile;
 
 /// Files smaller than this are read in one pass (unit tests slice small
@@ -211,4 +213,21 @@ pub(crate) fn map<T: Send, E: Send>(
         .map(|(i, &s)| f(SliceReader::new(file, s), s, i == last))
         .collect();
     results.into_iter().collect()
+}
+
+/// Joins the slices' results in file order: the samples of every slice,
+/// and the cut-short tail and end of the last one (only the last slice
+/// reaches the end of the file).
+pub(crate) fn join(
+    scanned: Vec<(Grouper, Option<u64>, ScanEnd)>,
+) -> (Grouper, Option<u64>, ScanEnd) {
+    let mut joined = Grouper::default();
+    let mut tail = None;
+    let mut end = ScanEnd::default();
+    for (grouper, slice_tail, slice_end) in scanned {
+        joined.absorb(grouper);
+        tail = slice_tail;
+        end = slice_end;
+    }
+    (joined, tail, end)
 }
