@@ -157,7 +157,7 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
         site.insert(&path, bytes);
     }
     // Flame pages insert themselves (render/flame_pages.rs).
-    flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
+    flame_pages::render_flame_pages(&ctx, &mut site)?;
     Ok(site)
 }
 
