@@ -298,7 +298,9 @@ pub struct LimitRange {
 
 /// The p99 a step-load run measured at a throughput, read off its steps
 /// (linear between the two steps around it); `None` outside the steps'
-/// range or where a step has no p99.
+/// range. Steps without a p99 are read across. Where steps tie on
+/// throughput (a saturated service), the first in load order counts: the
+/// one that reached that throughput first.
 pub fn p99_at(steps: &[crate::model::Step], throughput_rps: f64) -> Option<f64> {
     let mut points: Vec<(f64, f64)> = steps
         .iter()
