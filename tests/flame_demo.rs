@@ -12,6 +12,7 @@ use perfdash::analyse::{Analysis, analyse};
 use perfdash::config::ProfileSettings;
 use perfdash::ingest::load_archive;
 use perfdash::profile::{Category, Classifier};
+use perfdash::render::context::Ctx;
 use perfdash::render::flame_pages::render_flame_pages;
 use perfdash::render::{Site, Slugs};
 
@@ -79,7 +80,8 @@ fn demo_differential_numbers_match_a_hand_computation() {
     let analysis = demo();
     let classifier = Classifier::new(&ProfileSettings::default()).unwrap();
     let mut site = Site::default();
-    render_flame_pages(&analysis, &Slugs::new(&analysis), &mut site).unwrap();
+    let slugs = Slugs::new(&analysis);
+    render_flame_pages(&Ctx::new(&analysis, &slugs), &mut site).unwrap();
 
     // Everywhere: tables and tooltips stay within ±100 points, and each
     // tooltip's change is its after minus its before.

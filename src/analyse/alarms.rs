@@ -43,7 +43,7 @@ use serde::Serialize;
 use super::evidence::SuspectRange;
 use super::figures::FigureSummary;
 use super::policy::{Judgement, Policy, RaisedAt};
-use super::{EndpointAnalysis, RunInfo, Verdict};
+use super::{EndpointAnalysis, RunInfo, RunPoint, Verdict};
 use crate::config::{AlarmSettings, Settings};
 use crate::model::{Label, TriageLabel};
 use crate::stats::{Interval, WILSON_Z95, median, wilson_interval};
@@ -857,29 +857,29 @@ fn stats_of(
     s
 }
 
-/// Weeks between an endpoint's first and last run, at least one.
+/// The span of history alarms are counted over: from the first to the
+/// last run whose time can be trusted (a run dated 1970 or 2099 would
+/// spread the alarms over decades: "0.00/wk").
+fn trusted_span<'a>(
+    points: impl Iterator<Item = &'a RunPoint>,
+) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    points
+        .filter(|p| !p.untrusted_time)
+        .map(|p| p.started_at)
+        .fold(None, |span, t| match span {
+            None => Some((t, t)),
+            Some((a, b)) => Some((a.min(t), b.max(t))),
+        })
+}
+
+/// Weeks between an endpoint's first and last trusted run, at least one.
 fn endpoint_weeks(endpoint: &EndpointAnalysis) -> f64 {
-    match (endpoint.points.first(), endpoint.points.last()) {
-        (Some(a), Some(b)) => weeks_between(a.started_at, b.started_at),
-        _ => 1.0,
-    }
+    trusted_span(endpoint.points.iter()).map_or(1.0, |(a, b)| weeks_between(a, b))
 }
 
 fn history_weeks(endpoints: &[EndpointAnalysis]) -> f64 {
-    let first = endpoints
-        .iter()
-        .filter_map(|e| e.points.first())
-        .map(|p| p.started_at)
-        .min();
-    let last = endpoints
-        .iter()
-        .filter_map(|e| e.points.last())
-        .map(|p| p.started_at)
-        .max();
-    match (first, last) {
-        (Some(a), Some(b)) => weeks_between(a, b),
-        _ => 1.0,
-    }
+    trusted_span(endpoints.iter().flat_map(|e| e.points.iter()))
+        .map_or(1.0, |(a, b)| weeks_between(a, b))
 }
 
 fn weeks_between(a: DateTime<Utc>, b: DateTime<Utc>) -> f64 {

@@ -248,14 +248,19 @@ pub struct EndpointCapacity {
 }
 
 impl EndpointCapacity {
+    /// The latest step-load run whose time can be trusted: a run dated
+    /// 2099 (or 1970) is never "the latest", as for latency
+    /// ([`crate::model::Archive::latest_run`]).
     pub fn latest(&self) -> Option<&CapacityPoint> {
-        self.runs.last()
+        self.runs.iter().rev().find(|p| !p.untrusted_time)
     }
 
     /// The recommended limit over the recent step-load runs at the current
     /// level: the latest run and the runs right before it on the same side
     /// of a capacity regression (so a range never mixes the capacity before
-    /// a drop with the capacity after it), at most `n` of them.
+    /// a drop with the capacity after it), at most `n` of them. Runs whose
+    /// time cannot be trusted are left out: where they belong in the
+    /// sequence is unknown.
     pub fn limit_range(&self, n: usize) -> Option<LimitRange> {
         let latest = self.latest()?;
         let regressed =
@@ -265,6 +270,7 @@ impl EndpointCapacity {
             .runs
             .iter()
             .rev()
+            .filter(|p| !p.untrusted_time)
             .take_while(|p| regressed(p) == side)
             .take(n.max(1))
             .collect();
@@ -292,7 +298,9 @@ pub struct LimitRange {
 
 /// The p99 a step-load run measured at a throughput, read off its steps
 /// (linear between the two steps around it); `None` outside the steps'
-/// range or where a step has no p99.
+/// range. Steps without a p99 are read across. Where steps tie on
+/// throughput (a saturated service), the first in load order counts: the
+/// one that reached that throughput first.
 pub fn p99_at(steps: &[crate::model::Step], throughput_rps: f64) -> Option<f64> {
     let mut points: Vec<(f64, f64)> = steps
         .iter()
@@ -326,6 +334,9 @@ pub struct CapacityPoint {
     /// change), or a regression right after one while the baseline moves
     /// to the new level: still a regression by the numbers, not a problem.
     pub accepted_change: bool,
+    /// The run's `started_at` cannot be trusted: never the latest run, and
+    /// left out of the limit range.
+    pub untrusted_time: bool,
 }
 
 /// Judges every endpoint's step-load runs, in time order. Endpoints are
@@ -361,15 +372,16 @@ pub fn analyse_capacity(archive: &Archive) -> Vec<EndpointCapacity> {
                 let verdict =
                     verdict::decide_capacity(knee.knee_rps, baseline_knee_rps, c.regression_drop);
                 let triaged_accepted = archive.accepted_by_triage(&run.id, id);
-                // An accepted drop carries on while the runs after it stay
-                // regressions (the baseline fills with the new level).
-                let accepted_change = verdict == CapacityVerdict::Regression
-                    && (triaged_accepted
-                        || runs.last().is_some_and(|p: &CapacityPoint| {
-                            p.accepted_change && p.verdict == CapacityVerdict::Regression
-                        }));
+                let accepted_change = verdict::capacity_accepted_change(
+                    verdict,
+                    triaged_accepted,
+                    runs.last()
+                        .map(|p: &CapacityPoint| (p.verdict, p.accepted_change)),
+                );
+                // Every run of an accepted change joins the baseline (not
+                // only the labelled one), so it moves to the new level.
                 if let Some(k) = knee.knee_rps
-                    && verdict::capacity_feeds_baseline(verdict, triaged_accepted)
+                    && verdict::capacity_feeds_baseline(verdict, accepted_change)
                 {
                     accepted.accept((run.id.as_str(), k));
                 }
@@ -388,6 +400,7 @@ pub fn analyse_capacity(archive: &Archive) -> Vec<EndpointCapacity> {
                     knee,
                     verdict,
                     accepted_change,
+                    untrusted_time: run.untrusted_time.is_some(),
                 });
             }
             EndpointCapacity {

@@ -503,14 +503,32 @@ pub fn decide_capacity(
 }
 
 /// Whether a run's knee may join later runs' capacity baselines: as for
-/// latency, a regression stays out unless triaged `accepted` (an intended
-/// change), and a run without a knee has nothing to add.
+/// latency, a regression stays out unless it is part of an accepted change
+/// ([`capacity_accepted_change`]), and a run without a knee has nothing to
+/// add.
 pub fn capacity_feeds_baseline(verdict: CapacityVerdict, accepted: bool) -> bool {
     match verdict {
         CapacityVerdict::Regression => accepted,
         CapacityVerdict::NoKnee => false,
         CapacityVerdict::Ok | CapacityVerdict::Improvement | CapacityVerdict::NoBaseline => true,
     }
+}
+
+/// Whether a step-load run's capacity verdict is part of an accepted
+/// change: a regression triaged `accepted` (an intended change), or a
+/// regression right after one that was (the baseline fills with the new
+/// level run by run, so the drop carries on until it has). `previous` is
+/// the endpoint's step-load run before this one: its verdict and whether
+/// it was part of an accepted change. Anything but a regression is never
+/// an accepted change.
+pub fn capacity_accepted_change(
+    verdict: CapacityVerdict,
+    triaged_accepted: bool,
+    previous: Option<(CapacityVerdict, bool)>,
+) -> bool {
+    verdict == CapacityVerdict::Regression
+        && (triaged_accepted
+            || previous.is_some_and(|(v, accepted)| accepted && v == CapacityVerdict::Regression))
 }
 
 /// The verdict of one endpoint when two runs are compared (`perfdash
@@ -743,6 +761,24 @@ mod tests {
         assert_eq!(decide(&ev(300.0, None, 5)), Verdict::NoBaseline);
         assert_eq!(decide(&ev(300.0, Some(100.0), 4)), Verdict::Insufficient);
         assert_eq!(decide(&ev(300.0, Some(100.0), 6)), Verdict::Regression);
+    }
+
+    #[test]
+    fn a_capacity_change_is_accepted_from_its_label_while_it_regresses() {
+        use CapacityVerdict::*;
+        let accepted = capacity_accepted_change;
+        assert!(accepted(Regression, true, None));
+        assert!(accepted(Regression, true, Some((Ok, false))));
+        // Carried on by the run before it …
+        assert!(accepted(Regression, false, Some((Regression, true))));
+        // … only while that one was an accepted regression.
+        assert!(!accepted(Regression, false, Some((Regression, false))));
+        assert!(!accepted(Regression, false, Some((Ok, true))));
+        assert!(!accepted(Regression, false, None));
+        // Only a regression can be an accepted change.
+        for v in [Ok, Improvement, NoBaseline, NoKnee] {
+            assert!(!accepted(v, true, Some((Regression, true))));
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::rows::{Page, render};
 use super::{Slugs, format as f};
 use crate::analyse::Analysis;
 use crate::analyse::capacity::{CapacityPoint, EndpointCapacity, number};
+use crate::analyse::verdict::CapacityVerdict;
 use crate::error::Error;
 
 /// Runs whose step tables the page shows (newest first); older runs' steps
@@ -53,6 +54,9 @@ pub struct RunRow {
     /// How it is shown: the verdict, or `accepted` for a regression a
     /// human accepted (CSS class suffix).
     pub state: &'static str,
+    /// For a capacity regression: the code host's changes since the
+    /// step-load run before it (`[site] compare_url`), else empty.
+    pub compare_href: String,
     pub reasoning: String,
     pub steps: Vec<StepRow>,
     pub resources: Option<String>,
@@ -149,7 +153,8 @@ fn setup(ctx: &Ctx, p: &CapacityPoint) -> Vec<(String, String)> {
     out
 }
 
-fn run_row(ctx: &Ctx, p: &CapacityPoint) -> RunRow {
+/// One step-load run's row; `previous` is the endpoint's step-load run before it.
+fn run_row(ctx: &Ctx, p: &CapacityPoint, previous: Option<&CapacityPoint>) -> RunRow {
     let unit = p.series.unit.label();
     let steps = p
         .series
@@ -203,6 +208,12 @@ fn run_row(ctx: &Ctx, p: &CapacityPoint) -> RunRow {
         ratio: f::ratio(p.ratio),
         verdict: p.verdict.as_str(),
         state: state(p),
+        compare_href: match previous {
+            Some(before) if p.verdict == CapacityVerdict::Regression => {
+                ctx.compare_href(&before.run, &p.run)
+            }
+            _ => String::new(),
+        },
         reasoning: p.knee.reasoning.clone(),
         steps,
         resources: p.series.resources.clone(),
@@ -259,12 +270,26 @@ pub fn capacity_page(ctx: &Ctx, e: &EndpointCapacity) -> Result<Option<Page>, Er
             analysis.settings.capacity.baseline_window,
             pct(e.regression_drop)
         ),
-        latest: Some(run_row(ctx, latest)),
+        latest: Some(run_row(
+            ctx,
+            latest,
+            e.runs
+                .iter()
+                .position(|p| p.run == latest.run)
+                .and_then(|i| i.checked_sub(1))
+                .map(|j| &e.runs[j]),
+        )),
         throughput_chart: throughput_chart(e, latest, range.as_ref(), "capacity-throughput")?,
         latency_chart: latency_chart(e, latest, range.as_ref(), "capacity-latency")?,
         cpu_chart,
         history_chart: history_chart(e, "capacity-history")?,
-        rows: e.runs.iter().rev().map(|p| run_row(ctx, p)).collect(),
+        rows: e
+            .runs
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, p)| run_row(ctx, p, i.checked_sub(1).map(|j| &e.runs[j])))
+            .collect(),
         step_table_runs: STEP_TABLE_RUNS,
         limit: range
             .as_ref()

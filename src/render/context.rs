@@ -53,6 +53,14 @@ pub struct SuspectView {
     pub compare_href: String,
 }
 
+/// A run whose `started_at` cannot be trusted (dated 1970 or 2099, …):
+/// left off every time axis and window, and listed apart with the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UntrustedRun {
+    pub run: RunLabel,
+    pub reason: String,
+}
+
 impl<'a> Ctx<'a> {
     pub fn new(analysis: &'a Analysis, slugs: &'a Slugs) -> Ctx<'a> {
         Ctx {
@@ -99,6 +107,27 @@ impl<'a> Ctx<'a> {
                 .map(|c| self.commit(c)),
             notes: run.and_then(|r| r.meta.notes.clone()).unwrap_or_default(),
         }
+    }
+
+    /// The runs whose time cannot be trusted, as a page at `root` lists
+    /// them apart; `only` keeps the runs it names (an endpoint's runs).
+    pub fn untrusted_runs(&self, root: &str, only: Option<&[RunPoint]>) -> Vec<UntrustedRun> {
+        self.analysis
+            .runs
+            .iter()
+            .filter(|r| only.is_none_or(|pts| pts.iter().any(|p| p.run == r.id)))
+            .filter_map(|r| {
+                Some(UntrustedRun {
+                    reason: r.untrusted_time.clone()?,
+                    run: self.run_label(&r.id, root, None),
+                })
+            })
+            .collect()
+    }
+
+    /// Whether a run's time can be trusted (unknown runs are).
+    pub fn trusted(&self, id: &str) -> bool {
+        self.run(id).is_none_or(|r| r.untrusted_time.is_none())
     }
 
     /// The code host's page of the changes from one run's commit to

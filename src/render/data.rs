@@ -66,7 +66,8 @@ struct WeeklyJson {
     open_problems: Vec<crate::analyse::problems::Problem>,
     /// Alarms whose first run is in the week, per policy.
     new_alarms: BTreeMap<Policy, usize>,
-    /// Alarms of `policy` up to the end of the week without a label.
+    /// Alarms of `policy` up to the end of the week without a label, and
+    /// open capacity problems without one.
     untriaged: usize,
 }
 
@@ -109,6 +110,9 @@ struct RunJson<'a> {
     environment: &'a BTreeMap<String, String>,
     /// Most endpoints of the run moved together (`null` otherwise).
     environment_suspect: &'a Option<crate::analyse::RunWideShift>,
+    /// Why `started_at` cannot be trusted (`null` when it can): such a run
+    /// is never the latest and stretches no time axis or window.
+    untrusted_time: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -201,9 +205,9 @@ pub fn write_analysis_json(
             to: rfc3339(review.to),
             policy: review.policy.name(),
             runs: review.runs.clone(),
+            untriaged: review.untriaged.len() + super::weekly::untriaged_capacity(&problems),
             open_problems: problems,
             new_alarms: review.new_by_policy.clone(),
-            untriaged: review.untriaged.len(),
         });
     let doc = AnalysisJson {
         schema_version: SCHEMA_VERSION,
@@ -225,6 +229,7 @@ pub fn write_analysis_json(
                 load: &r.meta.load,
                 environment: &r.meta.environment,
                 environment_suspect: &r.environment_suspect,
+                untrusted_time: r.untrusted_time.as_deref(),
             })
             .collect(),
         endpoints: analysis

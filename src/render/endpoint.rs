@@ -55,6 +55,8 @@ pub struct EndpointPage {
     pub policy: &'static str,
     pub alarms: Vec<AlarmRow>,
     pub csv_href: String,
+    /// This endpoint's runs whose time cannot be trusted: off the chart.
+    pub untrusted: Vec<super::context::UntrustedRun>,
     pub rows: Vec<PointRow>,
     pub latest: Option<PointRow>,
     pub threshold_ratio: String,
@@ -74,7 +76,7 @@ fn alarm_row(ctx: &Ctx, a: &Alarm, e: &EndpointAnalysis, root: &str) -> AlarmRow
             .map(|l| l.to_string())
             .unwrap_or_else(|| "untriaged".into()),
         note: a.label_note.clone().unwrap_or_default(),
-        median: f::ms(a.median_p99_ms),
+        median: super::weekly::alarm_median(a),
         baseline: f::opt_ms(a.baseline_p99_ms),
         ratio: f::ratio(a.ratio),
         change: f::change(a.ratio),
@@ -90,7 +92,7 @@ fn alarm_row(ctx: &Ctx, a: &Alarm, e: &EndpointAnalysis, root: &str) -> AlarmRow
 fn point_info(ctx: &Ctx, p: &RunPoint, slug: &str, root: &str) -> PointInfo {
     let run = ctx.run_label(&p.run, root, Some(slug));
     let mut title = format!(
-        "Run {} · {}\nRounds: {} (p99 {} ms)\nMedian p99: {} ms\nBaseline: {}\nRatio: {}\nVerdict: {}",
+        "Run {} · {}\nRounds: {} (p99 {} ms)\nMedian p99: {}\nBaseline: {}\nRatio: {}\nVerdict: {}",
         p.run,
         f::date(p.started_at),
         p.rounds.len(),
@@ -99,7 +101,11 @@ fn point_info(ctx: &Ctx, p: &RunPoint, slug: &str, root: &str) -> PointInfo {
             .map(|v| f::ms(*v))
             .collect::<Vec<_>>()
             .join(" · "),
-        f::ms(p.median_p99_ms),
+        if p.verdict == crate::analyse::verdict::Verdict::Failed {
+            f::NO_VALID_LATENCY.to_string()
+        } else {
+            format!("{} ms", f::ms(p.median_p99_ms))
+        },
         p.baseline_p99_ms
             .map_or("none yet".to_string(), |b| format!("{} ms", f::ms(b))),
         p.ratio.map_or("–".to_string(), |r| format!(
@@ -151,14 +157,16 @@ pub fn endpoint_page(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Page, Error> {
         .iter()
         .map(|p| point_info(ctx, p, slug, root))
         .collect();
+    // The chart spans the runs whose time can be trusted; so do the
+    // annotations and environment changes listed with it.
+    let mut trusted = e.points.iter().filter(|p| !p.untrusted_time);
+    let first = trusted.next().map(|p| p.started_at);
+    let last = trusted.next_back().map(|p| p.started_at).or(first);
     let annotations: Vec<&crate::model::Annotation> = analysis
         .annotations
         .iter()
         .filter(|a| a.concerns(&e.id))
-        .filter(|a| {
-            e.points.first().is_some_and(|p| p.started_at <= a.at)
-                && e.points.last().is_some_and(|p| a.at <= p.started_at)
-        })
+        .filter(|a| first.is_some_and(|t| t <= a.at) && last.is_some_and(|t| a.at <= t))
         .collect();
     let views = trend_views(
         &TrendInput {
@@ -182,10 +190,6 @@ pub fn endpoint_page(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Page, Error> {
         .map(|a| alarm_row(ctx, a, e, root))
         .collect();
     alarms.reverse(); // newest first
-    let (first, last) = (
-        e.points.first().map(|p| p.started_at),
-        e.points.last().map(|p| p.started_at),
-    );
     let page = EndpointPage {
         root,
         name: e.name.clone(),
@@ -218,6 +222,7 @@ pub fn endpoint_page(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Page, Error> {
         policy: analysis.settings.alarms.policy.name(),
         alarms,
         csv_href: format!("{root}data/endpoints/{slug}.csv"),
+        untrusted: ctx.untrusted_runs(root, Some(&e.points)),
         latest: e.latest().map(|p| point_row(ctx, p, e, root)),
         rows,
         threshold_ratio: format!("×{}", e.threshold_ratio),

@@ -10,10 +10,11 @@
 
 use askama::Template;
 
+use super::context::{CommitView, Ctx};
 use super::flame::{change_colour, diff_scale_pts, diff_svg, flame_svg};
 use super::{Site, Slugs};
 use crate::analyse::attribution::{GROWN_FRAMES, ProfileAnalysis};
-use crate::analyse::{Analysis, EndpointAnalysis, RunPoint};
+use crate::analyse::{EndpointAnalysis, RunPoint};
 use crate::error::Error;
 use crate::profile::{Category, format_weight};
 
@@ -101,6 +102,11 @@ pub struct LegendStop {
 #[template(path = "flame.html")]
 pub struct FlamePage {
     pub root: &'static str,
+    /// The run's commit and the baseline run's, linked with `[site]
+    /// commit_url`; the changes between them with `compare_url`.
+    pub run_commit: Option<CommitView>,
+    pub baseline_commit: Option<CommitView>,
+    pub compare_href: String,
     pub endpoint: String,
     pub endpoint_href: String,
     pub run: String,
@@ -146,16 +152,13 @@ fn pts(v: f64) -> String {
 }
 
 /// Renders every profile's page and SVGs into the site.
-pub fn render_flame_pages(
-    analysis: &Analysis,
-    slugs: &Slugs,
-    site: &mut Site,
-) -> Result<(), Error> {
+pub fn render_flame_pages(ctx: &Ctx, site: &mut Site) -> Result<(), Error> {
+    let analysis = ctx.analysis;
     let min_width = analysis.settings.profiles.min_width_pct;
     for e in &analysis.endpoints {
         for p in &e.points {
             for pa in &p.profiles {
-                render_one(slugs, site, e, p, pa, min_width)?;
+                render_one(ctx, site, e, p, pa, min_width)?;
             }
         }
     }
@@ -165,26 +168,26 @@ pub fn render_flame_pages(
 /// The files of one profile (its page and SVGs), for the site's parallel
 /// rendering (`render::render_site_into`).
 pub fn flame_page_files(
-    analysis: &Analysis,
-    slugs: &Slugs,
+    ctx: &Ctx,
     e: &EndpointAnalysis,
     p: &RunPoint,
     pa: &ProfileAnalysis,
 ) -> Result<Vec<super::rows::Page>, Error> {
     let mut site = Site::default();
-    let min_width = analysis.settings.profiles.min_width_pct;
-    render_one(slugs, &mut site, e, p, pa, min_width)?;
+    let min_width = ctx.analysis.settings.profiles.min_width_pct;
+    render_one(ctx, &mut site, e, p, pa, min_width)?;
     Ok(site.into_files())
 }
 
 fn render_one(
-    slugs: &Slugs,
+    ctx: &Ctx,
     site: &mut Site,
     e: &EndpointAnalysis,
     p: &RunPoint,
     pa: &ProfileAnalysis,
     min_width: f64,
 ) -> Result<(), Error> {
+    let slugs = ctx.slugs;
     let root = "../../";
     let base = base_path(slugs, &e.id, &p.run, &pa.kind);
     let file = |suffix: &str| {
@@ -300,8 +303,21 @@ fn render_one(
             }
         })
         .collect();
+    // The commits of both runs, and the code host's changes between them.
+    let commit_of = |run: &str| {
+        ctx.run(run)
+            .and_then(|r| r.meta.commit.as_deref())
+            .map(|c| ctx.commit(c))
+    };
     let page = FlamePage {
         root,
+        run_commit: commit_of(&p.run),
+        baseline_commit: pa.baseline.as_ref().and_then(|b| commit_of(&b.run)),
+        compare_href: pa
+            .baseline
+            .as_ref()
+            .map(|b| ctx.compare_href(&b.run, &p.run))
+            .unwrap_or_default(),
         endpoint: e.name.clone(),
         endpoint_href: format!("{root}endpoints/{}.html", slugs.endpoint(&e.id)),
         run: p.run.clone(),

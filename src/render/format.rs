@@ -3,6 +3,20 @@
 use chrono::{DateTime, Utc};
 
 /// Milliseconds with three significant digits, never scientific.
+/// What a failed run shows where a median p99 would be: most of its
+/// requests failed, so its latencies (often the fast 500s, or 0) are not
+/// the service's latency.
+pub const NO_VALID_LATENCY: &str = "no valid latency";
+
+/// A run's median p99 in ms, or [`NO_VALID_LATENCY`] for a failed run.
+pub fn median_p99(p: &crate::analyse::RunPoint) -> String {
+    if p.verdict == crate::analyse::verdict::Verdict::Failed {
+        NO_VALID_LATENCY.into()
+    } else {
+        ms(p.median_p99_ms)
+    }
+}
+
 pub fn ms(v: f64) -> String {
     if !v.is_finite() {
         return "–".into();

@@ -3,7 +3,7 @@
 
 use askama::Template;
 
-use super::context::{Ctx, RunLabel};
+use super::context::{Ctx, RunLabel, UntrustedRun};
 use super::format as f;
 use super::rows::{ChangePointRow, EnvChangeRow, Page, change_point_row, env_change_row, render};
 use crate::analyse::EndpointAnalysis;
@@ -22,6 +22,9 @@ pub struct HistoryPage {
     pub settings_line: String,
     /// `annotations/*.toml`, newest first.
     pub annotations: Vec<AnnotationRow>,
+    /// Runs whose time cannot be trusted, listed apart: where they belong
+    /// in the history is unknown.
+    pub untrusted: Vec<UntrustedRun>,
 }
 
 /// One annotation as the history page lists it.
@@ -80,6 +83,11 @@ pub fn history_page(ctx: &Ctx) -> Result<Page, Error> {
         .endpoints
         .iter()
         .flat_map(|e| e.change_points.iter().map(move |cp| (cp, e)))
+        .filter(|(cp, e)| {
+            e.points
+                .get(cp.point_index)
+                .is_none_or(|p| !p.untrusted_time)
+        })
         .collect();
     shifts.sort_by(|(a, ea), (b, eb)| {
         b.started_at
@@ -107,9 +115,11 @@ pub fn history_page(ctx: &Ctx) -> Result<Page, Error> {
             .environment_changes
             .iter()
             .rev()
+            .filter(|ch| ctx.trusted(&ch.run) && ctx.trusted(&ch.previous_run))
             .map(|ch| env_change_row(ctx, ch, ""))
             .collect(),
         annotations: annotation_rows(ctx),
+        untrusted: ctx.untrusted_runs("", None),
         settings_line: format!(
             "Change points: Otava's E-divisive means with a t-test over each endpoint's run medians \
              (window {}, p-value under {}, minimum change {}), per stretch of runs with the same load profile; \

@@ -282,7 +282,7 @@ fn render_job(
             format!("data/endpoints/{}.csv", slugs.endpoint(&e.id)),
             data::endpoint_csv(e)?,
         )],
-        Job::Flame(e, p, pa) => flame_pages::flame_page_files(analysis, slugs, e, p, pa)?,
+        Job::Flame(e, p, pa) => flame_pages::flame_page_files(ctx, e, p, pa)?,
         Job::AnalysisJson => unreachable!("streamed by render_site_into"),
     };
     Ok(files)

@@ -5,7 +5,7 @@ use askama::Template;
 
 use super::capacity::CapacitySummary;
 use super::charts::{HeatmapRow, heatmap, sparkline};
-use super::context::{Ctx, RunLabel};
+use super::context::{Ctx, RunLabel, UntrustedRun};
 use super::figures::{FiguresView, environment_mark};
 use super::format as f;
 use super::rows::{Page, VerdictView, render, settings_line};
@@ -61,6 +61,8 @@ pub struct IndexPage {
     pub heatmap_older_weeks: usize,
     /// Endpoints with step-load runs: latest knee, limit, verdict.
     pub capacity: Vec<CapacitySummary>,
+    /// Runs whose time cannot be trusted: out of the dates and heatmap.
+    pub untrusted: Vec<UntrustedRun>,
 }
 
 /// The overview page; `capacity` are the rows of its capacity table.
@@ -77,7 +79,7 @@ pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, 
                 id: e.id.clone(),
                 href: format!("endpoints/{}.html", slugs.endpoint(&e.id)),
                 latest: ctx.run_label(&p.run, "", None),
-                median: f::ms(p.median_p99_ms),
+                median: f::median_p99(p),
                 median_raw: p.median_p99_ms,
                 baseline: f::opt_ms(p.baseline_p99_ms),
                 ratio: f::ratio(p.ratio),
@@ -118,9 +120,11 @@ pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, 
         heatmap_older_weeks,
         root: "",
         run_count: analysis.runs.len(),
+        // Runs dated 1970 or 2099 do not stretch the dates (listed apart).
         first_date: analysis
             .runs
-            .first()
+            .iter()
+            .find(|r| r.untrusted_time.is_none())
             .map(|r| f::date(r.started_at))
             .unwrap_or_default(),
         last_date: latest_run
@@ -145,6 +149,7 @@ pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, 
             .map(|d| d.to_string())
             .collect(),
         capacity,
+        untrusted: ctx.untrusted_runs("", None),
     };
     Ok(("index.html".to_string(), render(&index, "index.html")?))
 }

@@ -132,7 +132,7 @@ pub(super) fn point_row(ctx: &Ctx, p: &RunPoint, e: &EndpointAnalysis, root: &st
         run: ctx.run_label(&p.run, root, Some(ctx.slugs.endpoint(&e.id))),
         rounds: round_cells(p),
         round_count: p.rounds.len(),
-        median: f::ms(p.median_p99_ms),
+        median: f::median_p99(p),
         baseline: f::opt_ms(p.baseline_p99_ms),
         threshold: f::opt_ms(p.threshold_p99_ms(e.threshold_ratio)),
         ratio: f::ratio(p.ratio),

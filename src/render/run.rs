@@ -53,6 +53,9 @@ pub struct RunEndpointRow {
     /// On an alarmed run (a regression, or a default-policy alarm raised
     /// here): the evidence, and what raised it.
     pub evidence: Option<(String, EvidenceView)>,
+    /// The alarm raised at this run: the last run at the old level → this
+    /// one, with the commits between.
+    pub suspect: Option<super::context::SuspectView>,
 }
 
 #[derive(Template)]
@@ -127,7 +130,7 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
             name: e.name.clone(),
             href: format!("{root}endpoints/{}.html", slugs.endpoint(&e.id)),
             anchor: slugs.endpoint(&e.id).to_string(),
-            median: f::ms(p.median_p99_ms),
+            median: f::median_p99(p),
             baseline: f::opt_ms(p.baseline_p99_ms),
             ratio: f::ratio(p.ratio),
             change: f::change(p.ratio),
@@ -148,6 +151,11 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
                 .collect(),
             flames: flame_links(p, e, slugs, root),
             evidence: run_evidence(analysis, e, p),
+            suspect: analysis
+                .alarms
+                .of(analysis.settings.alarms.policy)
+                .find(|a| a.endpoint == e.id && a.run == p.run)
+                .and_then(|a| ctx.suspect(e, a.candidate_index, root)),
         });
     }
     let regressions = rows

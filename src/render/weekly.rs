@@ -22,6 +22,7 @@ use super::format as f;
 use super::rows::{Page, render};
 use crate::analyse::alarms::{Alarm, PolicyStats};
 use crate::analyse::problems::{Problem, ProblemKind, open_problems};
+use crate::analyse::verdict::Figure;
 use crate::analyse::weekly::{WeekSpec, WeeklyReview, weekly_review};
 use crate::analyse::{Analysis, Policy};
 use crate::error::Error;
@@ -70,6 +71,8 @@ pub struct NewAlarmRow {
     pub endpoint: String,
     pub endpoint_href: String,
     pub run: RunLabel,
+    /// The last run at the old level → this one, with the commits.
+    pub suspect: Option<SuspectView>,
     pub policies: Vec<&'static str>,
     pub ratio: String,
     pub state: &'static str,
@@ -84,6 +87,8 @@ pub struct AlarmRow {
     pub endpoint: String,
     pub endpoint_href: String,
     pub run: RunLabel,
+    /// The last run at the old level → the alarm's run, with the commits.
+    pub suspect: Option<SuspectView>,
     pub rounds: String,
     pub evidence: String,
     pub median: String,
@@ -203,28 +208,27 @@ fn endpoint_name(analysis: &Analysis, id: &str) -> String {
 
 fn problem_row(ctx: &Ctx, p: &Problem) -> ProblemRow {
     let analysis = ctx.analysis;
+    let alarm = analysis
+        .alarms
+        .of(analysis.settings.alarms.policy)
+        .find(|a| a.endpoint == p.endpoint && a.run == p.first_bad_run);
     let (kind_words, href) = match p.kind {
         ProblemKind::Latency => (
-            "▲ latency",
+            alarm.map_or_else(|| "▲ latency".to_string(), latency_kind_words),
             format!("endpoints/{}.html", ctx.slugs.endpoint(&p.endpoint)),
         ),
         ProblemKind::Capacity => (
-            "▼ capacity",
+            "▼ capacity".to_string(),
             super::capacity::capacity_href(ctx.slugs, &p.endpoint),
         ),
     };
-    let over: Vec<String> = analysis
-        .alarms
-        .of(analysis.settings.alarms.policy)
-        .find(|a| a.endpoint == p.endpoint && a.run == p.first_bad_run)
-        .map(|a| a.over_runs.clone())
-        .unwrap_or_default();
+    let over: Vec<String> = alarm.map(|a| a.over_runs.clone()).unwrap_or_default();
     let triage = p.triage(analysis);
     let follow = triage.map(|t| &t.follow_up);
     let suspect = ctx.run_label(&p.first_bad_run, "", None);
     ProblemRow {
         kind: p.kind.as_str(),
-        kind_words: kind_words.to_string(),
+        kind_words,
         endpoint: endpoint_name(analysis, &p.endpoint),
         href,
         ratio: f::ratio(p.ratio),
@@ -267,6 +271,40 @@ fn problem_row(ctx: &Ctx, p: &Problem) -> ProblemRow {
     }
 }
 
+/// What an alarm's problem is about, with a shape: the figures its first
+/// run crossed (`▲ latency`, `▲ error rate`, `▼ throughput`), or a failed
+/// run, which has no valid latency.
+fn latency_kind_words(a: &Alarm) -> String {
+    if a.verdict == crate::analyse::Verdict::Failed {
+        return "■ failed run".to_string();
+    }
+    let words: Vec<&str> = a
+        .figures
+        .regressed
+        .iter()
+        .map(|f| match f {
+            Figure::P99 => "▲ latency",
+            Figure::ErrorRate => "▲ error rate",
+            Figure::Throughput => "▼ throughput",
+        })
+        .collect();
+    if words.is_empty() {
+        "▲ latency".to_string()
+    } else {
+        words.join(" · ")
+    }
+}
+
+/// Open capacity problems nobody labelled: untriaged like an unlabelled
+/// alarm, so the page's and `analysis.json`'s untriaged counts include
+/// them.
+pub(super) fn untriaged_capacity(problems: &[Problem]) -> usize {
+    problems
+        .iter()
+        .filter(|p| p.kind == ProblemKind::Capacity && p.label.is_none())
+        .count()
+}
+
 /// Problems grouped by suspect range, in the order of their first
 /// problem (Perfherder's alert summaries).
 fn problem_groups(ctx: &Ctx, problems: &[Problem]) -> Vec<ProblemGroup> {
@@ -297,6 +335,21 @@ fn problem_groups(ctx: &Ctx, problems: &[Problem]) -> Vec<ProblemGroup> {
         .collect()
 }
 
+/// Where an alarm's change came in ([`Ctx::suspect`]).
+fn alarm_suspect(ctx: &Ctx, a: &Alarm) -> Option<SuspectView> {
+    let e = ctx.analysis.endpoints.iter().find(|e| e.id == a.endpoint)?;
+    ctx.suspect(e, a.candidate_index, "")
+}
+
+/// An alarm's median p99, or "no valid latency" when its run failed.
+pub(super) fn alarm_median(a: &Alarm) -> String {
+    if a.verdict == crate::analyse::Verdict::Failed {
+        f::NO_VALID_LATENCY.to_string()
+    } else {
+        f::ms(a.median_p99_ms)
+    }
+}
+
 fn alarm_row(ctx: &Ctx, a: &Alarm) -> AlarmRow {
     let analysis = ctx.analysis;
     let threshold = analysis
@@ -309,6 +362,7 @@ fn alarm_row(ctx: &Ctx, a: &Alarm) -> AlarmRow {
         endpoint: endpoint_name(analysis, &a.endpoint),
         endpoint_href: format!("endpoints/{}.html", ctx.slugs.endpoint(&a.endpoint)),
         run: ctx.run_label(&a.run, "", Some(ctx.slugs.endpoint(&a.endpoint))),
+        suspect: alarm_suspect(ctx, a),
         rounds: a
             .round_p99_ms
             .iter()
@@ -316,7 +370,7 @@ fn alarm_row(ctx: &Ctx, a: &Alarm) -> AlarmRow {
             .collect::<Vec<_>>()
             .join(" · "),
         evidence: evidence_svg(a, threshold),
-        median: f::ms(a.median_p99_ms),
+        median: alarm_median(a),
         baseline: f::opt_ms(a.baseline_p99_ms),
         ratio: f::ratio(a.ratio),
         change: f::change(a.ratio),
@@ -369,6 +423,7 @@ fn new_alarm_rows(ctx: &Ctx, review: &WeeklyReview, problems: &[Problem]) -> Vec
                 endpoint: endpoint_name(ctx.analysis, &a.endpoint),
                 endpoint_href: format!("endpoints/{}.html", ctx.slugs.endpoint(&a.endpoint)),
                 run: ctx.run_label(&a.run, "", Some(ctx.slugs.endpoint(&a.endpoint))),
+                suspect: alarm_suspect(ctx, a),
                 policies: Vec::new(),
                 ratio: f::ratio(a.ratio),
                 state: "",
@@ -518,7 +573,8 @@ pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
             .untriaged
             .iter()
             .filter(|r| in_problems(&r.alarm))
-            .count(),
+            .count()
+            + untriaged_capacity(&problems),
         evidence: problems
             .iter()
             .filter(|p| p.kind == ProblemKind::Latency)

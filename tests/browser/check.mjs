@@ -197,6 +197,27 @@ for (const p of pages) if (!linked.has(p)) problems.push(`${p}: no page links to
   await context.close();
 }
 
+// ---- The weekly page's first screen (issue 17). ---------------------------
+// On a projector at 1280×720, and at 150 % zoom (853×480 CSS px), every
+// open problem's line is on the first screen, without scrolling.
+if (pages.includes("weekly.html")) {
+  for (const [width, height] of [[1280, 720], [853, 480]]) {
+    const context = await browser.newContext({ viewport: { width, height } });
+    const page = await context.newPage();
+    await page.goto(pathToFileURL(path.join(siteDir, "weekly.html")).href, { waitUntil: "load" });
+    const bottoms = await page.locator("#decide li.problem").evaluateAll((els) =>
+      els.map((e) => [e.querySelector(".p-endpoint")?.textContent ?? "?", e.getBoundingClientRect().bottom]));
+    for (const [name, bottom] of bottoms) {
+      if (bottom > height) problem(`weekly.html at ${width}×${height}`, `the open problem of ${name} ends at ${Math.round(bottom)} px, below the first screen`);
+    }
+    if (shotDir) {
+      fs.mkdirSync(shotDir, { recursive: true });
+      await page.screenshot({ path: path.join(shotDir, `weekly-first-screen-${width}x${height}.png`) });
+    }
+    await context.close();
+  }
+}
+
 // ---- Print stylesheet: one look at an endpoint page. -------------------
 if (shotDir) {
   const context = await browser.newContext({ viewport: { width: 900, height: 1200 } });

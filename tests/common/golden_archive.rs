@@ -11,7 +11,9 @@
 //!   2, 6 and 10, its knee falling in run 10 (a capacity regression);
 //!
 //! plus run metadata (commits, notes, releases 1.0.0 and 1.1.0, a host
-//! change at run 6), two annotations and `[site]` links. Everything is written from
+//! change at run 6), two annotations and `[site]` links, and one run dated
+//! 2099 (a clock set ahead: its time cannot be trusted, so the pages list
+//! it apart and no chart or window stretches to it). Everything is written from
 //! constants: the same bytes on every machine.
 
 use std::path::Path;
@@ -135,6 +137,7 @@ pub fn write_golden_archive(root: &Path) {
             );
         }
     }
+    write_future_run(root);
     let ids = run_ids();
     write(root, "annotations/ops.toml", ANNOTATIONS.as_bytes());
     write(
@@ -168,6 +171,29 @@ run = "2026-03-23T0300Z"
 text = "Price rules service deployed with PR #41"
 endpoints = ["orders"]
 "#;
+
+/// A run whose `started_at` says 2099: never the latest run.
+fn write_future_run(root: &Path) {
+    let dir = "runs/2099-03-30T0300Z";
+    write(
+        root,
+        &format!("{dir}/run.toml"),
+        format!(
+            "started_at = 2099-03-30T03:00:00Z\ncommit = \"{}\"\nbranch = \"main\"\n",
+            commit(DAYS.len())
+        )
+        .as_bytes(),
+    );
+    for (endpoint, level) in [("orders", 141.0), ("search", 40.0)] {
+        for n in 1..=3 {
+            write(
+                root,
+                &format!("{dir}/{endpoint}/round-{n}.json"),
+                k6_summary(level).as_bytes(),
+            );
+        }
+    }
+}
 
 fn run_toml(i: usize) -> String {
     let mut s = format!("commit = \"{}\"\nbranch = \"main\"\n", commit(i));

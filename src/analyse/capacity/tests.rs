@@ -249,3 +249,247 @@ proptest! {
         }
     }
 }
+
+/// An endpoint whose step-load runs have these knees (`None`: no step met
+/// the objective), judged as the pipeline does; `untrusted` marks runs
+/// whose time cannot be trusted.
+fn judged(knees: &[Option<f64>], untrusted: &[usize]) -> EndpointCapacity {
+    let runs = knees
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            let mut run = crate::test_support::run(i, &[]);
+            // No knee: every step over the 250 ms objective.
+            let mut s = series(k.unwrap_or(400.0));
+            if k.is_none() {
+                s.steps.iter_mut().for_each(|st| st.p99_ms = Some(900.0));
+            }
+            run.capacity.insert("search".to_string(), s);
+            if untrusted.contains(&i) {
+                run.untrusted_time = Some("dated 2099".into());
+            }
+            run
+        })
+        .collect();
+    let archive = crate::test_support::archive(runs);
+    analyse_capacity(&archive).remove(0)
+}
+
+#[test]
+fn the_limit_range_of_a_single_run_is_that_run_s_limit() {
+    let e = judged(&[Some(1000.0)], &[]);
+    let r = e.limit_range(5).expect("one run with a knee has a range");
+    let limit = e.runs[0].knee.limit_rps.unwrap();
+    assert_eq!((r.median, r.min, r.max), (limit, limit, limit));
+    assert_eq!(r.runs, vec![e.runs[0].run.clone()]);
+}
+
+#[test]
+fn the_limit_range_takes_the_last_n_runs_and_its_median() {
+    let e = judged(
+        &[
+            Some(1000.0),
+            Some(1040.0),
+            Some(980.0),
+            Some(1010.0),
+            Some(990.0),
+        ],
+        &[],
+    );
+    let limits: Vec<f64> = e.runs.iter().map(|p| p.knee.limit_rps.unwrap()).collect();
+    let r = e.limit_range(3).unwrap();
+    // The last three: 980, 1010, 990 (× 0.8) — median 990 × 0.8.
+    assert_eq!(
+        r.runs,
+        e.runs[2..]
+            .iter()
+            .map(|p| p.run.clone())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(r.median, limits[4]);
+    assert_eq!(r.min, limits[2]);
+    assert_eq!(r.max, limits[3]);
+    // n = 0 still gives the latest run rather than nothing.
+    assert_eq!(e.limit_range(0).unwrap().runs, vec![e.runs[4].run.clone()]);
+}
+
+#[test]
+fn tied_limits_give_a_range_of_one_value() {
+    let e = judged(&[Some(800.0), Some(800.0), Some(800.0)], &[]);
+    let r = e.limit_range(5).unwrap();
+    let limit = e.runs[0].knee.limit_rps.unwrap();
+    assert_eq!((r.median, r.min, r.max), (limit, limit, limit));
+    assert_eq!(r.runs.len(), 3);
+}
+
+#[test]
+fn runs_without_a_knee_are_listed_but_not_counted() {
+    let e = judged(&[Some(1000.0), None, Some(1020.0)], &[]);
+    assert_eq!(e.runs[1].knee.limit_rps, None);
+    // No baseline yet for run 1 (one earlier knee): no-knee, not regression,
+    // so all three runs are on one side.
+    assert_eq!(e.runs[1].verdict, CapacityVerdict::NoKnee);
+    let r = e.limit_range(5).unwrap();
+    assert_eq!(r.runs.len(), 3);
+    let (a, c) = (
+        e.runs[0].knee.limit_rps.unwrap(),
+        e.runs[2].knee.limit_rps.unwrap(),
+    );
+    assert_eq!((r.min, r.max), (a, c));
+    assert_eq!(r.median, (a + c) / 2.0);
+    // Only runs without a knee: no range at all.
+    assert_eq!(judged(&[None, None], &[]).limit_range(5), None);
+}
+
+#[test]
+fn the_limit_range_never_mixes_the_capacity_before_a_drop_with_after() {
+    let e = judged(
+        &[
+            Some(1000.0),
+            Some(1040.0),
+            Some(980.0),
+            Some(700.0),
+            Some(690.0),
+        ],
+        &[],
+    );
+    assert_eq!(e.runs[3].verdict, CapacityVerdict::Regression);
+    let r = e.limit_range(5).unwrap();
+    assert_eq!(r.runs, vec![e.runs[3].run.clone(), e.runs[4].run.clone()]);
+    assert_eq!(r.max, e.runs[3].knee.limit_rps.unwrap());
+}
+
+#[test]
+fn an_untrusted_run_is_neither_the_latest_nor_in_the_limit_range() {
+    // The last run (say dated 2099) has a knee far above the others.
+    let e = judged(&[Some(1000.0), Some(1040.0), Some(5000.0)], &[2]);
+    assert_eq!(e.latest().unwrap().run, e.runs[1].run);
+    let r = e.limit_range(5).unwrap();
+    assert!(!r.runs.contains(&e.runs[2].run), "{:?}", r.runs);
+    assert_eq!(r.max, e.runs[1].knee.limit_rps.unwrap());
+    // Only untrusted runs: no latest, no range.
+    let only = judged(&[Some(1000.0)], &[0]);
+    assert!(only.latest().is_none());
+    assert_eq!(only.limit_range(5), None);
+}
+
+#[test]
+fn an_accepted_capacity_drop_stays_accepted_while_it_regresses() {
+    let knees = [1000.0, 1040.0, 980.0, 700.0, 690.0, 1000.0, 650.0];
+    let runs = knees
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            let mut run = crate::test_support::run(i, &[]);
+            run.capacity.insert("search".to_string(), series(k));
+            run
+        })
+        .collect();
+    let mut archive = crate::test_support::archive(runs);
+    archive.triage.push(crate::model::TriageLabel {
+        run: archive.runs[3].id.clone(),
+        endpoint: "search".into(),
+        label: crate::model::Label::Accepted,
+        note: None,
+        author: "sre".into(),
+        date: chrono::NaiveDate::from_ymd_opt(2026, 1, 1).unwrap(),
+        source: "triage/x.toml:1".into(),
+        follow_up: Default::default(),
+    });
+    let e = &analyse_capacity(&archive)[0];
+    let accepted: Vec<bool> = e.runs.iter().map(|p| p.accepted_change).collect();
+    // The labelled drop and the regression right after it are accepted;
+    // the run back at 1000 ends the change.
+    assert_eq!(accepted[..6], [false, false, false, true, true, false]);
+    assert_eq!(e.runs[3].verdict, CapacityVerdict::Regression);
+    // Both runs of the accepted change joined later baselines.
+    for joined in &e.runs[3..5] {
+        assert!(
+            e.runs[5].baseline_runs.contains(&joined.run),
+            "{:?}",
+            e.runs[5].baseline_runs
+        );
+    }
+    // A drop after the change ended is a new, unaccepted regression.
+    assert_eq!(e.runs[6].verdict, CapacityVerdict::Regression);
+    assert!(!e.runs[6].accepted_change);
+}
+
+fn at(rows: &[(f64, Option<f64>)]) -> Vec<Step> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, &(rps, p99))| {
+            let mut s = step(i as u32 + 1, i as f64 + 1.0, rps, 0.0, 0.0);
+            s.p99_ms = p99;
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn p99_at_a_step_s_throughput_is_that_step_s_p99() {
+    let s = at(&[
+        (100.0, Some(50.0)),
+        (200.0, Some(80.0)),
+        (300.0, Some(200.0)),
+    ]);
+    assert_eq!(p99_at(&s, 100.0), Some(50.0));
+    assert_eq!(p99_at(&s, 200.0), Some(80.0));
+    assert_eq!(p99_at(&s, 300.0), Some(200.0));
+}
+
+#[test]
+fn p99_at_interpolates_between_the_steps_around_it() {
+    let s = at(&[
+        (100.0, Some(50.0)),
+        (200.0, Some(80.0)),
+        (300.0, Some(200.0)),
+    ]);
+    assert_eq!(p99_at(&s, 150.0), Some(65.0));
+    assert_eq!(p99_at(&s, 275.0), Some(170.0));
+    // Steps need not come in throughput order (throughput falls past saturation).
+    let shuffled = at(&[
+        (300.0, Some(200.0)),
+        (100.0, Some(50.0)),
+        (200.0, Some(80.0)),
+    ]);
+    assert_eq!(p99_at(&shuffled, 150.0), Some(65.0));
+}
+
+#[test]
+fn p99_at_is_none_outside_the_steps() {
+    let s = at(&[(100.0, Some(50.0)), (200.0, Some(80.0))]);
+    assert_eq!(p99_at(&s, 99.9), None);
+    assert_eq!(p99_at(&s, 200.1), None);
+    assert_eq!(p99_at(&[], 100.0), None);
+    assert_eq!(p99_at(&s, f64::NAN), None);
+}
+
+#[test]
+fn p99_at_with_one_step_answers_only_at_that_step() {
+    let s = at(&[(100.0, Some(50.0))]);
+    assert_eq!(p99_at(&s, 100.0), Some(50.0));
+    assert_eq!(p99_at(&s, 90.0), None);
+    assert_eq!(p99_at(&s, 110.0), None);
+}
+
+#[test]
+fn p99_at_skips_steps_without_a_p99() {
+    // Step 2 had no successful request: read across it.
+    let s = at(&[(100.0, Some(50.0)), (200.0, None), (300.0, Some(150.0))]);
+    assert_eq!(p99_at(&s, 200.0), Some(100.0));
+    assert_eq!(p99_at(&at(&[(100.0, None)]), 100.0), None);
+}
+
+#[test]
+fn p99_at_a_tied_throughput_is_the_first_step_that_reached_it() {
+    // Saturated: two steps at 200 req/s, the heavier one slower. The lighter
+    // (earlier) step is the one that first reached that throughput.
+    let s = at(&[
+        (100.0, Some(50.0)),
+        (200.0, Some(80.0)),
+        (200.0, Some(400.0)),
+    ]);
+    assert_eq!(p99_at(&s, 200.0), Some(80.0));
+    assert_eq!(p99_at(&s, 150.0), Some(65.0));
+}

@@ -48,9 +48,15 @@ pub struct HeatmapRow<'a> {
 /// (with its legend) and how many weeks of history did not fit (shown on
 /// the endpoint pages).
 pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usize) {
-    let times = rows
-        .iter()
-        .flat_map(|r| r.endpoint.points.iter().map(|p| p.started_at));
+    // A run dated 1970 or 2099 would make the window decades wide: only
+    // runs whose time can be trusted place it (the page lists the others).
+    let times = rows.iter().flat_map(|r| {
+        r.endpoint
+            .points
+            .iter()
+            .filter(|p| !p.untrusted_time)
+            .map(|p| p.started_at)
+    });
     let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
         return (String::new(), 0);
     };
@@ -121,7 +127,7 @@ fn row_cells(row: &HeatmapRow, weeks: &[NaiveDate]) -> String {
     let e = row.endpoint;
     let first_week = weeks[0];
     let mut by_week: BTreeMap<NaiveDate, Vec<DisplayState>> = BTreeMap::new();
-    for p in &e.points {
+    for p in e.points.iter().filter(|p| !p.untrusted_time) {
         let w = calendar::week_monday(p.started_at.date_naive());
         if w >= first_week {
             by_week.entry(w).or_default().push(display_state(p));

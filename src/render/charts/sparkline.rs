@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analyse::EndpointAnalysis;
+use crate::analyse::{EndpointAnalysis, RunPoint, Verdict};
 use crate::render::display::{DisplayState, display_state};
 use crate::render::xml_escape;
 
@@ -12,30 +12,51 @@ use crate::render::xml_escape;
 pub fn sparkline(endpoint: &EndpointAnalysis, max_points: usize) -> String {
     const W: f64 = 120.0;
     const H: f64 = 28.0;
-    let pts = &endpoint.points[endpoint.points.len().saturating_sub(max_points)..];
+    // Runs whose time cannot be trusted have no place in a time line.
+    let trusted: Vec<&RunPoint> = endpoint
+        .points
+        .iter()
+        .filter(|p| !p.untrusted_time)
+        .collect();
+    let pts = &trusted[trusted.len().saturating_sub(max_points)..];
+    // A failed run has no valid latency: it sets no scale and sits at the
+    // bottom.
+    let failed = |p: &RunPoint| p.verdict == Verdict::Failed;
     let (lo, hi) = pts
         .iter()
+        .filter(|p| !failed(p))
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
             (lo.min(p.median_p99_ms), hi.max(p.median_p99_ms))
         });
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 0.0) };
     let span = if hi > lo { hi - lo } else { 1.0 };
     let step = if pts.len() > 1 {
         (W - 6.0) / (pts.len() - 1) as f64
     } else {
         0.0
     };
-    let coord = |i: usize, v: f64| (3.0 + i as f64 * step, H - 3.0 - (v - lo) / span * (H - 6.0));
+    let coord = |i: usize, p: &RunPoint| {
+        let y = if failed(p) {
+            H - 3.0
+        } else {
+            H - 3.0 - (p.median_p99_ms - lo) / span * (H - 6.0)
+        };
+        (3.0 + i as f64 * step, y)
+    };
     let mut line = String::new();
     for (i, p) in pts.iter().enumerate() {
-        let (x, y) = coord(i, p.median_p99_ms);
+        let (x, y) = coord(i, p);
         let _ = write!(line, "{}{x:.1},{y:.1}", if i == 0 { "" } else { " " });
     }
     let mut marks = String::new();
     for (i, p) in pts.iter().enumerate() {
         let state = display_state(p);
-        if matches!(state, DisplayState::Regression | DisplayState::Accepted) || i + 1 == pts.len()
+        if matches!(
+            state,
+            DisplayState::Regression | DisplayState::Accepted | DisplayState::Failed
+        ) || i + 1 == pts.len()
         {
-            let (x, y) = coord(i, p.median_p99_ms);
+            let (x, y) = coord(i, p);
             let _ = write!(
                 marks,
                 r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" class="v-{}"/>"#,

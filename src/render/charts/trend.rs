@@ -105,8 +105,7 @@ pub struct TrendView {
 /// The chart once per range the history is longer than, and once whole.
 /// The default view is 13 weeks, or the whole history when it is shorter.
 pub fn trend_views(input: &TrendInput, id: &str) -> Vec<TrendView> {
-    let pts = &input.endpoint.points;
-    let (Some(first), Some(last)) = (pts.first(), pts.last()) else {
+    let (Some(first), Some(last)) = trusted_ends(input.endpoint) else {
         return Vec::new();
     };
     let span = last.started_at - first.started_at;
@@ -137,14 +136,33 @@ pub fn trend_views(input: &TrendInput, id: &str) -> Vec<TrendView> {
 
 /// The chart over the whole history (one view).
 pub fn trend_chart(input: &TrendInput, id: &str) -> String {
-    let pts = &input.endpoint.points;
-    match (pts.first(), pts.last()) {
+    match trusted_ends(input.endpoint) {
         (Some(first), Some(last)) => draw(
             input,
             &Frame::new(input.endpoint, first.started_at, last.started_at),
             id,
         ),
         _ => String::new(),
+    }
+}
+
+/// The first and last runs whose time can be trusted: the time axis spans
+/// them. A run dated 1970 or 2099 would stretch every range to decades; it
+/// is left off the chart, and the page lists it apart
+/// ([`crate::render::context::Ctx::untrusted_runs`]).
+fn trusted_ends(e: &EndpointAnalysis) -> (Option<&RunPoint>, Option<&RunPoint>) {
+    let mut trusted = e.points.iter().filter(|p| !p.untrusted_time);
+    let first = trusted.next();
+    (first, trusted.next_back().or(first))
+}
+
+/// Where a run's median sits: a failed run has no valid latency, so its
+/// mark sits on the time axis instead of at a meaningless median.
+fn point_y(frame: &Frame, p: &RunPoint) -> f64 {
+    if p.verdict == Verdict::Failed {
+        frame.y(0.0)
+    } else {
+        frame.y(p.median_p99_ms)
     }
 }
 
@@ -163,11 +181,16 @@ struct Frame<'a> {
 impl<'a> Frame<'a> {
     fn new(e: &'a EndpointAnalysis, from: DateTime<Utc>, to: DateTime<Utc>) -> Frame<'a> {
         let points: Vec<usize> = (0..e.points.len())
-            .filter(|&i| from <= e.points[i].started_at && e.points[i].started_at <= to)
+            .filter(|&i| {
+                let p = &e.points[i];
+                !p.untrusted_time && from <= p.started_at && p.started_at <= to
+            })
             .collect();
+        // A failed run's latencies are not latencies: they set no scale.
         let highest = points
             .iter()
             .map(|&i| &e.points[i])
+            .filter(|p| p.verdict != Verdict::Failed)
             .flat_map(|p| {
                 p.round_p99_ms
                     .iter()
@@ -324,7 +347,7 @@ fn shape(state: DisplayState, x: f64, y: f64) -> Option<String> {
 fn series(frame: &Frame) -> String {
     let mut s = String::new();
     let mut rounds = String::new();
-    for p in frame.pts() {
+    for p in frame.pts().filter(|p| p.verdict != Verdict::Failed) {
         let x = frame.x(p.started_at);
         for r in &p.round_p99_ms {
             let _ = write!(rounds, "M{x} {}h0", frame.y(*r));
@@ -344,11 +367,12 @@ fn series(frame: &Frame) -> String {
     })) {
         s.push_str(&polyline("t-baseline", &segment));
     }
-    let medians: Vec<(f64, f64)> = frame
-        .pts()
-        .map(|p| (frame.x(p.started_at), frame.y(p.median_p99_ms)))
-        .collect();
-    s.push_str(&polyline("t-median", &medians));
+    // The median line breaks at a failed run: it has no valid latency.
+    for segment in contiguous(frame.pts().map(|p| {
+        (p.verdict != Verdict::Failed).then(|| (frame.x(p.started_at), frame.y(p.median_p99_ms)))
+    })) {
+        s.push_str(&polyline("t-median", &segment));
+    }
     let mut dots = String::new();
     let mut shapes: [(DisplayState, String); 4] = [
         (DisplayState::Accepted, String::new()),
@@ -357,7 +381,7 @@ fn series(frame: &Frame) -> String {
         (DisplayState::Failed, String::new()),
     ];
     for p in frame.pts() {
-        let (x, y) = (frame.x(p.started_at), frame.y(p.median_p99_ms));
+        let (x, y) = (frame.x(p.started_at), point_y(frame, p));
         let state = display_state(p);
         match shape(state, x, y) {
             Some(d) => {
@@ -390,11 +414,19 @@ fn direct_labels(frame: &Frame) -> String {
     let Some(last) = frame.pts().last() else {
         return String::new();
     };
-    let mut labels: Vec<(&str, String, f64)> = vec![(
-        "t-median-label",
-        format!("median {} ms", f::ms(last.median_p99_ms)),
-        frame.y(last.median_p99_ms),
-    )];
+    let mut labels: Vec<(&str, String, f64)> = vec![if last.verdict == Verdict::Failed {
+        (
+            "t-median-label",
+            "no valid latency".to_string(),
+            point_y(frame, last),
+        )
+    } else {
+        (
+            "t-median-label",
+            format!("median {} ms", f::ms(last.median_p99_ms)),
+            frame.y(last.median_p99_ms),
+        )
+    }];
     let with_baseline = frame.pts().filter(|p| p.baseline_p99_ms.is_some()).last();
     if let Some(p) = with_baseline {
         let b = p.baseline_p99_ms.expect("filtered");
@@ -634,7 +666,7 @@ fn legend(e: &EndpointAnalysis, frame: &Frame, environment: bool, annotations: b
         (
             DisplayState::Failed,
             r#"<path class="t-failed" d="M-5.5 -9.5h11v11h-11z"/>"#,
-            "failed run (errors)",
+            "failed run: no valid latency (on the axis)",
         ),
         (
             DisplayState::Regression,
@@ -727,7 +759,7 @@ fn overlay(e: &EndpointAnalysis, frame: &Frame, infos: &[PointInfo]) -> String {
             p.verdict.as_str(),
             xml_escape(&info.title),
             frame.x(p.started_at),
-            frame.y(p.median_p99_ms),
+            point_y(frame, p),
         );
     }
     s
@@ -744,7 +776,8 @@ fn describe(
     let mut desc = format!(
         "{} to {}: {} runs. Dots are each round's p99; the line joins each run's median of rounds; the baseline \
          and the regression line (baseline ×{}) are labelled at their right end. {} regressions (triangles up), \
-         {} improvements (triangles down), {} runs of accepted changes (diamonds).",
+         {} improvements (triangles down), {} runs of accepted changes (diamonds), {} failed runs (squares on \
+         the time axis: most requests failed, so there is no valid latency to draw).",
         f::date(frame.from),
         f::date(frame.to),
         frame.points.len(),
@@ -752,6 +785,7 @@ fn describe(
         count(DisplayState::Regression),
         count(DisplayState::Improvement),
         count(DisplayState::Accepted),
+        count(DisplayState::Failed),
     );
     for cp in e
         .change_points
@@ -771,7 +805,7 @@ fn describe(
 
 #[cfg(test)]
 mod tests {
-    use chrono::Duration;
+    use chrono::{Duration, TimeZone};
 
     use super::*;
     use crate::analyse::analyse;
@@ -849,6 +883,112 @@ mod tests {
             environment,
             annotations,
         }
+    }
+
+    /// The cy of the overlay point of `run`.
+    fn point_y_of(svg: &str, run: &str) -> f64 {
+        let at = svg
+            .find(&format!(r#"<a href="{run}.html""#))
+            .unwrap_or_else(|| panic!("{run} in the overlay"));
+        let rest = &svg[at..];
+        let cy = &rest[rest.find("cy=\"").unwrap() + 4..];
+        cy[..cy.find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn a_run_whose_time_cannot_be_trusted_stretches_no_range() {
+        let series: Vec<Vec<f64>> = (0..60).map(|i| vec![100.0 + (i % 3) as f64; 5]).collect();
+        let mut archive = archive(&series, None);
+        // The last run says 2099 (a clock set ahead), the first 1970.
+        let last = archive.runs.len() - 1;
+        archive.runs[last].started_at = chrono::Utc.with_ymd_and_hms(2099, 1, 5, 3, 0, 0).unwrap();
+        archive.runs[0].started_at = chrono::Utc.with_ymd_and_hms(1970, 1, 5, 3, 0, 0).unwrap();
+        for i in [0, last] {
+            archive.runs[i].untrusted_time = Some("far off".into());
+        }
+        archive.runs.sort_by_key(|r| r.started_at);
+        let analysis = analyse(&archive, vec![]);
+        let e = &analysis.endpoints[0];
+        let infos = infos(e);
+        let views = trend_views(&input(e, &infos, &[], &[]), "c");
+        assert!(!views.is_empty());
+        let trusted: Vec<&RunPoint> = e.points.iter().filter(|p| !p.untrusted_time).collect();
+        let (first, latest) = (trusted[0].started_at, trusted.last().unwrap().started_at);
+        for v in &views {
+            for year in ["1970", "2099", "2098"] {
+                assert!(!v.svg.contains(year), "{}: {year} on the axis", v.range.key);
+            }
+            for run in ["run-000", &format!("run-{last:03}")] {
+                assert!(
+                    !v.svg.contains(&format!("{run}.html")),
+                    "{}: {run}",
+                    v.range.key
+                );
+            }
+            // Each range counts the trusted runs in its window up to the
+            // latest trusted run.
+            let from = v.range.days.map_or(first, |d| latest - Duration::days(d));
+            let expected = trusted.iter().filter(|p| from <= p.started_at).count();
+            assert_eq!(v.runs, expected, "{}", v.range.key);
+        }
+        // The 13-week view (the default) is 13 weeks of the trusted runs.
+        assert!(views.iter().any(|v| v.default && v.range.key == "13w"));
+        // The heatmap and the sparkline leave them out too.
+        let (table, older) = heatmap(
+            &[HeatmapRow {
+                endpoint: e,
+                href: "e.html".into(),
+            }],
+            53,
+            "h",
+        );
+        assert!(
+            !table.contains("2099") && !table.contains("2098"),
+            "heatmap window"
+        );
+        let weeks_of_trusted = ((latest - first).num_days() / 7) as usize;
+        assert!(older <= weeks_of_trusted, "{older} older weeks");
+        let spark = sparkline(e, 200);
+        assert!(
+            spark.contains(&format!("last {} run medians", trusted.len())),
+            "{spark}"
+        );
+    }
+
+    #[test]
+    fn a_failed_run_has_no_median_on_the_chart() {
+        let mut series: Vec<Vec<f64>> = (0..20).map(|i| vec![100.0 + (i % 3) as f64; 5]).collect();
+        series.push(vec![47.8; 5]);
+        let mut archive = archive(&series, None);
+        // Every request of the last run failed: its 47.8 ms are fast 500s.
+        let failed = archive.runs.len() - 1;
+        let rounds = &mut archive.runs[failed].endpoints.get_mut("e").unwrap().rounds;
+        let mut failed_rounds = rounds.to_vec();
+        for r in &mut failed_rounds {
+            r.stats.count = Some(1000);
+            r.stats.error_rate = Some(1.0);
+        }
+        *rounds = failed_rounds.into();
+        let analysis = analyse(&archive, vec![]);
+        let e = &analysis.endpoints[0];
+        assert_eq!(e.points[failed].verdict, Verdict::Failed);
+        let infos = infos(e);
+        let svg = trend_chart(&input(e, &infos, &[], &[]), "c");
+        // Its mark sits on the time axis, a square, with the median line
+        // ending at the run before it.
+        let run = format!("run-{failed:03}");
+        assert_eq!(point_y_of(&svg, &run), H - BOTTOM);
+        assert!(svg.contains(r#"<path class="t-failed""#), "a square");
+        let median = &svg[svg.find(r#"<polyline class="t-median""#).unwrap()..];
+        let median = &median[..median.find("/>").unwrap()];
+        assert_eq!(median.split(' ').count() - 2, failed, "{median}");
+        assert!(!svg.contains("median 47.8 ms"));
+        assert!(svg.contains(">no valid latency</text>"));
+        assert!(svg.contains("1 failed runs (squares on the time axis"));
+        assert!(
+            svg.contains("failed run: no valid latency"),
+            "the legend explains the square"
+        );
     }
 
     #[test]
