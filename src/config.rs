@@ -337,6 +337,17 @@ pub struct AnalysisSettings {
     /// A round whose error rate is at least this is a failed round (never
     /// part of a median, a baseline or an improvement).
     pub failed_round_error_rate: f64,
+    /// The branch whose runs form the history, the baselines and the
+    /// alarms (`branch` in run.toml). Runs of other branches are judged
+    /// against it and never join it. Unset: the most common `branch` among
+    /// the runs that record one; runs that record none count as main.
+    pub main_branch: Option<String>,
+    /// run.toml keys (top level or under `[environment]`/`[load]`, e.g.
+    /// `host`, `runner`) whose every distinct value gets its own baseline
+    /// and series: a run is never judged against runs of another value.
+    /// Empty (the default): one series, with a warning on the run page
+    /// when the host changed against the baseline's runs.
+    pub series_by: Vec<String>,
 }
 
 impl Default for AnalysisSettings {
@@ -351,6 +362,8 @@ impl Default for AnalysisSettings {
             max_error_rate: 0.01,
             throughput_drop: 0.15,
             failed_round_error_rate: 0.5,
+            main_branch: None,
+            series_by: Vec::new(),
         }
     }
 }
@@ -442,6 +455,36 @@ pub struct EndpointSettings {
     pub capacity_headroom: Option<f64>,
 }
 
+/// `main_branch` names a branch; `series_by` names distinct run.toml keys
+/// that describe where a run ran (not what it measured or when).
+fn validate_branches(a: &AnalysisSettings) -> Result<(), String> {
+    if a.main_branch
+        .as_deref()
+        .is_some_and(|b| b.trim().is_empty())
+    {
+        return Err("analysis.main_branch must name a branch, e.g. \"main\"".into());
+    }
+    for (i, key) in a.series_by.iter().enumerate() {
+        if key.trim().is_empty() {
+            return Err("analysis.series_by keys must not be empty, e.g. [\"host\"]".into());
+        }
+        if a.series_by[..i].contains(key) {
+            return Err(format!("analysis.series_by lists '{key}' twice"));
+        }
+        if matches!(
+            key.as_str(),
+            "commit" | "branch" | "started_at" | "notes" | "release"
+        ) {
+            return Err(format!(
+                "analysis.series_by cannot use '{key}': it changes from run to run (or, for \
+                 branch, is what main_branch is for); use keys that name where runs ran, \
+                 e.g. [\"host\"] or [\"runner\"]"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Settings {
     /// Parses and validates settings text; `path` is used in messages.
     /// The `[profiles]` regular expressions are compiled, and so checked,
@@ -490,6 +533,7 @@ impl Settings {
                 a.failed_round_error_rate
             ));
         }
+        validate_branches(a)?;
         self.limits.validate()?;
         let al = &self.alarms;
         if al.confirm_needed == 0 || al.confirm_needed > al.confirm_window {

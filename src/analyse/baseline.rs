@@ -14,6 +14,7 @@ use super::comparability;
 use super::figures::RunFigures;
 use super::verdict::{self, AcceptedChanges, Decision, Evidence, FigureLines, Verdict};
 use crate::config::AnalysisSettings;
+use crate::model::SeriesKey;
 use crate::stats::median;
 
 /// The last `size` accepted entries of a walk, oldest first.
@@ -252,10 +253,10 @@ impl SeriesWalk {
         }
     }
 
-    /// Judges the next run and updates the walk. Regressions triaged
-    /// `accepted` (and the regressions right after them) join the window,
-    /// so the baseline moves to the accepted level.
-    pub fn judge(&mut self, run: RunInput) -> Judged {
+    /// How `run` would be judged now, without taking it into the walk:
+    /// what a branch run gets ([`SeriesWalks::assess`]). Never part of an
+    /// accepted change: only main-branch runs move the baseline.
+    pub fn assess(&self, run: RunInput) -> Judged {
         let baseline = self.baseline(run.load);
         let f = run.figures;
         let evidence = Evidence {
@@ -273,32 +274,137 @@ impl SeriesWalk {
             resolution: run.resolution,
         };
         let decision = verdict::decide(&evidence);
-        let accepted_change = self.accepted_changes.next_run(
-            decision.verdict,
+        Judged {
+            baseline,
+            decision,
+            evidence,
+            accepted_change: false,
+        }
+    }
+
+    /// Judges the next run and updates the walk. Regressions triaged
+    /// `accepted` (and the regressions right after them) join the window,
+    /// so the baseline moves to the accepted level.
+    pub fn judge(&mut self, run: RunInput) -> Judged {
+        let mut judged = self.assess(run);
+        let verdict = judged.decision.verdict;
+        judged.accepted_change = self.accepted_changes.next_run(
+            verdict,
             run.median_p99_ms,
             run.labelled_accepted,
             self.threshold_ratio,
         );
-        match verdict::baseline_effect(decision.verdict, accepted_change) {
+        match verdict::baseline_effect(verdict, judged.accepted_change) {
             verdict::BaselineEffect::Join => self.window.accept(AcceptedRun {
                 id: run.id.to_string(),
                 p99_ms: run.median_p99_ms,
-                error_rate: f.error_rate,
-                throughput_rps: f.throughput_rps,
+                error_rate: run.figures.error_rate,
+                throughput_rps: run.figures.throughput_rps,
                 load: run.load.clone(),
             }),
-            verdict::BaselineEffect::Skip => match decision.verdict {
+            verdict::BaselineEffect::Skip => match verdict {
                 Verdict::Failed => self.left_out.failed += 1,
                 Verdict::Insufficient => self.left_out.insufficient += 1,
                 _ => self.left_out.regressions += 1,
             },
         }
-        Judged {
-            baseline,
-            decision,
-            evidence,
-            accepted_change,
+        judged
+    }
+}
+
+/// One endpoint's walks, one per series (`[analysis] series_by`: runs
+/// with the same values of those run.toml keys; without it, one series).
+///
+/// A run is judged against the baseline of its own series only. When its
+/// series has no baseline yet but another has, the run is reported "not
+/// comparable" (naming both) rather than compared across series.
+#[derive(Debug, Clone)]
+pub struct SeriesWalks {
+    settings: AnalysisSettings,
+    threshold_ratio: f64,
+    walks: BTreeMap<SeriesKey, SeriesWalk>,
+    /// The series of the run that joined a baseline last: the one a
+    /// not-comparable message names first.
+    last_joined: Option<SeriesKey>,
+}
+
+impl SeriesWalks {
+    pub fn new(settings: &AnalysisSettings, threshold_ratio: f64) -> SeriesWalks {
+        SeriesWalks {
+            settings: settings.clone(),
+            threshold_ratio,
+            walks: BTreeMap::new(),
+            last_joined: None,
         }
+    }
+
+    /// Judges a main-branch run of `series` and takes it into that
+    /// series' walk.
+    pub fn judge(&mut self, series: &SeriesKey, run: RunInput) -> Judged {
+        let mut judged = match self.walks.get_mut(series) {
+            Some(walk) => walk.judge(run),
+            None => {
+                let mut walk = SeriesWalk::new(&self.settings, self.threshold_ratio);
+                let judged = walk.judge(run);
+                self.walks.insert(series.clone(), walk);
+                judged
+            }
+        };
+        let joined = verdict::baseline_effect(judged.decision.verdict, judged.accepted_change)
+            == verdict::BaselineEffect::Join;
+        self.note_other_series(series, run.load, &mut judged.baseline);
+        if joined {
+            self.last_joined = Some(series.clone());
+        }
+        judged
+    }
+
+    /// Judges a run against the baseline of `series` as the walk stands,
+    /// leaving the walk as it is: a branch run, which never joins.
+    pub fn assess(&self, series: &SeriesKey, run: RunInput) -> Judged {
+        let mut judged = match self.walks.get(series) {
+            Some(walk) => walk.assess(run),
+            None => SeriesWalk::new(&self.settings, self.threshold_ratio).assess(run),
+        };
+        self.note_other_series(series, run.load, &mut judged.baseline);
+        judged
+    }
+
+    /// A run without a baseline of its own series, while another series
+    /// has one: "not comparable", naming both.
+    fn note_other_series(
+        &self,
+        series: &SeriesKey,
+        load: &BTreeMap<String, String>,
+        baseline: &mut Baseline,
+    ) {
+        if series.0.is_empty() || baseline.p99_ms.is_some() || baseline.not_comparable.is_some() {
+            return;
+        }
+        let others = self
+            .last_joined
+            .iter()
+            .chain(self.walks.keys())
+            .filter(|k| *k != series);
+        let Some((other, base)) = others
+            .filter_map(|k| Some((k, self.walks.get(k)?.baseline(load))))
+            .find(|(_, b)| b.p99_ms.is_some())
+        else {
+            return;
+        };
+        let why = format!(
+            "this run is on {}, which has {}; the baseline runs {} are on {} \
+             ([analysis] series_by keeps series apart)",
+            series.describe(),
+            baseline
+                .missing
+                .as_deref()
+                .unwrap_or("no accepted runs before it"),
+            base.runs.join(", "),
+            other.describe()
+        );
+        baseline.missing = Some(why.clone());
+        baseline.not_comparable = Some(why);
     }
 }
 
