@@ -523,4 +523,88 @@ mod tests {
             Some("0 of 3 accepted runs before it; earlier runs left out of the baseline: 6 failed")
         );
     }
+
+    fn host(h: &str) -> SeriesKey {
+        SeriesKey(vec![("host".to_string(), Some(h.to_string()))])
+    }
+
+    #[test]
+    fn assessing_a_run_leaves_the_walk_as_it_was() {
+        let none = BTreeMap::new();
+        let mut walks = SeriesWalks::new(&AnalysisSettings::default(), 1.15);
+        let key = SeriesKey::default();
+        for i in 0..4 {
+            let f = figures(100.0, 0.0, 200.0);
+            walks.judge(&key, run(&format!("m{i}"), &f, &none));
+        }
+        let before = walks.walks[&key].baseline(&none);
+        let slow = figures(200.0, 0.0, 200.0);
+        for i in 0..20 {
+            let j = walks.assess(&key, run(&format!("b{i}"), &slow, &none));
+            assert_eq!(j.decision.verdict, Verdict::Regression);
+            assert!(!j.accepted_change);
+        }
+        // Even an "ok" branch run stays out: only main runs join.
+        let fine = figures(100.0, 0.0, 200.0);
+        assert_eq!(
+            walks.assess(&key, run("ok", &fine, &none)).decision.verdict,
+            Verdict::Ok
+        );
+        assert_eq!(walks.walks[&key].baseline(&none), before);
+        assert_eq!(before.runs, ["m0", "m1", "m2", "m3"]);
+    }
+
+    #[test]
+    fn each_series_has_its_own_baseline() {
+        let none = BTreeMap::new();
+        let mut walks = SeriesWalks::new(&AnalysisSettings::default(), 1.15);
+        let (fast, slow) = (figures(100.0, 0.0, 200.0), figures(160.0, 0.0, 200.0));
+        for i in 0..4 {
+            let j = walks.judge(&host("a"), run(&format!("a{i}"), &fast, &none));
+            assert_ne!(j.decision.verdict, Verdict::Regression);
+        }
+        // The first runs on host b: host a's baseline exists, b's does not.
+        for i in 0..3 {
+            let j = walks.judge(&host("b"), run(&format!("b{i}"), &slow, &none));
+            assert_eq!(j.decision.verdict, Verdict::NoBaseline);
+            let why = j
+                .baseline
+                .not_comparable
+                .expect("not comparable across hosts");
+            assert!(why.contains("this run is on host b"), "{why}");
+            assert!(why.contains("are on host a"), "{why}");
+            assert!(why.contains(&format!("{i} of 3 accepted runs")), "{why}");
+        }
+        // Then b is judged against b only: 160 ms is its normal.
+        let j = walks.judge(&host("b"), run("b3", &slow, &none));
+        assert_eq!(j.decision.verdict, Verdict::Ok);
+        assert_eq!(j.baseline.runs, ["b0", "b1", "b2"]);
+        assert_eq!(j.baseline.not_comparable, None);
+        // And a is still judged against a alone.
+        let j = walks.judge(&host("a"), run("a4", &fast, &none));
+        assert_eq!(j.decision.verdict, Verdict::Ok);
+        assert_eq!(j.baseline.runs, ["a0", "a1", "a2", "a3"]);
+    }
+
+    #[test]
+    fn without_series_a_missing_baseline_is_only_missing() {
+        let none = BTreeMap::new();
+        let mut walks = SeriesWalks::new(&AnalysisSettings::default(), 1.15);
+        let f = figures(100.0, 0.0, 200.0);
+        let j = walks.judge(&SeriesKey::default(), run("first", &f, &none));
+        assert_eq!(j.decision.verdict, Verdict::NoBaseline);
+        assert_eq!(j.baseline.not_comparable, None);
+    }
+
+    fn run<'a>(id: &'a str, f: &'a RunFigures, load: &'a BTreeMap<String, String>) -> RunInput<'a> {
+        RunInput {
+            id,
+            rounds: 5,
+            figures: f,
+            median_p99_ms: f.p99_ms.unwrap_or(0.0),
+            load,
+            labelled_accepted: false,
+            resolution: verdict::Resolution::Exact,
+        }
+    }
 }
