@@ -108,6 +108,13 @@ struct RunJson<'a> {
     environment: &'a BTreeMap<String, String>,
     /// Most endpoints of the run moved together (`null` otherwise).
     environment_suspect: &'a Option<crate::analyse::RunWideShift>,
+    /// A run of another branch than the main one: the main baseline it
+    /// was judged against (`null` for a main run).
+    judged_against: &'a Option<crate::analyse::BranchBase>,
+    /// Its series under `[analysis] series_by` (`null` without it).
+    series: Option<&'a str>,
+    /// The host changed against its baseline runs (`null` otherwise).
+    host_changed: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -117,6 +124,9 @@ struct EndpointJson<'a> {
     slug: &'a str,
     threshold_ratio: f64,
     runs: Vec<PointJson<'a>>,
+    /// Runs of other branches, each judged against the main baseline;
+    /// never part of `runs`.
+    branch_runs: Vec<PointJson<'a>>,
     policies: Option<&'a BTreeMap<Policy, PolicyStats>>,
     /// Issue 6: level shifts found by change-point detection.
     change_points: &'a [LevelShift],
@@ -208,6 +218,9 @@ pub fn analysis_json(
                 load: &r.meta.load,
                 environment: &r.meta.environment,
                 environment_suspect: &r.environment_suspect,
+                judged_against: &r.branch,
+                series: r.series.as_deref(),
+                host_changed: r.host_changed.as_deref(),
             })
             .collect(),
         endpoints: analysis
@@ -219,6 +232,7 @@ pub fn analysis_json(
                 slug: slugs.endpoint(&e.id),
                 threshold_ratio: e.threshold_ratio,
                 runs: e.points.iter().map(point_json).collect(),
+                branch_runs: e.branch_points.iter().map(point_json).collect(),
                 policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
                 change_points: &e.change_points,
             })
