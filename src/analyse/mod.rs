@@ -24,6 +24,7 @@ pub mod verdict;
 pub mod weekly;
 
 use chrono::{DateTime, Utc};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::config::Settings;
@@ -286,7 +287,8 @@ pub struct RunPoint {
     /// The run's commit (run.toml), for suspect ranges.
     #[serde(skip)]
     pub commit: Option<String>,
-    pub rounds: Vec<Round>,
+    /// The run's rounds, shared with the archive (not a copy).
+    pub rounds: crate::model::Rounds,
     pub round_p99_ms: Vec<f64>,
     /// The median of the usable rounds' p99; for a failed run without a
     /// usable round, of all its rounds (shown, never judged).
@@ -397,16 +399,19 @@ pub fn analyse_with(
         })
         .collect();
 
+    // Endpoints are independent of each other until the run-wide steps
+    // below: one task each, on every core; `collect` keeps the id order,
+    // so the analysis is the same whatever the number of threads.
     let endpoints: Vec<EndpointAnalysis> = archive
         .endpoint_ids()
-        .into_iter()
+        .into_par_iter()
         .map(|id| {
             let threshold_ratio = settings.threshold_ratio(&id);
-            let series: Vec<(usize, &[Round])> = archive
+            let series: Vec<(usize, &crate::model::Rounds)> = archive
                 .runs
                 .iter()
                 .enumerate()
-                .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, e.rounds.as_slice())))
+                .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, &e.rounds)))
                 .collect();
             let mut judged = judge_series(&id, &series, archive, &history, threshold_ratio);
             if let Some(classifier) = &classifier {
@@ -555,7 +560,7 @@ impl History {
 /// were judged, branch runs among the main ones.
 fn judge_series(
     endpoint: &str,
-    series: &[(usize, &[Round])],
+    series: &[(usize, &crate::model::Rounds)],
     archive: &Archive,
     history: &History,
     threshold_ratio: f64,
@@ -564,13 +569,13 @@ fn judge_series(
     let mut walks = baseline::SeriesWalks::new(a, threshold_ratio);
     let mut points = Vec::with_capacity(series.len());
     // Branch runs with this endpoint, in the order they are judged.
-    let mut pending: Vec<(Option<usize>, usize, &[Round])> = series
+    let mut pending: Vec<(Option<usize>, usize, &crate::model::Rounds)> = series
         .iter()
         .filter_map(|&(i, rounds)| Some((history.judged_after[i].as_ref()?.0, i, rounds)))
         .collect();
     pending.sort_by_key(|&(after, i, _)| (after, i));
     let mut pending = pending.into_iter().peekable();
-    let mut judge = |i: usize, rounds: &[Round], joins: bool| {
+    let mut judge = |i: usize, rounds: &crate::model::Rounds, joins: bool| {
         judge_point(endpoint, i, rounds, archive, history, &mut walks, joins)
     };
     for &(run_index, rounds) in series.iter().filter(|(i, _)| history.main[*i]) {
@@ -592,7 +597,7 @@ fn judge_series(
 fn judge_point(
     endpoint: &str,
     run_index: usize,
-    rounds: &[Round],
+    rounds: &crate::model::Rounds,
     archive: &Archive,
     history: &History,
     walks: &mut baseline::SeriesWalks,
@@ -627,7 +632,11 @@ fn judge_point(
         .cloned()
         .collect();
     let evidence = evidence::evidence(
-        if usable.is_empty() { rounds } else { &usable },
+        if usable.is_empty() {
+            &rounds[..]
+        } else {
+            &usable
+        },
         if baseline_p99_ms.is_some() {
             &b.run_p99_ms
         } else {
@@ -640,7 +649,7 @@ fn judge_point(
         run: run.id.clone(),
         started_at: run.started_at,
         commit: run.meta.commit.clone(),
-        rounds: rounds.to_vec(),
+        rounds: std::sync::Arc::clone(rounds),
         round_p99_ms,
         median_p99_ms,
         baseline_p99_ms,
