@@ -337,6 +337,17 @@ pub struct AnalysisSettings {
     /// A round whose error rate is at least this is a failed round (never
     /// part of a median, a baseline or an improvement).
     pub failed_round_error_rate: f64,
+    /// The branch whose runs form the history, the baselines and the
+    /// alarms (`branch` in run.toml). Runs of other branches are judged
+    /// against it and never join it. Unset: the most common `branch` among
+    /// the runs that record one; runs that record none count as main.
+    pub main_branch: Option<String>,
+    /// run.toml keys (top level or under `[environment]`/`[load]`, e.g.
+    /// `host`, `runner`) whose every distinct value gets its own baseline
+    /// and series: a run is never judged against runs of another value.
+    /// Empty (the default): one series, with a warning on the run page
+    /// when the host changed against the baseline's runs.
+    pub series_by: Vec<String>,
 }
 
 impl Default for AnalysisSettings {
@@ -351,6 +362,8 @@ impl Default for AnalysisSettings {
             max_error_rate: 0.01,
             throughput_drop: 0.15,
             failed_round_error_rate: 0.5,
+            main_branch: None,
+            series_by: Vec::new(),
         }
     }
 }
@@ -442,6 +455,74 @@ pub struct EndpointSettings {
     pub capacity_headroom: Option<f64>,
 }
 
+/// `[analysis]`: counts, ratios and fractions in range, then the branch
+/// and series keys.
+fn validate_analysis(a: &AnalysisSettings) -> Result<(), String> {
+    if a.expected_rounds == 0 {
+        return Err("analysis.expected_rounds must be at least 1".into());
+    }
+    check_ratio("analysis.threshold_ratio", a.threshold_ratio)?;
+    if a.baseline_window == 0 {
+        return Err("analysis.baseline_window must be at least 1".into());
+    }
+    if a.min_baseline_runs == 0 || a.min_baseline_runs > a.baseline_window {
+        return Err(format!(
+            "analysis.min_baseline_runs must be between 1 and baseline_window ({})",
+            a.baseline_window
+        ));
+    }
+    let fraction = |key: &str, v: f64, low_open: bool| {
+        let ok = v.is_finite() && v < 1.0 && if low_open { v > 0.0 } else { v >= 0.0 };
+        ok.then_some(()).ok_or(format!(
+            "analysis.{key} must be a fraction in {}0, 1), e.g. 0.01 (got {v})",
+            if low_open { "(" } else { "[" }
+        ))
+    };
+    fraction("error_rate_delta", a.error_rate_delta, false)?;
+    fraction("max_error_rate", a.max_error_rate, false)?;
+    fraction("throughput_drop", a.throughput_drop, true)?;
+    if !(a.failed_round_error_rate.is_finite()
+        && a.failed_round_error_rate > 0.0
+        && a.failed_round_error_rate <= 1.0)
+    {
+        return Err(format!(
+            "analysis.failed_round_error_rate must be a fraction in (0, 1], e.g. 0.5 (got {})",
+            a.failed_round_error_rate
+        ));
+    }
+    validate_branches(a)
+}
+
+/// `main_branch` names a branch; `series_by` names distinct run.toml keys
+/// that describe where a run ran (not what it measured or when).
+fn validate_branches(a: &AnalysisSettings) -> Result<(), String> {
+    if a.main_branch
+        .as_deref()
+        .is_some_and(|b| b.trim().is_empty())
+    {
+        return Err("analysis.main_branch must name a branch, e.g. \"main\"".into());
+    }
+    for (i, key) in a.series_by.iter().enumerate() {
+        if key.trim().is_empty() {
+            return Err("analysis.series_by keys must not be empty, e.g. [\"host\"]".into());
+        }
+        if a.series_by[..i].contains(key) {
+            return Err(format!("analysis.series_by lists '{key}' twice"));
+        }
+        if matches!(
+            key.as_str(),
+            "commit" | "branch" | "started_at" | "notes" | "release"
+        ) {
+            return Err(format!(
+                "analysis.series_by cannot use '{key}': it changes from run to run (or, for \
+                 branch, is what main_branch is for); use keys that name where runs ran, \
+                 e.g. [\"host\"] or [\"runner\"]"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Settings {
     /// Parses and validates settings text; `path` is used in messages.
     /// The `[profiles]` regular expressions are compiled, and so checked,
@@ -457,39 +538,7 @@ impl Settings {
     }
 
     fn validate(&self) -> Result<(), String> {
-        let a = &self.analysis;
-        if a.expected_rounds == 0 {
-            return Err("analysis.expected_rounds must be at least 1".into());
-        }
-        check_ratio("analysis.threshold_ratio", a.threshold_ratio)?;
-        if a.baseline_window == 0 {
-            return Err("analysis.baseline_window must be at least 1".into());
-        }
-        if a.min_baseline_runs == 0 || a.min_baseline_runs > a.baseline_window {
-            return Err(format!(
-                "analysis.min_baseline_runs must be between 1 and baseline_window ({})",
-                a.baseline_window
-            ));
-        }
-        let fraction = |key: &str, v: f64, low_open: bool| {
-            let ok = v.is_finite() && v < 1.0 && if low_open { v > 0.0 } else { v >= 0.0 };
-            ok.then_some(()).ok_or(format!(
-                "analysis.{key} must be a fraction in {}0, 1), e.g. 0.01 (got {v})",
-                if low_open { "(" } else { "[" }
-            ))
-        };
-        fraction("error_rate_delta", a.error_rate_delta, false)?;
-        fraction("max_error_rate", a.max_error_rate, false)?;
-        fraction("throughput_drop", a.throughput_drop, true)?;
-        if !(a.failed_round_error_rate.is_finite()
-            && a.failed_round_error_rate > 0.0
-            && a.failed_round_error_rate <= 1.0)
-        {
-            return Err(format!(
-                "analysis.failed_round_error_rate must be a fraction in (0, 1], e.g. 0.5 (got {})",
-                a.failed_round_error_rate
-            ));
-        }
+        validate_analysis(&self.analysis)?;
         self.limits.validate()?;
         let al = &self.alarms;
         if al.confirm_needed == 0 || al.confirm_needed > al.confirm_window {
@@ -806,6 +855,34 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(words), "{toml}: {err}");
+        }
+    }
+
+    #[test]
+    fn branches_and_series_keys() {
+        let s = Settings::parse(
+            "[analysis]\nmain_branch = \"trunk\"\nseries_by = [\"host\", \"runner\"]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap();
+        assert_eq!(s.analysis.main_branch.as_deref(), Some("trunk"));
+        assert_eq!(s.analysis.series_by, ["host", "runner"]);
+        let d = Settings::default();
+        assert_eq!(
+            (d.analysis.main_branch, d.analysis.series_by.len()),
+            (None, 0)
+        );
+        for (text, says) in [
+            ("main_branch = \" \"", "must name a branch"),
+            ("series_by = [\"host\", \"host\"]", "lists 'host' twice"),
+            ("series_by = [\"\"]", "must not be empty"),
+            ("series_by = [\"commit\"]", "cannot use 'commit'"),
+            ("series_by = \"host\"", "p.toml"),
+        ] {
+            let err = Settings::parse(&format!("[analysis]\n{text}\n"), Path::new("p.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{text}: {err}");
         }
     }
 }

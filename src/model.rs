@@ -56,8 +56,39 @@ impl Archive {
     /// the overview, the weekly page, `compare latest` and `check --latest`.
     /// A run whose `started_at` is in the future (or otherwise untrusted,
     /// see [`Run::untrusted_time`]) would otherwise stay "latest" for good.
+    ///
+    /// Only main-branch runs ([`Self::main_branch`]) are "latest": a pull
+    /// request's run is judged against the history, never the news of it.
     pub fn latest_run(&self) -> Option<&Run> {
-        self.runs.iter().rev().find(|r| r.untrusted_time.is_none())
+        let main = self.main_branch();
+        self.runs
+            .iter()
+            .rev()
+            .find(|r| r.untrusted_time.is_none() && r.meta.on_main(main.as_deref()))
+    }
+
+    /// The branch whose runs form the history (`[analysis] main_branch`,
+    /// else the most common `branch` among the runs that record one; a tie
+    /// goes to `main`, then `master`, then the first name in sort order).
+    /// `None`: no run records a branch, and every run is a main run.
+    pub fn main_branch(&self) -> Option<String> {
+        if let Some(b) = &self.settings.analysis.main_branch {
+            return Some(b.clone());
+        }
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for b in self.runs.iter().filter_map(|r| r.meta.branch.as_deref()) {
+            *counts.entry(b).or_default() += 1;
+        }
+        let preference = |b: &str| match b {
+            "main" => 0,
+            "master" => 1,
+            _ => 2,
+        };
+        counts
+            .into_iter()
+            // Most runs first, then the preferred name, then sort order.
+            .min_by_key(|&(b, n)| (std::cmp::Reverse(n), preference(b), b))
+            .map(|(b, _)| b.to_string())
     }
 
     /// Whether a human labelled `run`'s alarm on `endpoint` `accepted` (an
@@ -120,6 +151,55 @@ pub struct RunMeta {
     pub environment: BTreeMap<String, String>,
     /// Any other keys, shown as they are on the run page.
     pub extra: BTreeMap<String, String>,
+}
+
+impl RunMeta {
+    /// Whether the run belongs to the main history: it records no branch,
+    /// or the main branch (`main`: [`Archive::main_branch`]).
+    pub fn on_main(&self, main: Option<&str>) -> bool {
+        match (&self.branch, main) {
+            (Some(b), Some(main)) => b == main,
+            _ => true,
+        }
+    }
+
+    /// The value of a run.toml key as `[analysis] series_by` reads it:
+    /// under `[environment]`, then `[load]`, then at the top level.
+    pub fn setting(&self, key: &str) -> Option<&str> {
+        self.environment
+            .get(key)
+            .or_else(|| self.load.get(key))
+            .or_else(|| self.extra.get(key))
+            .map(String::as_str)
+    }
+
+    /// Which series the run belongs to under `series_by` (empty: the one
+    /// series every run belongs to).
+    pub fn series(&self, series_by: &[String]) -> SeriesKey {
+        SeriesKey(
+            series_by
+                .iter()
+                .map(|k| (k.clone(), self.setting(k).map(str::to_string)))
+                .collect(),
+        )
+    }
+}
+
+/// The values of the `[analysis] series_by` keys of one run: runs with
+/// the same values share baselines; others are not compared with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SeriesKey(pub Vec<(String, Option<String>)>);
+
+impl SeriesKey {
+    /// `host perf-01`, `host perf-01, runner (none)`; empty for the one
+    /// series of an archive without `series_by`.
+    pub fn describe(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{k} {}", v.as_deref().unwrap_or("(none)")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// A human verdict on one alarm: one entry of a `triage/*.toml` file.

@@ -337,6 +337,7 @@ pub fn attach_profiles(
         shares: CategoryShares,
     }
     let mut bases: HashMap<String, Base> = HashMap::new();
+    let main_branch = archive.main_branch();
     for point in points.iter_mut() {
         let run = &archive.runs[point.run_index];
         let Some(files) = run.endpoints.get(endpoint).map(|e| &e.profiles) else {
@@ -405,7 +406,10 @@ pub fn attach_profiles(
         point.profiles = analysed;
         // Profiles follow the latency baseline: a run that joined it
         // (including one inside an accepted change) becomes the reference.
-        if verdict::baseline_effect(point.verdict, point.accepted_change) != BaselineEffect::Skip {
+        // A branch run's never does: it never joins a main baseline.
+        if verdict::baseline_effect(point.verdict, point.accepted_change) != BaselineEffect::Skip
+            && run.meta.on_main(main_branch.as_deref())
+        {
             bases.extend(new_bases);
         }
     }

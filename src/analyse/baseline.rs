@@ -14,6 +14,7 @@ use super::comparability;
 use super::figures::RunFigures;
 use super::verdict::{self, AcceptedChanges, Decision, Evidence, FigureLines, Verdict};
 use crate::config::AnalysisSettings;
+use crate::model::SeriesKey;
 use crate::stats::median;
 
 /// The last `size` accepted entries of a walk, oldest first.
@@ -252,10 +253,10 @@ impl SeriesWalk {
         }
     }
 
-    /// Judges the next run and updates the walk. Regressions triaged
-    /// `accepted` (and the regressions right after them) join the window,
-    /// so the baseline moves to the accepted level.
-    pub fn judge(&mut self, run: RunInput) -> Judged {
+    /// How `run` would be judged now, without taking it into the walk:
+    /// what a branch run gets ([`SeriesWalks::assess`]). Never part of an
+    /// accepted change: only main-branch runs move the baseline.
+    pub fn assess(&self, run: RunInput) -> Judged {
         let baseline = self.baseline(run.load);
         let f = run.figures;
         let evidence = Evidence {
@@ -273,32 +274,137 @@ impl SeriesWalk {
             resolution: run.resolution,
         };
         let decision = verdict::decide(&evidence);
-        let accepted_change = self.accepted_changes.next_run(
-            decision.verdict,
+        Judged {
+            baseline,
+            decision,
+            evidence,
+            accepted_change: false,
+        }
+    }
+
+    /// Judges the next run and updates the walk. Regressions triaged
+    /// `accepted` (and the regressions right after them) join the window,
+    /// so the baseline moves to the accepted level.
+    pub fn judge(&mut self, run: RunInput) -> Judged {
+        let mut judged = self.assess(run);
+        let verdict = judged.decision.verdict;
+        judged.accepted_change = self.accepted_changes.next_run(
+            verdict,
             run.median_p99_ms,
             run.labelled_accepted,
             self.threshold_ratio,
         );
-        match verdict::baseline_effect(decision.verdict, accepted_change) {
+        match verdict::baseline_effect(verdict, judged.accepted_change) {
             verdict::BaselineEffect::Join => self.window.accept(AcceptedRun {
                 id: run.id.to_string(),
                 p99_ms: run.median_p99_ms,
-                error_rate: f.error_rate,
-                throughput_rps: f.throughput_rps,
+                error_rate: run.figures.error_rate,
+                throughput_rps: run.figures.throughput_rps,
                 load: run.load.clone(),
             }),
-            verdict::BaselineEffect::Skip => match decision.verdict {
+            verdict::BaselineEffect::Skip => match verdict {
                 Verdict::Failed => self.left_out.failed += 1,
                 Verdict::Insufficient => self.left_out.insufficient += 1,
                 _ => self.left_out.regressions += 1,
             },
         }
-        Judged {
-            baseline,
-            decision,
-            evidence,
-            accepted_change,
+        judged
+    }
+}
+
+/// One endpoint's walks, one per series (`[analysis] series_by`: runs
+/// with the same values of those run.toml keys; without it, one series).
+///
+/// A run is judged against the baseline of its own series only. When its
+/// series has no baseline yet but another has, the run is reported "not
+/// comparable" (naming both) rather than compared across series.
+#[derive(Debug, Clone)]
+pub struct SeriesWalks {
+    settings: AnalysisSettings,
+    threshold_ratio: f64,
+    walks: BTreeMap<SeriesKey, SeriesWalk>,
+    /// The series of the run that joined a baseline last: the one a
+    /// not-comparable message names first.
+    last_joined: Option<SeriesKey>,
+}
+
+impl SeriesWalks {
+    pub fn new(settings: &AnalysisSettings, threshold_ratio: f64) -> SeriesWalks {
+        SeriesWalks {
+            settings: settings.clone(),
+            threshold_ratio,
+            walks: BTreeMap::new(),
+            last_joined: None,
         }
+    }
+
+    /// Judges a main-branch run of `series` and takes it into that
+    /// series' walk.
+    pub fn judge(&mut self, series: &SeriesKey, run: RunInput) -> Judged {
+        let mut judged = match self.walks.get_mut(series) {
+            Some(walk) => walk.judge(run),
+            None => {
+                let mut walk = SeriesWalk::new(&self.settings, self.threshold_ratio);
+                let judged = walk.judge(run);
+                self.walks.insert(series.clone(), walk);
+                judged
+            }
+        };
+        let joined = verdict::baseline_effect(judged.decision.verdict, judged.accepted_change)
+            == verdict::BaselineEffect::Join;
+        self.note_other_series(series, run.load, &mut judged.baseline);
+        if joined {
+            self.last_joined = Some(series.clone());
+        }
+        judged
+    }
+
+    /// Judges a run against the baseline of `series` as the walk stands,
+    /// leaving the walk as it is: a branch run, which never joins.
+    pub fn assess(&self, series: &SeriesKey, run: RunInput) -> Judged {
+        let mut judged = match self.walks.get(series) {
+            Some(walk) => walk.assess(run),
+            None => SeriesWalk::new(&self.settings, self.threshold_ratio).assess(run),
+        };
+        self.note_other_series(series, run.load, &mut judged.baseline);
+        judged
+    }
+
+    /// A run without a baseline of its own series, while another series
+    /// has one: "not comparable", naming both.
+    fn note_other_series(
+        &self,
+        series: &SeriesKey,
+        load: &BTreeMap<String, String>,
+        baseline: &mut Baseline,
+    ) {
+        if series.0.is_empty() || baseline.p99_ms.is_some() || baseline.not_comparable.is_some() {
+            return;
+        }
+        let others = self
+            .last_joined
+            .iter()
+            .chain(self.walks.keys())
+            .filter(|k| *k != series);
+        let Some((other, base)) = others
+            .filter_map(|k| Some((k, self.walks.get(k)?.baseline(load))))
+            .find(|(_, b)| b.p99_ms.is_some())
+        else {
+            return;
+        };
+        let why = format!(
+            "this run is on {}, which has {}; the baseline runs {} are on {} \
+             ([analysis] series_by keeps series apart)",
+            series.describe(),
+            baseline
+                .missing
+                .as_deref()
+                .unwrap_or("no accepted runs before it"),
+            base.runs.join(", "),
+            other.describe()
+        );
+        baseline.missing = Some(why.clone());
+        baseline.not_comparable = Some(why);
     }
 }
 
@@ -416,5 +522,89 @@ mod tests {
             j.baseline.missing.as_deref(),
             Some("0 of 3 accepted runs before it; earlier runs left out of the baseline: 6 failed")
         );
+    }
+
+    fn host(h: &str) -> SeriesKey {
+        SeriesKey(vec![("host".to_string(), Some(h.to_string()))])
+    }
+
+    #[test]
+    fn assessing_a_run_leaves_the_walk_as_it_was() {
+        let none = BTreeMap::new();
+        let mut walks = SeriesWalks::new(&AnalysisSettings::default(), 1.15);
+        let key = SeriesKey::default();
+        for i in 0..4 {
+            let f = figures(100.0, 0.0, 200.0);
+            walks.judge(&key, run(&format!("m{i}"), &f, &none));
+        }
+        let before = walks.walks[&key].baseline(&none);
+        let slow = figures(200.0, 0.0, 200.0);
+        for i in 0..20 {
+            let j = walks.assess(&key, run(&format!("b{i}"), &slow, &none));
+            assert_eq!(j.decision.verdict, Verdict::Regression);
+            assert!(!j.accepted_change);
+        }
+        // Even an "ok" branch run stays out: only main runs join.
+        let fine = figures(100.0, 0.0, 200.0);
+        assert_eq!(
+            walks.assess(&key, run("ok", &fine, &none)).decision.verdict,
+            Verdict::Ok
+        );
+        assert_eq!(walks.walks[&key].baseline(&none), before);
+        assert_eq!(before.runs, ["m0", "m1", "m2", "m3"]);
+    }
+
+    #[test]
+    fn each_series_has_its_own_baseline() {
+        let none = BTreeMap::new();
+        let mut walks = SeriesWalks::new(&AnalysisSettings::default(), 1.15);
+        let (fast, slow) = (figures(100.0, 0.0, 200.0), figures(160.0, 0.0, 200.0));
+        for i in 0..4 {
+            let j = walks.judge(&host("a"), run(&format!("a{i}"), &fast, &none));
+            assert_ne!(j.decision.verdict, Verdict::Regression);
+        }
+        // The first runs on host b: host a's baseline exists, b's does not.
+        for i in 0..3 {
+            let j = walks.judge(&host("b"), run(&format!("b{i}"), &slow, &none));
+            assert_eq!(j.decision.verdict, Verdict::NoBaseline);
+            let why = j
+                .baseline
+                .not_comparable
+                .expect("not comparable across hosts");
+            assert!(why.contains("this run is on host b"), "{why}");
+            assert!(why.contains("are on host a"), "{why}");
+            assert!(why.contains(&format!("{i} of 3 accepted runs")), "{why}");
+        }
+        // Then b is judged against b only: 160 ms is its normal.
+        let j = walks.judge(&host("b"), run("b3", &slow, &none));
+        assert_eq!(j.decision.verdict, Verdict::Ok);
+        assert_eq!(j.baseline.runs, ["b0", "b1", "b2"]);
+        assert_eq!(j.baseline.not_comparable, None);
+        // And a is still judged against a alone.
+        let j = walks.judge(&host("a"), run("a4", &fast, &none));
+        assert_eq!(j.decision.verdict, Verdict::Ok);
+        assert_eq!(j.baseline.runs, ["a0", "a1", "a2", "a3"]);
+    }
+
+    #[test]
+    fn without_series_a_missing_baseline_is_only_missing() {
+        let none = BTreeMap::new();
+        let mut walks = SeriesWalks::new(&AnalysisSettings::default(), 1.15);
+        let f = figures(100.0, 0.0, 200.0);
+        let j = walks.judge(&SeriesKey::default(), run("first", &f, &none));
+        assert_eq!(j.decision.verdict, Verdict::NoBaseline);
+        assert_eq!(j.baseline.not_comparable, None);
+    }
+
+    fn run<'a>(id: &'a str, f: &'a RunFigures, load: &'a BTreeMap<String, String>) -> RunInput<'a> {
+        RunInput {
+            id,
+            rounds: 5,
+            figures: f,
+            median_p99_ms: f.p99_ms.unwrap_or(0.0),
+            load,
+            labelled_accepted: false,
+            resolution: verdict::Resolution::Exact,
+        }
     }
 }

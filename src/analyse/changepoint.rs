@@ -292,23 +292,32 @@ fn serialize_rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S:
 
 /// The runs change points are looked for in: positions of the points with
 /// enough rounds (`insufficient` and `failed` runs are left out, as they
-/// are left out of baselines), cut where the load profile changed (a run marked not
-/// comparable starts a new series: a level shift there is not a regression).
+/// are left out of baselines), one list per series (`[analysis]
+/// series_by`: a host's runs are never one series with another's), cut
+/// where the load profile changed (a run marked not comparable starts a
+/// new series: a level shift there is not a regression).
 pub fn comparable_series(points: &[RunPoint]) -> Vec<Vec<usize>> {
+    let mut keys: Vec<&crate::model::SeriesKey> = points.iter().map(|p| &p.series).collect();
+    keys.sort();
+    keys.dedup();
     let mut out: Vec<Vec<usize>> = Vec::new();
-    let mut current: Vec<usize> = Vec::new();
-    for (i, p) in points.iter().enumerate() {
-        let starts_new_profile =
-            p.not_comparable.is_some() && (i == 0 || points[i - 1].not_comparable.is_none());
-        if starts_new_profile && !current.is_empty() {
-            out.push(std::mem::take(&mut current));
+    for key in keys {
+        let mut current: Vec<usize> = Vec::new();
+        let mut previous_not_comparable = None;
+        for (i, p) in points.iter().enumerate().filter(|(_, p)| &p.series == key) {
+            let starts_new_profile =
+                p.not_comparable.is_some() && !previous_not_comparable.unwrap_or(false);
+            if starts_new_profile && !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            if !matches!(p.verdict, Verdict::Insufficient | Verdict::Failed) {
+                current.push(i);
+            }
+            previous_not_comparable = Some(p.not_comparable.is_some());
         }
-        if !matches!(p.verdict, Verdict::Insufficient | Verdict::Failed) {
-            current.push(i);
+        if !current.is_empty() {
+            out.push(current);
         }
-    }
-    if !current.is_empty() {
-        out.push(current);
     }
     out
 }

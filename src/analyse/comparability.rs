@@ -105,6 +105,63 @@ pub fn environment_changes(runs: &[Run]) -> Vec<EnvironmentChange> {
     out
 }
 
+/// Per run of the archive: the host changed against the runs its
+/// baselines were formed from (any endpoint's), in words for the run
+/// page; `None` when it did not, or when hosts are not recorded.
+///
+/// Only meaningful without `[analysis] series_by = ["host"]`, where a run
+/// is never judged against another host's runs.
+pub fn host_changes(
+    archive: &crate::model::Archive,
+    endpoints: &[crate::analyse::EndpointAnalysis],
+) -> Vec<Option<String>> {
+    let index: BTreeMap<&str, &Run> = archive.runs.iter().map(|r| (r.id.as_str(), r)).collect();
+    let host = |r: &Run| r.meta.setting("host").map(str::to_string);
+    let mut baseline_runs: Vec<std::collections::BTreeSet<&str>> =
+        vec![Default::default(); archive.runs.len()];
+    for p in endpoints
+        .iter()
+        .flat_map(|e| e.points.iter().chain(&e.branch_points))
+    {
+        baseline_runs[p.run_index].extend(p.baseline_runs.iter().map(String::as_str));
+    }
+    archive
+        .runs
+        .iter()
+        .zip(baseline_runs)
+        .map(|(run, bases)| {
+            let mine = host(run);
+            let mut others: BTreeMap<Option<String>, Vec<&str>> = BTreeMap::new();
+            for id in bases {
+                let theirs = index.get(id).and_then(|r| host(r));
+                if theirs != mine && (theirs.is_some() || mine.is_some()) {
+                    others.entry(theirs).or_default().push(id);
+                }
+            }
+            if others.is_empty() {
+                return None;
+            }
+            let elsewhere = others
+                .iter()
+                .map(|(h, ids)| {
+                    format!(
+                        "{} ({})",
+                        h.as_deref().unwrap_or("an unrecorded host"),
+                        ids.join(", ")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            Some(format!(
+                "this run ran on host {}, its baseline runs on {elsewhere}: latency may have \
+                 moved with the machine. [analysis] series_by = [\"host\"] keeps a baseline \
+                 per host.",
+                mine.as_deref().unwrap_or("(not recorded)")
+            ))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,12 +10,12 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::alarms::AlarmState;
+use super::alarms::{AlarmState, Episode};
 use super::environment::RunWideShift;
 use super::figures::{FigureSummary, percent};
 use super::policy::{Judgement, Policy, RaisedAt};
 use super::verdict::{CapacityVerdict, Figure};
-use super::{Analysis, EndpointAnalysis, RunPoint, Verdict};
+use super::{Analysis, BranchBase, EndpointAnalysis, RunPoint, Verdict};
 use crate::error::{DiagnosticKind, Error};
 use crate::model::Label;
 
@@ -254,6 +254,12 @@ pub struct CheckReport {
     pub started_at: DateTime<Utc>,
     pub policy: Policy,
     pub outcome: Outcome,
+    /// For a run of another branch than the main one: which main baseline
+    /// it was judged against.
+    pub branch: Option<BranchBase>,
+    /// The main branch (`None`: no run records a branch).
+    #[serde(skip)]
+    pub main_branch: Option<String>,
     /// Why the gate cannot vouch for the run (empty unless the outcome is
     /// `cannot-vouch`).
     pub cannot_vouch: Vec<CannotVouch>,
@@ -305,7 +311,19 @@ pub fn check(
     };
     let mut endpoints = Vec::new();
     for endpoint in &analysis.endpoints {
-        let Some(index) = endpoint.points.iter().position(|p| p.run == run.id) else {
+        let at = match &run.branch {
+            None => endpoint
+                .points
+                .iter()
+                .position(|p| p.run == run.id)
+                .map(|index| PointAt::main(analysis, endpoint, index, policy)),
+            Some(base) => endpoint
+                .branch_points
+                .iter()
+                .find(|p| p.run == run.id)
+                .map(|point| PointAt::branch(analysis, endpoint, point, base, policy)),
+        };
+        let Some(at) = at else {
             // Only an endpoint seen before this run is missing from it.
             if endpoint
                 .points
@@ -334,8 +352,7 @@ pub fn check(
         endpoints.push(endpoint_check(
             analysis,
             endpoint,
-            index,
-            policy,
+            &at,
             run.environment_suspect.is_some(),
         ));
     }
@@ -425,6 +442,8 @@ pub fn check(
         started_at: run.started_at,
         policy,
         outcome,
+        branch: run.branch.clone(),
+        main_branch: analysis.main_branch.clone(),
         cannot_vouch,
         environment_suspect: run.environment_suspect.clone(),
         endpoints,
@@ -434,20 +453,90 @@ pub fn check(
     })
 }
 
-/// One endpoint's status in the checked run (point `index`).
+/// One endpoint's point in the checked run and how the policy reads it.
+struct PointAt<'a> {
+    point: &'a RunPoint,
+    judgement: Judgement,
+    episode: Option<&'a Episode>,
+    label: Option<Label>,
+    /// Over the line but not raised yet: `persistent` waits for later
+    /// runs to confirm.
+    awaiting_confirmation: bool,
+}
+
+impl<'a> PointAt<'a> {
+    /// Point `index` of the main history, as the alarm report holds it.
+    fn main(
+        analysis: &'a Analysis,
+        endpoint: &'a EndpointAnalysis,
+        index: usize,
+        policy: Policy,
+    ) -> PointAt<'a> {
+        let at = analysis.alarms.at(&endpoint.id, policy, index);
+        let episode = at.and_then(|a| a.episode);
+        let confirmed_here = episode.is_some_and(|e| {
+            e.state == AlarmState::Confirmed && e.decided.is_some_and(|d| d <= index)
+        });
+        PointAt {
+            point: &endpoint.points[index],
+            judgement: at.map_or(Judgement::NotJudged, |a| a.judgement),
+            episode,
+            label: at.and_then(|a| a.label).map(|l| l.label),
+            awaiting_confirmation: policy.raised_at() == RaisedAt::Confirmation && !confirmed_here,
+        }
+    }
+
+    /// A branch run's point: the policy reads it after the main history
+    /// its baseline was taken from, as if it were the next run. Nothing
+    /// can confirm it later (it never joins the history), so it is judged
+    /// on its own under `persistent` too.
+    fn branch(
+        analysis: &'a Analysis,
+        endpoint: &'a EndpointAnalysis,
+        point: &'a RunPoint,
+        base: &BranchBase,
+        policy: Policy,
+    ) -> PointAt<'a> {
+        let before = base
+            .main_run_index
+            .map_or(0, |i| endpoint.points.partition_point(|p| p.run_index <= i));
+        let history = EndpointAnalysis {
+            points: endpoint.points[..before]
+                .iter()
+                .cloned()
+                .chain(std::iter::once(point.clone()))
+                .collect(),
+            branch_points: Vec::new(),
+            change_points: Vec::new(),
+            ..endpoint.clone()
+        };
+        let judgement = policy
+            .judge(&history, &analysis.settings)
+            .pop()
+            .unwrap_or(Judgement::NotJudged);
+        PointAt {
+            point,
+            judgement,
+            episode: None,
+            label: analysis
+                .alarms
+                .label_of_run(&point.run, &endpoint.id)
+                .map(|l| l.label),
+            awaiting_confirmation: false,
+        }
+    }
+}
+
+/// One endpoint's status in the checked run.
 fn endpoint_check(
     analysis: &Analysis,
     endpoint: &EndpointAnalysis,
-    index: usize,
-    policy: Policy,
+    at: &PointAt,
     environment_suspect: bool,
 ) -> EndpointCheck {
     let settings = &analysis.settings;
-    let point = &endpoint.points[index];
-    let at = analysis.alarms.at(&endpoint.id, policy, index);
-    let judgement = at.map_or(Judgement::NotJudged, |a| a.judgement);
-    let episode = at.and_then(|a| a.episode);
-    let label = at.and_then(|a| a.label).map(|l| l.label);
+    let point = at.point;
+    let (judgement, episode, label) = (at.judgement, at.episode, at.label);
     let figures = describe_figures(point, endpoint.threshold_ratio);
     let (status, reason) = match judgement {
         Judgement::Over if point.verdict == Verdict::Failed => (
@@ -464,9 +553,6 @@ fn endpoint_check(
             ),
         ),
         Judgement::Over => {
-            let confirmed_here = episode.is_some_and(|e| {
-                e.state == AlarmState::Confirmed && e.decided.is_some_and(|d| d <= index)
-            });
             // Only latency and throughput move with the host; errors and
             // failures are the service's own.
             let excusable = !point.regressed.contains(&Figure::ErrorRate);
@@ -479,7 +565,7 @@ fn endpoint_check(
                     CheckStatus::TriagedAccepted,
                     format!("{figures}; this change is triaged as accepted"),
                 ),
-                _ if policy.raised_at() == RaisedAt::Confirmation && !confirmed_here => (
+                _ if at.awaiting_confirmation => (
                     CheckStatus::Pending,
                     format!("{figures}; over the line, not yet confirmed by later runs"),
                 ),

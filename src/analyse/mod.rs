@@ -29,19 +29,24 @@ use serde::Serialize;
 
 use crate::config::Settings;
 use crate::error::Diagnostic;
-use crate::model::{Archive, Round, RunMeta};
+use crate::error::Error;
+use crate::model::{Archive, Round, RunMeta, SeriesKey};
 use crate::stats::median;
 pub use alarms::AlarmReport;
 pub use comparability::EnvironmentChange;
 pub use environment::RunWideShift;
 pub use figures::RunFigures;
 pub use policy::Policy;
+use std::collections::BTreeMap;
 pub use verdict::{Figure, Verdict};
 
 /// Everything the renderers need; no file system access after this.
 #[derive(Debug, Clone)]
 pub struct Analysis {
     pub settings: Settings,
+    /// The branch whose runs form the history ([`Archive::main_branch`]);
+    /// `None`: no run records a branch.
+    pub main_branch: Option<String>,
     /// Runs in time order.
     pub runs: Vec<RunInfo>,
     /// Endpoints sorted by id.
@@ -100,9 +105,87 @@ impl Analysis {
     /// The latest run whose time can be trusted (see
     /// [`Archive::latest_run`]): what every page and `check --latest`
     /// call the latest run.
+    ///
+    /// Only a main-branch run is ever the latest ([`RunInfo::branch`]).
     pub fn latest_run(&self) -> Option<&RunInfo> {
-        self.runs.iter().rev().find(|r| r.untrusted_time.is_none())
+        self.runs
+            .iter()
+            .rev()
+            .find(|r| r.untrusted_time.is_none() && r.branch.is_none())
     }
+
+    /// The runs of other branches than the main one, in time order.
+    pub fn branch_runs(&self) -> impl Iterator<Item = &RunInfo> {
+        self.runs.iter().filter(|r| r.branch.is_some())
+    }
+}
+
+/// What `analyse_with` is told besides the archive.
+#[derive(Debug, Clone, Default)]
+pub struct AnalyseOptions {
+    /// Branch run id → the main run its merge base was measured in
+    /// (`check --base-commit`, [`merge_base_run`]): the branch run is
+    /// judged against the main baseline as it stood after that run,
+    /// instead of as of its own start time.
+    pub merge_bases: BTreeMap<String, MergeBase>,
+}
+
+/// A branch run's merge base, found among the main runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeBase {
+    /// The commit as given (`--base-commit`).
+    pub commit: String,
+    /// Index into [`Archive::runs`] of the last main run of that commit.
+    pub run_index: usize,
+}
+
+/// Finds the last main-branch run whose `commit` is `commit` (or starts
+/// with it, or it with the run's: short and full hashes both work), for
+/// judging `run` as of its merge base.
+pub fn merge_base_run(archive: &Archive, run: &str, commit: &str) -> Result<MergeBase, Error> {
+    let commit = commit.trim();
+    let main = archive.main_branch();
+    let same = |recorded: &str| {
+        let short = commit.len().min(recorded.len());
+        short >= 7 && recorded.as_bytes()[..short].eq_ignore_ascii_case(&commit.as_bytes()[..short])
+    };
+    if commit.len() < 7 || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(Error::Usage(format!(
+            "--base-commit '{commit}' is not a commit hash (at least 7 hex digits), e.g. \
+             --base-commit \"$(git merge-base HEAD origin/main)\""
+        )));
+    }
+    let Some(branch_run) = archive.runs.iter().find(|r| r.id == run) else {
+        return Err(Error::Usage(format!("no run '{run}' in the archive")));
+    };
+    if branch_run.meta.on_main(main.as_deref()) {
+        return Err(Error::Usage(format!(
+            "run '{run}' is a run of the main branch ({}): it is judged in the main history, \
+             and --base-commit is for runs of other branches",
+            main.as_deref().unwrap_or("no run records a branch")
+        )));
+    }
+    archive
+        .runs
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, r)| {
+            r.meta.on_main(main.as_deref()) && r.meta.commit.as_deref().is_some_and(same)
+        })
+        .map(|(run_index, _)| MergeBase {
+            commit: commit.to_string(),
+            run_index,
+        })
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "no main-branch run ({}) records commit {commit} (--base-commit); the merge base \
+                 was not measured. Measure it on the main branch, pass the merge base of a \
+                 measured commit, or leave --base-commit out to judge run '{run}' against the \
+                 main baseline as of its start time",
+                main.as_deref().unwrap_or("runs without a branch")
+            ))
+        })
 }
 
 /// A run as the site lists it.
@@ -119,6 +202,51 @@ pub struct RunInfo {
     /// Most of the run's endpoints moved the same way together: likely
     /// the environment, not the code ([`environment`]).
     pub environment_suspect: Option<RunWideShift>,
+    /// Set for a run of another branch than the main one: judged against
+    /// the main baseline, never part of the main history.
+    pub branch: Option<BranchBase>,
+    /// The run's series (`[analysis] series_by`, e.g. `host perf-01`);
+    /// `None` without `series_by`.
+    pub series: Option<String>,
+    /// Without `series_by`: the host changed against the runs that formed
+    /// this run's baselines ("host perf-02; its baseline runs ran on
+    /// perf-01"), a warning on the run page.
+    pub host_changed: Option<String>,
+}
+
+/// Which main baseline a branch run was judged against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BranchBase {
+    /// The run's branch (run.toml `branch`).
+    pub branch: String,
+    /// The last main run before its baseline was taken: the merge base's
+    /// run with `--base-commit`, else the last main run that started
+    /// before it (`None`: none did).
+    pub main_run: Option<String>,
+    /// Index of `main_run` in [`Analysis::runs`].
+    #[serde(skip)]
+    pub main_run_index: Option<usize>,
+    /// The merge base given with `check --base-commit`, if any.
+    pub base_commit: Option<String>,
+}
+
+impl BranchBase {
+    /// "branch feature-x, judged against the main baseline as of run R
+    /// (merge base abc1234)", for the check report and the run page.
+    pub fn describe(&self, main_branch: Option<&str>) -> String {
+        let main = main_branch.map_or("main".to_string(), |b| format!("main ({b})"));
+        let as_of = match (&self.main_run, &self.base_commit) {
+            (Some(run), Some(commit)) => format!("as of run {run}, its merge base {commit}"),
+            (Some(run), None) => {
+                format!("as of run {run}, the last main run that started before it")
+            }
+            (None, _) => "but no main run started before it".to_string(),
+        };
+        format!(
+            "a run of branch {}, judged against the {main} baseline {as_of}; it never joins the main history",
+            self.branch
+        )
+    }
 }
 
 /// One endpoint's history.
@@ -129,8 +257,13 @@ pub struct EndpointAnalysis {
     /// Display name (`perfdash.toml` `[endpoints.<id>] name`, else the id).
     pub name: String,
     pub threshold_ratio: f64,
-    /// One point per run that has this endpoint, in time order.
+    /// One point per main-branch run that has this endpoint, in time
+    /// order: the history every trend, alarm and change point reads.
     pub points: Vec<RunPoint>,
+    /// One point per run of another branch that has this endpoint, in time
+    /// order, each judged against the main baseline as of its merge base
+    /// ([`RunInfo::branch`]). Never part of `points`.
+    pub branch_points: Vec<RunPoint>,
     /// Level shifts in the run medians (Otava change points,
     /// `[changepoint]` settings), oldest first.
     pub change_points: Vec<changepoint::LevelShift>,
@@ -197,6 +330,9 @@ pub struct RunPoint {
     /// The run's `started_at` cannot be trusted: never the latest point.
     #[serde(skip)]
     pub untrusted_time: bool,
+    /// The run's series (`[analysis] series_by`); empty without it.
+    #[serde(skip)]
+    pub series: SeriesKey,
 }
 
 impl RunPoint {
@@ -220,7 +356,16 @@ impl RunPoint {
 
 /// Analyses an archive. Deterministic: the same archive gives the same
 /// analysis.
-pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis {
+pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
+    analyse_with(archive, diagnostics, &AnalyseOptions::default())
+}
+
+/// [`analyse`], with branch runs judged as of the merge bases given.
+pub fn analyse_with(
+    archive: &Archive,
+    mut diagnostics: Vec<Diagnostic>,
+    options: &AnalyseOptions,
+) -> Analysis {
     let settings = &archive.settings;
     // Loading the settings (ingest::settings) compiled these rules, so this only fails for
     // settings built in code.
@@ -236,16 +381,21 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
             None
         }
     };
-    let runs: Vec<RunInfo> = archive
+    let history = History::of(archive, options);
+    let mut runs: Vec<RunInfo> = archive
         .runs
         .iter()
-        .map(|r| RunInfo {
+        .enumerate()
+        .map(|(i, r)| RunInfo {
             id: r.id.clone(),
             started_at: r.started_at,
             meta: r.meta.clone(),
             problems: r.problems.clone(),
             untrusted_time: r.untrusted_time.clone(),
             environment_suspect: None,
+            branch: history.branch_base(archive, i),
+            series: (!settings.analysis.series_by.is_empty()).then(|| history.series[i].describe()),
+            host_changed: None,
         })
         .collect();
 
@@ -263,41 +413,55 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
                 .enumerate()
                 .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, &e.rounds)))
                 .collect();
-            let mut points = judge_series(&id, &series, archive, settings, threshold_ratio);
+            let mut judged = judge_series(&id, &series, archive, &history, threshold_ratio);
             if let Some(classifier) = &classifier {
                 attribution::attach_profiles(
                     &id,
-                    &mut points,
+                    &mut judged,
                     archive,
                     classifier,
                     settings.profiles.min_shift_pts,
                 );
             }
+            let (points, mut branch_points): (Vec<RunPoint>, Vec<RunPoint>) =
+                judged.into_iter().partition(|p| history.main[p.run_index]);
+            branch_points.sort_by_key(|p| p.run_index);
             let change_points = changepoint::endpoint_change_points(&points, &settings.changepoint);
             EndpointAnalysis {
                 name: settings.endpoint_name(&id),
                 id,
                 threshold_ratio,
                 points,
+                branch_points,
                 change_points,
             }
         })
         .collect();
 
-    let mut runs = runs;
     for (run, shift) in runs
         .iter_mut()
         .zip(environment::run_wide_shifts(&endpoints, archive.runs.len()))
     {
         run.environment_suspect = shift;
     }
+    if settings.analysis.series_by.is_empty() {
+        for (run, changed) in runs
+            .iter_mut()
+            .zip(comparability::host_changes(archive, &endpoints))
+        {
+            run.host_changed = changed;
+        }
+    }
     let alarms = alarms::report(&endpoints, &runs, &archive.triage, settings);
-    let environment_changes = comparability::environment_changes(&archive.runs);
+    // Capacity baselines and environment markers belong to the main
+    // history too.
+    let main_archive = history.main_archive(archive);
+    let environment_changes = comparability::environment_changes(&main_archive.runs);
     let (comparisons, compare_diagnostics) = compare::site_comparisons(archive);
-    let mut diagnostics = diagnostics;
     diagnostics.extend(compare_diagnostics);
     Analysis {
         settings: settings.clone(),
+        main_branch: archive.main_branch(),
         runs,
         endpoints,
         diagnostics,
@@ -305,93 +469,214 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
         environment_changes,
         comparisons,
         releases: compare::release_history(archive),
-        capacity: capacity::analyse_capacity(archive),
+        capacity: capacity::analyse_capacity(&main_archive),
         annotations: archive.annotations.clone(),
     }
 }
 
-/// Walks one endpoint's runs in time order ([`baseline::SeriesWalk`]),
-/// judging each against the accepted runs before it.
+/// Which runs form the main history, the series of each run, and when
+/// each branch run is judged.
+struct History {
+    /// Per run of the archive: whether it is a main-branch run.
+    main: Vec<bool>,
+    /// Per run of the archive: its series (`series_by`).
+    series: Vec<SeriesKey>,
+    /// Per run of the archive, for branch runs: the index of the main run
+    /// after which it is judged (`None`: before any main run), and the
+    /// merge base when given.
+    judged_after: Vec<Option<(Option<usize>, Option<String>)>>,
+}
+
+impl History {
+    fn of(archive: &Archive, options: &AnalyseOptions) -> History {
+        let main_branch = archive.main_branch();
+        let main: Vec<bool> = archive
+            .runs
+            .iter()
+            .map(|r| r.meta.on_main(main_branch.as_deref()))
+            .collect();
+        let series_by = &archive.settings.analysis.series_by;
+        let series = archive
+            .runs
+            .iter()
+            .map(|r| r.meta.series(series_by))
+            .collect();
+        let mut last_main = None;
+        let mut judged_after = Vec::with_capacity(archive.runs.len());
+        for (i, run) in archive.runs.iter().enumerate() {
+            if main[i] {
+                last_main = Some(i);
+                judged_after.push(None);
+                continue;
+            }
+            // Without a merge base: the main runs that started before it
+            // (runs are in time order, ties by id).
+            judged_after.push(Some(match options.merge_bases.get(&run.id) {
+                Some(base) if main.get(base.run_index) == Some(&true) => {
+                    (Some(base.run_index), Some(base.commit.clone()))
+                }
+                _ => (last_main, None),
+            }));
+        }
+        History {
+            main,
+            series,
+            judged_after,
+        }
+    }
+
+    fn branch_base(&self, archive: &Archive, run: usize) -> Option<BranchBase> {
+        let (after, base_commit) = self.judged_after[run].clone()?;
+        Some(BranchBase {
+            branch: archive.runs[run].meta.branch.clone().unwrap_or_default(),
+            main_run: after.map(|i| archive.runs[i].id.clone()),
+            main_run_index: after,
+            base_commit,
+        })
+    }
+
+    /// The archive with the main-branch runs only (borrowed when that is
+    /// every run).
+    fn main_archive<'a>(&self, archive: &'a Archive) -> std::borrow::Cow<'a, Archive> {
+        if self.main.iter().all(|m| *m) {
+            return std::borrow::Cow::Borrowed(archive);
+        }
+        let mut main = archive.clone();
+        main.runs = archive
+            .runs
+            .iter()
+            .zip(&self.main)
+            .filter(|(_, m)| **m)
+            .map(|(r, _)| r.clone())
+            .collect();
+        std::borrow::Cow::Owned(main)
+    }
+}
+
+/// Walks one endpoint's runs in time order ([`baseline::SeriesWalks`]),
+/// judging each main-branch run against the accepted runs of its series
+/// before it, and each branch run against the same walk as it stood after
+/// the main run it is judged after. Returns the points in the order they
+/// were judged, branch runs among the main ones.
 fn judge_series(
     endpoint: &str,
     series: &[(usize, &crate::model::Rounds)],
     archive: &Archive,
-    settings: &Settings,
+    history: &History,
     threshold_ratio: f64,
 ) -> Vec<RunPoint> {
-    let a = &settings.analysis;
-    let mut walk = baseline::SeriesWalk::new(a, threshold_ratio);
+    let a = &archive.settings.analysis;
+    let mut walks = baseline::SeriesWalks::new(a, threshold_ratio);
     let mut points = Vec::with_capacity(series.len());
-    for &(run_index, rounds) in series {
-        let run = &archive.runs[run_index];
-        let round_p99_ms: Vec<f64> = rounds.iter().map(|r| r.stats.p99_ms).collect();
-        let figures = RunFigures::of(rounds, a.failed_round_error_rate);
-        let Some(median_p99_ms) = figures.p99_ms.or_else(|| median(&round_p99_ms)) else {
-            continue; // ingest never keeps an endpoint without rounds
-        };
-        let judged = walk.judge(baseline::RunInput {
-            id: &run.id,
-            rounds: rounds.len(),
-            figures: &figures,
-            median_p99_ms,
-            load: &run.meta.load,
-            labelled_accepted: archive.accepted_by_triage(&run.id, endpoint),
-            resolution: verdict::Resolution::of_rounds(rounds),
-        });
-        let b = judged.baseline;
-        let baseline_p99_ms = b.p99_ms.filter(|_| b.missing.is_none());
-        let usable: Vec<Round> = rounds
-            .iter()
-            .filter(|r| !figures.failed_rounds.iter().any(|f| f.round == r.number))
-            .cloned()
-            .collect();
-        let evidence = evidence::evidence(
-            if usable.is_empty() {
-                &rounds[..]
-            } else {
-                &usable
-            },
-            if baseline_p99_ms.is_some() {
-                &b.run_p99_ms
-            } else {
-                &[]
-            },
-            &[median_p99_ms],
-        );
-        points.push(RunPoint {
-            run_index,
-            run: run.id.clone(),
-            started_at: run.started_at,
-            commit: run.meta.commit.clone(),
-            rounds: std::sync::Arc::clone(rounds),
-            round_p99_ms,
-            median_p99_ms,
-            baseline_p99_ms,
-            // A failed run has no latency to compare.
-            ratio: baseline_p99_ms
-                .filter(|_| judged.decision.verdict != Verdict::Failed)
-                .map(|b| median_p99_ms / b),
-            verdict: judged.decision.verdict,
-            baseline_runs: if baseline_p99_ms.is_some() {
-                b.runs
-            } else {
-                Vec::new()
-            },
-            not_comparable: b.not_comparable,
-            no_baseline_reason: b.missing,
-            figures,
-            baseline_error_rate: b.error_rate.filter(|_| baseline_p99_ms.is_some()),
-            baseline_throughput_rps: b.throughput_rps.filter(|_| baseline_p99_ms.is_some()),
-            throughput_not_judged: b.throughput_not_judged,
-            regressed: judged.decision.regressed,
-            decided_from: judged.evidence,
-            profiles: Vec::new(),
-            accepted_change: judged.accepted_change,
-            evidence,
-            untrusted_time: run.untrusted_time.is_some(),
-        });
+    // Branch runs with this endpoint, in the order they are judged.
+    let mut pending: Vec<(Option<usize>, usize, &crate::model::Rounds)> = series
+        .iter()
+        .filter_map(|&(i, rounds)| Some((history.judged_after[i].as_ref()?.0, i, rounds)))
+        .collect();
+    pending.sort_by_key(|&(after, i, _)| (after, i));
+    let mut pending = pending.into_iter().peekable();
+    let mut judge = |i: usize, rounds: &crate::model::Rounds, joins: bool| {
+        judge_point(endpoint, i, rounds, archive, history, &mut walks, joins)
+    };
+    for &(run_index, rounds) in series.iter().filter(|(i, _)| history.main[*i]) {
+        while let Some((_, i, rounds)) =
+            pending.next_if(|(after, _, _)| after.is_none_or(|a| a < run_index))
+        {
+            points.extend(judge(i, rounds, false));
+        }
+        points.extend(judge(run_index, rounds, true));
+    }
+    for (_, i, rounds) in pending {
+        points.extend(judge(i, rounds, false));
     }
     points
+}
+
+/// Judges one run of one endpoint: a main run joins the walk of its
+/// series (`joins`), a branch run is only assessed against it.
+fn judge_point(
+    endpoint: &str,
+    run_index: usize,
+    rounds: &crate::model::Rounds,
+    archive: &Archive,
+    history: &History,
+    walks: &mut baseline::SeriesWalks,
+    joins: bool,
+) -> Option<RunPoint> {
+    let a = &archive.settings.analysis;
+    let run = &archive.runs[run_index];
+    let round_p99_ms: Vec<f64> = rounds.iter().map(|r| r.stats.p99_ms).collect();
+    let figures = RunFigures::of(rounds, a.failed_round_error_rate);
+    // ingest never keeps an endpoint without rounds
+    let median_p99_ms = figures.p99_ms.or_else(|| median(&round_p99_ms))?;
+    let input = baseline::RunInput {
+        id: &run.id,
+        rounds: rounds.len(),
+        figures: &figures,
+        median_p99_ms,
+        load: &run.meta.load,
+        labelled_accepted: archive.accepted_by_triage(&run.id, endpoint),
+        resolution: verdict::Resolution::of_rounds(rounds),
+    };
+    let series = &history.series[run_index];
+    let judged = if joins {
+        walks.judge(series, input)
+    } else {
+        walks.assess(series, input)
+    };
+    let b = judged.baseline;
+    let baseline_p99_ms = b.p99_ms.filter(|_| b.missing.is_none());
+    let usable: Vec<Round> = rounds
+        .iter()
+        .filter(|r| !figures.failed_rounds.iter().any(|f| f.round == r.number))
+        .cloned()
+        .collect();
+    let evidence = evidence::evidence(
+        if usable.is_empty() {
+            &rounds[..]
+        } else {
+            &usable
+        },
+        if baseline_p99_ms.is_some() {
+            &b.run_p99_ms
+        } else {
+            &[]
+        },
+        &[median_p99_ms],
+    );
+    Some(RunPoint {
+        run_index,
+        run: run.id.clone(),
+        started_at: run.started_at,
+        commit: run.meta.commit.clone(),
+        rounds: std::sync::Arc::clone(rounds),
+        round_p99_ms,
+        median_p99_ms,
+        baseline_p99_ms,
+        // A failed run has no latency to compare.
+        ratio: baseline_p99_ms
+            .filter(|_| judged.decision.verdict != Verdict::Failed)
+            .map(|b| median_p99_ms / b),
+        verdict: judged.decision.verdict,
+        baseline_runs: if baseline_p99_ms.is_some() {
+            b.runs
+        } else {
+            Vec::new()
+        },
+        not_comparable: b.not_comparable,
+        no_baseline_reason: b.missing,
+        figures,
+        baseline_error_rate: b.error_rate.filter(|_| baseline_p99_ms.is_some()),
+        baseline_throughput_rps: b.throughput_rps.filter(|_| baseline_p99_ms.is_some()),
+        throughput_not_judged: b.throughput_not_judged,
+        regressed: judged.decision.regressed,
+        decided_from: judged.evidence,
+        profiles: Vec::new(),
+        accepted_change: judged.accepted_change,
+        evidence,
+        untrusted_time: run.untrusted_time.is_some(),
+        series: series.clone(),
+    })
 }
 
 #[cfg(test)]

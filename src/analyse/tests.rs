@@ -3,6 +3,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::model::Run;
 
 /// An archive with one endpoint `e` whose runs have the given round p99s.
 fn archive(runs: &[Vec<f64>]) -> Archive {
@@ -116,5 +117,65 @@ proptest! {
         let a = verdicts(&base);
         let b = verdicts(&with_gc);
         prop_assert_eq!(a.last(), b.last());
+    }
+
+    #[test]
+    fn adding_branch_runs_never_changes_a_main_verdict(
+        main in levels(),
+        branches in proptest::collection::vec((0usize..40, proptest::collection::vec(10.0f64..1000.0, 5), 0usize..30), 0..8),
+    ) {
+        // Main runs record `main`; each branch run its own branch, placed
+        // anywhere in time, judged as of its start or of a main run's
+        // commit (its merge base).
+        let main_runs: Vec<Run> = main
+            .iter()
+            .enumerate()
+            .map(|(i, rounds)| {
+                let mut r = crate::test_support::run(i, &[("e", rounds)]);
+                r.meta.branch = Some("main".into());
+                r.meta.commit = Some(format!("{i:07x}a"));
+                r
+            })
+            .collect();
+        let without = analyse(&crate::test_support::archive(main_runs.clone()), vec![]);
+        let mut runs = main_runs;
+        for (k, (at, rounds, _)) in branches.iter().enumerate() {
+            let mut r = crate::test_support::run(*at, &[("e", rounds)]);
+            r.id = format!("pr-{k}");
+            r.started_at += chrono::Duration::minutes(1 + k as i64);
+            r.meta.branch = Some(format!("feature-{k}"));
+            runs.push(r);
+        }
+        runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then_with(|| a.id.cmp(&b.id)));
+        let archive = crate::test_support::archive(runs);
+        let mut options = AnalyseOptions::default();
+        for (k, (_, _, base)) in branches.iter().enumerate() {
+            if *base < main.len()
+                && let Ok(b) = merge_base_run(&archive, &format!("pr-{k}"), &format!("{base:07x}a"))
+            {
+                options.merge_bases.insert(format!("pr-{k}"), b);
+            }
+        }
+        let with = analyse_with(&archive, vec![], &options);
+        let key = |a: &Analysis| -> Vec<(String, Verdict, Option<f64>, Vec<String>)> {
+            a.endpoints[0]
+                .points
+                .iter()
+                .map(|p| (p.run.clone(), p.verdict, p.baseline_p99_ms, p.baseline_runs.clone()))
+                .collect()
+        };
+        prop_assert_eq!(key(&without), key(&with));
+        prop_assert_eq!(with.endpoints[0].branch_points.len(), branches.len());
+        prop_assert_eq!(&without.alarms.alarms.len(), &with.alarms.alarms.len());
+        prop_assert_eq!(without.latest_run().map(|r| &r.id), with.latest_run().map(|r| &r.id));
+        // Each branch run's baseline is made of main runs before its anchor.
+        for p in &with.endpoints[0].branch_points {
+            let base = with.runs[p.run_index].branch.as_ref().expect("a branch run");
+            for r in &p.baseline_runs {
+                let i = with.runs.iter().position(|x| &x.id == r).unwrap();
+                prop_assert!(with.runs[i].branch.is_none());
+                prop_assert!(base.main_run_index.is_some_and(|m| i <= m));
+            }
+        }
     }
 }

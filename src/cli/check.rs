@@ -7,7 +7,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::outcome_exit_code;
 use crate::analyse::gate::{CheckOptions, RunSelector, check};
-use crate::analyse::{Policy, analyse};
+use crate::analyse::{AnalyseOptions, Policy, analyse_with, merge_base_run};
 use crate::ingest::{LoadOptions, load_archive_with};
 use crate::report::check::{CheckFormat, render};
 
@@ -16,12 +16,20 @@ pub struct CheckArgs {
     /// The archive folder to read (never written to).
     #[arg(long, value_name = "DIR", default_value = "archive")]
     pub archive: PathBuf,
-    /// Check this run (a folder name under runs/).
+    /// Check this run (a folder name under runs/), of any branch: a run of
+    /// another branch than `[analysis] main_branch` is judged against the
+    /// main baseline (docs/alarms.md).
     #[arg(long, value_name = "ID", conflicts_with = "latest")]
     pub run: Option<String>,
-    /// Check the latest run (the default).
+    /// Check the latest run of the main branch (the default).
     #[arg(long)]
     pub latest: bool,
+    /// With `--run` of a branch run: judge it against the main baseline as
+    /// of this commit, its merge base (`git merge-base HEAD origin/main`),
+    /// instead of as of its start time. A main run of that commit must be
+    /// in the archive.
+    #[arg(long, value_name = "SHA", requires = "run")]
+    pub base_commit: Option<String>,
     /// The gating policy (docs/alarms.md) [default: `[alarms] policy` in
     /// perfdash.toml, else median].
     #[arg(long, value_name = "NAME", value_parser = policy_parser())]
@@ -39,6 +47,33 @@ pub struct CheckArgs {
     /// vouch for such a run and exits 2.
     #[arg(long)]
     pub allow_insufficient: bool,
+}
+
+/// Where `--base-commit` puts a branch run's baseline. The same CI step
+/// may run on the main branch too, where the merge base is the run's own
+/// commit: a main run is judged in the main history and the flag is
+/// noted, not refused.
+fn analyse_options(
+    archive: &crate::model::Archive,
+    run: Option<&str>,
+    base_commit: Option<String>,
+) -> anyhow::Result<AnalyseOptions> {
+    let mut options = AnalyseOptions::default();
+    let (Some(run), Some(commit)) = (run, base_commit) else {
+        return Ok(options);
+    };
+    let main = archive.main_branch();
+    if let Some(r) = archive.runs.iter().find(|r| r.id == run)
+        && r.meta.on_main(main.as_deref())
+    {
+        eprintln!(
+            "note: run '{run}' is a main-branch run, judged in the main history; --base-commit is for runs of other branches"
+        );
+        return Ok(options);
+    }
+    let base = merge_base_run(archive, run, &commit)?;
+    options.merge_bases.insert(run.to_string(), base);
+    Ok(options)
 }
 
 /// `--policy` accepts exactly the policy names, listed in `--help`.
@@ -59,7 +94,8 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
         },
     )?;
     let elsewhere = loaded.diagnostics.iter().filter(|d| d.is_warning()).count();
-    let analysis = analyse(&loaded.archive, loaded.diagnostics);
+    let options = analyse_options(&loaded.archive, args.run.as_deref(), args.base_commit)?;
+    let analysis = analyse_with(&loaded.archive, loaded.diagnostics, &options);
     let which = match args.run {
         Some(id) => RunSelector::Id(id),
         None => RunSelector::Latest,

@@ -113,6 +113,13 @@ struct RunJson<'a> {
     /// Why `started_at` cannot be trusted (`null` when it can): such a run
     /// is never the latest and stretches no time axis or window.
     untrusted_time: Option<&'a str>,
+    /// A run of another branch than the main one: the main baseline it
+    /// was judged against (`null` for a main run).
+    judged_against: &'a Option<crate::analyse::BranchBase>,
+    /// Its series under `[analysis] series_by` (`null` without it).
+    series: Option<&'a str>,
+    /// The host changed against its baseline runs (`null` otherwise).
+    host_changed: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -122,6 +129,9 @@ struct EndpointJson<'a> {
     slug: &'a str,
     threshold_ratio: f64,
     runs: Vec<PointJson<'a>>,
+    /// Runs of other branches, each judged against the main baseline;
+    /// never part of `runs`.
+    branch_runs: Vec<PointJson<'a>>,
     policies: Option<&'a BTreeMap<Policy, PolicyStats>>,
     /// Issue 6: level shifts found by change-point detection.
     change_points: &'a [LevelShift],
@@ -230,6 +240,9 @@ pub fn write_analysis_json(
                 environment: &r.meta.environment,
                 environment_suspect: &r.environment_suspect,
                 untrusted_time: r.untrusted_time.as_deref(),
+                judged_against: &r.branch,
+                series: r.series.as_deref(),
+                host_changed: r.host_changed.as_deref(),
             })
             .collect(),
         endpoints: analysis
@@ -241,6 +254,7 @@ pub fn write_analysis_json(
                 slug: slugs.endpoint(&e.id),
                 threshold_ratio: e.threshold_ratio,
                 runs: e.points.iter().map(point_json).collect(),
+                branch_runs: e.branch_points.iter().map(point_json).collect(),
                 policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
                 change_points: &e.change_points,
             })

@@ -85,6 +85,16 @@ pub struct RunPage {
     pub next: Option<RunLabel>,
     /// The code host's page of the commits since the previous run, or empty.
     pub compare_prev: String,
+    /// For a run of another branch: which main baseline it was judged
+    /// against (its merge base); empty for a main run.
+    pub branch_base: String,
+    /// The main run its baseline ends at, for a branch run.
+    pub branch_main_run: Option<RunLabel>,
+    /// Its series under `[analysis] series_by` ("host perf-01"), or empty.
+    pub series: String,
+    /// The host changed against its baseline runs (without `series_by`),
+    /// or empty.
+    pub host_changed: String,
 }
 
 pub struct RunListRow {
@@ -98,24 +108,35 @@ pub struct RunListRow {
     pub incomplete: bool,
     /// "environment suspect: …" or empty.
     pub environment: String,
+    /// For a branch run: the main run its baseline ends at.
+    pub judged_against: Option<RunLabel>,
+    /// For a branch run: the merge base it was judged as of, or empty.
+    pub base_commit: String,
 }
 
 #[derive(Template)]
 #[template(path = "runs.html")]
 pub struct RunsPage {
     pub root: &'static str,
+    /// The main branch's runs: the history.
     pub rows: Vec<RunListRow>,
+    /// Runs of other branches, each judged against the main baseline.
+    pub branch_rows: Vec<RunListRow>,
+    /// The main branch's name, or empty when no run records a branch.
+    pub main_branch: String,
 }
 
-/// Every endpoint's point in run `i`, in endpoint order.
+/// Every endpoint's point in run `i`, in endpoint order (a branch run's
+/// points are its judgements against the main baseline).
 fn points_of_run(
     analysis: &Analysis,
     i: usize,
 ) -> impl Iterator<Item = (&EndpointAnalysis, &RunPoint)> {
-    analysis
-        .endpoints
-        .iter()
-        .filter_map(move |e| Some((e, e.points.iter().find(|p| p.run_index == i)?)))
+    let branch = analysis.runs[i].branch.is_some();
+    analysis.endpoints.iter().filter_map(move |e| {
+        let points = if branch { &e.branch_points } else { &e.points };
+        Some((e, points.iter().find(|p| p.run_index == i)?))
+    })
 }
 
 /// The page of run `i` (an index into `analysis.runs`).
@@ -194,6 +215,18 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
         compare_prev: previous
             .map(|r| ctx.compare_href(&r.id, &run.id))
             .unwrap_or_default(),
+        branch_base: run
+            .branch
+            .as_ref()
+            .map(|b| b.describe(analysis.main_branch.as_deref()))
+            .unwrap_or_default(),
+        branch_main_run: run
+            .branch
+            .as_ref()
+            .and_then(|b| b.main_run.as_deref())
+            .map(|r| ctx.run_label(r, root, None)),
+        series: run.series.clone().unwrap_or_default(),
+        host_changed: run.host_changed.clone().unwrap_or_default(),
         rows,
     };
     Ok((
@@ -202,17 +235,18 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
     ))
 }
 
-/// `runs/index.html`: every run, newest first.
+/// `runs/index.html`: every main-branch run, newest first, then the runs
+/// of other branches apart (each judged against the main baseline).
 pub fn runs_index_page(ctx: &Ctx) -> Result<Page, Error> {
     let analysis = ctx.analysis;
-    let rows = analysis
+    let (branch_rows, rows): (Vec<_>, Vec<_>) = analysis
         .runs
         .iter()
         .enumerate()
         .rev()
         .map(|(i, run)| {
             let points: Vec<&RunPoint> = points_of_run(analysis, i).map(|(_, p)| p).collect();
-            RunListRow {
+            let row = RunListRow {
                 run: ctx.run_label(&run.id, "../", None),
                 date: f::datetime(run.started_at),
                 branch: run.meta.branch.clone().unwrap_or_default(),
@@ -224,10 +258,27 @@ pub fn runs_index_page(ctx: &Ctx) -> Result<Page, Error> {
                     .count(),
                 incomplete: !run.problems.is_empty(),
                 environment: environment_mark(run),
-            }
+                judged_against: run
+                    .branch
+                    .as_ref()
+                    .and_then(|b| b.main_run.as_deref())
+                    .map(|r| ctx.run_label(r, "../", None)),
+                base_commit: run
+                    .branch
+                    .as_ref()
+                    .and_then(|b| b.base_commit.clone())
+                    .unwrap_or_default(),
+            };
+            (run.branch.is_some(), row)
         })
-        .collect();
-    let page = RunsPage { root: "../", rows };
+        .partition(|(branch, _)| *branch);
+    let rows_of = |rows: Vec<(bool, RunListRow)>| rows.into_iter().map(|(_, r)| r).collect();
+    let page = RunsPage {
+        root: "../",
+        rows: rows_of(rows),
+        branch_rows: rows_of(branch_rows),
+        main_branch: analysis.main_branch.clone().unwrap_or_default(),
+    };
     Ok((
         "runs/index.html".to_string(),
         render(&page, "runs/index.html")?,

@@ -234,6 +234,9 @@ pub fn text(report: &CheckReport) -> String {
     if let Some(hint) = cannot_vouch_hint(report) {
         let _ = writeln!(out, "  ({hint})");
     }
+    if let Some(branch) = &report.branch {
+        let _ = writeln!(out, "  {}", branch.describe(report.main_branch.as_deref()));
+    }
     if let Some(shift) = &report.environment_suspect {
         let _ = writeln!(out, "  {}", environment_line(shift));
     }
@@ -314,6 +317,8 @@ struct CheckJson<'a> {
     policy: crate::analyse::Policy,
     outcome: Outcome,
     exit_code: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    branch: &'a Option<crate::analyse::BranchBase>,
     cannot_vouch: &'a [CannotVouch],
     environment_suspect: &'a Option<RunWideShift>,
     endpoints: &'a [EndpointCheck],
@@ -330,6 +335,7 @@ pub fn json(report: &CheckReport, exit_code: u8) -> String {
         policy: report.policy,
         outcome: report.outcome,
         exit_code,
+        branch: &report.branch,
         cannot_vouch: &report.cannot_vouch,
         environment_suspect: &report.environment_suspect,
         endpoints: &report.endpoints,

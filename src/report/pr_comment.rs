@@ -308,6 +308,15 @@ fn verdict_lines(out: &mut String, report: &CheckReport) {
     if let Some(hint) = cannot_vouch_hint(report) {
         let _ = writeln!(out, "{}\n", markdown_cell(&format!("To fix: {hint}.")));
     }
+    // A pull request's run: say which main baseline it was judged against.
+    if let Some(branch) = &report.branch {
+        let _ = writeln!(
+            out,
+            "Run {}: {}.\n",
+            markdown_cell(&report.run),
+            markdown_cell(&branch.describe(report.main_branch.as_deref()))
+        );
+    }
     if let Some(shift) = &report.environment_suspect {
         let _ = writeln!(out, "> **{}**\n", markdown_cell(&environment_line(shift)));
     }
