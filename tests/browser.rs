@@ -162,7 +162,7 @@ fn add_policy_page(site: &Path) {
     };
     let page = format!(
         r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Policies</title>
-<link rel="stylesheet" href="static/style.css"></head><body><main id="main">
+<link rel="stylesheet" href="static/style.css"></head><body><main id="main"><h1>Policies</h1>
 <label data-needs-js hidden>Policy <select data-policy-switch><option value="median">median</option><option value="robust">robust</option></select></label>
 {}{}<p><a href="index.html">Overview</a></p></main><script src="static/app.js" defer></script></body></html>"#,
         section("median"),
