@@ -11,6 +11,8 @@
 //     the other. The choice is remembered across pages.
 //   - controls that only work with JavaScript carry data-needs-js and the
 //     hidden attribute; they are revealed here.
+//   - scroll boxes (wide tables, charts on a phone) that overflow and hold
+//     no link become tab stops, so a keyboard can scroll them
 //   - the trend chart's time range (nav.range): the range shown comes from
 //     the URL (#range-13w) by CSS alone; this marks the chosen link
 //     aria-current and keeps the page from jumping to the chart.
@@ -136,6 +138,7 @@
         if (current) a.setAttribute("aria-current", "true"); else a.removeAttribute("aria-current");
       });
     });
+    keyboardScrolls(); // the view shown changed
   }
   function makeRange(nav) {
     each("a[data-range]", function (a) {
@@ -221,6 +224,33 @@
     });
   }
 
+  // ---- Scroll boxes a keyboard can scroll -------------------------------
+  // A wide table (.scroll) or chart (figure.chart-box, on a phone) scrolls
+  // in its own box. A box with no link inside cannot be scrolled from the
+  // keyboard unless it takes focus itself, so a box that overflows and has
+  // nothing focusable becomes a tab stop, named after its caption; a box
+  // that fits stays out of the tab order.
+  var FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
+  function keyboardScroll(box) {
+    var overflows = box.scrollWidth > box.clientWidth + 1;
+    var own = box.getAttribute("data-scroll-stop") === "true";
+    if (overflows && !own && !box.querySelector(FOCUSABLE)) {
+      box.setAttribute("tabindex", "0");
+      box.setAttribute("data-scroll-stop", "true");
+      // A group, not a region: a dozen "landmarks" named alike (one per
+      // endpoint on a run page) would clutter a screen reader's list.
+      if (!box.hasAttribute("role") && box.tagName !== "FIGURE") box.setAttribute("role", "group");
+      var caption = box.querySelector("caption, figcaption");
+      if (caption && !box.hasAttribute("aria-label")) {
+        box.setAttribute("aria-label", caption.textContent.trim().slice(0, 120));
+      }
+    } else if (!overflows && own) {
+      box.removeAttribute("tabindex");
+      box.removeAttribute("data-scroll-stop");
+    }
+  }
+  function keyboardScrolls() { each(".scroll, figure.chart-box", keyboardScroll); }
+
   each("[data-needs-js][hidden]", function (el) { el.hidden = false; });
   each("table.sortable", makeSortable);
   each("input[data-filter]", makeFilter);
@@ -233,6 +263,13 @@
     markRange();
   });
   each("select[data-policy-switch]", makePolicySwitch);
+  keyboardScrolls();
+  var resizing = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizing);
+    resizing = setTimeout(keyboardScrolls, 150);
+  });
+  document.addEventListener("toggle", keyboardScrolls, true); // <details> opened
   document.addEventListener("mouseover", function (e) {
     var el = tipTarget(e);
     if (el) showTip(el); else hideTip();

@@ -117,6 +117,19 @@ fn every_page_of_the_bundled_archive_works_in_a_browser() {
     ] {
         assert!(shots.join(name).is_file(), "screenshot {name}");
     }
+    // The review meeting's and the investigation's pages on a projector,
+    // light and dark, and on a phone.
+    for page in ["weekly", "endpoint", "flame", "capacity"] {
+        for size in ["1280-light", "1280-dark", "390"] {
+            let name = format!("{page}-{size}.png");
+            assert!(shots.join(&name).is_file(), "screenshot {name}");
+        }
+    }
+    // axe-core ran: zero violations is a result, not a skipped check.
+    assert!(
+        out.contains("accessibility (axe-core"),
+        "the check should say axe ran:\n{out}"
+    );
     println!("screenshots in {}", shots.display());
 }
 
@@ -149,7 +162,7 @@ fn add_policy_page(site: &Path) {
     };
     let page = format!(
         r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Policies</title>
-<link rel="stylesheet" href="static/style.css"></head><body><main id="main">
+<link rel="stylesheet" href="static/style.css"></head><body><main id="main"><h1>Policies</h1>
 <label data-needs-js hidden>Policy <select data-policy-switch><option value="median">median</option><option value="robust">robust</option></select></label>
 {}{}<p><a href="index.html">Overview</a></p></main><script src="static/app.js" defer></script></body></html>"#,
         section("median"),
@@ -165,8 +178,10 @@ fn add_policy_page(site: &Path) {
 }
 
 /// The check itself can fail: a site with a missing stylesheet, a dead
-/// link, a dead anchor, a script error and an orphan page is refused,
-/// and every one of those is named.
+/// link, a dead anchor, a script error, an orphan page, accessibility
+/// violations (axe-core), a positive tabindex, a chart full of tab stops
+/// without a way past it and a page wider than a phone is refused, and
+/// every one of those is named.
 #[test]
 fn the_browser_check_catches_broken_pages() {
     if !ready() {
@@ -182,7 +197,10 @@ fn the_browser_check_catches_broken_pages() {
     let broken = index.replace(
         "</main>",
         r##"<a href="endpoints/nowhere.html">dead</a> <a href="#no-such-id">dead anchor</a>
-<a href="https://example.com/">away</a><script>console.error("boom"); undefinedFunction();</script></main>"##,
+<a href="https://example.com/">away</a><script>console.error("boom"); undefinedFunction();</script>
+<img src="static/favicon.svg"><p style="color:#777;background:#888">hard to read</p>
+<a href="index.html" tabindex="3">first, out of order</a><div style="width:700px">wider than a phone</div>
+<svg class="chart"><title>a chart of links</title><a href="index.html"><circle r="5" cx="5" cy="5"/></a></svg></main>"##,
     );
     std::fs::write(site.join("index.html"), broken).unwrap();
     std::fs::write(
@@ -200,6 +218,11 @@ fn the_browser_check_catches_broken_pages() {
         "console error: boom",
         "page error: undefinedFunction is not defined",
         "orphan.html: no page links to it",
+        "axe image-alt",
+        "axe color-contrast",
+        "positive tabindex",
+        "no \"skip the chart\" link comes before them",
+        "at 390px the page scrolls sideways",
     ] {
         assert!(
             out.contains(expected),

@@ -12,6 +12,7 @@ import { chromium } from "playwright-core";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
 
 const siteDir = path.resolve(process.argv[2] ?? "site");
 const shotDir = process.argv[3] ? path.resolve(process.argv[3]) : null;
@@ -121,6 +122,17 @@ const links = []; // { from, href, text }
   const dark = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" });
   await screenshots(dark, "-dark", { only: ["overview", "endpoint", "heatmap"] });
   await dark.close();
+  // The pages of the review meeting and the investigation on a projector
+  // (1280×720, light and dark) and on a phone (390 px).
+  for (const [suffix, options] of [
+    ["-1280-light", { viewport: { width: 1280, height: 720 } }],
+    ["-1280-dark", { viewport: { width: 1280, height: 720 }, colorScheme: "dark" }],
+    ["-390", { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }],
+  ]) {
+    const context = await browser.newContext(options);
+    await screenshots(context, suffix, { only: ["weekly", "endpoint", "flame", "capacity"] });
+    await context.close();
+  }
 }
 
 // ---- Links and anchors, from what pass 1 saw. --------------------------
@@ -218,6 +230,114 @@ if (pages.includes("weekly.html")) {
   }
 }
 
+// ---- A phone and a projector: nothing scrolls sideways but table boxes. -
+// At 390 px (a phone) and 1280 px every page fits its window: what is too
+// wide scrolls inside its own `.scroll` box (first column sticky). On the
+// overview every endpoint's name, ratio and verdict are in view at 390 px
+// without scrolling anything.
+for (const width of [390, 1280]) {
+  const context = await browser.newContext({ viewport: { width, height: 800 } });
+  const page = await context.newPage();
+  for (const p of width === 1280 ? Object.values(onePagePerType()) : pages) {
+    await page.goto(pathToFileURL(path.join(siteDir, p)).href, { waitUntil: "load" });
+    const r = await page.evaluate(() => {
+      const root = document.documentElement;
+      const overflow = root.scrollWidth - root.clientWidth;
+      // What sticks out, outside any scroll box: the culprits to name.
+      const out = [];
+      if (overflow > 0) {
+        for (const el of document.body.querySelectorAll("*")) {
+          if (el.closest(".scroll") || el.closest("details:not([open])")) continue;
+          const box = el.getBoundingClientRect();
+          if (box.width > 0 && box.right > root.clientWidth + 1) {
+            out.push(`${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}${el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : ""} (right edge ${Math.round(box.right)}px)`);
+          }
+        }
+      }
+      // Captions belong to their table box but must not scroll with it:
+      // a caption cut at the box's edge is unreadable.
+      const cut = [];
+      for (const cap of document.querySelectorAll(".scroll > table > caption")) {
+        const box = cap.getBoundingClientRect();
+        const scroller = cap.closest(".scroll").getBoundingClientRect();
+        if (box.width > 0 && box.right > scroller.right + 1) cut.push(cap.textContent.trim().slice(0, 50));
+      }
+      const hidden = [];
+      const table = location.pathname.endsWith("/index.html") && !location.pathname.includes("/runs/") ? document.querySelector("table#endpoints") : null;
+      if (table) {
+        const head = Array.from(table.tHead.rows[0].cells, (c) => c.textContent.trim());
+        const col = (word) => head.findIndex((h) => h.startsWith(word));
+        const want = [0, col("Ratio"), col("Verdict")];
+        for (const row of table.tBodies[0].rows) {
+          for (const i of want) {
+            const cell = row.cells[i];
+            const box = cell?.getBoundingClientRect();
+            if (!box || box.width === 0 || box.left < 0 || box.right > root.clientWidth + 1) {
+              hidden.push(`${row.cells[0].textContent.trim().slice(0, 40)}: ${head[i] ?? "column " + i}`);
+            }
+          }
+        }
+      }
+      return { overflow, out: out.slice(0, 3), cut, hidden: hidden.slice(0, 6), hiddenCount: hidden.length };
+    });
+    if (r.overflow > 0) problem(p, `at ${width}px the page scrolls sideways by ${r.overflow}px: ${r.out.join(", ")}`);
+    for (const c of r.cut) problem(p, `at ${width}px the caption "${c}…" is cut by its table box`);
+    if (width === 390 && r.hiddenCount) {
+      problem(p, `at 390px ${r.hiddenCount} of the overview's names, ratios and verdicts need scrolling: ${r.hidden.join("; ")}`);
+    }
+  }
+  await context.close();
+}
+
+// ---- Accessibility: axe-core on one page of every type, both themes. ---
+// axe.min.js is injected into the page (no network); every violation is
+// a problem naming its rule, the element, the page and the colour scheme.
+// No rule is disabled: a page that trips one is fixed instead.
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const axeCounts = new Map(); // "rule (scheme)" -> count, for the summary line
+// Light and dark at 1280 px; light again at 390 px, where more boxes
+// scroll and the narrow layout applies.
+for (const [scheme, width] of [["light", 1280], ["dark", 1280], ["light", 390]]) {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme: scheme });
+  const page = await context.newPage();
+  for (const [type, p] of Object.entries(onePagePerType())) {
+    await page.goto(pathToFileURL(path.join(siteDir, p)).href, { waitUntil: "load" });
+    await page.addScriptTag({ content: axeSource });
+    const violations = await page.evaluate(async () => {
+      // Rules tagged "experimental" are off by default; everything else runs.
+      const r = await window.axe.run(document, { resultTypes: ["violations"] });
+      return r.violations.map((v) => ({
+        id: v.id,
+        help: v.help,
+        targets: v.nodes.map((n) => ({ target: n.target.join(" "), why: (n.failureSummary || "").split("\n").slice(1, 2).join("").trim() })),
+      }));
+    });
+    for (const v of violations) {
+      const where = width === 1280 ? scheme : `${scheme}, ${width}px`;
+      const key = `${v.id} (${where})`;
+      axeCounts.set(key, (axeCounts.get(key) ?? 0) + v.targets.length);
+      for (const t of v.targets.slice(0, 5)) problem(`${p} [${type}, ${where}]`, `axe ${v.id}: ${t.target}: ${t.why || v.help}`);
+      if (v.targets.length > 5) problem(`${p} [${type}, ${where}]`, `axe ${v.id}: and ${v.targets.length - 5} more elements`);
+    }
+  }
+  await context.close();
+}
+console.log(
+  `accessibility (axe-core ${JSON.parse(fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/package.json"), "utf8")).version}): ` +
+    `${Object.keys(onePagePerType()).length} page types, light and dark; ` +
+    (axeCounts.size ? `violations by rule: ${[...axeCounts].map(([k, n]) => `${k}: ${n}`).join(", ")}` : "no violations"),
+);
+
+// ---- Keyboard: reading order, and a way past the charts. ---------------
+{
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  for (const [type, p] of Object.entries(onePagePerType())) {
+    await keyboardWalk(page, p, type);
+  }
+  await context.close();
+}
+
 // ---- Print stylesheet: one look at an endpoint page. -------------------
 if (shotDir) {
   const context = await browser.newContext({ viewport: { width: 900, height: 1200 } });
@@ -237,8 +357,127 @@ console.log(`browser check: ${pages.length} pages, ${links.length} links checked
 for (const p of problems) console.log(`problem: ${p}`);
 process.exit(problems.length ? 1 : 0);
 
+// Tabs through a page from its start: every element Tab reaches comes
+// after the one before in the document (reading order; no positive
+// tabindex), is visible when focused, and every focusable element is
+// reached. A page whose charts hold tab stops (chart points are links)
+// offers a "skip the chart" link before them, reached within a few Tabs,
+// and after it the next Tabs land past the charts, in a table.
+async function keyboardWalk(page, p, type) {
+  const where = `${p} [${type}, keyboard]`;
+  await page.goto(pathToFileURL(path.join(siteDir, p)).href, { waitUntil: "load" });
+  const plan = await page.evaluate(() => {
+    const all = document.querySelectorAll("*");
+    all.forEach((el, i) => (el.__order = i));
+    const focusable = Array.from(
+      document.querySelectorAll("a[href], button, input, select, textarea, summary, object, [tabindex]"),
+    ).filter((el) => {
+      if (el.tabIndex < 0 || el.disabled) return false;
+      if (el.closest("details:not([open])") && el.tagName !== "SUMMARY") return false;
+      if (el.tagName === "SUMMARY" && el.parentElement.closest("details:not([open])")) return false;
+      const style = getComputedStyle(el);
+      return el.getClientRects().length > 0 && style.visibility !== "hidden";
+    });
+    const positive = Array.from(document.querySelectorAll("[tabindex]")).filter((el) => el.tabIndex > 0).length;
+    // Charts with tab stops of their own.
+    const charts = Array.from(document.querySelectorAll("svg")).filter(
+      (svg) => svg.getClientRects().length > 0 && svg.querySelector("a[href], [tabindex]:not([tabindex='-1'])"),
+    );
+    const firstChart = charts[0]?.__order ?? -1;
+    const lastChart = charts.length ? charts[charts.length - 1].__order : -1;
+    const chartStops = focusable.filter((el) => el.closest("svg")).length;
+    const skip = document.querySelector("a.skip-chart");
+    return {
+      count: focusable.length,
+      positive,
+      firstChart,
+      lastChart,
+      chartStops,
+      skipOrder: skip ? skip.__order : -1,
+    };
+  });
+  if (plan.positive) problem(where, `${plan.positive} elements with a positive tabindex break the reading order`);
+  const LIMIT = 400;
+  const state = () =>
+    page.evaluate(() => {
+      const a = document.activeElement;
+      if (!a || a === document.body) return null;
+      const box = a.getBoundingClientRect();
+      return {
+        order: a.__order ?? -1,
+        what: `${a.tagName.toLowerCase()}${a.className && typeof a.className === "string" ? "." + a.className.split(" ")[0] : ""} "${(a.textContent || a.getAttribute("aria-label") || "").trim().slice(0, 30)}"`,
+        visible: box.width > 0 && box.height > 0,
+        inSvg: !!a.closest("svg"),
+        inTable: !!a.closest("table"),
+        skipChart: a.matches("a.skip-chart"),
+      };
+    });
+  let previous = -1;
+  let reached = 0;
+  let skipAt = -1;
+  for (let i = 0; i < Math.min(plan.count, LIMIT); i++) {
+    await page.keyboard.press("Tab");
+    const s = await state();
+    if (!s) break; // past the last element
+    if (s.order <= previous) {
+      problem(where, `Tab goes back from element ${previous} to ${s.what}: not in reading order`);
+      break;
+    }
+    if (!s.visible) problem(where, `Tab reaches ${s.what}, which cannot be seen`);
+    if (s.skipChart && skipAt < 0) skipAt = i + 1;
+    previous = s.order;
+    reached++;
+  }
+  if (reached < Math.min(plan.count, LIMIT)) {
+    problem(where, `Tab reaches ${reached} of the ${plan.count} focusable elements`);
+  }
+  if (plan.chartStops === 0) return;
+  // The charts hold tab stops: the skip link comes before them, early.
+  if (plan.skipOrder < 0 || plan.skipOrder > plan.firstChart) {
+    problem(where, `the charts hold ${plan.chartStops} tab stops and no "skip the chart" link comes before them`);
+    return;
+  }
+  if (skipAt < 0 || skipAt > 20) problem(where, `the "skip the chart" link is ${skipAt < 0 ? "never reached" : `Tab number ${skipAt}`}, not within 20`);
+  await page.focus("a.skip-chart");
+  await page.keyboard.press("Enter");
+  for (let i = 1; i <= 8; i++) {
+    await page.keyboard.press("Tab");
+    const s = await state();
+    if (!s) break;
+    if (s.inSvg || s.order < plan.lastChart) {
+      problem(where, `after "skip the chart", Tab ${i} is still at the charts (${s.what})`);
+      return;
+    }
+    if (s.inTable) return;
+  }
+  problem(where, `after "skip the chart", 8 Tabs do not reach a table`);
+}
+
+// What kind of page a path is: the overview, the runs index, or the
+// folder (endpoints/, runs/, flame/, capacity/, compare/, …) or name
+// (weekly, history, releases, …) it belongs to. A new kind of page is
+// picked up without a change here.
+function pageType(p) {
+  if (p === "index.html") return "overview";
+  if (p === "runs/index.html") return "runs index";
+  const slash = p.indexOf("/");
+  if (slash > 0) return p.slice(0, slash);
+  return p.replace(/\.html$/, "");
+}
+
+// One page of every type: the showcase page where there is one (the most
+// to look at), else the first of its type.
+function onePagePerType() {
+  const picks = {};
+  const named = showcase();
+  for (const p of Object.values(named)) if (p && !(pageType(p) in picks)) picks[pageType(p)] = p;
+  for (const p of pages) if (!(pageType(p) in picks)) picks[pageType(p)] = p;
+  return picks;
+}
+
 // The pages a person looks at, by what they are.
 function showcase() {
+  const html = (p) => fs.readFileSync(path.join(siteDir, p), "utf8");
   const pick = (pred) => pages.find(pred);
   return {
     overview: "index.html",
@@ -253,7 +492,10 @@ function showcase() {
     runs: pick((p) => p === "runs/index.html"),
     weekly: pick((p) => /week/i.test(p)),
     history: pick((p) => p === "history.html"),
-    flame: pick((p) => /flame/i.test(p) && !p.endsWith("index.html")) ?? pick((p) => /flame/i.test(p)),
+    // A flame page with a differential graph, and a capacity page with a
+    // break in its steps: the most colours to read.
+    flame: pages.filter((p) => p.startsWith("flame/") && html(p).includes(".diff.svg")).at(-1) ?? pick((p) => /flame/i.test(p)),
+    capacity: pick((p) => p.startsWith("capacity/") && html(p).includes("step-break")) ?? pick((p) => p.startsWith("capacity/")),
   };
 }
 
@@ -264,6 +506,10 @@ async function screenshots(context, suffix, { only } = {}) {
   for (const [name, p] of Object.entries(showcase())) {
     if (!p || (only && !only.includes(name))) continue;
     await page.goto(pathToFileURL(path.join(siteDir, p)).href, { waitUntil: "load" });
+    // A flame graph is an <object>: its file is loaded by the page's load
+    // event, but drawn a moment later (its document is another origin
+    // over file://, so the page cannot ask whether it is done).
+    if ((await page.locator("object").count()) > 0) await page.waitForTimeout(1000);
     const file = path.join(shotDir, `${name}${suffix}.png`);
     if (name === "heatmap") {
       const heat = page.locator("table.heatmap").first();

@@ -34,6 +34,12 @@ const RIGHT: f64 = 124.0;
 /// Title, shape legend and the rows of marker labels above the plot.
 const TOP: f64 = 104.0;
 const BOTTOM: f64 = 52.0;
+/// The key's first row, and the step to its second (the first row of
+/// marker labels gives way to it).
+const KEY_Y: f64 = 48.0;
+const KEY_ROW_GAP: f64 = 17.0;
+/// Rows for the labels of change points and annotations above the plot.
+const TOP_LABEL_ROWS: usize = 3;
 
 /// A point of the overlay: where it links and what its tooltip says.
 pub struct PointInfo {
@@ -248,17 +254,15 @@ fn draw(input: &TrendInput, frame: &Frame, id: &str) -> String {
         .filter(|(_, a)| frame.contains(a.at))
         .map(|(i, a)| (i + 1, *a))
         .collect();
+    let (key, key_rows) = legend(e, frame, !environment.is_empty(), !annotations.is_empty());
     let mut body = String::new();
     body.push_str(&axes(frame));
     body.push_str(&series(frame));
     body.push_str(&direct_labels(frame));
-    body.push_str(&markers(e, frame, &environment, &annotations));
-    body.push_str(&legend(
-        e,
-        frame,
-        !environment.is_empty(),
-        !annotations.is_empty(),
-    ));
+    // A second row of the key takes the place of the first row of labels.
+    let label_rows = TOP_LABEL_ROWS + 1 - key_rows.min(TOP_LABEL_ROWS);
+    body.push_str(&markers(e, frame, &environment, &annotations, label_rows));
+    body.push_str(&key);
     let overlay = overlay(e, frame, input.points);
     format!(
         r#"<svg class="chart trend" viewBox="0 0 {W} {H}" role="group" aria-labelledby="{id}-title {id}-desc" data-tip-source xmlns="http://www.w3.org/2000/svg"><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc><g aria-hidden="true">{body}</g><g class="pd-overlay">{overlay}</g></svg>"#,
@@ -497,6 +501,7 @@ fn markers(
     frame: &Frame,
     environment: &[&EnvironmentChange],
     annotations: &[(usize, &Annotation)],
+    top_rows: usize,
 ) -> String {
     let mut top: Vec<Marker> = change_point_markers(e, frame);
     top.extend(annotations.iter().map(|(n, a)| Marker {
@@ -528,8 +533,8 @@ fn markers(
     // Top rows start under the legend; bottom rows stack up from the axis.
     s.push_str(&draw_markers(
         &top,
-        |row| TOP - 8.0 - 16.0 * (2 - row) as f64,
-        3,
+        |row| TOP - 8.0 - 16.0 * (top_rows - 1 - row) as f64,
+        top_rows,
     ));
     s.push_str(&draw_markers(
         &bottom,
@@ -592,7 +597,9 @@ fn change_point_markers(e: &EndpointAnalysis, frame: &Frame) -> Vec<Marker> {
 }
 
 fn draw_markers(markers: &[Marker], row_y: impl Fn(usize) -> f64, rows: usize) -> String {
-    const SIZE: f64 = 12.0;
+    // The labels are drawn at 13 px (style.css), change points' in bold:
+    // measured a little wide so that neighbours never touch.
+    const SIZE: f64 = 13.0 * 1.1;
     let spans: Vec<(f64, f64)> = markers
         .iter()
         .map(|m| {
@@ -655,8 +662,15 @@ fn draw_markers(markers: &[Marker], row_y: impl Fn(usize) -> f64, rows: usize) -
     s
 }
 
-/// The title and a one-row key of the shapes this view draws.
-fn legend(e: &EndpointAnalysis, frame: &Frame, environment: bool, annotations: bool) -> String {
+/// The title and a key of the shapes this view draws, wrapped onto a
+/// second row when it does not fit the width (no entry is cut off at the
+/// chart's edge); returns the key and how many rows it took.
+fn legend(
+    e: &EndpointAnalysis,
+    frame: &Frame,
+    environment: bool,
+    annotations: bool,
+) -> (String, usize) {
     let has = |s: DisplayState| frame.pts().any(|p| display_state(p) == s);
     let mut items: Vec<(&str, &str)> = vec![
         (r#"<path class="t-round" d="M0 -4h0"/>"#, "round p99"),
@@ -717,16 +731,44 @@ fn legend(e: &EndpointAnalysis, frame: &Frame, environment: bool, annotations: b
         r#"<text class="t-title" x="{LEFT}" y="22">{}: p99 latency per run (ms)</text><g class="t-key">"#,
         xml_escape(&e.name)
     );
-    let mut x = LEFT + 6.0;
-    for (mark, words) in items {
+    let words: Vec<&str> = items.iter().map(|(_, w)| *w).collect();
+    let places = key_layout(&words);
+    for ((mark, words), (x, y)) in items.iter().zip(&places) {
         let _ = write!(
             s,
-            r#"<g transform="translate({x} 48)">{mark}<text x="11" y="0">{words}</text></g>"#
+            r#"<g transform="translate({x} {y})">{mark}<text x="11" y="0">{words}</text></g>"#
         );
-        x += 11.0 + text_width(words, 13.0) + 22.0;
     }
     s.push_str("</g>");
-    s
+    let rows = places.last().map_or(1, |&(_, y)| {
+        1 + ((y - KEY_Y) / KEY_ROW_GAP).round() as usize
+    });
+    (s, rows)
+}
+
+/// Where each key entry goes (its mark's x and the row's y): left to
+/// right, a new row when the next entry would pass the chart's right edge.
+fn key_layout(words: &[&str]) -> Vec<(f64, f64)> {
+    let start = LEFT + 6.0;
+    let (mut x, mut y) = (start, KEY_Y);
+    words
+        .iter()
+        .map(|w| {
+            let width = key_entry_width(w);
+            if x > start && x + width > W - 8.0 {
+                x = start;
+                y += KEY_ROW_GAP;
+            }
+            let at = (x, y);
+            x += width + 22.0;
+            at
+        })
+        .collect()
+}
+
+/// A key entry's mark and words, in SVG units.
+fn key_entry_width(words: &str) -> f64 {
+    11.0 + text_width(words, 13.0)
 }
 
 /// Runs closer than this (SVG pixels, on average) get no overlay: their
@@ -1081,6 +1123,42 @@ mod tests {
         let svg = trend_chart(&input(q, &qi, &[], &[]), "q");
         assert!(!svg.contains("pd-changepoint") && !svg.contains("pd-envchange"));
         assert!(!svg.contains(">change point<") && !svg.contains(">environment change<"));
+    }
+
+    /// Every entry the key can have still fits the chart's width: the
+    /// key wraps onto a second row instead of cutting "annotation" off.
+    #[test]
+    fn a_long_key_wraps_instead_of_running_off_the_chart() {
+        let every = [
+            "round p99",
+            "run median",
+            "failed run (errors)",
+            "regression",
+            "improvement",
+            "accepted change (triaged)",
+            "too few rounds",
+            "change point",
+            "environment change",
+            "annotation",
+        ];
+        let places = key_layout(&every);
+        for (w, (x, _)) in every.iter().zip(&places) {
+            assert!(x + key_entry_width(w) <= W - 8.0, "{w} at {x} runs off");
+        }
+        let rows: Vec<f64> = places.iter().map(|p| p.1).collect();
+        assert_eq!(rows.first(), Some(&KEY_Y));
+        assert_eq!(rows.last(), Some(&(KEY_Y + KEY_ROW_GAP)), "two rows");
+        // Entries of a row do not overlap.
+        for pair in places.windows(2).zip(every.iter()) {
+            let ([(x0, y0), (x1, y1)], w) = (pair.0, pair.1) else {
+                unreachable!()
+            };
+            if y0 == y1 {
+                assert!(x0 + key_entry_width(w) < *x1, "{w} overlaps the next entry");
+            }
+        }
+        // A short key stays on one row.
+        assert!(key_layout(&every[..4]).iter().all(|p| p.1 == KEY_Y));
     }
 
     fn infos_for(e: &EndpointAnalysis) -> Vec<PointInfo> {
