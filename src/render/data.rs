@@ -50,6 +50,20 @@ struct AnalysisJson<'a> {
     triage: &'a [crate::model::TriageLabel],
     annotations: &'a [crate::model::Annotation],
     weekly: Option<WeeklyJson>,
+    /// Issue 18: the services endpoints are grouped into (absent when no
+    /// endpoint has `service` in perfdash.toml).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    services: Vec<ServiceJson<'a>>,
+}
+
+/// One service: its page and its endpoints' ids.
+#[derive(Serialize)]
+struct ServiceJson<'a> {
+    name: &'a str,
+    slug: &'a str,
+    /// Relative to the site root.
+    page: String,
+    endpoints: Vec<&'a str>,
 }
 
 /// The week `weekly.html` reviews and every count on it.
@@ -115,6 +129,10 @@ struct EndpointJson<'a> {
     id: &'a str,
     name: &'a str,
     slug: &'a str,
+    /// Issue 18: `[endpoints.<id>] service` (`ungrouped` for endpoints
+    /// without one when others have one); absent when no endpoint has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<&'a str>,
     threshold_ratio: f64,
     runs: Vec<PointJson<'a>>,
     policies: Option<&'a BTreeMap<Policy, PolicyStats>>,
@@ -177,6 +195,7 @@ pub fn analysis_json(
     slugs: &Slugs,
     week: crate::analyse::weekly::WeekSpec,
 ) -> Result<Vec<u8>, Error> {
+    let services = super::service::services(analysis);
     let weekly =
         super::weekly::review_and_problems(analysis, week).map(|(review, problems)| WeeklyJson {
             week: review.title.clone(),
@@ -217,6 +236,7 @@ pub fn analysis_json(
                 id: &e.id,
                 name: &e.name,
                 slug: slugs.endpoint(&e.id),
+                service: analysis.settings.endpoint_service(&e.id),
                 threshold_ratio: e.threshold_ratio,
                 runs: e.points.iter().map(point_json).collect(),
                 policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
@@ -253,6 +273,15 @@ pub fn analysis_json(
         triage: &analysis.alarms.labels,
         annotations: &analysis.annotations,
         weekly,
+        services: services
+            .iter()
+            .map(|s| ServiceJson {
+                name: s.name,
+                slug: &s.slug,
+                page: s.href(""),
+                endpoints: s.endpoints.iter().map(|e| e.id.as_str()).collect(),
+            })
+            .collect(),
     };
     let mut bytes = serde_json::to_vec_pretty(&doc)
         .map_err(|e| Error::Internal(format!("analysis.json: {e}")))?;

@@ -5,7 +5,9 @@
 //!
 //! ```text
 //! index.html                      overview
-//! endpoints/<endpoint-slug>.html  one page per endpoint
+//! endpoints/<endpoint-slug>.html  one page per endpoint (the last year in full)
+//! endpoints/<endpoint-slug>/<year>.html  one year of an endpoint's runs, when its history is longer
+//! services/<service-slug>.html    one page per service, when endpoints have services
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
 //! weekly.html                     the weekly review (alarms, triage, policies)
@@ -38,6 +40,7 @@ pub mod palette;
 pub mod releases;
 pub mod rows;
 pub mod run;
+pub mod service;
 /// Page file names (`crate::slug`), under the path the pages use.
 pub use crate::slug;
 pub mod weekly;
@@ -126,14 +129,20 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
     for (path, bytes) in assets::files() {
         site.insert(path, bytes);
     }
-    let mut pages: Vec<rows::Page> = vec![
-        overview::overview_page(&ctx, capacity::capacity_summaries(analysis, &slugs))?,
+    let services = service::services(analysis);
+    let capacity_rows = capacity::capacity_summaries(analysis, &slugs);
+    let mut pages: Vec<rows::Page> = Vec::new();
+    for s in &services {
+        pages.push(service::service_page(&ctx, s, &capacity_rows)?);
+    }
+    pages.extend([
+        overview::overview_page(&ctx, capacity_rows, &services)?,
         history::history_page(&ctx)?,
         run::runs_index_page(&ctx)?,
         releases::releases_page(&ctx)?,
-    ];
+    ]);
     for e in &analysis.endpoints {
-        pages.push(endpoint::endpoint_page(&ctx, e)?);
+        pages.extend(endpoint::endpoint_pages(&ctx, e)?);
     }
     for i in 0..analysis.runs.len() {
         pages.push(run::run_page(&ctx, i)?);

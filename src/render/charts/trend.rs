@@ -1026,14 +1026,7 @@ mod tests {
         assert!(spark.contains(r#"class="v-accepted""#));
         assert!(!spark.contains(r#"class="v-regression""#));
 
-        let (heat, _) = heatmap(
-            &[HeatmapRow {
-                endpoint: e,
-                href: "e.html".into(),
-            }],
-            53,
-            "h",
-        );
+        let (heat, _) = heatmap(&[HeatmapRow::endpoint(e, "e.html".into())], 53, "h");
         assert!(
             heat.contains(r#"<td class="h-accepted""#),
             "accepted weeks in the heatmap"
