@@ -203,7 +203,7 @@ fn check_snapshots(name: &str, archive: &Archive, options: CheckOptions) {
     for (format_name, format) in FORMATS {
         insta::assert_snapshot!(
             format!("check_{name}_{format_name}"),
-            render(&report, format, code)
+            render(&report, &analysis, format, code)
         );
     }
 }
