@@ -89,7 +89,7 @@ fn archive(quiet: &[(&str, Level)], last: &[(&str, Level)]) -> Archive {
                     (
                         id.to_string(),
                         EndpointRun {
-                            rounds: rounds(*l),
+                            rounds: rounds(*l).into(),
                             ..Default::default()
                         },
                     )

@@ -338,7 +338,7 @@ fn rounds_run_real_k6_against_a_loopback_service() {
     .unwrap();
     let rounds = &loaded.archive.runs[0].endpoints["orders"].rounds;
     assert_eq!(rounds.len(), 3, "{stderr}");
-    for r in rounds {
+    for r in rounds.iter() {
         assert!(r.stats.count.unwrap() >= 20, "{:?}", r.stats);
         assert!(r.stats.p99_ms >= 3.0, "{:?}", r.stats);
     }
