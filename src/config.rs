@@ -453,6 +453,11 @@ pub struct EndpointSettings {
     pub capacity_objective_p99_ms: Option<f64>,
     /// Overrides `capacity.headroom` for this endpoint.
     pub capacity_headroom: Option<f64>,
+    /// The service the endpoint belongs to, e.g. `orders`. When any
+    /// endpoint has one, the overview lists services (each with its own
+    /// page) instead of endpoints; endpoints without one are listed under
+    /// [`UNGROUPED_SERVICE`].
+    pub service: Option<String>,
 }
 
 /// `[analysis]`: counts, ratios and fractions in range, then the branch
@@ -522,6 +527,25 @@ fn validate_branches(a: &AnalysisSettings) -> Result<(), String> {
     }
     Ok(())
 }
+
+impl EndpointSettings {
+    /// The checks of `[endpoints.<id>]` that need no other section.
+    fn validate(&self, id: &str) -> Result<(), String> {
+        if let Some(r) = self.threshold_ratio {
+            check_ratio(&format!("endpoints.{id}.threshold_ratio"), r)?;
+        }
+        if self.service.as_deref().is_some_and(|s| s.trim().is_empty()) {
+            return Err(format!("endpoints.{id}.service must not be empty"));
+        }
+        if let Some(w) = self.warmup_seconds {
+            check_warmup(&format!("endpoints.{id}.warmup_seconds"), w)?;
+        }
+        Ok(())
+    }
+}
+
+/// The service of endpoints that have none, when others do.
+pub const UNGROUPED_SERVICE: &str = "ungrouped";
 
 impl Settings {
     /// Parses and validates settings text; `path` is used in messages.
@@ -600,12 +624,7 @@ impl Settings {
             }
         }
         for (id, e) in &self.endpoints {
-            if let Some(r) = e.threshold_ratio {
-                check_ratio(&format!("endpoints.{id}.threshold_ratio"), r)?;
-            }
-            if let Some(w) = e.warmup_seconds {
-                check_warmup(&format!("endpoints.{id}.warmup_seconds"), w)?;
-            }
+            e.validate(id)?;
         }
         check_warmup("raw.warmup_seconds", self.raw.warmup_seconds)?;
         self.validate_capacity()?;
@@ -691,6 +710,26 @@ impl Settings {
             .get(endpoint)
             .and_then(|e| e.threshold_ratio)
             .unwrap_or(self.analysis.threshold_ratio)
+    }
+
+    /// The service of one endpoint, when any endpoint has one:
+    /// `[endpoints.<id>] service`, else [`UNGROUPED_SERVICE`]. `None`
+    /// when no endpoint has a service (the overview lists endpoints).
+    pub fn endpoint_service(&self, endpoint: &str) -> Option<&str> {
+        if !self.has_services() {
+            return None;
+        }
+        Some(
+            self.endpoints
+                .get(endpoint)
+                .and_then(|e| e.service.as_deref())
+                .unwrap_or(UNGROUPED_SERVICE),
+        )
+    }
+
+    /// Whether any endpoint names its service.
+    pub fn has_services(&self) -> bool {
+        self.endpoints.values().any(|e| e.service.is_some())
     }
 
     /// The display name of one endpoint.

@@ -88,6 +88,11 @@ struct DemoEndpoint {
     def: &'static EndpointDef,
     id: String,
     name: String,
+    /// `[endpoints.<id>] service`: set only beyond the story's 12
+    /// endpoints, one service per copy of the story (`shop`, `shop-2`, …),
+    /// so that archives at scale exercise the service pages while the
+    /// bundled archive keeps its flat overview.
+    service: Option<String>,
 }
 
 impl DemoEndpoint {
@@ -100,21 +105,28 @@ impl DemoEndpoint {
 /// `count` endpoints: the story's 12 in order, then copies round-robin
 /// (`cancel-order-2`, `cart-checkout-2`, …, `cancel-order-3`, …).
 fn demo_endpoints(count: usize) -> Vec<DemoEndpoint> {
+    let grouped = count > ENDPOINTS.len();
     (0..count)
         .map(|i| {
             let def = &ENDPOINTS[i % ENDPOINTS.len()];
             let copy = i / ENDPOINTS.len() + 1;
+            let service = grouped.then(|| match copy {
+                1 => "shop".to_string(),
+                n => format!("shop-{n}"),
+            });
             if copy == 1 {
                 DemoEndpoint {
                     def,
                     id: def.id.to_string(),
                     name: def.name.to_string(),
+                    service,
                 }
             } else {
                 DemoEndpoint {
                     def,
                     id: format!("{}-{copy}", def.id),
                     name: format!("{} ({copy})", def.name),
+                    service,
                 }
             }
         })
@@ -394,6 +406,9 @@ fn settings_toml(endpoints: &[DemoEndpoint]) -> String {
             e.id,
             toml_str(&e.name)
         ));
+        if let Some(service) = &e.service {
+            s.push_str(&format!("service = {}\n", toml_str(service)));
+        }
         if let Some(c) = steps::CAPACITY.iter().find(|c| c.endpoint == e.id) {
             s.push_str(&format!("capacity_objective_p99_ms = {}\n", c.objective_ms));
         }

@@ -808,6 +808,20 @@ fn more_endpoints_are_copies_with_their_own_noise() {
     )
     .unwrap();
     assert_eq!(report.endpoints, 26);
+    // The story's 12 alone have no services (the bundled archive's flat
+    // overview).
+    let twelve = dir.path().join("twelve");
+    generate(
+        &twelve,
+        &DemoOptions {
+            weeks: 1,
+            profiles: false,
+            ..DemoOptions::default()
+        },
+    )
+    .unwrap();
+    let settings = std::fs::read_to_string(twelve.join("perfdash.toml")).unwrap();
+    assert!(!settings.contains("service ="), "{settings}");
     assert_eq!(report.round_files, 9 * 26 * 5);
     let loaded = load_archive(&root).unwrap();
     assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
@@ -822,6 +836,11 @@ fn more_endpoints_are_copies_with_their_own_noise() {
         settings.contains("[endpoints.order-list-2]\nname = \"GET /api/orders (2)\""),
         "{settings}"
     );
+    // Beyond the story's 12, each copy of the story is a service.
+    let service = |id: &str| loaded.archive.settings.endpoint_service(id);
+    assert_eq!(service("order-list"), Some("shop"));
+    assert_eq!(service("order-list-2"), Some("shop-2"));
+    assert_eq!(service("cancel-order-3"), Some("shop-3"));
     let run = loaded.archive.runs.first().unwrap();
     let p99 = |id: &str| run.endpoints[id].rounds[0].stats.p99_ms;
     assert_ne!(p99("order-list"), p99("order-list-2"));

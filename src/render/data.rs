@@ -51,6 +51,20 @@ struct AnalysisJson<'a> {
     triage: &'a [crate::model::TriageLabel],
     annotations: &'a [crate::model::Annotation],
     weekly: Option<WeeklyJson>,
+    /// Issue 18: the services endpoints are grouped into (absent when no
+    /// endpoint has `service` in perfdash.toml).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    services: Vec<ServiceJson<'a>>,
+}
+
+/// One service: its page and its endpoints' ids.
+#[derive(Serialize)]
+struct ServiceJson<'a> {
+    name: &'a str,
+    slug: &'a str,
+    /// Relative to the site root.
+    page: String,
+    endpoints: Vec<&'a str>,
 }
 
 /// The week `weekly.html` reviews and every count on it.
@@ -127,6 +141,10 @@ struct EndpointJson<'a> {
     id: &'a str,
     name: &'a str,
     slug: &'a str,
+    /// Issue 18: `[endpoints.<id>] service` (`ungrouped` for endpoints
+    /// without one when others have one); absent when no endpoint has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<&'a str>,
     threshold_ratio: f64,
     runs: Vec<PointJson<'a>>,
     /// Runs of other branches, each judged against the main baseline;
@@ -208,6 +226,7 @@ pub fn write_analysis_json(
     pretty: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<(), Error> {
+    let services = super::service::services(analysis);
     let weekly =
         super::weekly::review_and_problems(analysis, week).map(|(review, problems)| WeeklyJson {
             week: review.title.clone(),
@@ -252,6 +271,7 @@ pub fn write_analysis_json(
                 id: &e.id,
                 name: &e.name,
                 slug: slugs.endpoint(&e.id),
+                service: analysis.settings.endpoint_service(&e.id),
                 threshold_ratio: e.threshold_ratio,
                 runs: e.points.iter().map(point_json).collect(),
                 branch_runs: e.branch_points.iter().map(point_json).collect(),
@@ -289,6 +309,15 @@ pub fn write_analysis_json(
         triage: &analysis.alarms.labels,
         annotations: &analysis.annotations,
         weekly,
+        services: services
+            .iter()
+            .map(|s| ServiceJson {
+                name: s.name,
+                slug: &s.slug,
+                page: s.href(""),
+                endpoints: s.endpoints.iter().map(|e| e.id.as_str()).collect(),
+            })
+            .collect(),
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     let result = match pretty {

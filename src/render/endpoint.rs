@@ -1,8 +1,15 @@
 //! `endpoints/<slug>.html`: one endpoint's trend chart, change points,
-//! environment changes, alarms and every run.
+//! environment changes, alarms and its runs of the last year; older runs
+//! as weekly medians, each year in full on `endpoints/<slug>/<year>.html`
+//! (so that a page stays light however long the history grows).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
 
 use askama::Template;
+use chrono::{Datelike, Duration};
 
+use super::charts::trend::RANGES;
 use super::charts::{PointInfo, TrendInput, TrendView, trend_views};
 use super::context::{Ctx, RunLabel, SuspectView};
 use super::display::{DisplayState, display_state};
@@ -10,11 +17,12 @@ use super::evidence::{EvidenceView, evidence_view};
 use super::figures::FiguresView;
 use super::format as f;
 use super::rows::{
-    ChangePointRow, EnvChangeRow, Page, PointRow, change_point_row, env_change_row, point_row,
-    render, settings_line,
+    ChangePointRow, EnvChangeRow, Page, PointRow, VerdictView, change_point_row, env_change_row,
+    point_row, render, settings_line,
 };
 use crate::analyse::alarms::Alarm;
 use crate::analyse::{EndpointAnalysis, RunPoint};
+use crate::calendar;
 use crate::error::Error;
 
 /// One alarm of the archive's policy with its evidence.
@@ -64,7 +72,44 @@ pub struct EndpointPage {
     /// The capacity page and its one-line summary, when the endpoint has
     /// step-load runs.
     pub capacity: Option<(String, String)>,
+    /// The service's page and name, when endpoints have services.
+    pub service: Option<(String, String)>,
+    /// On a year page, the year (the page lists that year's runs only).
+    pub year: Option<i32>,
+    /// The endpoint's main page (for a year page's crumbs).
+    pub page_href: String,
+    /// Runs older than the last year, as weekly medians by year, each
+    /// year with its page; empty when the history is a year or shorter.
+    pub older: Vec<OlderYear>,
 }
+
+/// One year of the history older than the last year: its weeks as
+/// weekly medians, and its page with every run.
+pub struct OlderYear {
+    pub year: i32,
+    pub href: String,
+    /// Runs of the year on its page (the whole year).
+    pub runs: usize,
+    /// Oldest first.
+    pub weeks: Vec<WeekRow>,
+}
+
+/// One ISO week of older history.
+pub struct WeekRow {
+    /// `2024-W07`.
+    pub week: String,
+    /// Its Monday.
+    pub date: String,
+    pub runs: usize,
+    /// Median of the week's run medians (ms).
+    pub median: String,
+    /// The worst verdict of the week's runs.
+    pub verdict: VerdictView,
+}
+
+/// How much history an endpoint page shows in full; older runs are
+/// weekly medians there and in full on their year's page.
+const FULL_HISTORY_DAYS: i64 = 365;
 
 fn alarm_row(ctx: &Ctx, a: &Alarm, e: &EndpointAnalysis, root: &str) -> AlarmRow {
     AlarmRow {
@@ -147,49 +192,227 @@ fn capacity_line(ctx: &Ctx, e: &EndpointAnalysis, root: &str) -> Option<(String,
     ))
 }
 
-/// One endpoint's page.
-pub fn endpoint_page(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Page, Error> {
+/// The first point of the last year of `e`'s history (0 when the
+/// history is a year or shorter). The year ends at the latest run whose
+/// time can be trusted: a run dated 2099 must not push every real run
+/// into the older history.
+fn last_year_start(e: &EndpointAnalysis) -> usize {
+    let Some(last) = e.points.iter().rev().find(|p| !p.untrusted_time) else {
+        return 0;
+    };
+    let from = last.started_at - Duration::days(FULL_HISTORY_DAYS);
+    e.points.partition_point(|p| p.started_at < from)
+}
+
+/// `e` with only the points in `range`: its change points inside it,
+/// re-indexed, so the chart draws that stretch as a whole history.
+fn slice(e: &EndpointAnalysis, range: Range<usize>) -> EndpointAnalysis {
+    EndpointAnalysis {
+        id: e.id.clone(),
+        name: e.name.clone(),
+        threshold_ratio: e.threshold_ratio,
+        points: e.points[range.clone()].to_vec(),
+        change_points: e
+            .change_points
+            .iter()
+            .filter(|c| range.contains(&c.point_index))
+            .map(|c| {
+                let mut c = c.clone();
+                c.point_index -= range.start;
+                c
+            })
+            .collect(),
+        // Branch runs are not drawn on endpoint pages (the runs index lists
+        // them); a slice keeps none.
+        branch_points: Vec::new(),
+    }
+}
+
+/// The older history (`e.points[..cut]`) as weekly medians, by year
+/// (a week belongs to the year of its Monday), with each year's page.
+fn older_years(e: &EndpointAnalysis, cut: usize, slug: &str) -> Vec<OlderYear> {
+    let mut weeks: BTreeMap<chrono::NaiveDate, Vec<&RunPoint>> = BTreeMap::new();
+    for p in &e.points[..cut] {
+        weeks
+            .entry(calendar::week_monday(p.started_at.date_naive()))
+            .or_default()
+            .push(p);
+    }
+    let mut years: BTreeMap<i32, Vec<WeekRow>> = BTreeMap::new();
+    for (monday, points) in weeks {
+        let medians: Vec<f64> = points.iter().map(|p| p.median_p99_ms).collect();
+        let worst = points
+            .iter()
+            .map(|p| VerdictView::of(p))
+            .min_by_key(|v| v.rank)
+            .expect("a week has a run");
+        years.entry(monday.year()).or_default().push(WeekRow {
+            week: calendar::iso_week_label(monday),
+            date: calendar::date(monday),
+            runs: points.len(),
+            median: f::ms(crate::stats::median(&medians).unwrap_or(f64::NAN)),
+            verdict: worst,
+        });
+    }
+    years
+        .into_iter()
+        .map(|(year, weeks)| OlderYear {
+            year,
+            href: format!("{slug}/{year}.html"),
+            runs: e
+                .points
+                .iter()
+                .filter(|p| p.started_at.year() == year)
+                .count(),
+            weeks,
+        })
+        .collect()
+}
+
+/// One endpoint's page, and a page per year older than the last year.
+pub fn endpoint_pages(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Vec<Page>, Error> {
+    let slug = ctx.slugs.endpoint(&e.id);
+    let cut = last_year_start(e);
+    if cut == 0 {
+        return Ok(vec![endpoint_page(ctx, e, e, PageKind::Main(Vec::new()))?]);
+    }
+    let older = older_years(e, cut, slug);
+    let years: Vec<i32> = older.iter().map(|y| y.year).collect();
+    let mut pages = vec![endpoint_page(
+        ctx,
+        e,
+        &slice(e, cut..e.points.len()),
+        PageKind::Main(older),
+    )?];
+    for year in years {
+        let start = e.points.partition_point(|p| p.started_at.year() < year);
+        let end = e.points.partition_point(|p| p.started_at.year() <= year);
+        pages.push(endpoint_page(
+            ctx,
+            e,
+            &slice(e, start..end),
+            PageKind::Year(year),
+        )?);
+    }
+    Ok(pages)
+}
+
+/// Which page of an endpoint.
+enum PageKind {
+    /// `endpoints/<slug>.html`, with the older years (may be empty).
+    Main(Vec<OlderYear>),
+    /// `endpoints/<slug>/<year>.html`.
+    Year(i32),
+}
+
+/// The first and last start of the runs of `shown` whose time can be
+/// trusted: a run dated 1970 or 2099 stretches no span.
+fn trusted_span(
+    shown: &EndpointAnalysis,
+) -> (
+    Option<chrono::DateTime<chrono::Utc>>,
+    Option<chrono::DateTime<chrono::Utc>>,
+) {
+    let mut trusted = shown.points.iter().filter(|p| !p.untrusted_time);
+    let first = trusted.next().map(|p| p.started_at);
+    let last = trusted.next_back().map(|p| p.started_at).or(first);
+    (first, last)
+}
+
+/// The trend chart's views of `shown` and the annotations drawn on it.
+/// `older`: the page shows the last year of a longer history; a year
+/// page (`year`) draws only its whole year.
+fn chart_views<'a>(
+    ctx: &'a Ctx,
+    e: &EndpointAnalysis,
+    shown: &EndpointAnalysis,
+    root: &str,
+    year: Option<i32>,
+    older: bool,
+) -> (Vec<TrendView>, Vec<&'a crate::model::Annotation>) {
     let analysis = ctx.analysis;
     let slug = ctx.slugs.endpoint(&e.id);
-    let root = "../";
-    let infos: Vec<PointInfo> = e
+    let infos: Vec<PointInfo> = shown
         .points
         .iter()
         .map(|p| point_info(ctx, p, slug, root))
         .collect();
     // The chart spans the runs whose time can be trusted; so do the
     // annotations and environment changes listed with it.
-    let mut trusted = e.points.iter().filter(|p| !p.untrusted_time);
-    let first = trusted.next().map(|p| p.started_at);
-    let last = trusted.next_back().map(|p| p.started_at).or(first);
+    let (first, last) = trusted_span(shown);
     let annotations: Vec<&crate::model::Annotation> = analysis
         .annotations
         .iter()
         .filter(|a| a.concerns(&e.id))
         .filter(|a| first.is_some_and(|t| t <= a.at) && last.is_some_and(|t| a.at <= t))
         .collect();
-    let views = trend_views(
+    let mut views = trend_views(
         &TrendInput {
-            endpoint: e,
+            endpoint: shown,
             points: &infos,
             environment: &analysis.environment_changes,
             annotations: &annotations,
         },
         &format!("chart-{slug}"),
     );
-    let mut rows: Vec<PointRow> = e
+    if older {
+        // The whole of what is drawn is the last year.
+        for v in views.iter_mut().filter(|v| v.range.key == "all") {
+            v.range = RANGES[2];
+        }
+    }
+    if year.is_some() {
+        // A year page is for reading that year whole.
+        views.retain(|v| v.range.key == "all");
+        for v in &mut views {
+            v.default = true;
+        }
+    }
+    (views, annotations)
+}
+
+/// A page of endpoint `e` showing the runs of `shown` (all of `e`, its
+/// last year, or one year).
+fn endpoint_page(
+    ctx: &Ctx,
+    e: &EndpointAnalysis,
+    shown: &EndpointAnalysis,
+    kind: PageKind,
+) -> Result<Page, Error> {
+    let analysis = ctx.analysis;
+    let slug = ctx.slugs.endpoint(&e.id);
+    let (root, path, year, older) = match kind {
+        PageKind::Main(older) => ("../", format!("endpoints/{slug}.html"), None, older),
+        PageKind::Year(y) => (
+            "../../",
+            format!("endpoints/{slug}/{y}.html"),
+            Some(y),
+            Vec::new(),
+        ),
+    };
+    let (views, annotations) = chart_views(ctx, e, shown, root, year, !older.is_empty());
+    let mut rows: Vec<PointRow> = shown
         .points
         .iter()
         .map(|p| point_row(ctx, p, e, root))
         .collect();
     rows.reverse(); // newest first
-    let mut alarms: Vec<AlarmRow> = analysis
-        .alarms
-        .of(analysis.settings.alarms.policy)
-        .filter(|a| a.endpoint == e.id)
-        .map(|a| alarm_row(ctx, a, e, root))
-        .collect();
+    // Alarms are few and are the page's point: all of them on the main
+    // page, none on a year page (its runs carry their verdicts).
+    let mut alarms: Vec<AlarmRow> = match year {
+        Some(_) => Vec::new(),
+        None => analysis
+            .alarms
+            .of(analysis.settings.alarms.policy)
+            .filter(|a| a.endpoint == e.id)
+            .map(|a| alarm_row(ctx, a, e, root))
+            .collect(),
+    };
     alarms.reverse(); // newest first
+    // Change points and environment changes are listed over the span of
+    // the shown runs whose time can be trusted.
+    let (first, last) = trusted_span(shown);
+    let in_shown = |t| first.is_some_and(|f| f <= t) && last.is_some_and(|l| t <= l);
     let page = EndpointPage {
         root,
         name: e.name.clone(),
@@ -209,25 +432,32 @@ pub fn endpoint_page(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Page, Error> {
             .change_points
             .iter()
             .rev()
+            .filter(|cp| year.is_none() || in_shown(cp.started_at))
             .map(|cp| change_point_row(ctx, cp, e, root))
             .collect::<Vec<ChangePointRow>>(),
         env_changes: analysis
             .environment_changes
             .iter()
-            .filter(|c| first.is_some_and(|t| t <= c.started_at))
-            .filter(|c| last.is_some_and(|t| c.started_at <= t))
+            .filter(|c| in_shown(c.started_at))
             .rev()
             .map(|c| env_change_row(ctx, c, root))
             .collect::<Vec<EnvChangeRow>>(),
         policy: analysis.settings.alarms.policy.name(),
         alarms,
         csv_href: format!("{root}data/endpoints/{slug}.csv"),
-        untrusted: ctx.untrusted_runs(root, Some(&e.points)),
-        latest: e.latest().map(|p| point_row(ctx, p, e, root)),
+        untrusted: ctx.untrusted_runs(root, Some(&shown.points)),
+        latest: match year {
+            Some(_) => None,
+            None => e.latest().map(|p| point_row(ctx, p, e, root)),
+        },
         rows,
         threshold_ratio: format!("×{}", e.threshold_ratio),
         settings_line: settings_line(analysis),
         capacity: capacity_line(ctx, e, root),
+        service: super::service::service_link(analysis, &e.id, root),
+        year,
+        page_href: format!("{root}endpoints/{slug}.html"),
+        older,
     };
-    Ok((format!("endpoints/{slug}.html"), render(&page, &e.id)?))
+    Ok((path, render(&page, &e.id)?))
 }

@@ -5,7 +5,9 @@
 //!
 //! ```text
 //! index.html                      overview
-//! endpoints/<endpoint-slug>.html  one page per endpoint
+//! endpoints/<endpoint-slug>.html  one page per endpoint (the last year in full)
+//! endpoints/<endpoint-slug>/<year>.html  one year of an endpoint's runs, when its history is longer
+//! services/<service-slug>.html    one page per service, when endpoints have services
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
 //! weekly.html                     the weekly review (alarms, triage, policies)
@@ -38,6 +40,7 @@ pub mod palette;
 pub mod releases;
 pub mod rows;
 pub mod run;
+pub mod service;
 /// Page file names (`crate::slug`), under the path the pages use.
 pub use crate::slug;
 pub mod weekly;
@@ -175,6 +178,7 @@ pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<
 enum Job<'a> {
     Assets,
     Overview,
+    Services,
     History,
     RunsIndex,
     Releases,
@@ -212,6 +216,7 @@ pub fn render_site_into(
         Job::AnalysisJson,
         Job::Assets,
         Job::Overview,
+        Job::Services,
         Job::History,
         Job::RunsIndex,
         Job::Releases,
@@ -267,11 +272,19 @@ fn render_job(
         Job::Overview => vec![overview::overview_page(
             ctx,
             capacity::capacity_summaries(analysis, slugs),
+            &service::services(analysis),
         )?],
+        Job::Services => {
+            let capacity = capacity::capacity_summaries(analysis, slugs);
+            service::services(analysis)
+                .iter()
+                .map(|s| service::service_page(ctx, s, &capacity))
+                .collect::<Result<_, _>>()?
+        }
         Job::History => vec![history::history_page(ctx)?],
         Job::RunsIndex => vec![run::runs_index_page(ctx)?],
         Job::Releases => vec![releases::releases_page(ctx)?],
-        Job::Endpoint(e) => vec![endpoint::endpoint_page(ctx, e)?],
+        Job::Endpoint(e) => endpoint::endpoint_pages(ctx, e)?,
         Job::Run(i) => vec![run::run_page(ctx, i)?],
         Job::Capacity(e) => capacity::capacity_page(ctx, e)?.into_iter().collect(),
         Job::Comparisons => last_of_each_path(compare::comparison_pages(ctx)?),

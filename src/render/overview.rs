@@ -1,14 +1,18 @@
 //! `index.html`: every endpoint's latest run, sparklines, the calendar
-//! heatmap and the capacity table.
+//! heatmap and the capacity table. When endpoints are grouped into
+//! services (`[endpoints.<id>] service`), the overview lists services
+//! with their worst verdict, each expanding to its endpoints, and the
+//! full table is on each service's page (`super::service`).
 
 use askama::Template;
 
 use super::capacity::CapacitySummary;
-use super::charts::{HeatmapRow, heatmap, sparkline};
+use super::charts::{HeatmapRow, HeatmapRows, heatmap_of, sparkline};
 use super::context::{Ctx, RunLabel, UntrustedRun};
 use super::figures::{FiguresView, environment_mark};
 use super::format as f;
 use super::rows::{Page, VerdictView, render, settings_line};
+use super::service::Service;
 use crate::analyse::{EndpointAnalysis, Verdict};
 use crate::error::Error;
 
@@ -37,11 +41,29 @@ pub struct EndpointRow {
     pub spark: String,
 }
 
+/// One service on the overview: its worst latest verdict, and its
+/// endpoints' rows (shown when expanded).
+pub struct ServiceRow {
+    pub name: String,
+    pub href: String,
+    /// The worst of its endpoints' latest verdicts.
+    pub verdict: VerdictView,
+    /// Endpoints whose latest run regressed, and whose latest run failed.
+    pub regressed: usize,
+    pub failed: usize,
+    /// Worst first, as the endpoint table.
+    pub rows: Vec<EndpointRow>,
+}
+
 #[derive(Template)]
 #[template(path = "index.html")]
 pub struct IndexPage {
     pub root: &'static str,
     pub rows: Vec<EndpointRow>,
+    /// Empty unless endpoints are grouped into services; then the page
+    /// lists these instead of `rows`.
+    pub services: Vec<ServiceRow>,
+    pub endpoint_count: usize,
     pub run_count: usize,
     pub first_date: String,
     pub last_date: String,
@@ -65,20 +87,23 @@ pub struct IndexPage {
     pub untrusted: Vec<UntrustedRun>,
 }
 
-/// The overview page; `capacity` are the rows of its capacity table.
-pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, Error> {
-    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
-    let settings = settings_line(analysis);
-    let mut rows: Vec<EndpointRow> = analysis
-        .endpoints
+/// Every endpoint's row, worst verdict first (then by name); links are
+/// relative to `root`. `spark` draws the trend sparklines.
+pub fn endpoint_rows(
+    ctx: &Ctx,
+    endpoints: &[&EndpointAnalysis],
+    root: &str,
+    spark: bool,
+) -> Vec<EndpointRow> {
+    let mut rows: Vec<EndpointRow> = endpoints
         .iter()
         .filter_map(|e| {
             let p = e.latest()?;
             Some(EndpointRow {
                 name: e.name.clone(),
                 id: e.id.clone(),
-                href: format!("endpoints/{}.html", slugs.endpoint(&e.id)),
-                latest: ctx.run_label(&p.run, "", None),
+                href: format!("{root}endpoints/{}.html", ctx.slugs.endpoint(&e.id)),
+                latest: ctx.run_label(&p.run, root, None),
                 median: f::median_p99(p),
                 median_raw: p.median_p99_ms,
                 baseline: f::opt_ms(p.baseline_p99_ms),
@@ -93,7 +118,11 @@ pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, 
                     .iter()
                     .filter(|p| matches!(p.verdict, Verdict::Regression | Verdict::Failed))
                     .count(),
-                spark: sparkline(e, SPARK_RUNS),
+                spark: if spark {
+                    sparkline(e, SPARK_RUNS)
+                } else {
+                    String::new()
+                },
             })
         })
         .collect();
@@ -103,18 +132,102 @@ pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, 
             .cmp(&b.verdict.rank)
             .then_with(|| a.name.cmp(&b.name))
     });
-    let latest_run = analysis.latest_run();
-    let latest_regressions = analysis.latest_run_regressions();
-    let mut by_name: Vec<&EndpointAnalysis> = analysis.endpoints.iter().collect();
+    rows
+}
+
+/// The calendar heatmap of these endpoints, by name, links relative to
+/// `root`; and how many older weeks it leaves out.
+pub fn endpoint_heatmap(ctx: &Ctx, endpoints: &[&EndpointAnalysis], root: &str) -> (String, usize) {
+    let mut by_name: Vec<&EndpointAnalysis> = endpoints.to_vec();
     by_name.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
     let heat_rows: Vec<HeatmapRow> = by_name
         .into_iter()
-        .map(|e| HeatmapRow {
-            endpoint: e,
-            href: format!("endpoints/{}.html", slugs.endpoint(&e.id)),
+        .map(|e| {
+            HeatmapRow::endpoint(
+                e,
+                format!("{root}endpoints/{}.html", ctx.slugs.endpoint(&e.id)),
+            )
         })
         .collect();
-    let (heatmap, heatmap_older_weeks) = heatmap(&heat_rows, HEATMAP_WEEKS, "heatmap");
+    heatmap_of(HeatmapRows::Endpoints, &heat_rows, HEATMAP_WEEKS, "heatmap")
+}
+
+/// One row per service (worst first, then by name), each with its
+/// endpoints' rows without sparklines: those are on the service page.
+fn service_rows(ctx: &Ctx, services: &[Service]) -> Vec<ServiceRow> {
+    let mut out: Vec<ServiceRow> = services
+        .iter()
+        .map(|s| {
+            let rows = endpoint_rows(ctx, &s.endpoints, "", false);
+            let verdict = rows
+                .first()
+                .map(|r| VerdictView {
+                    key: r.verdict.key,
+                    state: r.verdict.state,
+                    rank: r.verdict.rank,
+                })
+                .unwrap_or(VerdictView::from(Verdict::NoBaseline));
+            ServiceRow {
+                name: s.name.to_string(),
+                href: s.href(""),
+                regressed: rows
+                    .iter()
+                    .filter(|r| r.verdict.key == "regression")
+                    .count(),
+                failed: rows.iter().filter(|r| r.verdict.key == "failed").count(),
+                verdict,
+                rows,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        a.verdict
+            .rank
+            .cmp(&b.verdict.rank)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
+/// One heatmap row per service: a week's cell is the worst verdict of
+/// all its endpoints' runs that week.
+fn service_heatmap(services: &[Service]) -> (String, usize) {
+    let rows: Vec<HeatmapRow> = services
+        .iter()
+        .map(|s| HeatmapRow {
+            name: s.name,
+            points: s.endpoints.iter().flat_map(|e| e.points.iter()).collect(),
+            href: s.href(""),
+        })
+        .collect();
+    heatmap_of(HeatmapRows::Services, &rows, HEATMAP_WEEKS, "heatmap")
+}
+
+/// The overview page; `capacity` are the rows of its capacity table,
+/// `services` the endpoints' services (empty when none are configured).
+pub fn overview_page(
+    ctx: &Ctx,
+    capacity: Vec<CapacitySummary>,
+    services: &[Service],
+) -> Result<Page, Error> {
+    let analysis = ctx.analysis;
+    let settings = settings_line(analysis);
+    let all: Vec<&EndpointAnalysis> = analysis.endpoints.iter().collect();
+    let (rows, service_rows, (heatmap, heatmap_older_weeks)) = if services.is_empty() {
+        (
+            endpoint_rows(ctx, &all, "", true),
+            Vec::new(),
+            endpoint_heatmap(ctx, &all, ""),
+        )
+    } else {
+        (
+            Vec::new(),
+            service_rows(ctx, services),
+            service_heatmap(services),
+        )
+    };
+    let latest_run = analysis.latest_run();
+    let latest_regressions = analysis.latest_run_regressions();
     let index = IndexPage {
         heatmap,
         heatmap_older_weeks,
@@ -134,7 +247,9 @@ pub fn overview_page(ctx: &Ctx, capacity: Vec<CapacitySummary>) -> Result<Page, 
         latest_regressions,
         latest_failed: analysis.latest_run_failures(),
         latest_environment: latest_run.map(environment_mark).unwrap_or_default(),
+        endpoint_count: all.iter().filter(|e| e.latest().is_some()).count(),
         rows,
+        services: service_rows,
         settings_line: settings,
         diagnostics: analysis
             .diagnostics

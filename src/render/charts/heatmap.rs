@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use chrono::{Datelike, Duration, NaiveDate};
 
-use crate::analyse::EndpointAnalysis;
+use crate::analyse::{EndpointAnalysis, RunPoint};
 use crate::calendar;
 use crate::render::display::{DisplayState, display_state};
 use crate::render::xml_escape;
@@ -35,10 +35,42 @@ pub fn glyph(key: &str) -> &'static str {
     }
 }
 
-/// One heatmap row: an endpoint, where its page is, and its history.
+/// One heatmap row: an endpoint (or a service: its endpoints' runs
+/// together), where its page is, and its history.
 pub struct HeatmapRow<'a> {
-    pub endpoint: &'a EndpointAnalysis,
+    pub name: &'a str,
+    /// Its runs, in any order.
+    pub points: Vec<&'a RunPoint>,
     pub href: String,
+}
+
+impl<'a> HeatmapRow<'a> {
+    /// The row of one endpoint.
+    pub fn endpoint(endpoint: &'a EndpointAnalysis, href: String) -> HeatmapRow<'a> {
+        HeatmapRow {
+            name: &endpoint.name,
+            points: endpoint.points.iter().collect(),
+            href,
+        }
+    }
+}
+
+/// What a heatmap's rows are: the word in its caption and corner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeatmapRows {
+    Endpoints,
+    /// Each row a service: a week's cell is the worst verdict of all its
+    /// endpoints' runs that week.
+    Services,
+}
+
+impl HeatmapRows {
+    fn noun(self) -> &'static str {
+        match self {
+            HeatmapRows::Endpoints => "endpoint",
+            HeatmapRows::Services => "service",
+        }
+    }
 }
 
 /// The calendar heatmap of the overview: one row per endpoint, one column
@@ -48,11 +80,20 @@ pub struct HeatmapRow<'a> {
 /// (with its legend) and how many weeks of history did not fit (shown on
 /// the endpoint pages).
 pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usize) {
+    heatmap_of(HeatmapRows::Endpoints, rows, max_weeks, id)
+}
+
+/// [`heatmap`] of endpoints or of services.
+pub fn heatmap_of(
+    kind: HeatmapRows,
+    rows: &[HeatmapRow],
+    max_weeks: usize,
+    id: &str,
+) -> (String, usize) {
     // A run dated 1970 or 2099 would make the window decades wide: only
     // runs whose time can be trusted place it (the page lists the others).
     let times = rows.iter().flat_map(|r| {
-        r.endpoint
-            .points
+        r.points
             .iter()
             .filter(|p| !p.untrusted_time)
             .map(|p| p.started_at)
@@ -70,14 +111,15 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
         .collect();
 
     let mut s = format!(
-        r#"<table class="heatmap" id="{id}"><caption>Worst verdict per endpoint and ISO week (UTC, Monday start), {} to {}</caption>"#,
+        r#"<table class="heatmap" id="{id}"><caption>Worst verdict per {} and ISO week (UTC, Monday start), {} to {}</caption>"#,
+        kind.noun(),
         calendar::date(first_week),
         calendar::date(last_week + Duration::days(6)),
     );
-    s.push_str(&header(&weeks));
+    s.push_str(&header(kind, &weeks));
     s.push_str("<tbody>");
     for row in rows {
-        s.push_str(&row_cells(row, &weeks));
+        s.push_str(&row_cells(kind, row, &weeks));
     }
     s.push_str("</tbody></table>");
     let _ = write!(
@@ -97,8 +139,12 @@ pub fn heatmap(rows: &[HeatmapRow], max_weeks: usize, id: &str) -> (String, usiz
 
 /// Week columns: each headed by its ISO week (read by screen readers),
 /// with the month's name over its first week.
-fn header(weeks: &[NaiveDate]) -> String {
-    let mut s = String::from(r#"<thead><tr><th scope="col" class="hm-corner">Endpoint</th>"#);
+fn header(kind: HeatmapRows, weeks: &[NaiveDate]) -> String {
+    let corner = match kind {
+        HeatmapRows::Endpoints => "Endpoint",
+        HeatmapRows::Services => "Service",
+    };
+    let mut s = format!(r#"<thead><tr><th scope="col" class="hm-corner">{corner}</th>"#);
     let mut last_month = None;
     for w in weeks {
         let month = (w.year(), w.month());
@@ -123,11 +169,14 @@ fn header(weeks: &[NaiveDate]) -> String {
     s
 }
 
-fn row_cells(row: &HeatmapRow, weeks: &[NaiveDate]) -> String {
-    let e = row.endpoint;
+fn row_cells(kind: HeatmapRows, row: &HeatmapRow, weeks: &[NaiveDate]) -> String {
     let first_week = weeks[0];
+    let runs = match kind {
+        HeatmapRows::Endpoints => "Runs",
+        HeatmapRows::Services => "Endpoint runs",
+    };
     let mut by_week: BTreeMap<NaiveDate, Vec<DisplayState>> = BTreeMap::new();
-    for p in e.points.iter().filter(|p| !p.untrusted_time) {
+    for p in row.points.iter().filter(|p| !p.untrusted_time) {
         let w = calendar::week_monday(p.started_at.date_naive());
         if w >= first_week {
             by_week.entry(w).or_default().push(display_state(p));
@@ -136,12 +185,12 @@ fn row_cells(row: &HeatmapRow, weeks: &[NaiveDate]) -> String {
     let mut s = format!(
         r#"<tr><th scope="row"><a href="{}">{}</a></th>"#,
         xml_escape(&row.href),
-        xml_escape(&e.name)
+        xml_escape(row.name)
     );
     for w in weeks {
         let head = format!(
             "{} · {} (week of {})",
-            e.name,
+            row.name,
             calendar::iso_week_label(*w),
             calendar::date(*w)
         );
@@ -161,7 +210,7 @@ fn row_cells(row: &HeatmapRow, weeks: &[NaiveDate]) -> String {
                     worst.key(),
                     worst.words(),
                     format!(
-                        "{head}\nWorst: {}\nRuns: {} ({})",
+                        "{head}\nWorst: {}\n{runs}: {} ({})",
                         worst.key(),
                         vs.len(),
                         detail.join(", ")

@@ -21,7 +21,7 @@ use plotters::prelude::RGBColor;
 
 use super::{palette, xml_escape};
 
-pub use heatmap::{HeatmapRow, heatmap};
+pub use heatmap::{HeatmapRow, HeatmapRows, heatmap, heatmap_of};
 pub use sparkline::sparkline;
 pub use trend::{PointInfo, TrendInput, TrendView, trend_chart, trend_views};
 

@@ -976,14 +976,7 @@ mod tests {
         // The 13-week view (the default) is 13 weeks of the trusted runs.
         assert!(views.iter().any(|v| v.default && v.range.key == "13w"));
         // The heatmap and the sparkline leave them out too.
-        let (table, older) = heatmap(
-            &[HeatmapRow {
-                endpoint: e,
-                href: "e.html".into(),
-            }],
-            53,
-            "h",
-        );
+        let (table, older) = heatmap(&[HeatmapRow::endpoint(e, "e.html".into())], 53, "h");
         assert!(
             !table.contains("2099") && !table.contains("2098"),
             "heatmap window"
@@ -1244,14 +1237,7 @@ mod tests {
         assert!(spark.contains(r#"class="v-accepted""#));
         assert!(!spark.contains(r#"class="v-regression""#));
 
-        let (heat, _) = heatmap(
-            &[HeatmapRow {
-                endpoint: e,
-                href: "e.html".into(),
-            }],
-            53,
-            "h",
-        );
+        let (heat, _) = heatmap(&[HeatmapRow::endpoint(e, "e.html".into())], 53, "h");
         assert!(
             heat.contains(r#"<td class="h-accepted""#),
             "accepted weeks in the heatmap"
