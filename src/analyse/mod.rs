@@ -216,10 +216,37 @@ impl RunPoint {
     }
 }
 
+/// How much of the analysis to compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything the site shows: every policy side by side (the weekly
+    /// page compares them all), profiles, change points, comparisons.
+    Site,
+    /// What `perfdash check` reads to judge one run under one policy:
+    /// every endpoint's verdicts and baselines, the run-wide shifts, the
+    /// step-load results and this policy's alarm track ([`gate`]). The
+    /// other policies, flame-graph attribution, change points for the
+    /// charts, comparisons and releases are left empty.
+    Gate(Policy),
+}
+
 /// Analyses an archive. Deterministic: the same archive gives the same
 /// analysis.
-pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis {
+pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
+    analyse_scoped(archive, diagnostics, Scope::Site)
+}
+
+/// [`analyse`], computing only what `scope` needs. A [`Scope::Gate`]
+/// analysis gives `perfdash check` the same report as a full one (the
+/// test `gate_scope_checks_like_the_full_analysis` compares them on every
+/// run and policy of the demo archive).
+pub fn analyse_scoped(
+    archive: &Archive,
+    mut diagnostics: Vec<Diagnostic>,
+    scope: Scope,
+) -> Analysis {
     let settings = &archive.settings;
+    let site = scope == Scope::Site;
     // Loading the settings (ingest::settings) compiled these rules, so this only fails for
     // settings built in code.
     let classifier = match crate::profile::Classifier::new(&settings.profiles) {
@@ -259,7 +286,7 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
                 .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, e.rounds.as_slice())))
                 .collect();
             let mut points = judge_series(&id, &series, archive, settings, threshold_ratio);
-            if let Some(classifier) = &classifier {
+            if let Some(classifier) = classifier.as_ref().filter(|_| site) {
                 attribution::attach_profiles(
                     &id,
                     &mut points,
@@ -268,7 +295,10 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
                     settings.profiles.min_shift_pts,
                 );
             }
-            let change_points = changepoint::endpoint_change_points(&points, &settings.changepoint);
+            let change_points = match site {
+                true => changepoint::endpoint_change_points(&points, &settings.changepoint),
+                false => Vec::new(),
+            };
             EndpointAnalysis {
                 name: settings.endpoint_name(&id),
                 id,
@@ -286,6 +316,24 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
     {
         run.environment_suspect = shift;
     }
+    let capacity = capacity::analyse_capacity(archive);
+    if let Scope::Gate(policy) = scope {
+        return Analysis {
+            settings: settings.clone(),
+            alarms: alarms::gate_report(&endpoints, &archive.triage, settings, policy),
+            runs,
+            endpoints,
+            diagnostics,
+            environment_changes: Vec::new(),
+            comparisons: Vec::new(),
+            releases: compare::ReleaseHistory {
+                endpoints: Vec::new(),
+                releases: Vec::new(),
+            },
+            capacity,
+            annotations: archive.annotations.clone(),
+        };
+    }
     let alarms = alarms::report(&endpoints, &runs, &archive.triage, settings);
     let environment_changes = comparability::environment_changes(&archive.runs);
     let (comparisons, compare_diagnostics) = compare::site_comparisons(archive);
@@ -300,7 +348,7 @@ pub fn analyse(archive: &Archive, mut diagnostics: Vec<Diagnostic>) -> Analysis 
         environment_changes,
         comparisons,
         releases: compare::release_history(archive),
-        capacity: capacity::analyse_capacity(archive),
+        capacity,
         annotations: archive.annotations.clone(),
     }
 }

@@ -6,9 +6,9 @@ use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::outcome_exit_code;
-use crate::analyse::gate::{CheckOptions, RunSelector, check};
-use crate::analyse::{Policy, analyse};
-use crate::ingest::{LoadOptions, load_archive_with};
+use crate::analyse::Policy;
+use crate::analyse::gate::{CheckOptions, RunSelector};
+use crate::pipeline::GateOptions;
 use crate::report::check::{CheckFormat, render};
 
 #[derive(Debug, Args)]
@@ -35,6 +35,15 @@ pub struct CheckArgs {
     /// setting in perfdash.toml and run.toml.
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<f64>,
+    /// The site folder `perfdash build --out` writes: the gate reads the
+    /// cache kept beside it (`.perfdash-cache/<name>/`) and refreshes it
+    /// (docs/ci.md).
+    #[arg(long, value_name = "DIR", default_value = "site")]
+    pub site: PathBuf,
+    /// Read every round file instead of using the cache, and write none
+    /// (the verdicts are the same either way).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Judge the run even when an endpoint has fewer usable rounds than
     /// expected (reported as `insufficient`); without it the gate cannot
     /// vouch for such a run and exits 2.
@@ -49,31 +58,25 @@ pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
 }
 
 pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
-    if let Some(w) = args.warmup {
-        crate::config::check_warmup("--warmup", w).map_err(crate::error::Error::Usage)?;
-    }
-    let loaded = load_archive_with(
-        &args.archive,
-        &LoadOptions {
-            warmup_override: args.warmup,
-            ..Default::default()
+    let gated = crate::pipeline::gate(&GateOptions {
+        archive: args.archive,
+        run: match args.run {
+            Some(id) => RunSelector::Id(id),
+            None => RunSelector::Latest,
         },
-    )?;
-    let elsewhere = loaded.diagnostics.iter().filter(|d| d.is_warning()).count();
-    let analysis = analyse(&loaded.archive, loaded.diagnostics);
-    let which = match args.run {
-        Some(id) => RunSelector::Id(id),
-        None => RunSelector::Latest,
-    };
-    let policy = args.policy.unwrap_or(analysis.settings.alarms.policy);
-    let report = check(
-        &analysis,
-        &which,
-        policy,
-        &CheckOptions {
+        policy: args.policy,
+        check: CheckOptions {
             allow_insufficient: args.allow_insufficient,
         },
-    )?;
+        warmup: args.warmup,
+        site: (!args.no_cache).then_some(args.site),
+        now: None,
+    })?;
+    for notice in &gated.notices {
+        eprintln!("note: {}", crate::term::escape(notice));
+    }
+    let (report, analysis) = (&gated.report, &gated.analysis);
+    let elsewhere = gated.skipped_inputs;
     if elsewhere > report.problems.len() {
         eprintln!(
             "warning: {} input(s) skipped in the archive; `perfdash build --verbose` lists them",
@@ -84,12 +87,12 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
     // The pull-request comment also reads the rounds' figures and the
     // site's address from the analysis.
     let text = match args.format.as_str() {
-        "comment" => crate::report::pr_comment::render(&report, &analysis),
+        "comment" => crate::report::pr_comment::render(report, analysis),
         other => {
             let format = other
                 .parse::<CheckFormat>()
                 .map_err(crate::error::Error::Usage)?;
-            render(&report, format, code)
+            render(report, format, code)
         }
     };
     out!("{text}")?;
