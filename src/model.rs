@@ -220,11 +220,17 @@ impl std::fmt::Display for Label {
     }
 }
 
+/// One endpoint's rounds in one run, shared between the archive and the
+/// analysis (`RunPoint::rounds`): at 120 endpoints × 156 weeks a copy per
+/// run point cost about 150 MB (issue 18).
+pub type Rounds = std::sync::Arc<[Round]>;
+
 /// One endpoint within one run.
 #[derive(Debug, Clone, Default)]
 pub struct EndpointRun {
     /// Rounds sorted by number (warm-up rounds are never archived as rounds).
-    pub rounds: Vec<Round>,
+    /// Shared ([`Rounds`]): the analysis points at them instead of copying.
+    pub rounds: Rounds,
     /// Flame-graph profiles (`flame[.<kind>].<ext>`), one per kind, sorted by kind.
     pub profiles: Vec<ProfileFile>,
 }

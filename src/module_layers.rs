@@ -335,6 +335,10 @@ const WRITERS: &[(&str, &str)] = &[
         "record/mod.rs",
         "`perfdash record`: one new run under runs/, renamed in whole",
     ),
+    (
+        "record/profile.rs",
+        "`record --profile-on-regression`: the new run's flame graph, renamed in, never over a file",
+    ),
     ("fuzzing.rs", "a temporary file for the fuzz input"),
 ];
 

@@ -8,11 +8,11 @@ use crate::analyse::{Analysis, Policy, Scope, analyse, analyse_scoped};
 use crate::error::{Diagnostic, Error};
 use crate::ingest::cache::{ReadCounts, RoundCache};
 use crate::ingest::{LoadOptions, load_archive_with};
-use crate::render::{RenderOptions, render_site_with};
+use crate::render::{RenderOptions, render_site_into};
 use crate::term::escape;
 use crate::write::{
-    MARKER_FILE, OutputLock, Publish, WhenLocked, WriteOptions, check_output, inside_archive,
-    remove_leftovers, write_site,
+    MARKER_FILE, OutputLock, Publish, Staging, WhenLocked, WriteOptions, check_output,
+    inside_archive, remove_leftovers,
 };
 
 /// What `perfdash build` was asked to do.
@@ -52,6 +52,9 @@ pub struct BuildReport {
     pub pages: usize,
     pub files: usize,
     pub bytes: u64,
+    /// Of `files`, those with the same bytes as in the previous site
+    /// (linked from it, not written again).
+    pub unchanged_files: usize,
     /// Endpoints that regressed in the latest run.
     pub latest_regressions: usize,
     /// Inputs skipped on the way (each names its file), and information
@@ -75,8 +78,10 @@ pub struct BuildReport {
 ///
 /// The order is what keeps the output safe: refuse a bad target before
 /// reading; take the output's lock (one builder at a time) and remove
-/// what interrupted builds left; read, analyse, render in memory; swap the
-/// site in atomically; only then save the cache.
+/// what interrupted builds left; read and analyse; render each page on
+/// any core and write it at once into a staging folder beside the output
+/// (the site is never held whole in memory); swap the staging folder in
+/// atomically; only then save the cache.
 pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     if let Some(w) = opts.warmup {
         crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
@@ -160,8 +165,12 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         .sum();
     let counts = loaded.counts;
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
-    let site = render_site_with(&analysis, &opts.render)?;
-    let written = write_site(&site, &write_opts)?;
+    // The archive's rounds are shared with the analysis; the rest of the
+    // archive is not needed any more.
+    drop(loaded.archive);
+    let staging = Staging::begin(&write_opts, None)?;
+    let pages = render_site_into(&analysis, &opts.render, &staging)?;
+    let written = staging.publish()?;
     // After the site: a full disk or a crash here costs only the cache.
     let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
     if let Some(cache) = &load.cache {
@@ -171,9 +180,10 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         runs: analysis.runs.len(),
         endpoints: analysis.endpoints.len(),
         round_files,
-        pages: site.pages(),
+        pages,
         files: written.files,
         bytes: written.bytes,
+        unchanged_files: written.unchanged,
         latest_regressions: analysis.latest_run_regressions(),
         diagnostics: analysis.diagnostics,
         notices,

@@ -27,15 +27,18 @@
 //! and says how much space the site needs.
 
 mod lock;
+pub mod manifest;
 mod target;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write as _;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::error::Error;
-use crate::render::Site;
+use crate::render::{Site, SiteSink};
+use manifest::{FileSum, MANIFEST_FILE, PreviousSite};
 
 pub use lock::{OutputLock, WhenLocked, lock_path};
 use target::{Existing, absolute, absolute_output, check_target, link_target_prefix};
@@ -65,10 +68,13 @@ pub struct WriteOptions {
     pub publish: Publish,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Written {
     pub files: usize,
     pub bytes: u64,
+    /// Of `files`, those unchanged from the previous site: linked from it,
+    /// not written again ([`manifest`]).
+    pub unchanged: usize,
 }
 
 /// Checks, before anything is read or written, that `opts.out` is a
@@ -91,24 +97,32 @@ pub fn inside_archive(path: &Path, archive: &Path) -> Result<bool, Error> {
 /// Writes `site` to `opts.out`, replacing what was there.
 pub fn write_site(site: &Site, opts: &WriteOptions) -> Result<Written, Error> {
     let needed = SpaceNeeded::of(site.files().map(|(rel, bytes)| (rel, bytes.len() as u64)));
-    let mut staging = Staging::begin(opts, Some(needed))?;
+    let staging = Staging::begin(opts, Some(needed))?;
     for (rel, bytes) in site.files() {
         staging.add(rel, bytes)?;
     }
     staging.publish()
 }
 
-/// A site being written into a folder beside the output. Dropping it
-/// unpublished removes the folder.
+/// A site being written into a folder beside the output, from any number
+/// of threads ([`Staging::add`] takes `&self`). Dropping it unpublished
+/// removes the folder.
 #[derive(Debug)]
 pub struct Staging {
     out: PathBuf,
     path: PathBuf,
     method: Method,
     /// Folders of the site created so far (relative).
-    dirs: BTreeSet<PathBuf>,
-    written: Written,
+    dirs: Mutex<BTreeSet<PathBuf>>,
+    /// Every file added, with its size and hash: the manifest.
+    sums: Mutex<HashMap<String, FileSum>>,
+    written: Mutex<Written>,
+    /// The site being replaced, when its manifest says what it holds:
+    /// unchanged files are linked from it.
+    previous_site: Option<PreviousSite>,
     needed: Option<SpaceNeeded>,
+    /// `needed` is the previous site's size, not this one's.
+    estimated: bool,
     /// The previous site folder's mode, set when the site is complete (a
     /// read-only mode set earlier would stop the writing).
     mode: Option<u32>,
@@ -165,13 +179,23 @@ impl Staging {
             _ => format!(".{name}.perfdash-new-"),
         };
         let path = create_unique_dir(&parent, &prefix)?;
+        let previous_site = previous.as_deref().and_then(PreviousSite::open);
+        // A site streamed to disk has no size before it is written: on a
+        // full disk, the previous site's size is the best estimate to name.
+        let (needed, estimated) = match needed {
+            Some(n) => (Some(n), false),
+            None => (previous_site.as_ref().map(PreviousSite::space_needed), true),
+        };
         let mut staging = Staging {
             out,
             path,
             method,
-            dirs: BTreeSet::new(),
-            written: Written { files: 0, bytes: 0 },
+            dirs: Mutex::new(BTreeSet::new()),
+            sums: Mutex::new(HashMap::new()),
+            written: Mutex::new(Written::default()),
+            previous_site,
             needed,
+            estimated,
             mode: None,
             published: false,
         };
@@ -183,46 +207,123 @@ impl Staging {
         Ok(staging)
     }
 
-    /// Writes one file of the site (`rel`: a relative path with `/`).
-    pub fn add(&mut self, rel: &str, bytes: &[u8]) -> Result<(), Error> {
-        let rel = checked_relative(rel)?;
-        self.write_file(rel, bytes)?;
-        self.written.files += 1;
-        self.written.bytes += bytes.len() as u64;
+    /// Adds one file of the site (`rel`: a relative path with `/`): links
+    /// it from the previous site when its bytes are the same there, else
+    /// writes it.
+    pub fn add(&self, rel: &str, bytes: &[u8]) -> Result<(), Error> {
+        let rel_path = checked_relative(rel)?;
+        let sum = FileSum::of(bytes);
+        let unchanged = self
+            .previous_site
+            .as_ref()
+            .and_then(|p| p.unchanged(rel, sum, bytes));
+        let linked = match unchanged {
+            Some(from) => self.link_file(rel_path, &from)?,
+            None => false,
+        };
+        if !linked {
+            self.write_file(rel_path, bytes)?;
+        }
+        self.record(rel, sum, linked)
+    }
+
+    /// Adds a file written by `write` as it is produced (never held in
+    /// memory whole); hashed on the way for the manifest. Always written:
+    /// only a complete file's hash is known.
+    pub fn add_streamed(
+        &self,
+        rel: &str,
+        write: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let rel_path = checked_relative(rel)?;
+        let target = self.path.join(rel_path);
+        // Held while creating only: writing into a file a signal has
+        // already removed recreates nothing.
+        let file = {
+            let _writing = crate::cleanup::writing();
+            self.make_parent(rel_path)?;
+            std::fs::File::create_new(&target).map_err(|e| self.fail(&target, e))?
+        };
+        let mut out = HashingWriter {
+            file,
+            hasher: xxhash_rust::xxh3::Xxh3::new(),
+            size: 0,
+            error: None,
+        };
+        if let Err(e) = write(&mut out) {
+            // The writer's own error, when there was one: a full disk is
+            // then reported as such.
+            return Err(match out.error.take() {
+                Some(io) => self.fail(&target, io),
+                None => e,
+            });
+        }
+        let sum = FileSum {
+            size: out.size,
+            hash: out.hasher.digest128(),
+        };
+        self.record(rel, sum, false)
+    }
+
+    fn record(&self, rel: &str, sum: FileSum, linked: bool) -> Result<(), Error> {
+        if lock(&self.sums).insert(rel.to_string(), sum).is_some() {
+            return Err(Error::Internal(format!("{rel} was written twice")));
+        }
+        let mut written = lock(&self.written);
+        written.files += 1;
+        written.bytes += sum.size;
+        written.unchanged += usize::from(linked);
         Ok(())
     }
 
-    fn write_file(&mut self, rel: &Path, bytes: &[u8]) -> Result<(), Error> {
-        // Held while writing: an interrupting signal waits for this file
-        // and then removes the whole folder, which nothing recreates.
-        let _held = crate::cleanup::hold();
+    fn make_parent(&self, rel: &Path) -> Result<(), Error> {
         if let Some(dir) = rel.parent().filter(|d| !d.as_os_str().is_empty())
-            && !self.dirs.contains(dir)
+            && !lock(&self.dirs).contains(dir)
         {
+            // create_dir_all copes with another thread making it too.
             let full = self.path.join(dir);
             std::fs::create_dir_all(&full).map_err(|e| self.fail(&full, e))?;
-            self.dirs.insert(dir.to_path_buf());
+            lock(&self.dirs).insert(dir.to_path_buf());
         }
+        Ok(())
+    }
+
+    fn write_file(&self, rel: &Path, bytes: &[u8]) -> Result<(), Error> {
+        // Held while writing: an interrupting signal waits for this file
+        // and then removes the whole folder, which nothing recreates.
+        let _writing = crate::cleanup::writing();
+        self.make_parent(rel)?;
         let target = self.path.join(rel);
         std::fs::File::create_new(&target)
             .and_then(|mut f| f.write_all(bytes))
             .map_err(|e| self.fail(&target, e))
     }
 
+    /// Links the previous site's file in; `false` when the file system
+    /// refuses (too many links, no hard links): the caller writes it.
+    fn link_file(&self, rel: &Path, from: &Path) -> Result<bool, Error> {
+        let _writing = crate::cleanup::writing();
+        self.make_parent(rel)?;
+        Ok(std::fs::hard_link(from, self.path.join(rel)).is_ok())
+    }
+
     /// An error while writing, with the space the site needs when the
     /// disk is full.
     fn fail(&self, path: &Path, e: std::io::Error) -> Error {
-        if is_out_of_space(&e)
-            && let Some(needed) = self.needed
-        {
-            return needed.error(self.path.parent().unwrap_or(&self.path), &self.out);
+        let parent = self.path.parent().unwrap_or(&self.path);
+        match self.needed {
+            Some(needed) if is_out_of_space(&e) && self.estimated => {
+                return needed.estimate_error(parent, &self.out, lock(&self.written).bytes);
+            }
+            Some(needed) if is_out_of_space(&e) => return needed.error(parent, &self.out),
+            _ => {}
         }
         if is_out_of_space(&e) {
             return Error::Usage(format!(
                 "no space left on the file system of {} after writing {} of the site; nothing \
                  changed: the previous site is as it was and this build's files are removed",
                 self.out.display(),
-                human_bytes(self.written.bytes)
+                human_bytes(lock(&self.written).bytes)
             ));
         }
         Error::io(path, e)
@@ -231,6 +332,10 @@ impl Staging {
     /// Swaps the finished site in (see the module comment), then removes
     /// the previous one.
     pub fn publish(mut self) -> Result<Written, Error> {
+        // The manifest last: every file is in, and its mtime is later than
+        // every file's ctime (see `manifest`).
+        let manifest = manifest::render(&lock(&self.sums));
+        self.write_file(Path::new(MANIFEST_FILE), &manifest)?;
         if let Some(mode) = self.mode {
             let _ = std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(mode));
         }
@@ -264,6 +369,7 @@ impl Staging {
         };
         self.published = true;
         drop(held);
+        let written = *lock(&self.written);
         if let Some(old) = old {
             // A reader that looked the site folder up just before the swap
             // may still be walking into the old one: give it a moment
@@ -273,7 +379,7 @@ impl Staging {
             let _ = remove_marker_last(&old);
             crate::cleanup::hold().remove(&old);
         }
-        Ok(self.written)
+        Ok(written)
     }
 
     /// Points the output link at the staging folder; returns the folder
@@ -385,6 +491,27 @@ impl SpaceNeeded {
              content) and {free}. Nothing changed: the previous site is as it was and this \
              build's files are removed. Free some space, or choose an --out on another file system",
             out.display(),
+            human_bytes(self.on_disk()),
+            self.files,
+            human_bytes(self.bytes),
+        ))
+    }
+}
+
+impl SpaceNeeded {
+    /// A full disk while writing a site whose size is estimated from the
+    /// previous one.
+    fn estimate_error(&self, parent: &Path, out: &Path, written: u64) -> Error {
+        let free = free_space(parent)
+            .map(|f| format!("{} are free there", human_bytes(f.available)))
+            .unwrap_or_else(|| "the free space is unknown".into());
+        Error::Usage(format!(
+            "not enough space to write the site to {}: no space left after writing {} of it; \
+             it needs about {} (the previous site's size: {} files, {} of content) and {free}. \
+             Nothing changed: the previous site is as it was and this build's files are removed. \
+             Free some space, or choose an --out on another file system",
+            out.display(),
+            human_bytes(written),
             human_bytes(self.on_disk()),
             self.files,
             human_bytes(self.bytes),
@@ -607,6 +734,7 @@ fn checked_relative(rel: &str) -> Result<&Path, Error> {
     let p = Path::new(rel);
     if rel.is_empty()
         || rel == MARKER_FILE
+        || rel == MANIFEST_FILE
         || p.components().any(|c| !matches!(c, Component::Normal(_)))
     {
         return Err(Error::Internal(format!(
@@ -614,6 +742,61 @@ fn checked_relative(rel: &str) -> Result<&Path, Error> {
         )));
     }
     Ok(p)
+}
+
+/// A staging folder is a sink for rendered files: each is written as soon
+/// as it is rendered, from whichever thread rendered it.
+impl SiteSink for Staging {
+    fn put(&self, path: &str, bytes: Vec<u8>) -> Result<(), Error> {
+        self.add(path, &bytes)
+    }
+
+    fn put_streamed(
+        &self,
+        path: &str,
+        write: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.add_streamed(path, write)
+    }
+}
+
+/// A file being written, hashed on the way; keeps the first I/O error
+/// (a serialiser reports it without its kind).
+struct HashingWriter {
+    file: std::fs::File,
+    hasher: xxhash_rust::xxh3::Xxh3,
+    size: u64,
+    error: Option<std::io::Error>,
+}
+
+impl std::io::Write for HashingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.file.write(buf) {
+            Ok(n) => {
+                self.hasher.update(&buf[..n]);
+                self.size += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                let copy = match e.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(e.kind(), e.to_string()),
+                };
+                self.error.get_or_insert(copy);
+                Err(e)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// A lock that a panicking thread left is still good: the data under it
+/// are sets and counters, whole after every step.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

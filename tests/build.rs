@@ -203,3 +203,155 @@ fn missing_archive_and_usage_errors_exit_2() {
         .code(2);
     perfdash().arg("--help").assert().code(0);
 }
+
+/// Issue 18: analysis, rendering and writing run on every core; the site
+/// must not depend on how many there are (or on which thread finished
+/// first).
+#[test]
+fn one_thread_and_several_build_the_same_site() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
+    let mut trees = Vec::new();
+    for threads in ["1", "2", "5"] {
+        let out = tmp.path().join(format!("site-{threads}"));
+        perfdash()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["build", "--no-cache", "-q", "--archive"])
+            .arg(&archive)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        trees.push(common::tree(&out));
+    }
+    assert!(
+        trees[0].len() > 100,
+        "the bundled archive makes a full site"
+    );
+    assert!(trees[0] == trees[1], "1 thread and 2 threads differ");
+    assert!(trees[0] == trees[2], "1 thread and 5 threads differ");
+}
+
+fn inode(path: &std::path::Path) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).unwrap())
+}
+
+/// Issue 18: a rebuild links the files whose bytes did not change from
+/// the previous site instead of writing them again, and writes the rest;
+/// the site is the same as a fresh build either way.
+#[test]
+fn a_rebuild_links_unchanged_files_and_writes_changed_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let out = tmp.path().join("site");
+    build(&archive, &out).success();
+    let first = common::tree(&out);
+    let manifest = std::fs::read_to_string(out.join(".perfdash-manifest")).unwrap();
+    assert!(manifest.contains(" index.html\n"), "{manifest}");
+    let css = inode(&out.join("static/style.css"));
+    let overview = inode(&out.join("index.html"));
+
+    let again = perfdash()
+        .args(["build", "-v", "--archive"])
+        .arg(&archive)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&again.get_output().stderr).into_owned();
+    assert_eq!(common::tree(&out), first, "nothing changed");
+    assert_eq!(
+        inode(&out.join("static/style.css")),
+        css,
+        "linked, not rewritten"
+    );
+    assert_eq!(inode(&out.join("index.html")), overview);
+    // Only analysis.json (streamed, always written) is written again.
+    let files = first.len() - 2; // the marker and the manifest are not counted
+    assert!(
+        said.contains(&format!("wrote {files} files"))
+            && said.contains(&format!("({} unchanged", files - 1)),
+        "{said}"
+    );
+
+    // A page of the live site edited in place, to the same size (so its
+    // manifest line still matches): the previous site's copy differs from the rendered bytes, so the page
+    // is written afresh.
+    let page = out.join("endpoints/orders.html");
+    let mut bytes = std::fs::read(&page).unwrap();
+    bytes[0] = b'X';
+    std::fs::write(&page, &bytes).unwrap();
+    // A new run changes some pages: those are written, not linked.
+    let runs = archive.join("runs");
+    let last = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .max()
+        .unwrap();
+    // The story archive's runs are named by their time (no run.toml).
+    copy_dir(&runs.join(&last), &runs.join("2026-06-01T0300Z"));
+    build(&archive, &out).success();
+    let fresh = tmp.path().join("fresh");
+    perfdash()
+        .args(["build", "--no-cache", "--archive"])
+        .arg(&archive)
+        .arg("--out")
+        .arg(&fresh)
+        .assert()
+        .success();
+    assert!(
+        common::tree(&out) == common::tree(&fresh),
+        "as a fresh build"
+    );
+    assert_ne!(
+        inode(&out.join("index.html")),
+        overview,
+        "the overview changed"
+    );
+    assert_eq!(inode(&out.join("static/style.css")), css);
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// `analysis.json` is compact by default and indented with
+/// `--pretty-json`: the same document either way.
+#[test]
+fn analysis_json_is_compact_unless_asked_pretty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let (compact, pretty) = (tmp.path().join("compact"), tmp.path().join("pretty"));
+    build(&archive, &compact).success();
+    perfdash()
+        .args(["build", "--pretty-json", "--archive"])
+        .arg(&archive)
+        .arg("--out")
+        .arg(&pretty)
+        .assert()
+        .success();
+    let read = |site: &std::path::Path| std::fs::read(site.join("data/analysis.json")).unwrap();
+    let (c, p) = (read(&compact), read(&pretty));
+    assert_eq!(c.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+    assert!(p.starts_with(b"{\n  \"schema_version\""));
+    assert!(c.ends_with(b"}\n") && p.ends_with(b"}\n"));
+    assert!(
+        c.len() * 3 / 2 < p.len(),
+        "{} vs {} bytes",
+        c.len(),
+        p.len()
+    );
+    let parse = |b: &[u8]| serde_json::from_slice::<Value>(b).unwrap();
+    assert_eq!(parse(&c), parse(&p));
+}

@@ -309,7 +309,7 @@ fn a_capacity_regression_fails_the_gate_until_it_is_triaged() {
     let (_, markdown) = check("markdown");
     assert!(
         markdown.contains(
-            "| reserve | **regression** | 20.0 req/s | 30.0 req/s | ×0.67 | 16.0 req/s |"
+            "| reserve | 20.0 req/s | 30.0 req/s | ×0.67 | 16.0 req/s | ❌ **regression** |"
         ),
         "{markdown}"
     );

@@ -143,13 +143,11 @@ fn a_regressed_latest_run_fails_in_every_format() {
 
     let md = stdout(&a.cmd(&["check", "--format", "markdown"]).code(1));
     assert!(
-        md.starts_with("### ❌ perfdash check: 1 endpoint regressed"),
+        md.starts_with("<!-- perfdash:check -->\n❌ **perfdash check**: 1 endpoint regressed"),
         "{md}"
     );
     assert!(
-        md.contains(
-            "| search&filter\\<v2\\> | **regression** | **80.0 ms (line 57.5 ms)** | 50.0 ms | ×1.60 |"
-        ),
+        md.contains("| search&filter\\<v2\\> | **80.0 ms (line 57.5 ms)** | 50.0 ms | ×1.60 |"),
         "{md}"
     );
 

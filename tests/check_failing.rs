@@ -144,9 +144,12 @@ fn fails_everywhere(a: &Archive, status: &str, needle: &str) {
     );
     let (code, md) = a.check(&["--latest", "--format", "markdown"]);
     assert_eq!(code, Some(1));
-    assert!(md.starts_with("### ❌ perfdash check"), "{md}");
     assert!(
-        md.contains(&format!("| **{status}** |")) && md.contains(needle),
+        md.starts_with("<!-- perfdash:check -->\n❌ **perfdash check**"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("| ❌ **{status}** |")) && md.contains(needle),
         "{md}"
     );
     let (code, xml) = a.check(&["--latest", "--format", "junit"]);

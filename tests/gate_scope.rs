@@ -63,9 +63,8 @@ fn outputs(report: &perfdash::analyse::gate::CheckReport, analysis: &Analysis) -
         CheckFormat::Markdown,
         CheckFormat::Junit,
     ] {
-        out.push(render(report, format, code));
+        out.push(render(report, analysis, format, code));
     }
-    out.push(perfdash::report::pr_comment::render(report, analysis));
     out
 }
 

@@ -89,7 +89,7 @@ fn archive(quiet: &[(&str, Level)], last: &[(&str, Level)]) -> Archive {
                     (
                         id.to_string(),
                         EndpointRun {
-                            rounds: rounds(*l),
+                            rounds: rounds(*l).into(),
                             ..Default::default()
                         },
                     )
@@ -203,7 +203,7 @@ fn check_snapshots(name: &str, archive: &Archive, options: CheckOptions) {
     for (format_name, format) in FORMATS {
         insta::assert_snapshot!(
             format!("check_{name}_{format_name}"),
-            render(&report, format, code)
+            render(&report, &analysis, format, code)
         );
     }
 }

@@ -619,11 +619,12 @@ fn a_full_disk_leaves_the_previous_site_and_says_how_much_is_needed() {
     let first = build(&c.archive, &out, &[]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     let site = common::tree(&out);
-    // Fill the disk but for a little room.
+    // Fill the disk. (Not "but for a little room": a rebuild links the
+    // files that did not change from the previous site, and would fit.)
     let filler = disk.0.join("filler");
     let free = rustix::fs::statvfs(&disk.0).unwrap();
     let free = free.f_bavail * free.f_frsize;
-    std::fs::write(&filler, vec![0u8; (free - 64 * 1024) as usize]).unwrap();
+    std::fs::write(&filler, vec![0u8; free as usize]).unwrap();
     let o = build(&c.archive, &out, &["--no-cache"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
@@ -643,7 +644,13 @@ fn a_full_disk_leaves_the_previous_site_and_says_how_much_is_needed() {
 
     // Running out halfway (the check before writing cannot know the
     // future): the writer removes its files and says so.
-    let mut staging = perfdash::write::Staging::begin(
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&filler)
+        .unwrap()
+        .set_len(free - 64 * 1024)
+        .unwrap();
+    let staging = perfdash::write::Staging::begin(
         &perfdash::write::WriteOptions {
             out: out.clone(),
             archive: c.archive.clone(),

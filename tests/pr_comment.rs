@@ -1,5 +1,5 @@
-//! `perfdash check --format comment`: the pull-request comment, as a
-//! golden file (tests/snapshots), on a small archive of k6 summaries
+//! `perfdash check --format markdown` (alias `comment`): the pull-request
+//! comment, as a golden file (tests/snapshots), on a small archive of k6 summaries
 //! written here: twelve quiet runs, then a run where two endpoints
 //! regressed, one improved and the rest held.
 
@@ -75,10 +75,14 @@ fn regressed_archive(root: &Path, site_url: Option<&str>) {
 }
 
 fn comment(root: &Path) -> (String, i32) {
+    comment_as(root, "markdown")
+}
+
+fn comment_as(root: &Path, format: &str) -> (String, i32) {
     let out = Command::cargo_bin("perfdash")
         .unwrap()
         .env("PERFDASH_NOW", "2026-02-01T00:00:00Z")
-        .args(["check", "--format", "comment", "--archive"])
+        .args(["check", "--format", format, "--archive"])
         .arg(root)
         .output()
         .unwrap();
@@ -129,6 +133,8 @@ fn regressed_run_comment_is_golden_short_and_deterministic() {
     let again = tmp.path().join("again");
     regressed_archive(&again, Some("https://perf.example.com/shop/"));
     assert_eq!(comment(&again).0, text);
+    // `comment` is another name for the same output.
+    assert_eq!(comment_as(&root, "comment"), (text, 1));
 }
 
 #[test]

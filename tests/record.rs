@@ -338,8 +338,290 @@ fn rounds_run_real_k6_against_a_loopback_service() {
     .unwrap();
     let rounds = &loaded.archive.runs[0].endpoints["orders"].rounds;
     assert_eq!(rounds.len(), 3, "{stderr}");
-    for r in rounds {
+    for r in rounds.iter() {
         assert!(r.stats.count.unwrap() >= 20, "{:?}", r.stats);
         assert!(r.stats.p99_ms >= 3.0, "{:?}", r.stats);
     }
+}
+
+/// A k6 `handleSummary()` document with this p99 (ms), 0.1% errors and
+/// 50 requests per second.
+fn k6_summary(p99: f64) -> String {
+    format!(
+        r#"{{"metrics":{{"http_req_duration":{{"type":"trend","contains":"time","values":{{"avg":{a},"med":{m},"p(90)":{n},"p(95)":{f},"p(99)":{p99},"max":{x}}}}},"http_reqs":{{"type":"counter","contains":"default","values":{{"count":3000,"rate":50}}}},"http_req_failed":{{"type":"rate","contains":"default","values":{{"rate":0.001,"passes":0,"fails":0}}}}}}}}"#,
+        a = p99 * 0.5,
+        m = p99 * 0.45,
+        n = p99 * 0.8,
+        f = p99 * 0.9,
+        x = p99 * 1.3,
+    )
+}
+
+/// Twelve quiet nightly runs of order-list at a p99 of about 100 ms.
+fn quiet_history(archive: &Path) {
+    for day in 10..22 {
+        let dir = archive.join(format!("runs/2026-11-{day}T0300Z/order-list"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (k, wobble) in [0.99, 1.0, 1.01, 1.0, 1.02].iter().enumerate() {
+            std::fs::write(
+                dir.join(format!("round-{}.json", k + 1)),
+                k6_summary(100.0 * wobble),
+            )
+            .unwrap();
+        }
+    }
+}
+
+/// A stand-in for async-profiler: notes in `marks` that it ran, then
+/// runs `body` with `$1` the `{out}` it was given.
+fn fake_profiler(dir: &Path, body: &str) -> (String, PathBuf) {
+    let marks = dir.join("profiler-ran");
+    let script = dir.join("fake-profiler.sh");
+    std::fs::write(
+        &script,
+        format!("echo \"$1\" >> '{}'\n{body}\n", marks.display()),
+    )
+    .unwrap();
+    (format!("sh '{}' {{out}}", script.display()), marks)
+}
+
+/// The real py-spy profile of the project's own regressed service
+/// (tests/fixtures/pyspy): folded stacks, as async-profiler's
+/// `-o collapsed` writes them.
+fn folded_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pyspy/regressed.collapsed")
+}
+
+/// `perfdash record --rounds 5 … --profile-on-regression CMD` whose
+/// rounds copy a k6 summary with this p99.
+fn record_rounds_with_profiler(
+    tmp: &Path,
+    archive: &Path,
+    now: &str,
+    p99: f64,
+    profiler: &str,
+) -> std::process::Output {
+    let summary = tmp.join(format!("summary-{p99}.json"));
+    std::fs::write(&summary, k6_summary(p99)).unwrap();
+    Command::cargo_bin("perfdash")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("TMPDIR", tmp)
+        .env("PERFDASH_NOW", now)
+        .arg("record")
+        .arg("--archive")
+        .arg(archive)
+        .args([
+            "--endpoint",
+            "order-list",
+            "--rounds",
+            "5",
+            "--out-ext",
+            "json",
+        ])
+        .args(["--profile-on-regression", profiler])
+        .arg("--")
+        .arg("cp")
+        .arg(&summary)
+        .arg("{out}")
+        .output()
+        .unwrap()
+}
+
+fn check_exit_code(archive: &Path, run: &str) -> i32 {
+    Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["check", "--run", run, "--archive"])
+        .arg(archive)
+        .output()
+        .unwrap()
+        .status
+        .code()
+        .unwrap()
+}
+
+/// The names in a folder, hidden ones included.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_profiler_runs_only_when_the_new_run_regressed_and_its_profile_is_filed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    quiet_history(&archive);
+    let (profiler, marks) = fake_profiler(
+        tmp.path(),
+        &format!("cp '{}' \"$1\"", folded_fixture().display()),
+    );
+
+    // A run within its line: judged ok, the profiler is never started.
+    let ok = record_rounds_with_profiler(
+        tmp.path(),
+        &archive,
+        "2026-11-22T03:00:00Z",
+        101.0,
+        &profiler,
+    );
+    let stderr = String::from_utf8_lossy(&ok.stderr);
+    assert_eq!(ok.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "2026-11-22T0300Z\n");
+    assert!(!marks.exists(), "the profiler ran on an ok run:\n{stderr}");
+    assert!(
+        stderr.contains("no profile taken: no regression"),
+        "{stderr}"
+    );
+    assert_eq!(check_exit_code(&archive, "2026-11-22T0300Z"), 0);
+    let ok_dir = archive.join("runs/2026-11-22T0300Z/order-list");
+    assert!(
+        names_in(&ok_dir).iter().all(|n| n.starts_with("round-")),
+        "{:?}",
+        names_in(&ok_dir)
+    );
+
+    // A regressed run: the same verdict `check` gives, one profiler run,
+    // its folded stacks filed as the run's CPU flame graph.
+    let bad = record_rounds_with_profiler(
+        tmp.path(),
+        &archive,
+        "2026-11-23T03:00:00Z",
+        180.0,
+        &profiler,
+    );
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&bad.stdout), "2026-11-23T0300Z\n");
+    assert_eq!(check_exit_code(&archive, "2026-11-23T0300Z"), 1);
+    let ran = std::fs::read_to_string(&marks).unwrap();
+    assert_eq!(ran.lines().count(), 1, "once: {ran}");
+    assert!(
+        ran.starts_with(&tmp.path().display().to_string())
+            && ran.trim_end().ends_with("flame.cpu.collapsed"),
+        "{{out}} is a scratch file outside the archive: {ran}"
+    );
+    assert!(stderr.contains("1 endpoint regressed"), "{stderr}");
+    let run_dir = archive.join("runs/2026-11-23T0300Z/order-list");
+    assert_eq!(
+        std::fs::read(run_dir.join("flame.cpu.collapsed")).unwrap(),
+        std::fs::read(folded_fixture()).unwrap()
+    );
+    assert_eq!(
+        names_in(&run_dir),
+        [
+            "flame.cpu.collapsed",
+            "round-1.json",
+            "round-2.json",
+            "round-3.json",
+            "round-4.json",
+            "round-5.json"
+        ],
+        "no temporary file left behind"
+    );
+    // build reads it back as the run's CPU profile, without a warning.
+    let loaded = perfdash::ingest::load_archive(&archive).unwrap();
+    let warnings: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_warning())
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let run = loaded
+        .archive
+        .runs
+        .iter()
+        .find(|r| r.id == "2026-11-23T0300Z")
+        .unwrap();
+    let profiles = &run.endpoints["order-list"].profiles;
+    assert_eq!(profiles.len(), 1);
+    assert_eq!(profiles[0].kind, "cpu");
+    assert!(profiles[0].profile.total > 0.0);
+}
+
+#[test]
+fn a_profile_that_fails_or_cannot_be_read_is_refused_and_the_run_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    quiet_history(&archive);
+    // What asprof prints when the JVM is gone, written where the profile
+    // should be; then a profiler that writes good stacks but fails.
+    let cases = [
+        (
+            "2026-11-23T03:00:00Z",
+            "echo 'Could not attach to process 4242: No such process' > \"$1\"".to_string(),
+            "flame.cpu.collapsed",
+        ),
+        (
+            "2026-11-24T03:00:00Z",
+            format!("cp '{}' \"$1\"; exit 3", folded_fixture().display()),
+            "exit 3",
+        ),
+        ("2026-11-25T03:00:00Z", "true".to_string(), "wrote no file"),
+    ];
+    for (now, body, says) in cases {
+        let (profiler, marks) = fake_profiler(tmp.path(), &body);
+        let out = record_rounds_with_profiler(tmp.path(), &archive, now, 180.0, &profiler);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{body}: {stderr}");
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert_eq!(
+            id,
+            perfdash::record::run_id(now.parse().unwrap()),
+            "{stderr}"
+        );
+        assert!(marks.exists());
+        // The message names the refused file (kept outside the archive
+        // for a look) and says the run is kept.
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("error: profile refused: "))
+            .unwrap_or_else(|| panic!("{stderr}"));
+        assert!(line.contains(&tmp.path().display().to_string()), "{line}");
+        assert!(
+            line.contains("flame.cpu.collapsed") && line.contains(says),
+            "{line}"
+        );
+        assert!(
+            stderr.contains(&format!("the run {id} is recorded without a profile")),
+            "{stderr}"
+        );
+        let run_dir = archive.join("runs").join(&id).join("order-list");
+        assert_eq!(names_in(&run_dir).len(), 5, "{:?}", names_in(&run_dir));
+        assert!(names_in(&run_dir).iter().all(|n| n.starts_with("round-")));
+        assert_eq!(
+            check_exit_code(&archive, &id),
+            1,
+            "the run is there, judged"
+        );
+        std::fs::remove_file(&marks).unwrap();
+    }
+    let runs: Vec<String> = names_in(&archive.join("runs"));
+    assert!(runs.iter().all(|n| !n.starts_with('.')), "{runs:?}");
+}
+
+#[test]
+fn a_profile_kind_build_would_not_read_back_is_refused_before_any_round() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let marks = tmp.path().join("round-ran");
+    let out = Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["record", "--endpoint", "order-list", "--rounds", "1"])
+        .args(["--profile-on-regression", "true", "--profile-kind", "CPU"])
+        .arg("--archive")
+        .arg(&archive)
+        .args(["--", "touch"])
+        .arg(&marks)
+        .arg("{out}")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--profile-kind 'CPU'"), "{stderr}");
+    assert!(!marks.exists() && !archive.exists());
 }

@@ -156,7 +156,9 @@ mod tests {
     use super::*;
 
     fn rounds(p99: &[f64]) -> Vec<Round> {
-        crate::test_support::endpoint_run(p99, crate::test_support::round).rounds
+        crate::test_support::endpoint_run(p99, crate::test_support::round)
+            .rounds
+            .to_vec()
     }
 
     /// A hand-made alarm: rounds [98, 101, 99, 102, 180] (the GC round of

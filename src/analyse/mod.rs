@@ -24,6 +24,7 @@ pub mod verdict;
 pub mod weekly;
 
 use chrono::{DateTime, Utc};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::config::Settings;
@@ -153,7 +154,8 @@ pub struct RunPoint {
     /// The run's commit (run.toml), for suspect ranges.
     #[serde(skip)]
     pub commit: Option<String>,
-    pub rounds: Vec<Round>,
+    /// The run's rounds, shared with the archive (not a copy).
+    pub rounds: crate::model::Rounds,
     pub round_p99_ms: Vec<f64>,
     /// The median of the usable rounds' p99; for a failed run without a
     /// usable round, of all its rounds (shown, never judged).
@@ -274,16 +276,19 @@ pub fn analyse_scoped(
         })
         .collect();
 
+    // Endpoints are independent of each other until the run-wide steps
+    // below: one task each, on every core; `collect` keeps the id order,
+    // so the analysis is the same whatever the number of threads.
     let endpoints: Vec<EndpointAnalysis> = archive
         .endpoint_ids()
-        .into_iter()
+        .into_par_iter()
         .map(|id| {
             let threshold_ratio = settings.threshold_ratio(&id);
-            let series: Vec<(usize, &[Round])> = archive
+            let series: Vec<(usize, &crate::model::Rounds)> = archive
                 .runs
                 .iter()
                 .enumerate()
-                .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, e.rounds.as_slice())))
+                .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, &e.rounds)))
                 .collect();
             let mut points = judge_series(&id, &series, archive, settings, threshold_ratio);
             if let Some(classifier) = classifier.as_ref().filter(|_| site) {
@@ -357,7 +362,7 @@ pub fn analyse_scoped(
 /// judging each against the accepted runs before it.
 fn judge_series(
     endpoint: &str,
-    series: &[(usize, &[Round])],
+    series: &[(usize, &crate::model::Rounds)],
     archive: &Archive,
     settings: &Settings,
     threshold_ratio: f64,
@@ -389,7 +394,11 @@ fn judge_series(
             .cloned()
             .collect();
         let evidence = evidence::evidence(
-            if usable.is_empty() { rounds } else { &usable },
+            if usable.is_empty() {
+                &rounds[..]
+            } else {
+                &usable
+            },
             if baseline_p99_ms.is_some() {
                 &b.run_p99_ms
             } else {
@@ -402,7 +411,7 @@ fn judge_series(
             run: run.id.clone(),
             started_at: run.started_at,
             commit: run.meta.commit.clone(),
-            rounds: rounds.to_vec(),
+            rounds: std::sync::Arc::clone(rounds),
             round_p99_ms,
             median_p99_ms,
             baseline_p99_ms,

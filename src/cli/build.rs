@@ -35,6 +35,9 @@ pub struct BuildArgs {
     /// (the site is byte-identical either way).
     #[arg(long)]
     pub no_cache: bool,
+    /// Write `data/analysis.json` indented for reading (compact by default).
+    #[arg(long)]
+    pub pretty_json: bool,
     /// When another build is writing OUT, wait for it instead of failing (exit 2).
     #[arg(long)]
     pub wait: bool,
@@ -57,6 +60,7 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         force: args.force,
         render: crate::render::RenderOptions {
             week: args.week.unwrap_or_default(),
+            pretty_json: args.pretty_json,
         },
         warmup: args.warmup,
         no_cache: args.no_cache,
@@ -109,13 +113,14 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         }
         if args.verbose {
             say(&format!(
-                "rounds: {} in the archive; {} round files read, {} results from the cache; wrote {} files, {} bytes; \
-                 cache: {} file(s) saved, {} removed",
+                "rounds: {} in the archive; {} round files read, {} results from the cache; wrote {} files, {} bytes \
+                 ({} unchanged, linked from the previous site); cache: {} file(s) saved, {} removed",
                 report.round_files,
                 report.rounds_parsed,
                 report.rounds_from_cache,
                 report.files,
                 report.bytes,
+                report.unchanged_files,
                 report.cache_files_written,
                 report.cache_files_removed
             ));

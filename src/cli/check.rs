@@ -26,11 +26,10 @@ pub struct CheckArgs {
     /// perfdash.toml, else median].
     #[arg(long, value_name = "NAME", value_parser = policy_parser())]
     pub policy: Option<Policy>,
-    /// Output: a short summary, JSON, a GitHub step summary, the
-    /// pull-request comment (docs/ci.md), or JUnit XML.
-    #[arg(long, value_name = "FORMAT", default_value = "text",
-          value_parser = PossibleValuesParser::new(["text", "json", "markdown", "comment", "junit"]))]
-    pub format: String,
+    /// Output: a short summary, JSON, the pull-request comment in
+    /// Markdown (also a GitHub step summary; docs/ci.md), or JUnit XML.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
     /// Seconds of warm-up dropped from every raw round; overrides every
     /// setting in perfdash.toml and run.toml.
     #[arg(long, value_name = "SECONDS")]
@@ -84,17 +83,7 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
         );
     }
     let code = outcome_exit_code(report.outcome);
-    // The pull-request comment also reads the rounds' figures and the
-    // site's address from the analysis.
-    let text = match args.format.as_str() {
-        "comment" => crate::report::pr_comment::render(report, analysis),
-        other => {
-            let format = other
-                .parse::<CheckFormat>()
-                .map_err(crate::error::Error::Usage)?;
-            render(report, format, code)
-        }
-    };
+    let text = render(report, analysis, args.format, code);
     out!("{text}")?;
     Ok(code)
 }

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 use clap::Args;
 
-use super::{EXIT_ERROR, EXIT_OK, diagnostic_label};
+use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, diagnostic_label};
+use crate::record::profile::{ProfileOutcome, ProfileRequest, judge, profile_if_regressed};
 use crate::record::rounds::{parse_pause, run_rounds};
 use crate::record::{RecordRequest, ci, host_name, parse_set, record};
 
@@ -53,6 +54,20 @@ pub struct RecordArgs {
     /// write) and `{round}` (1, 2, …) substituted; run without a shell.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+    /// Once the run is recorded, judge it as `perfdash check --run <id>`
+    /// would; only on a regression, run CMD once (with `sh -c`; `{out}`,
+    /// `{run}` and `{endpoint}` substituted and quoted) and file what it
+    /// wrote to `{out}` as the run's flame graph. Exit 1 when the profile
+    /// is refused (the run is kept). See docs/ci.md.
+    #[arg(long, value_name = "CMD", requires = "endpoint")]
+    pub profile_on_regression: Option<String>,
+    /// The kind of the profile (`flame.<kind>.<ext>`: cpu, alloc, lock, wall, …).
+    #[arg(long, value_name = "KIND", default_value = "cpu")]
+    pub profile_kind: String,
+    /// The extension of `{out}` and of the filed profile; async-profiler
+    /// picks its output format from it (collapsed, html).
+    #[arg(long, value_name = "EXT", default_value = "collapsed")]
+    pub profile_ext: String,
 }
 
 fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
@@ -66,6 +81,19 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
         Some(t) => t,
         None => crate::ingest::build_time()?,
     };
+    // A profile request that could never be filed is refused before any
+    // round runs.
+    let profile = args
+        .profile_on_regression
+        .as_ref()
+        .map(|command| ProfileRequest {
+            command: command.clone(),
+            kind: args.profile_kind.clone(),
+            extension: args.profile_ext.clone(),
+        });
+    if let Some(p) = &profile {
+        p.validate().map_err(crate::error::Error::Usage)?;
+    }
     // Rounds run into a scratch folder outside the archive; record then
     // checks and files them like files given by hand.
     let scratch;
@@ -96,8 +124,8 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
     }
     sets.extend(args.sets);
     let request = RecordRequest {
-        archive: args.archive,
-        endpoint: args.endpoint,
+        archive: args.archive.clone(),
+        endpoint: args.endpoint.clone(),
         files,
         started_at,
         id: args.id,
@@ -121,7 +149,16 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
             );
             // The id alone on stdout, for `RUN=$(perfdash record …)`.
             outln!("{}", recorded.id)?;
-            Ok(EXIT_OK)
+            match (&profile, &args.endpoint) {
+                (Some(p), Some(endpoint)) => Ok(profile_step(
+                    &args.archive,
+                    &recorded.id,
+                    &recorded.dir,
+                    endpoint,
+                    p,
+                )),
+                _ => Ok(EXIT_OK),
+            }
         }
         Err(errors) => {
             for e in &errors {
@@ -129,6 +166,63 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
             }
             eprintln!("error: nothing was recorded; the archive is unchanged");
             Ok(EXIT_ERROR)
+        }
+    }
+}
+
+/// `--profile-on-regression`: judges the recorded run and files the
+/// profiler's output when it regressed. The run is recorded whatever
+/// happens here; exit 1 says the profile that was due is missing.
+fn profile_step(
+    archive: &std::path::Path,
+    id: &str,
+    dir: &std::path::Path,
+    endpoint: &str,
+    request: &ProfileRequest,
+) -> u8 {
+    let judged = judge(archive, id).and_then(|report| {
+        crate::ingest::settings::load(archive).map(|settings| (report, settings))
+    });
+    let (report, settings) = match judged {
+        Ok(judged) => judged,
+        Err(e) => {
+            eprintln!(
+                "error: the run {id} is recorded, but it could not be judged, so no profile \
+                 was taken: {}",
+                crate::term::escape(&e.to_string())
+            );
+            return EXIT_FINDINGS;
+        }
+    };
+    let headline = crate::report::check::headline(&report);
+    match profile_if_regressed(&report, request, dir, endpoint, &settings) {
+        ProfileOutcome::NotRun { .. } => {
+            eprintln!("no profile taken: {}", crate::term::escape(&headline));
+            EXIT_OK
+        }
+        ProfileOutcome::Filed { path, warnings } => {
+            for w in warnings {
+                eprintln!(
+                    "note: {}: profile: {}",
+                    path.display(),
+                    crate::term::escape(&w)
+                );
+            }
+            eprintln!(
+                "{}: profiled, filed {}",
+                crate::term::escape(&headline),
+                path.display()
+            );
+            EXIT_OK
+        }
+        ProfileOutcome::Refused(e) => {
+            eprintln!("{}: profiled, but", crate::term::escape(&headline));
+            eprintln!(
+                "error: profile refused: {}",
+                crate::term::escape(&e.to_string())
+            );
+            eprintln!("the run {id} is recorded without a profile");
+            EXIT_FINDINGS
         }
     }
 }

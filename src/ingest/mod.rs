@@ -619,7 +619,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> (Option<Run>, Vec
         run.endpoints.insert(
             endpoint,
             EndpointRun {
-                rounds,
+                rounds: rounds.into(),
                 profiles: Vec::new(),
             },
         );

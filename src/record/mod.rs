@@ -9,6 +9,7 @@
 //! of it; an existing run is never replaced.
 
 pub mod ci;
+pub mod profile;
 pub mod rounds;
 
 use std::collections::BTreeMap;

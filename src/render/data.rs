@@ -6,6 +6,7 @@
 //! `schema_version`.
 
 use serde::Serialize;
+use std::io::Write as _;
 
 use super::Slugs;
 use std::collections::BTreeMap;
@@ -170,13 +171,29 @@ fn point_json(p: &RunPoint) -> PointJson<'_> {
     }
 }
 
-/// `data/analysis.json`, pretty-printed (diff-friendly, and gzip makes
-/// the whitespace nearly free on any static host).
+/// `data/analysis.json` in memory, compact (see [`write_analysis_json`]).
 pub fn analysis_json(
     analysis: &Analysis,
     slugs: &Slugs,
     week: crate::analyse::weekly::WeekSpec,
 ) -> Result<Vec<u8>, Error> {
+    let mut bytes = Vec::new();
+    write_analysis_json(analysis, slugs, week, false, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// Writes `data/analysis.json` into `out` as it is serialised, never
+/// holding the document (about 150 MB at 120 endpoints × 3 years):
+/// compact, or indented with `pretty` (`build --pretty-json`, for reading
+/// and diffing; indentation was 47 % of the pretty file). Ends with a
+/// newline either way.
+pub fn write_analysis_json(
+    analysis: &Analysis,
+    slugs: &Slugs,
+    week: crate::analyse::weekly::WeekSpec,
+    pretty: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<(), Error> {
     let weekly =
         super::weekly::review_and_problems(analysis, week).map(|(review, problems)| WeeklyJson {
             week: review.title.clone(),
@@ -254,10 +271,23 @@ pub fn analysis_json(
         annotations: &analysis.annotations,
         weekly,
     };
-    let mut bytes = serde_json::to_vec_pretty(&doc)
-        .map_err(|e| Error::Internal(format!("analysis.json: {e}")))?;
-    bytes.push(b'\n');
-    Ok(bytes)
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let result = match pretty {
+        true => serde_json::to_writer_pretty(&mut out, &doc),
+        false => serde_json::to_writer(&mut out, &doc),
+    };
+    // An I/O error (a full disk) keeps its kind, so that the writer can
+    // say how much space the site needs.
+    result.map_err(|e| match e.io_error_kind() {
+        Some(_) => Error::Io {
+            path: "data/analysis.json".into(),
+            source: std::io::Error::from(e),
+        },
+        None => Error::Internal(format!("analysis.json: {e}")),
+    })?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io(std::path::Path::new("data/analysis.json"), e))
 }
 
 /// A CSV cell that a spreadsheet would run as a formula (`=`, `+`, `-`,

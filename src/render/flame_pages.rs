@@ -162,6 +162,21 @@ pub fn render_flame_pages(
     Ok(())
 }
 
+/// The files of one profile (its page and SVGs), for the site's parallel
+/// rendering (`render::render_site_into`).
+pub fn flame_page_files(
+    analysis: &Analysis,
+    slugs: &Slugs,
+    e: &EndpointAnalysis,
+    p: &RunPoint,
+    pa: &ProfileAnalysis,
+) -> Result<Vec<super::rows::Page>, Error> {
+    let mut site = Site::default();
+    let min_width = analysis.settings.profiles.min_width_pct;
+    render_one(slugs, &mut site, e, p, pa, min_width)?;
+    Ok(site.into_files())
+}
+
 fn render_one(
     slugs: &Slugs,
     site: &mut Site,

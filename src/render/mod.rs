@@ -44,7 +44,7 @@ pub mod weekly;
 
 use std::collections::BTreeMap;
 
-use crate::analyse::Analysis;
+use crate::analyse::{self, Analysis};
 use crate::error::Error;
 
 /// The rendered site: relative path (with `/`) → file bytes.
@@ -65,6 +65,11 @@ impl Site {
     /// Files in path order.
     pub fn files(&self) -> impl Iterator<Item = (&str, &[u8])> {
         self.files.iter().map(|(p, b)| (p.as_str(), b.as_slice()))
+    }
+
+    /// Its files, in path order.
+    pub fn into_files(self) -> Vec<(String, Vec<u8>)> {
+        self.files.into_iter().collect()
     }
 
     /// How many HTML pages the site has.
@@ -110,6 +115,46 @@ impl Slugs {
 pub struct RenderOptions {
     /// The week `weekly.html` reviews.
     pub week: crate::analyse::weekly::WeekSpec,
+    /// `data/analysis.json` indented (`build --pretty-json`); compact by
+    /// default, since indentation was nearly half its size (issue 18).
+    pub pretty_json: bool,
+}
+
+/// Where rendered files go, one at a time and from any thread: an
+/// in-memory [`Site`] (tests, `render_site`), or the staging folder of
+/// `crate::write` (a build), which writes each file as it comes, so that
+/// the whole site is never held in memory.
+pub trait SiteSink: Sync {
+    /// One finished file (`path`: relative, with `/`).
+    fn put(&self, path: &str, bytes: Vec<u8>) -> Result<(), Error>;
+    /// A file too big to hold (`data/analysis.json`): `write` writes it
+    /// into the writer given.
+    fn put_streamed(
+        &self,
+        path: &str,
+        write: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<(), Error>,
+    ) -> Result<(), Error>;
+}
+
+impl SiteSink for std::sync::Mutex<Site> {
+    fn put(&self, path: &str, bytes: Vec<u8>) -> Result<(), Error> {
+        let mut site = self.lock().unwrap_or_else(|p| p.into_inner());
+        if site.files.contains_key(path) {
+            return Err(Error::Internal(format!("{path} was rendered twice")));
+        }
+        site.insert(path, bytes);
+        Ok(())
+    }
+
+    fn put_streamed(
+        &self,
+        path: &str,
+        write: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut bytes = Vec::new();
+        write(&mut bytes)?;
+        self.put(path, bytes)
+    }
 }
 
 /// Renders every page, chart and data file.
@@ -117,48 +162,144 @@ pub fn render_site(analysis: &Analysis) -> Result<Site, Error> {
     render_site_with(analysis, &RenderOptions::default())
 }
 
-/// [`render_site`] with options. Each page kind has one function that
-/// returns `(path, bytes)`; this is the only place that collects them.
+/// [`render_site`] with options, into memory.
 pub fn render_site_with(analysis: &Analysis, options: &RenderOptions) -> Result<Site, Error> {
+    let site = std::sync::Mutex::new(Site::default());
+    render_site_into(analysis, options, &site)?;
+    Ok(site.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// One unit of rendering: a page, or a few files that are made together.
+/// Each kind has one function that returns `(path, bytes)`; this module
+/// is the only place that collects them.
+enum Job<'a> {
+    Assets,
+    Overview,
+    History,
+    RunsIndex,
+    Releases,
+    Endpoint(&'a analyse::EndpointAnalysis),
+    Run(usize),
+    Capacity(&'a analyse::capacity::EndpointCapacity),
+    Comparisons,
+    Weekly,
+    AnalysisJson,
+    Csv(&'a analyse::EndpointAnalysis),
+    Flame(
+        &'a analyse::EndpointAnalysis,
+        &'a analyse::RunPoint,
+        &'a analyse::attribution::ProfileAnalysis,
+    ),
+}
+
+/// Renders every file of the site into `sink`, on every core (rayon),
+/// each file handed over as soon as it is made. Which thread renders what
+/// changes nothing: each file's bytes depend only on the analysis, and
+/// every path is made by exactly one job. Returns how many HTML pages
+/// were rendered.
+pub fn render_site_into(
+    analysis: &Analysis,
+    options: &RenderOptions,
+    sink: &dyn SiteSink,
+) -> Result<usize, Error> {
+    use rayon::prelude::*;
     let slugs = Slugs::new(analysis);
     let ctx = context::Ctx::new(analysis, &slugs);
-    let mut site = Site::default();
-    for (path, bytes) in assets::files() {
-        site.insert(path, bytes);
-    }
-    let mut pages: Vec<rows::Page> = vec![
-        overview::overview_page(&ctx, capacity::capacity_summaries(analysis, &slugs))?,
-        history::history_page(&ctx)?,
-        run::runs_index_page(&ctx)?,
-        releases::releases_page(&ctx)?,
+    let pages = std::sync::atomic::AtomicUsize::new(0);
+    // The biggest jobs first, so that no core is left with a long one at
+    // the end: analysis.json, then the endpoint pages.
+    let mut jobs = vec![
+        Job::AnalysisJson,
+        Job::Assets,
+        Job::Overview,
+        Job::History,
+        Job::RunsIndex,
+        Job::Releases,
+        Job::Comparisons,
+        Job::Weekly,
     ];
+    jobs.extend(analysis.endpoints.iter().map(Job::Endpoint));
+    jobs.extend(analysis.capacity.iter().map(Job::Capacity));
+    jobs.extend((0..analysis.runs.len()).map(Job::Run));
+    jobs.extend(analysis.endpoints.iter().map(Job::Csv));
     for e in &analysis.endpoints {
-        pages.push(endpoint::endpoint_page(&ctx, e)?);
+        for p in &e.points {
+            jobs.extend(p.profiles.iter().map(|pa| Job::Flame(e, p, pa)));
+        }
     }
-    for i in 0..analysis.runs.len() {
-        pages.push(run::run_page(&ctx, i)?);
-    }
-    for e in &analysis.capacity {
-        pages.extend(capacity::capacity_page(&ctx, e)?);
-    }
-    pages.extend(compare::comparison_pages(&ctx)?);
-    pages.extend(weekly::weekly_page(&ctx, options.week)?);
-    pages.push((
-        "data/analysis.json".to_string(),
-        data::analysis_json(analysis, &slugs, options.week)?,
-    ));
-    for e in &analysis.endpoints {
-        pages.push((
+    // One job per task: a job holds its files only until they are handed
+    // over.
+    jobs.into_par_iter()
+        .with_max_len(1)
+        .try_for_each(|job| -> Result<(), Error> {
+            if let Job::AnalysisJson = job {
+                return sink.put_streamed("data/analysis.json", &mut |w| {
+                    data::write_analysis_json(
+                        analysis,
+                        &slugs,
+                        options.week,
+                        options.pretty_json,
+                        w,
+                    )
+                });
+            }
+            for (path, bytes) in render_job(&ctx, &job, options)? {
+                if path.ends_with(".html") {
+                    pages.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                sink.put(&path, bytes)?;
+            }
+            Ok(())
+        })?;
+    Ok(pages.into_inner())
+}
+
+fn render_job(
+    ctx: &context::Ctx,
+    job: &Job,
+    options: &RenderOptions,
+) -> Result<Vec<rows::Page>, Error> {
+    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
+    let files = match *job {
+        Job::Assets => assets::files()
+            .map(|(path, bytes)| (path.to_string(), bytes))
+            .collect(),
+        Job::Overview => vec![overview::overview_page(
+            ctx,
+            capacity::capacity_summaries(analysis, slugs),
+        )?],
+        Job::History => vec![history::history_page(ctx)?],
+        Job::RunsIndex => vec![run::runs_index_page(ctx)?],
+        Job::Releases => vec![releases::releases_page(ctx)?],
+        Job::Endpoint(e) => vec![endpoint::endpoint_page(ctx, e)?],
+        Job::Run(i) => vec![run::run_page(ctx, i)?],
+        Job::Capacity(e) => capacity::capacity_page(ctx, e)?.into_iter().collect(),
+        Job::Comparisons => last_of_each_path(compare::comparison_pages(ctx)?),
+        Job::Weekly => weekly::weekly_page(ctx, options.week)?
+            .into_iter()
+            .collect(),
+        Job::Csv(e) => vec![(
             format!("data/endpoints/{}.csv", slugs.endpoint(&e.id)),
             data::endpoint_csv(e)?,
-        ));
-    }
-    for (path, bytes) in pages {
-        site.insert(&path, bytes);
-    }
-    // Flame pages insert themselves (render/flame_pages.rs).
-    flame_pages::render_flame_pages(analysis, &slugs, &mut site)?;
-    Ok(site)
+        )],
+        Job::Flame(e, p, pa) => flame_pages::flame_page_files(analysis, slugs, e, p, pa)?,
+        Job::AnalysisJson => unreachable!("streamed by render_site_into"),
+    };
+    Ok(files)
+}
+
+/// Keeps the last file of each path, in order: the same comparison listed
+/// twice in `[compare]` makes the same page twice, and the site always
+/// kept the last one.
+fn last_of_each_path(pages: Vec<rows::Page>) -> Vec<rows::Page> {
+    let mut seen = std::collections::HashSet::new();
+    let mut kept: Vec<rows::Page> = pages
+        .into_iter()
+        .rev()
+        .filter(|(path, _)| seen.insert(path.clone()))
+        .collect();
+    kept.reverse();
+    kept
 }
 
 /// The one XML escaper (`crate::escape::xml`), under the name the

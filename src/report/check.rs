@@ -1,12 +1,13 @@
-//! `perfdash check` output: a short human summary, JSON, GitHub step
-//! summary Markdown, or JUnit XML.
+//! `perfdash check` output: a short human summary, JSON, the Markdown
+//! pull-request comment ([`super::pr_comment`], also a GitHub step
+//! summary), or JUnit XML.
 
 use std::fmt::Write as _;
-use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::{markdown_cell, xml_escape};
+use super::xml_escape;
+use crate::analyse::Analysis;
 use crate::analyse::environment::RunWideShift;
 use crate::analyse::figures::{FigureSummary, percent};
 use crate::analyse::gate::{
@@ -14,39 +15,36 @@ use crate::analyse::gate::{
 };
 use crate::analyse::verdict::Figure;
 
-/// How `perfdash check` prints its report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How `perfdash check` prints its report (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum CheckFormat {
+    /// A short summary for the terminal.
     #[default]
     Text,
+    /// The report as JSON (docs/alarms.md).
     Json,
+    /// The pull-request comment, also a GitHub step summary (docs/ci.md).
+    /// `comment` is accepted as another name for it.
+    #[value(alias = "comment")]
     Markdown,
+    /// JUnit XML, one test case per endpoint.
     Junit,
 }
 
-impl FromStr for CheckFormat {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<CheckFormat, String> {
-        match s {
-            "text" => Ok(CheckFormat::Text),
-            "json" => Ok(CheckFormat::Json),
-            "markdown" => Ok(CheckFormat::Markdown),
-            "junit" => Ok(CheckFormat::Junit),
-            other => Err(format!(
-                "unknown format '{other}' (expected one of: text, json, markdown, junit)"
-            )),
-        }
-    }
-}
-
 /// Renders the report in the chosen format. `exit_code` is the one the
-/// CLI chose from the outcome (the JSON carries it).
-pub fn render(report: &CheckReport, format: CheckFormat, exit_code: u8) -> String {
+/// CLI chose from the outcome (the JSON carries it); the Markdown comment
+/// also reads the rounds' band, the run medians and the site's address
+/// from `analysis`.
+pub fn render(
+    report: &CheckReport,
+    analysis: &Analysis,
+    format: CheckFormat,
+    exit_code: u8,
+) -> String {
     match format {
         CheckFormat::Text => text(report),
         CheckFormat::Json => json(report, exit_code),
-        CheckFormat::Markdown => markdown(report),
+        CheckFormat::Markdown => super::pr_comment::render(report, analysis),
         CheckFormat::Junit => junit(report),
     }
 }
@@ -55,7 +53,7 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn headline(report: &CheckReport) -> String {
+pub fn headline(report: &CheckReport) -> String {
     let failed = report.count(CheckStatus::Failed);
     let regressions = report.count(CheckStatus::Regression);
     let capacity = report.capacity_count(CheckStatus::Regression);
@@ -105,7 +103,7 @@ fn headline(report: &CheckReport) -> String {
 const TOO_FEW_ROUNDS_HINT: &str = "re-run the missing or failed rounds, or pass --allow-insufficient to judge the other endpoints";
 
 /// What to do about a run the gate cannot vouch for.
-fn cannot_vouch_hint(report: &CheckReport) -> Option<&'static str> {
+pub(super) fn cannot_vouch_hint(report: &CheckReport) -> Option<&'static str> {
     report
         .cannot_vouch
         .iter()
@@ -115,7 +113,7 @@ fn cannot_vouch_hint(report: &CheckReport) -> Option<&'static str> {
 
 /// "9 of 12 endpoints slower together (median ×1.20): likely the
 /// environment, not the code".
-fn environment_line(shift: &RunWideShift) -> String {
+pub(super) fn environment_line(shift: &RunWideShift) -> String {
     format!(
         "environment suspect: {}: likely the environment (a noisy neighbour, a slow host or load generator), not {} code changes; re-run it before you bisect",
         shift.describe(),
@@ -147,10 +145,6 @@ fn ms(v: Option<f64>) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
-fn ratio(r: Option<f64>) -> String {
-    r.map(|r| format!("×{r:.2}")).unwrap_or_else(|| "–".into())
-}
-
 fn rate(v: Option<f64>) -> String {
     v.map(percent).unwrap_or_else(|| "–".into())
 }
@@ -163,7 +157,7 @@ fn rps(v: Option<f64>) -> String {
 /// The figures' cells: p99, p90, error rate, throughput, spread. A figure
 /// over its line shows the line too and is decorated by `mark` (bold in
 /// Markdown, a ✗ in text).
-fn figure_cells(f: &FigureSummary, mark: fn(String) -> String) -> [String; 5] {
+pub(super) fn figure_cells(f: &FigureSummary, mark: fn(String) -> String) -> [String; 5] {
     let over = |figure: Figure, text: String, line: Option<String>| {
         if f.regressed.contains(&figure) {
             mark(match line {
@@ -199,7 +193,7 @@ fn figure_cells(f: &FigureSummary, mark: fn(String) -> String) -> [String; 5] {
 
 /// The rounds' p99s, failed rounds marked with their error rate. Only
 /// numbers perfdash wrote: safe in Markdown and XML as they are.
-fn rounds_cell(e: &EndpointCheck, failed_mark: fn(String) -> String) -> String {
+pub(super) fn rounds_cell(e: &EndpointCheck, failed_mark: fn(String) -> String) -> String {
     let Some(f) = &e.figures else {
         return "–".into();
     };
@@ -346,109 +340,6 @@ pub fn json(report: &CheckReport, exit_code: u8) -> String {
     let mut s = serde_json::to_string_pretty(&doc).expect("a check report always serialises");
     s.push('\n');
     s
-}
-
-/// A status cell; failures in bold so they stand out in a long table.
-fn markdown_status(status: CheckStatus) -> String {
-    if status.fails() {
-        format!("**{}**", status.as_str())
-    } else {
-        status.as_str().to_string()
-    }
-}
-
-fn bold(s: String) -> String {
-    format!("**{s}**")
-}
-
-/// A GitHub step summary (`>> $GITHUB_STEP_SUMMARY`).
-pub fn markdown(report: &CheckReport) -> String {
-    let mut out = String::new();
-    let icon = match report.outcome {
-        Outcome::Pass => "✅",
-        Outcome::Regression => "❌",
-        Outcome::CannotVouch => "⚠️",
-    };
-    let _ = writeln!(
-        out,
-        "### {icon} perfdash check: {}\n",
-        markdown_cell(&headline(report))
-    );
-    if let Some(hint) = cannot_vouch_hint(report) {
-        let _ = writeln!(out, "{}\n", markdown_cell(&format!("To fix: {hint}.")));
-    }
-    if let Some(shift) = &report.environment_suspect {
-        let _ = writeln!(out, "> **{}**\n", markdown_cell(&environment_line(shift)));
-    }
-    let _ = writeln!(out, "{}\n", markdown_cell(&counts(report)));
-    let _ = writeln!(
-        out,
-        "| Endpoint | Status | Median p99 | Baseline | Ratio | p90 | Error rate | Throughput | Spread | Rounds p99 (ms) | Why |"
-    );
-    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
-    let mut rows: Vec<&EndpointCheck> = report.endpoints.iter().collect();
-    // Failures first, so a long table still shows them above the fold.
-    rows.sort_by_key(|e| (e.status, e.endpoint.clone()));
-    for e in rows {
-        let [p99, p90, errors, tput, spread] = match &e.figures {
-            Some(f) => figure_cells(f, bold),
-            None => [
-                ms(e.median_p99_ms),
-                "–".into(),
-                "–".into(),
-                "–".into(),
-                "–".into(),
-            ],
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            markdown_cell(&e.name),
-            markdown_status(e.status),
-            p99,
-            ms(e.baseline_p99_ms),
-            ratio(e.ratio),
-            p90,
-            errors,
-            tput,
-            spread,
-            rounds_cell(e, bold),
-            markdown_cell(&e.reason)
-        );
-    }
-    if !report.capacity.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n**Capacity (step load)**: {}\n",
-            markdown_cell(&capacity_counts(report))
-        );
-        let _ = writeln!(
-            out,
-            "| Endpoint | Status | Knee | Baseline knee | Ratio | Limit |"
-        );
-        let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
-        let mut rows: Vec<&CapacityCheck> = report.capacity.iter().collect();
-        rows.sort_by_key(|c| (c.status, c.endpoint.clone()));
-        for c in rows {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                markdown_cell(&c.name),
-                markdown_status(c.status),
-                rps(c.knee_rps),
-                rps(c.baseline_knee_rps),
-                ratio(c.ratio),
-                rps(c.limit_rps)
-            );
-        }
-    }
-    if !report.problems.is_empty() {
-        let _ = writeln!(out, "\n**Unreadable inputs**\n");
-        for p in &report.problems {
-            let _ = writeln!(out, "- {}", markdown_cell(p));
-        }
-    }
-    out
 }
 
 /// One JUnit test case: a failure for a regression or a failed run,

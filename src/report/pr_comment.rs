@@ -1,22 +1,28 @@
-//! `perfdash check --format comment`: the pull-request comment.
+//! `perfdash check --format markdown` (alias `comment`): the pull-request
+//! comment, also fit for a GitHub step summary.
 //!
-//! Read on a pull request, so it must fit in one screen: a hidden marker
-//! line (a CI step finds its previous comment by it and updates it in
-//! place), a one-line verdict, a table of the endpoints that moved —
-//! regressions first — with median p99, baseline, ratio, error rate,
-//! throughput, the rounds' band and the verdict, links to the site when
-//! `[site] url` is set, and everything else folded in a `<details>`.
+//! Read on a pull request, so what is not folded must fit in one screen: a
+//! hidden marker line (a CI step finds its previous comment by it and
+//! updates it in place), a one-line verdict, a table of the endpoints that
+//! moved — failures and regressions first — with median p99, baseline,
+//! ratio, error rate, throughput (a figure over its line in bold, with the
+//! line), the rounds' band, a text sparkline of the recent run medians and
+//! the verdict, links to the site when `[site] url` is set, and everything
+//! else (the quiet endpoints, p90, spread, each round, the reasons, every
+//! problem) folded in a `<details>`.
 //!
 //! It takes the gate's [`CheckReport`] as it is (the verdicts are decided
-//! there, never here) and reads the rounds' error rate and throughput from
-//! the analysis. Pure and deterministic: the same archive gives the same
-//! bytes.
+//! there, never here) and reads only the rounds' band and the history of
+//! run medians from the analysis. Pure and deterministic: the same archive
+//! gives the same bytes.
 
 use std::fmt::Write as _;
 
+use super::check::{cannot_vouch_hint, environment_line, figure_cells, headline, rounds_cell};
 use super::markdown_cell;
-use crate::analyse::Analysis;
-use crate::analyse::gate::{CheckReport, CheckStatus, EndpointCheck, Outcome};
+use crate::analyse::gate::{CapacityCheck, CheckReport, CheckStatus, EndpointCheck, Outcome};
+use crate::analyse::verdict::Verdict;
+use crate::analyse::{Analysis, RunPoint};
 
 /// The first line of every comment: a CI step looks for it to update its
 /// previous comment instead of adding one per push.
@@ -26,8 +32,17 @@ pub const MARKER: &str = "<!-- perfdash:check -->";
 /// a run where everything moved still fits in one screen.
 const MAX_VISIBLE_ROWS: usize = 10;
 
-/// The statuses shown in the visible table, in this order: the ones a
-/// reviewer must act on, then the ones worth knowing.
+/// At most this many problems in sight; all of them are in the fold.
+const MAX_VISIBLE_PROBLEMS: usize = 3;
+
+/// How many run medians the text sparkline shows, the checked run last.
+const SPARK_RUNS: usize = 12;
+
+/// The sparkline's levels, lowest first.
+const SPARK_LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// The statuses shown in the visible table: the ones a reviewer must act
+/// on, then the ones worth knowing.
 fn moved(status: CheckStatus) -> bool {
     matches!(
         status,
@@ -42,40 +57,12 @@ fn moved(status: CheckStatus) -> bool {
     )
 }
 
-/// The figures of one endpoint in the checked run that the gate's report
-/// does not carry: medians over the rounds, and the rounds' p99 band.
-#[derive(Debug, Default)]
-struct RunFigures {
-    error_rate: Option<f64>,
-    throughput_rps: Option<f64>,
-    band: Option<(f64, f64)>,
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
-fn figures(analysis: &Analysis, run: &str, endpoint: &str) -> RunFigures {
-    let Some(point) = analysis
-        .endpoints
-        .iter()
-        .find(|e| e.id == endpoint)
-        .and_then(|e| e.points.iter().find(|p| p.run == run))
-    else {
-        return RunFigures::default();
-    };
-    let of = |f: fn(&crate::model::RoundStats) -> Option<f64>| {
-        let values: Vec<f64> = point.rounds.iter().filter_map(|r| f(&r.stats)).collect();
-        crate::stats::median(&values)
-    };
-    let band = point
-        .round_p99_ms
-        .iter()
-        .fold(None, |acc: Option<(f64, f64)>, &v| match acc {
-            None => Some((v, v)),
-            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
-        });
-    RunFigures {
-        error_rate: of(|s| s.error_rate),
-        throughput_rps: of(|s| s.throughput_rps),
-        band,
-    }
+fn bold(s: String) -> String {
+    format!("**{s}**")
 }
 
 fn ms(v: Option<f64>) -> String {
@@ -83,14 +70,13 @@ fn ms(v: Option<f64>) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
-fn percent(v: Option<f64>) -> String {
-    v.map(|v| format!("{:.2} %", v * 100.0))
-        .unwrap_or_else(|| "–".into())
-}
-
 fn rps(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.1} req/s"))
         .unwrap_or_else(|| "–".into())
+}
+
+fn ratio(r: Option<f64>) -> String {
+    r.map(|r| format!("×{r:.2}")).unwrap_or_else(|| "–".into())
 }
 
 fn verdict_cell(status: CheckStatus) -> String {
@@ -113,54 +99,191 @@ fn site_root(analysis: &Analysis) -> Option<&str> {
         .map(|u| u.trim_end_matches('/'))
 }
 
-fn table(
-    out: &mut String,
-    rows: &[&EndpointCheck],
-    report: &CheckReport,
-    analysis: &Analysis,
-    slugs: Option<&crate::render::Slugs>,
-) {
-    let _ = writeln!(
-        out,
-        "| Endpoint | Median p99 | Baseline | Ratio | Errors | Throughput | Rounds p99 | Verdict |"
-    );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|---|");
-    for e in rows {
-        let f = figures(analysis, &report.run, &e.endpoint);
-        let name = markdown_cell(&e.name);
-        let name = match (site_root(analysis), slugs) {
-            (Some(root), Some(slugs)) if slugs.endpoints.contains_key(&e.endpoint) => {
-                format!(
-                    "[{name}]({root}/endpoints/{}.html)",
-                    slugs.endpoint(&e.endpoint)
-                )
-            }
-            _ => name,
+/// What the comment reads from the analysis besides the report.
+struct Context<'a> {
+    report: &'a CheckReport,
+    analysis: &'a Analysis,
+    /// The site's root and its page names, when `[site] url` is set.
+    site: Option<(&'a str, crate::render::Slugs)>,
+}
+
+impl Context<'_> {
+    /// This endpoint's points up to and including the checked run.
+    fn history(&self, endpoint: &str) -> &[RunPoint] {
+        let Some(e) = self.analysis.endpoints.iter().find(|e| e.id == endpoint) else {
+            return &[];
         };
-        let band = f
-            .band
-            .map(|(lo, hi)| format!("{lo:.1}–{hi:.1}"))
-            .unwrap_or_else(|| "–".into());
-        let _ = writeln!(
-            out,
-            "| {name} | {} | {} | {} | {} | {} | {band} | {} |",
-            ms(e.median_p99_ms),
-            ms(e.baseline_p99_ms),
-            e.ratio
-                .map(|r| format!("×{r:.2}"))
-                .unwrap_or_else(|| "–".into()),
-            percent(f.error_rate),
-            rps(f.throughput_rps),
-            verdict_cell(e.status),
-        );
+        match e.points.iter().position(|p| p.run == self.report.run) {
+            Some(i) => &e.points[..=i],
+            None => &[],
+        }
+    }
+
+    fn name_cell(&self, e: &EndpointCheck) -> String {
+        let name = markdown_cell(&e.name);
+        match &self.site {
+            Some((root, slugs)) if slugs.endpoints.contains_key(&e.endpoint) => format!(
+                "[{name}]({root}/endpoints/{}.html)",
+                slugs.endpoint(&e.endpoint)
+            ),
+            _ => name,
+        }
     }
 }
 
-/// "3 ok, 1 no-baseline": the statuses of `rows`, in status order.
-fn status_counts(rows: &[&EndpointCheck]) -> String {
-    let mut counts: std::collections::BTreeMap<CheckStatus, usize> = Default::default();
+/// The recent run medians as block characters, the checked run last:
+/// enough to see a step or a drift without opening the site. A failed run
+/// (`None`: no latency to draw) is a `✕`, never a fast-looking low bar.
+fn sparkline(medians: &[Option<f64>]) -> String {
+    let recent = &medians[medians.len().saturating_sub(SPARK_RUNS)..];
+    let drawn = || recent.iter().flatten().copied().filter(|v| v.is_finite());
+    let (Some(lo), Some(hi)) = (drawn().reduce(f64::min), drawn().reduce(f64::max)) else {
+        return if recent.is_empty() {
+            "–".into()
+        } else {
+            "✕".repeat(recent.len())
+        };
+    };
+    let top = (SPARK_LEVELS.len() - 1) as f64;
+    recent
+        .iter()
+        .map(|v| match v {
+            Some(v) if v.is_finite() => {
+                let level = if hi > lo {
+                    ((v - lo) / (hi - lo) * top).round() as usize
+                } else {
+                    SPARK_LEVELS.len() / 2
+                };
+                SPARK_LEVELS[level.min(SPARK_LEVELS.len() - 1)]
+            }
+            _ => '✕',
+        })
+        .collect()
+}
+
+/// The run medians the sparkline draws: none for a failed run.
+fn drawn_medians(points: &[RunPoint]) -> Vec<Option<f64>> {
+    points
+        .iter()
+        .map(|p| (p.verdict != Verdict::Failed).then_some(p.median_p99_ms))
+        .collect()
+}
+
+/// The rounds' p99 band (the site's `[min, max]` interval for the
+/// median), with the failed rounds said in bold.
+fn band_cell(e: &EndpointCheck, point: Option<&RunPoint>) -> String {
+    if let Some(f) = &e.figures
+        && f.usable_rounds == 0
+        && !f.failed_rounds.is_empty()
+    {
+        return rounds_cell(e, bold);
+    }
+    let band = point
+        .and_then(|p| p.evidence.band.as_ref())
+        .map(|b| format!("{:.1}–{:.1}", b.low, b.high))
+        .unwrap_or_else(|| "–".into());
+    match e.figures.as_ref().map(|f| f.failed_rounds.len()) {
+        Some(failed) if failed > 0 => format!("{band}, **{failed} failed**"),
+        _ => band,
+    }
+}
+
+/// The table of moved (or folded) endpoints.
+fn endpoint_table(out: &mut String, rows: &[&EndpointCheck], cx: &Context) {
+    let _ = writeln!(
+        out,
+        "| Endpoint | Median p99 | Baseline | Ratio | Errors | Throughput | Rounds p99 (ms) | Trend | Verdict |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|---|---|");
     for e in rows {
-        *counts.entry(e.status).or_default() += 1;
+        let history = cx.history(&e.endpoint);
+        let [p99, _, errors, tput, _] = match &e.figures {
+            Some(f) => figure_cells(f, bold),
+            None => [
+                ms(e.median_p99_ms),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+            ],
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {p99} | {} | {} | {errors} | {tput} | {} | {} | {} |",
+            cx.name_cell(e),
+            ms(e.baseline_p99_ms),
+            ratio(e.ratio),
+            band_cell(e, history.last()),
+            sparkline(&drawn_medians(history)),
+            verdict_cell(e.status),
+        );
+    }
+    out.push('\n');
+}
+
+/// Every endpoint's reason, p90, spread and rounds: what a reviewer opens
+/// the fold for.
+fn reasons_table(out: &mut String, report: &CheckReport) {
+    let _ = writeln!(
+        out,
+        "| Endpoint | Verdict | p90 | Spread | Each round's p99 (ms) | Why |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---|---|");
+    let mut rows: Vec<&EndpointCheck> = report.endpoints.iter().collect();
+    rows.sort_by(|a, b| {
+        a.status
+            .cmp(&b.status)
+            .then_with(|| a.endpoint.cmp(&b.endpoint))
+    });
+    for e in rows {
+        let [_, p90, _, _, spread] = match &e.figures {
+            Some(f) => figure_cells(f, bold),
+            None => Default::default(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            markdown_cell(&e.name),
+            e.status.as_str(),
+            if p90.is_empty() { "–".into() } else { p90 },
+            if spread.is_empty() {
+                "–".into()
+            } else {
+                spread
+            },
+            rounds_cell(e, bold),
+            markdown_cell(&e.reason)
+        );
+    }
+    out.push('\n');
+}
+
+fn capacity_table(out: &mut String, rows: &[CapacityCheck]) {
+    let _ = writeln!(
+        out,
+        "| Step load | Knee | Baseline knee | Ratio | Recommended limit | Verdict |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---|");
+    for c in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            markdown_cell(&c.name),
+            rps(c.knee_rps),
+            rps(c.baseline_knee_rps),
+            ratio(c.ratio),
+            rps(c.limit_rps),
+            verdict_cell(c.status)
+        );
+    }
+    out.push('\n');
+}
+
+/// "3 ok, 1 no-baseline": the statuses of `statuses`, in status order.
+fn status_counts(statuses: impl Iterator<Item = CheckStatus>) -> String {
+    let mut counts: std::collections::BTreeMap<CheckStatus, usize> = Default::default();
+    for s in statuses {
+        *counts.entry(s).or_default() += 1;
     }
     counts
         .iter()
@@ -169,59 +292,29 @@ fn status_counts(rows: &[&EndpointCheck]) -> String {
         .join(", ")
 }
 
-fn capacity_table(out: &mut String, report: &CheckReport) {
+/// The one-line verdict, then what qualifies it (why the gate cannot
+/// vouch, a run-wide shift that looks like the environment).
+fn verdict_lines(out: &mut String, report: &CheckReport) {
+    let icon = match report.outcome {
+        Outcome::Pass => "✅",
+        Outcome::Regression => "❌",
+        Outcome::CannotVouch => "⚠️",
+    };
     let _ = writeln!(
         out,
-        "| Step load | Knee | Baseline knee | Ratio | Recommended limit | Verdict |"
+        "{icon} **perfdash check**: {}\n",
+        markdown_cell(&headline(report))
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---|");
-    for c in &report.capacity {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} |",
-            markdown_cell(&c.name),
-            rps(c.knee_rps),
-            rps(c.baseline_knee_rps),
-            c.ratio
-                .map(|r| format!("×{r:.2}"))
-                .unwrap_or_else(|| "–".into()),
-            rps(c.limit_rps),
-            verdict_cell(c.status)
-        );
+    if let Some(hint) = cannot_vouch_hint(report) {
+        let _ = writeln!(out, "{}\n", markdown_cell(&format!("To fix: {hint}.")));
     }
-    out.push('\n');
+    if let Some(shift) = &report.environment_suspect {
+        let _ = writeln!(out, "> **{}**\n", markdown_cell(&environment_line(shift)));
+    }
 }
 
-/// The pull-request comment for one checked run.
-pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
-    let slugs = site_root(analysis).map(|_| crate::render::Slugs::new(analysis));
-    let mut out = String::new();
-    let _ = writeln!(out, "{MARKER}");
-    let regressions =
-        report.count(CheckStatus::Regression) + report.capacity_count(CheckStatus::Regression);
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
-    let verdict = match report.outcome {
-        Outcome::Pass => format!(
-            "✅ **perfdash: no regression** in run `{}` ({} endpoint{}, policy {})",
-            report.run,
-            report.endpoints.len(),
-            plural(report.endpoints.len()),
-            report.policy
-        ),
-        Outcome::Regression => format!(
-            "❌ **perfdash: {regressions} regression{}** in run `{}` (policy {})",
-            plural(regressions),
-            report.run,
-            report.policy
-        ),
-        Outcome::CannotVouch => format!(
-            "⚠️ **perfdash cannot vouch** for run `{}` (policy {}): `perfdash check --run {}` says why",
-            report.run, report.policy, report.run
-        ),
-    };
-    let _ = writeln!(out, "{verdict}\n");
-
-    // Moved endpoints: regressions first, then by how far they moved.
+/// The endpoints that moved, regressions first, then by how far.
+fn moved_endpoints(report: &CheckReport) -> Vec<&EndpointCheck> {
     let mut shown: Vec<&EndpointCheck> = report
         .endpoints
         .iter()
@@ -231,65 +324,127 @@ pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
         a.status
             .cmp(&b.status)
             .then_with(|| {
-                let far = |e: &EndpointCheck| e.ratio.map(|r| (r.ln()).abs()).unwrap_or(0.0);
+                let far = |e: &EndpointCheck| e.ratio.map(|r| r.ln().abs()).unwrap_or(0.0);
                 far(b).total_cmp(&far(a))
             })
             .then_with(|| a.endpoint.cmp(&b.endpoint))
     });
-    let overflow = shown.split_off(shown.len().min(MAX_VISIBLE_ROWS));
-    if shown.is_empty() {
-        let _ = writeln!(out, "No endpoint moved beyond its line.\n");
-    } else {
-        table(&mut out, &shown, report, analysis, slugs.as_ref());
-        out.push('\n');
-    }
-    for p in report.problems.iter().take(3) {
-        let _ = writeln!(out, "- ⚠️ {}", markdown_cell(p));
-    }
-    if report.problems.len() > 3 {
-        let _ = writeln!(out, "- … and {} more problems", report.problems.len() - 3);
-    }
-    if let Some(root) = site_root(analysis) {
+    shown
+}
+
+fn links_line(out: &mut String, cx: &Context) {
+    if let Some((root, slugs)) = &cx.site {
         let run_link = slugs
-            .as_ref()
-            .and_then(|s| s.runs.get(&report.run))
+            .runs
+            .get(&cx.report.run)
             .map(|slug| format!("[run page]({root}/runs/{slug}.html) · "))
             .unwrap_or_default();
         let _ = writeln!(out, "{run_link}[site]({root}/index.html)\n");
     }
+}
+
+/// The fold: the endpoints not in sight, every endpoint's reasons, the
+/// step-load table when nothing moved there, every problem, the files
+/// not read.
+fn details(out: &mut String, rest: &[&EndpointCheck], cx: &Context, capacity_in_sight: bool) {
+    let report = cx.report;
+    let _ = writeln!(
+        out,
+        "<details><summary>Details of {} endpoint{}: {}</summary>\n",
+        report.endpoints.len(),
+        plural(report.endpoints.len()),
+        status_counts(report.endpoints.iter().map(|e| e.status))
+    );
+    if !rest.is_empty() {
+        endpoint_table(out, rest, cx);
+    }
+    reasons_table(out, report);
+    if !report.capacity.is_empty() && !capacity_in_sight {
+        capacity_table(out, &report.capacity);
+    }
+    if report.problems.len() > MAX_VISIBLE_PROBLEMS {
+        let _ = writeln!(out, "**Problems**\n");
+        for p in &report.problems {
+            let _ = writeln!(out, "- {}", markdown_cell(p));
+        }
+        out.push('\n');
+    }
+    if !report.ignored.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} file{} in this run {} not read, e.g. {}\n",
+            report.ignored.len(),
+            plural(report.ignored.len()),
+            if report.ignored.len() == 1 {
+                "is"
+            } else {
+                "are"
+            },
+            markdown_cell(&report.ignored[0])
+        );
+    }
+    let _ = writeln!(out, "</details>");
+}
+
+/// The pull-request comment (and step summary) for one checked run.
+pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
+    let cx = Context {
+        report,
+        analysis,
+        site: site_root(analysis).map(|root| (root, crate::render::Slugs::new(analysis))),
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{MARKER}");
+    verdict_lines(&mut out, report);
+
+    let mut shown = moved_endpoints(report);
+    let overflow = shown.split_off(shown.len().min(MAX_VISIBLE_ROWS));
+    if shown.is_empty() {
+        let _ = writeln!(out, "No endpoint moved beyond its line.\n");
+    } else {
+        endpoint_table(&mut out, &shown, &cx);
+    }
+    // Step-load verdicts: in sight when one is not ok, folded otherwise.
+    let capacity_in_sight = report.capacity.iter().any(|c| c.status != CheckStatus::Ok);
+    if capacity_in_sight {
+        capacity_table(&mut out, &report.capacity);
+    }
+    if !report.problems.is_empty() {
+        for p in report.problems.iter().take(MAX_VISIBLE_PROBLEMS) {
+            let _ = writeln!(out, "- ⚠️ {}", markdown_cell(p));
+        }
+        if report.problems.len() > MAX_VISIBLE_PROBLEMS {
+            let _ = writeln!(
+                out,
+                "- … and {} more problems (below)",
+                report.problems.len() - MAX_VISIBLE_PROBLEMS
+            );
+        }
+        out.push('\n');
+    }
+    links_line(&mut out, &cx);
 
     let mut rest: Vec<&EndpointCheck> = overflow;
     rest.extend(report.endpoints.iter().filter(|e| !moved(e.status)));
     rest.sort_by(|a, b| a.endpoint.cmp(&b.endpoint));
-    let capacity_moved = report
-        .capacity
-        .iter()
-        .filter(|c| c.status != CheckStatus::Ok)
-        .count();
-    // Step-load verdicts: in sight when one is not ok, folded otherwise.
-    if capacity_moved > 0 {
-        capacity_table(&mut out, report);
-    }
-    if !rest.is_empty() || (!report.capacity.is_empty() && capacity_moved == 0) {
-        let _ = writeln!(
-            out,
-            "<details><summary>{} more endpoint{}{}</summary>\n",
-            rest.len(),
-            plural(rest.len()),
-            if rest.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", status_counts(&rest))
-            }
-        );
-        if !rest.is_empty() {
-            table(&mut out, &rest, report, analysis, slugs.as_ref());
-            out.push('\n');
-        }
-        if !report.capacity.is_empty() && capacity_moved == 0 {
-            capacity_table(&mut out, report);
-        }
-        let _ = writeln!(out, "</details>");
-    }
+    details(&mut out, &rest, &cx, capacity_in_sight);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparkline_scales_from_lowest_to_highest_and_keeps_the_last_runs() {
+        let some = |v: &[f64]| v.iter().copied().map(Some).collect::<Vec<_>>();
+        assert_eq!(sparkline(&some(&[100.0, 100.0, 150.0, 200.0])), "▁▁▅█");
+        assert_eq!(sparkline(&some(&[50.0; 3])), "▅▅▅");
+        assert_eq!(sparkline(&[Some(10.0), None, Some(20.0)]), "▁✕█");
+        assert_eq!(sparkline(&[None, None]), "✕✕");
+        let many: Vec<Option<f64>> = (0..20).map(|i| Some(f64::from(i))).collect();
+        // The last runs, the checked one last: 8..=19 rising to the top.
+        assert_eq!(sparkline(&many), "▁▂▂▃▄▄▅▅▆▇▇█");
+        assert_eq!(sparkline(&[]), "–");
+    }
 }
