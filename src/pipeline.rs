@@ -1,10 +1,12 @@
-//! The whole build as one library call: ingest → analyse → render → write.
+//! The whole build as one library call: ingest → analyse → render → write;
+//! and the gate's: ingest → analyse (as far as the gate reads) → check.
 
 use std::path::PathBuf;
 
-use crate::analyse::analyse;
+use crate::analyse::gate::{CheckOptions, CheckReport, RunSelector, check};
+use crate::analyse::{AnalyseOptions, Analysis, Policy, Scope, analyse, analyse_scoped};
 use crate::error::{Diagnostic, Error};
-use crate::ingest::cache::RoundCache;
+use crate::ingest::cache::{ReadCounts, RoundCache};
 use crate::ingest::{LoadOptions, load_archive_with};
 use crate::render::{RenderOptions, render_site_into};
 use crate::term::escape;
@@ -189,5 +191,133 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         rounds_from_cache: counts.cached,
         cache_files_written: saved.written,
         cache_files_removed: saved.removed,
+    })
+}
+
+/// What `perfdash check` was asked to do.
+#[derive(Debug, Clone)]
+pub struct GateOptions {
+    pub archive: PathBuf,
+    pub run: RunSelector,
+    /// `--base-commit SHA` with `--run` of a branch run: judge it against
+    /// the main baseline as of its merge base (docs/alarms.md).
+    pub base_commit: Option<String>,
+    /// `None`: `[alarms] policy` in perfdash.toml, else the default.
+    pub policy: Option<Policy>,
+    pub check: CheckOptions,
+    /// `--warmup SECONDS`: overrides every warm-up setting for raw rounds.
+    pub warmup: Option<f64>,
+    /// The site folder whose cache (`.perfdash-cache/<name>/` beside it,
+    /// the one `perfdash build --out SITE` keeps) the gate reads and
+    /// refreshes; `None`: no cache.
+    pub site: Option<PathBuf>,
+    /// The build's time (see [`BuildOptions::now`]).
+    pub now: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// The gate's answer and what it was made from.
+#[derive(Debug)]
+pub struct Gated {
+    pub report: CheckReport,
+    /// The analysis the report was read from, computed only as far as
+    /// the gate needs ([`Scope::Gate`]): the pull-request comment reads
+    /// the rounds' figures from it.
+    pub analysis: Analysis,
+    /// Inputs skipped anywhere in the archive (warnings).
+    pub skipped_inputs: usize,
+    /// Things about the cache the user should know (never the verdicts).
+    pub notices: Vec<String>,
+    /// Round files parsed, and round results taken from the cache.
+    pub counts: ReadCounts,
+}
+
+/// Where `--base-commit` puts a branch run's baseline. The same CI step
+/// may run on the main branch too, where the merge base is the run's own
+/// commit: a main run is judged in the main history and the flag is
+/// noted, not refused.
+fn analyse_options(
+    archive: &crate::model::Archive,
+    run: &RunSelector,
+    base_commit: Option<&str>,
+    notices: &mut Vec<String>,
+) -> Result<AnalyseOptions, Error> {
+    let mut options = AnalyseOptions::default();
+    let (RunSelector::Id(run), Some(commit)) = (run, base_commit) else {
+        return Ok(options);
+    };
+    let main = archive.main_branch();
+    if let Some(r) = archive.runs.iter().find(|r| &r.id == run)
+        && r.meta.on_main(main.as_deref())
+    {
+        notices.push(format!(
+            "run '{run}' is a main-branch run, judged in the main history; --base-commit is for runs of other branches"
+        ));
+        return Ok(options);
+    }
+    let base = crate::analyse::merge_base_run(archive, run, commit)?;
+    options.merge_bases.insert(run.to_string(), base);
+    Ok(options)
+}
+
+/// Judges one run under one policy: reads the archive (round results of
+/// unchanged files from the cache, which is content-keyed, so a stale or
+/// missing cache only costs time), analyses only what the gate reads, and
+/// checks. The report is the one a full analysis gives
+/// (`gate_scope_checks_like_the_full_analysis`).
+///
+/// Then it refreshes the cache, as a build of the site would (same folder,
+/// same entries), so that the next check or build is warm: unless
+/// `--warmup` changed the results (they would evict the build's), or a
+/// build holds the site's lock (it writes the cache itself). A failure
+/// there costs only the cache, with a notice.
+pub fn gate(opts: &GateOptions) -> Result<Gated, Error> {
+    if let Some(w) = opts.warmup {
+        crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
+    }
+    let cache = match &opts.site {
+        Some(site) => {
+            let cache = RoundCache::beside_output(site);
+            (!inside_archive(cache.dir(), &opts.archive)?).then_some(cache)
+        }
+        None => None,
+    };
+    let load = LoadOptions {
+        warmup_override: opts.warmup,
+        cache,
+        progress: false,
+        now: opts.now,
+    };
+    let loaded = load_archive_with(&opts.archive, &load)?;
+    let skipped_inputs = loaded.diagnostics.iter().filter(|d| d.is_warning()).count();
+    let policy = opts.policy.unwrap_or(loaded.archive.settings.alarms.policy);
+    let mut notices = Vec::new();
+    let options = analyse_options(
+        &loaded.archive,
+        &opts.run,
+        opts.base_commit.as_deref(),
+        &mut notices,
+    )?;
+    let analysis = analyse_scoped(
+        &loaded.archive,
+        loaded.diagnostics,
+        Scope::Gate(policy),
+        &options,
+    );
+    let report = check(&analysis, &opts.run, policy, &opts.check)?;
+    if let (Some(cache), Some(site), None) = (&load.cache, &opts.site, opts.warmup) {
+        // Never wait for a build: it saves the cache itself.
+        if let Ok(_lock) = OutputLock::acquire(site, WhenLocked::Fail) {
+            cache.save();
+        }
+    }
+    if let Some(cache) = &load.cache {
+        notices.extend(cache.notices());
+    }
+    Ok(Gated {
+        report,
+        analysis,
+        skipped_inputs,
+        notices,
+        counts: loaded.counts,
     })
 }

@@ -570,19 +570,7 @@ pub fn report(
     };
     for endpoint in endpoints {
         let len = endpoint.points.len();
-        let index_of: HashMap<&str, usize> = endpoint
-            .points
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.run.as_str(), i))
-            .collect();
-        // Labels of this endpoint by position, oldest first.
-        let mut labels: Vec<(usize, &TriageLabel)> = triage
-            .iter()
-            .filter(|l| l.endpoint == endpoint.id)
-            .filter_map(|l| index_of.get(l.run.as_str()).map(|&i| (i, l)))
-            .collect();
-        labels.sort_by_key(|(i, _)| *i);
+        let labels = endpoint_labels(endpoint, triage);
 
         let levels = Levels::of(endpoint);
         let judged: Vec<(Policy, Vec<Judgement>)> = Policy::ALL
@@ -611,14 +599,7 @@ pub fn report(
             report.alarms.extend(alarms);
             report.tracks.insert(
                 (endpoint.id.clone(), *policy),
-                PolicyTrack {
-                    judgements,
-                    labels: eps
-                        .iter()
-                        .map(|ep| episode_label(ep, &labels, len).cloned())
-                        .collect(),
-                    episodes: eps.clone(),
-                },
+                track(judgements, eps.clone(), &labels, len),
             );
         }
         report.endpoints.push(EndpointAlarms {
@@ -639,6 +620,70 @@ pub fn report(
         (&a.endpoint, a.policy, a.started_at).cmp(&(&b.endpoint, b.policy, b.started_at))
     });
     report
+}
+
+/// The alarm report `perfdash check` reads ([`super::Scope::Gate`]): the
+/// human labels, and each endpoint's track under the one gated policy,
+/// made exactly as [`report`] makes it. Alarms, accounting and the other
+/// policies are left empty: no page is rendered from it.
+pub fn gate_report(
+    endpoints: &[EndpointAnalysis],
+    triage: &[TriageLabel],
+    settings: &Settings,
+    policy: Policy,
+) -> AlarmReport {
+    let mut report = AlarmReport {
+        weeks: history_weeks(endpoints),
+        labels: triage.to_vec(),
+        ..Default::default()
+    };
+    for endpoint in endpoints {
+        let labels = endpoint_labels(endpoint, triage);
+        let levels = Levels::of(endpoint);
+        let judgements = policy.judge(endpoint, settings);
+        let eps = episodes(&judgements, &levels, &settings.alarms);
+        report.tracks.insert(
+            (endpoint.id.clone(), policy),
+            track(judgements, eps, &labels, endpoint.points.len()),
+        );
+    }
+    report
+}
+
+/// One endpoint's triage labels by position in its points, oldest first.
+fn endpoint_labels<'a>(
+    endpoint: &EndpointAnalysis,
+    triage: &'a [TriageLabel],
+) -> Vec<(usize, &'a TriageLabel)> {
+    let index_of: HashMap<&str, usize> = endpoint
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.run.as_str(), i))
+        .collect();
+    let mut labels: Vec<(usize, &TriageLabel)> = triage
+        .iter()
+        .filter(|l| l.endpoint == endpoint.id)
+        .filter_map(|l| index_of.get(l.run.as_str()).map(|&i| (i, l)))
+        .collect();
+    labels.sort_by_key(|(i, _)| *i);
+    labels
+}
+
+fn track(
+    judgements: Vec<Judgement>,
+    episodes: Vec<Episode>,
+    labels: &[(usize, &TriageLabel)],
+    len: usize,
+) -> PolicyTrack {
+    PolicyTrack {
+        judgements,
+        labels: episodes
+            .iter()
+            .map(|ep| episode_label(ep, labels, len).cloned())
+            .collect(),
+        episodes,
+    }
 }
 
 fn make_alarm(

@@ -354,19 +354,52 @@ impl RunPoint {
     }
 }
 
+/// How much of the analysis to compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything the site shows: every policy side by side (the weekly
+    /// page compares them all), profiles, change points, comparisons.
+    Site,
+    /// What `perfdash check` reads to judge one run under one policy:
+    /// every endpoint's verdicts and baselines, the run-wide shifts, the
+    /// step-load results and this policy's alarm track ([`gate`]). The
+    /// other policies, flame-graph attribution, change points for the
+    /// charts, comparisons and releases are left empty.
+    Gate(Policy),
+}
+
 /// Analyses an archive. Deterministic: the same archive gives the same
 /// analysis.
 pub fn analyse(archive: &Archive, diagnostics: Vec<Diagnostic>) -> Analysis {
-    analyse_with(archive, diagnostics, &AnalyseOptions::default())
+    analyse_scoped(
+        archive,
+        diagnostics,
+        Scope::Site,
+        &AnalyseOptions::default(),
+    )
 }
 
 /// [`analyse`], with branch runs judged as of the merge bases given.
 pub fn analyse_with(
     archive: &Archive,
+    diagnostics: Vec<Diagnostic>,
+    options: &AnalyseOptions,
+) -> Analysis {
+    analyse_scoped(archive, diagnostics, Scope::Site, options)
+}
+
+/// [`analyse_with`], computing only what `scope` needs. A [`Scope::Gate`]
+/// analysis gives `perfdash check` the same report as a full one (the
+/// test `gate_scope_checks_like_the_full_analysis` compares them on every
+/// run and policy of the demo archive).
+pub fn analyse_scoped(
+    archive: &Archive,
     mut diagnostics: Vec<Diagnostic>,
+    scope: Scope,
     options: &AnalyseOptions,
 ) -> Analysis {
     let settings = &archive.settings;
+    let site = scope == Scope::Site;
     // Loading the settings (ingest::settings) compiled these rules, so this only fails for
     // settings built in code.
     let classifier = match crate::profile::Classifier::new(&settings.profiles) {
@@ -414,7 +447,7 @@ pub fn analyse_with(
                 .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, &e.rounds)))
                 .collect();
             let mut judged = judge_series(&id, &series, archive, &history, threshold_ratio);
-            if let Some(classifier) = &classifier {
+            if let Some(classifier) = classifier.as_ref().filter(|_| site) {
                 attribution::attach_profiles(
                     &id,
                     &mut judged,
@@ -426,7 +459,10 @@ pub fn analyse_with(
             let (points, mut branch_points): (Vec<RunPoint>, Vec<RunPoint>) =
                 judged.into_iter().partition(|p| history.main[p.run_index]);
             branch_points.sort_by_key(|p| p.run_index);
-            let change_points = changepoint::endpoint_change_points(&points, &settings.changepoint);
+            let change_points = match site {
+                true => changepoint::endpoint_change_points(&points, &settings.changepoint),
+                false => Vec::new(),
+            };
             EndpointAnalysis {
                 name: settings.endpoint_name(&id),
                 id,
@@ -452,10 +488,29 @@ pub fn analyse_with(
             run.host_changed = changed;
         }
     }
-    let alarms = alarms::report(&endpoints, &runs, &archive.triage, settings);
     // Capacity baselines and environment markers belong to the main
     // history too.
     let main_archive = history.main_archive(archive);
+    let capacity = capacity::analyse_capacity(&main_archive);
+    if let Scope::Gate(policy) = scope {
+        return Analysis {
+            settings: settings.clone(),
+            main_branch: archive.main_branch(),
+            alarms: alarms::gate_report(&endpoints, &archive.triage, settings, policy),
+            runs,
+            endpoints,
+            diagnostics,
+            environment_changes: Vec::new(),
+            comparisons: Vec::new(),
+            releases: compare::ReleaseHistory {
+                endpoints: Vec::new(),
+                releases: Vec::new(),
+            },
+            capacity,
+            annotations: archive.annotations.clone(),
+        };
+    }
+    let alarms = alarms::report(&endpoints, &runs, &archive.triage, settings);
     let environment_changes = comparability::environment_changes(&main_archive.runs);
     let (comparisons, compare_diagnostics) = compare::site_comparisons(archive);
     diagnostics.extend(compare_diagnostics);
@@ -469,7 +524,7 @@ pub fn analyse_with(
         environment_changes,
         comparisons,
         releases: compare::release_history(archive),
-        capacity: capacity::analyse_capacity(&main_archive),
+        capacity,
         annotations: archive.annotations.clone(),
     }
 }

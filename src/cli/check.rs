@@ -6,9 +6,9 @@ use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::outcome_exit_code;
-use crate::analyse::gate::{CheckOptions, RunSelector, check};
-use crate::analyse::{AnalyseOptions, Policy, analyse_with, merge_base_run};
-use crate::ingest::{LoadOptions, load_archive_with};
+use crate::analyse::Policy;
+use crate::analyse::gate::{CheckOptions, RunSelector};
+use crate::pipeline::GateOptions;
 use crate::report::check::{CheckFormat, render};
 
 #[derive(Debug, Args)]
@@ -42,38 +42,20 @@ pub struct CheckArgs {
     /// setting in perfdash.toml and run.toml.
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<f64>,
+    /// The site folder `perfdash build --out` writes: the gate reads the
+    /// cache kept beside it (`.perfdash-cache/<name>/`) and refreshes it
+    /// (docs/ci.md).
+    #[arg(long, value_name = "DIR", default_value = "site")]
+    pub site: PathBuf,
+    /// Read every round file instead of using the cache, and write none
+    /// (the verdicts are the same either way).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Judge the run even when an endpoint has fewer usable rounds than
     /// expected (reported as `insufficient`); without it the gate cannot
     /// vouch for such a run and exits 2.
     #[arg(long)]
     pub allow_insufficient: bool,
-}
-
-/// Where `--base-commit` puts a branch run's baseline. The same CI step
-/// may run on the main branch too, where the merge base is the run's own
-/// commit: a main run is judged in the main history and the flag is
-/// noted, not refused.
-fn analyse_options(
-    archive: &crate::model::Archive,
-    run: Option<&str>,
-    base_commit: Option<String>,
-) -> anyhow::Result<AnalyseOptions> {
-    let mut options = AnalyseOptions::default();
-    let (Some(run), Some(commit)) = (run, base_commit) else {
-        return Ok(options);
-    };
-    let main = archive.main_branch();
-    if let Some(r) = archive.runs.iter().find(|r| r.id == run)
-        && r.meta.on_main(main.as_deref())
-    {
-        eprintln!(
-            "note: run '{run}' is a main-branch run, judged in the main history; --base-commit is for runs of other branches"
-        );
-        return Ok(options);
-    }
-    let base = merge_base_run(archive, run, &commit)?;
-    options.merge_bases.insert(run.to_string(), base);
-    Ok(options)
 }
 
 /// `--policy` accepts exactly the policy names, listed in `--help`.
@@ -83,32 +65,26 @@ pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
 }
 
 pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
-    if let Some(w) = args.warmup {
-        crate::config::check_warmup("--warmup", w).map_err(crate::error::Error::Usage)?;
-    }
-    let loaded = load_archive_with(
-        &args.archive,
-        &LoadOptions {
-            warmup_override: args.warmup,
-            ..Default::default()
+    let gated = crate::pipeline::gate(&GateOptions {
+        archive: args.archive,
+        run: match args.run {
+            Some(id) => RunSelector::Id(id),
+            None => RunSelector::Latest,
         },
-    )?;
-    let elsewhere = loaded.diagnostics.iter().filter(|d| d.is_warning()).count();
-    let options = analyse_options(&loaded.archive, args.run.as_deref(), args.base_commit)?;
-    let analysis = analyse_with(&loaded.archive, loaded.diagnostics, &options);
-    let which = match args.run {
-        Some(id) => RunSelector::Id(id),
-        None => RunSelector::Latest,
-    };
-    let policy = args.policy.unwrap_or(analysis.settings.alarms.policy);
-    let report = check(
-        &analysis,
-        &which,
-        policy,
-        &CheckOptions {
+        base_commit: args.base_commit,
+        policy: args.policy,
+        check: CheckOptions {
             allow_insufficient: args.allow_insufficient,
         },
-    )?;
+        warmup: args.warmup,
+        site: (!args.no_cache).then_some(args.site),
+        now: None,
+    })?;
+    for notice in &gated.notices {
+        eprintln!("note: {}", crate::term::escape(notice));
+    }
+    let (report, analysis) = (&gated.report, &gated.analysis);
+    let elsewhere = gated.skipped_inputs;
     if elsewhere > report.problems.len() {
         eprintln!(
             "warning: {} input(s) skipped in the archive; `perfdash build --verbose` lists them",
@@ -116,7 +92,7 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
         );
     }
     let code = outcome_exit_code(report.outcome);
-    let text = render(&report, &analysis, args.format, code);
+    let text = render(report, analysis, args.format, code);
     out!("{text}")?;
     Ok(code)
 }

@@ -15,7 +15,9 @@ pub struct DemoArgs {
     /// The random seed; the default reproduces the bundled archive byte for byte.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
-    /// Weeks of history (three runs a week); the bundled archive has the default.
+    /// Weeks of history (three runs a week); the bundled archive has the
+    /// default. Every length ends where the bundled history ends
+    /// (November 2026), so no run is dated in the future.
     #[arg(long)]
     pub weeks: Option<u32>,
     /// Endpoints: the story's 12 (the default), and beyond that copies of
@@ -29,13 +31,14 @@ pub struct DemoArgs {
 
 pub(super) fn run(args: DemoArgs) -> anyhow::Result<u8> {
     let defaults = DemoOptions::default();
+    let weeks = args.weeks.unwrap_or(defaults.weeks);
     let opts = DemoOptions {
         seed: args.seed,
-        weeks: args.weeks.unwrap_or(defaults.weeks),
         endpoints: args.endpoints.unwrap_or(defaults.endpoints),
         profiles: !args.no_profiles,
         ..defaults
-    };
+    }
+    .with_weeks_ending_like_bundled(weeks);
     let report = generate(&args.out, &opts)?;
     eprintln!(
         "wrote {} ({} runs, {} endpoints, {} files, {} bytes)",

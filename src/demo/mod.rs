@@ -67,15 +67,43 @@ pub struct DemoOptions {
     pub endpoints: usize,
 }
 
+/// The bundled archive's first day and length: its history ends in the
+/// week of 2026-11-23, before the day it was first generated.
+const BUNDLED_START: (i32, u32, u32) = (2026, 6, 1);
+const BUNDLED_WEEKS: u32 = 26;
+
 impl Default for DemoOptions {
     fn default() -> Self {
         DemoOptions {
             seed: DEFAULT_SEED,
-            start: NaiveDate::from_ymd_opt(2026, 6, 1).expect("a valid date"),
-            weeks: 26,
+            start: bundled_start(),
+            weeks: BUNDLED_WEEKS,
             rounds: 5,
             profiles: true,
             endpoints: ENDPOINTS.len(),
+        }
+    }
+}
+
+fn bundled_start() -> NaiveDate {
+    let (y, m, d) = BUNDLED_START;
+    NaiveDate::from_ymd_opt(y, m, d).expect("a valid date")
+}
+
+impl DemoOptions {
+    /// A history of `weeks` weeks that ends in the week the bundled
+    /// archive ends (a fixed, past date), so that any length is dated
+    /// before today: a history running past the files' time would have its
+    /// newest runs taken for a clock set ahead (time trust) and never be
+    /// "the latest". A fixed end, rather than "now", keeps the same
+    /// options giving the same bytes on any day. 26 weeks is the bundled
+    /// archive itself.
+    pub fn with_weeks_ending_like_bundled(self, weeks: u32) -> DemoOptions {
+        let shift = 7 * (i64::from(weeks) - i64::from(BUNDLED_WEEKS));
+        DemoOptions {
+            start: bundled_start() - chrono::Duration::days(shift),
+            weeks,
+            ..self
         }
     }
 }

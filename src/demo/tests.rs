@@ -962,3 +962,43 @@ fn run_ids(text: &str) -> Vec<&str> {
         .map(|i| &text[i..i + shape.len()])
         .collect()
 }
+
+#[test]
+fn a_longer_history_ends_where_the_bundled_one_ends() {
+    // `perfdash demo --weeks 60` used to date its runs until well after
+    // today, and time trust took the newest for a clock set ahead.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = DemoOptions {
+        endpoints: 2,
+        profiles: false,
+        ..DemoOptions::default()
+    }
+    .with_weeks_ending_like_bundled(60);
+    assert_eq!(opts.weeks, 60);
+    let report = generate(dir.path(), &opts).unwrap();
+    assert_eq!(report.runs, 180);
+    let bundled_last = bundled_analysis().runs.last().unwrap().started_at;
+    // The day after the bundled history's last run: any later "now" (the
+    // wall clock today) trusts them too.
+    let now = bundled_last + chrono::Duration::days(1);
+    let loaded = crate::ingest::load_archive_with(
+        dir.path(),
+        &crate::ingest::LoadOptions {
+            now: Some(now),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let runs = &loaded.archive.runs;
+    assert_eq!(runs.len(), 180);
+    assert_eq!(runs.last().unwrap().started_at, bundled_last);
+    assert!(
+        runs.iter().all(|r| r.untrusted_time.is_none()),
+        "every run is dated before the build"
+    );
+    // The default length is the bundled archive itself.
+    assert_eq!(
+        DemoOptions::default().with_weeks_ending_like_bundled(26),
+        DemoOptions::default()
+    );
+}
