@@ -400,37 +400,9 @@ pub fn analyse_scoped(
 ) -> Analysis {
     let settings = &archive.settings;
     let site = scope == Scope::Site;
-    // Loading the settings (ingest::settings) compiled these rules, so this only fails for
-    // settings built in code.
-    let classifier = match crate::profile::Classifier::new(&settings.profiles) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            diagnostics.push(Diagnostic {
-                kind: crate::error::DiagnosticKind::Ignored,
-                path: crate::config::SETTINGS_FILE.to_string(),
-                line: None,
-                message: format!("profiles: {e}; profiles are not classified"),
-            });
-            None
-        }
-    };
+    let classifier = profile_classifier(settings, &mut diagnostics);
     let history = History::of(archive, options);
-    let mut runs: Vec<RunInfo> = archive
-        .runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| RunInfo {
-            id: r.id.clone(),
-            started_at: r.started_at,
-            meta: r.meta.clone(),
-            problems: r.problems.clone(),
-            untrusted_time: r.untrusted_time.clone(),
-            environment_suspect: None,
-            branch: history.branch_base(archive, i),
-            series: (!settings.analysis.series_by.is_empty()).then(|| history.series[i].describe()),
-            host_changed: None,
-        })
-        .collect();
+    let mut runs = run_infos(archive, &history);
 
     // Endpoints are independent of each other until the run-wide steps
     // below: one task each, on every core; `collect` keeps the id order,
@@ -527,6 +499,50 @@ pub fn analyse_scoped(
         capacity,
         annotations: archive.annotations.clone(),
     }
+}
+
+/// The frame classifier of `[profiles]`. Loading the settings
+/// (ingest::settings) compiled these rules, so this only fails for
+/// settings built in code: then profiles are not classified, and a
+/// diagnostic says so.
+fn profile_classifier(
+    settings: &crate::config::Settings,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<crate::profile::Classifier> {
+    match crate::profile::Classifier::new(&settings.profiles) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            diagnostics.push(Diagnostic {
+                kind: crate::error::DiagnosticKind::Ignored,
+                path: crate::config::SETTINGS_FILE.to_string(),
+                line: None,
+                message: format!("profiles: {e}; profiles are not classified"),
+            });
+            None
+        }
+    }
+}
+
+/// One [`RunInfo`] per run of the archive, in archive order; the run-wide
+/// findings (environment suspect, host changed) are filled in later.
+fn run_infos(archive: &Archive, history: &History) -> Vec<RunInfo> {
+    let series_by = !archive.settings.analysis.series_by.is_empty();
+    archive
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| RunInfo {
+            id: r.id.clone(),
+            started_at: r.started_at,
+            meta: r.meta.clone(),
+            problems: r.problems.clone(),
+            untrusted_time: r.untrusted_time.clone(),
+            environment_suspect: None,
+            branch: history.branch_base(archive, i),
+            series: series_by.then(|| history.series[i].describe()),
+            host_changed: None,
+        })
+        .collect()
 }
 
 /// Which runs form the main history, the series of each run, and when
