@@ -70,7 +70,7 @@ record() {  # step 1: five rounds of k6, filed as one run; more options in "$@"
 echo "== history: four runs on main, service at 5 ms"
 start_service 5
 for day in 24 25 26 27; do
-  github "main000$day" main
+  github "c0ffee00$day" main
   record "2026-11-${day}T03:00:00Z" 2>/dev/null
 done
 
@@ -95,12 +95,14 @@ ls "$archive/runs/$run/order-list"
 
 echo "== step 2: check"
 set +e
-"$perfdash" check --archive "$archive" --run "$run"; status=$?
+# The pull request branched off main at the commit of the 26th's run.
+base=(--base-commit c0ffee0026)
+"$perfdash" check --archive "$archive" --run "$run" "${base[@]}"; status=$?
 echo "check exit code: $status"
 echo "== step 3: the comment"
-"$perfdash" check --archive "$archive" --run "$run" --format markdown > "$work/comment.md"
+"$perfdash" check --archive "$archive" --run "$run" "${base[@]}" --format markdown > "$work/comment.md"
 cat "$work/comment.md"
-"$perfdash" check --archive "$archive" --run "$run" --format markdown > "$work/again.md"
+"$perfdash" check --archive "$archive" --run "$run" "${base[@]}" --format markdown > "$work/again.md"
 cmp "$work/comment.md" "$work/again.md" && echo "(the same comment twice, byte for byte)"
 set -e
 echo "== step 4: build"

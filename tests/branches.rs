@@ -194,6 +194,21 @@ fn a_branch_run_is_judged_against_main_at_its_merge_base() {
         md.contains("judged against the main (main) baseline as of run m2"),
         "{md}"
     );
+
+    // The comment's row of a regressed branch run has its rounds' band and
+    // a trend of the main history up to its anchor, then itself: a branch
+    // run is not in the main points, and these cells once said "–".
+    let (_, md, _) = a.check(&["--run", "pr-42", "--format", "markdown"]);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| ") && l.contains("regression"))
+        .unwrap_or_else(|| panic!("no regressed row in\n{md}"));
+    let cells: Vec<&str> = row.split(" | ").collect();
+    let (band, trend) = (cells[cells.len() - 3], cells[cells.len() - 2]);
+    assert_ne!(band.trim(), "–", "{row}");
+    // m0..m7 (its anchor is m7, the last main run before it) and the
+    // branch run: nine medians drawn.
+    assert_eq!(trend.trim().chars().count(), 9, "{row}");
 }
 
 #[test]

@@ -108,15 +108,28 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// This endpoint's points up to and including the checked run.
-    fn history(&self, endpoint: &str) -> &[RunPoint] {
+    /// This endpoint's points up to and including the checked run. A
+    /// branch run's history is the main history up to the main run it was
+    /// judged after (its merge base), then the branch run itself.
+    fn history(&self, endpoint: &str) -> Vec<&RunPoint> {
         let Some(e) = self.analysis.endpoints.iter().find(|e| e.id == endpoint) else {
-            return &[];
+            return Vec::new();
         };
-        match e.points.iter().position(|p| p.run == self.report.run) {
-            Some(i) => &e.points[..=i],
-            None => &[],
+        if let Some(i) = e.points.iter().position(|p| p.run == self.report.run) {
+            return e.points[..=i].iter().collect();
         }
+        let Some(branch_point) = e.branch_points.iter().find(|p| p.run == self.report.run) else {
+            return Vec::new();
+        };
+        let anchor = self.report.branch.as_ref().and_then(|b| b.main_run_index);
+        let before = match anchor {
+            Some(a) => e.points.partition_point(|p| p.run_index <= a),
+            None => 0,
+        };
+        e.points[..before]
+            .iter()
+            .chain(std::iter::once(branch_point))
+            .collect()
     }
 
     fn name_cell(&self, e: &EndpointCheck) -> String {
@@ -162,7 +175,7 @@ fn sparkline(medians: &[Option<f64>]) -> String {
 }
 
 /// The run medians the sparkline draws: none for a failed run.
-fn drawn_medians(points: &[RunPoint]) -> Vec<Option<f64>> {
+fn drawn_medians(points: &[&RunPoint]) -> Vec<Option<f64>> {
     points
         .iter()
         .map(|p| (p.verdict != Verdict::Failed).then_some(p.median_p99_ms))
@@ -213,8 +226,8 @@ fn endpoint_table(out: &mut String, rows: &[&EndpointCheck], cx: &Context) {
             cx.name_cell(e),
             ms(e.baseline_p99_ms),
             ratio(e.ratio),
-            band_cell(e, history.last()),
-            sparkline(&drawn_medians(history)),
+            band_cell(e, history.last().copied()),
+            sparkline(&drawn_medians(&history)),
             verdict_cell(e.status),
         );
     }
