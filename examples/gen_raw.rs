@@ -9,9 +9,11 @@
 //! ```
 //!
 //! `ndjson-shuffled` writes the very same records as `ndjson`, every Point
-//! with its keys in one of several other orders (as `jq` or another JSON
-//! tool re-serialising the file may leave them), so both give the same
-//! statistics.
+//! line (all 13 metrics) with its keys in another order: rotated or reversed as a JSON tool re-serialising the
+//! file may leave them, sorted as `jq -S -c` writes them, or sorted with a
+//! space after every colon and comma as Python's `json.dumps(sort_keys=True)`
+//! writes them. The records are the same as in `ndjson` (the file ends at
+//! the size asked for, so it holds a few fewer of them).
 
 use std::io::{BufWriter, Write};
 
@@ -112,19 +114,12 @@ fn ndjson(
                     "{{\"type\":\"Metric\",\"data\":{{\"name\":\"{metric}\",\"type\":\"{kind}\",\"contains\":\"time\",\"thresholds\":[],\"submetrics\":null}},\"metric\":\"{metric}\"}}\n"
                 ));
             }
-            let point = match (shuffled, layout.next() % 3) {
-                (false, _) => format!(
+            let point = if shuffled {
+                point_in_another_order(metric, &time, value, &tags, layout.next())
+            } else {
+                format!(
                     "{{\"metric\":\"{metric}\",\"type\":\"Point\",\"data\":{{\"time\":\"{time}\",\"value\":{value},\"tags\":{tags}}}}}\n"
-                ),
-                (true, 0) => format!(
-                    "{{\"type\":\"Point\",\"data\":{{\"tags\":{tags},\"value\":{value},\"time\":\"{time}\"}},\"metric\":\"{metric}\"}}\n"
-                ),
-                (true, 1) => format!(
-                    "{{\"data\":{{\"value\":{value},\"time\":\"{time}\",\"tags\":{tags}}},\"metric\":\"{metric}\",\"type\":\"Point\"}}\n"
-                ),
-                (true, _) => format!(
-                    "{{\"metric\":\"{metric}\",\"data\":{{\"time\":\"{time}\",\"tags\":{tags},\"value\":{value}}},\"type\":\"Point\"}}\n"
-                ),
+                )
             };
             line.push_str(&point);
             out.write_all(line.as_bytes())?;
@@ -133,14 +128,46 @@ fn ndjson(
         first = false;
         let iter_tags = "{\"group\":\"\",\"scenario\":\"default\"}";
         line.clear();
-        line.push_str(&format!(
-            "{{\"metric\":\"iteration_duration\",\"type\":\"Point\",\"data\":{{\"time\":\"{time}\",\"value\":{},\"tags\":{iter_tags}}}}}\n{{\"metric\":\"iterations\",\"type\":\"Point\",\"data\":{{\"time\":\"{time}\",\"value\":1,\"tags\":{iter_tags}}}}}\n",
-            duration + 0.3
-        ));
+        for (metric, value) in [("iteration_duration", duration + 0.3), ("iterations", 1.0)] {
+            line.push_str(&if shuffled {
+                point_in_another_order(metric, &time, value, iter_tags, layout.next())
+            } else {
+                format!(
+                    "{{\"metric\":\"{metric}\",\"type\":\"Point\",\"data\":{{\"time\":\"{time}\",\"value\":{value},\"tags\":{iter_tags}}}}}\n"
+                )
+            });
+        }
         out.write_all(line.as_bytes())?;
         written += line.len() as u64;
     }
     Ok(written)
+}
+
+/// One Point line in one of five key orders other than k6's, `pick`
+/// choosing which.
+fn point_in_another_order(metric: &str, time: &str, value: f64, tags: &str, pick: u64) -> String {
+    match pick % 5 {
+        0 => format!(
+            "{{\"type\":\"Point\",\"data\":{{\"tags\":{tags},\"value\":{value},\"time\":\"{time}\"}},\"metric\":\"{metric}\"}}\n"
+        ),
+        1 => format!(
+            "{{\"data\":{{\"value\":{value},\"time\":\"{time}\",\"tags\":{tags}}},\"metric\":\"{metric}\",\"type\":\"Point\"}}\n"
+        ),
+        2 => format!(
+            "{{\"metric\":\"{metric}\",\"data\":{{\"time\":\"{time}\",\"tags\":{tags},\"value\":{value}}},\"type\":\"Point\"}}\n"
+        ),
+        // jq -S -c: keys sorted at every level (the tags already are).
+        3 => format!(
+            "{{\"data\":{{\"tags\":{tags},\"time\":\"{time}\",\"value\":{value}}},\"metric\":\"{metric}\",\"type\":\"Point\"}}\n"
+        ),
+        // Python json.dumps(sort_keys=True).
+        _ => {
+            let tags = tags.replace("\":", "\": ").replace("\",\"", "\", \"");
+            format!(
+                "{{\"data\": {{\"tags\": {tags}, \"time\": \"{time}\", \"value\": {value}}}, \"metric\": \"{metric}\", \"type\": \"Point\"}}\n"
+            )
+        }
+    }
 }
 
 fn jtl(out: &mut impl Write, target: u64, rng: &mut Rng) -> std::io::Result<u64> {
