@@ -15,12 +15,21 @@ BIN=target/release/perfdash
 GEN=target/release/examples/gen_raw
 [ -f "$WORK/big.ndjson" ] || "$GEN" ndjson "$MB" "$WORK/big.ndjson"
 [ -f "$WORK/shuffled.ndjson" ] || "$GEN" ndjson-shuffled "$MB" "$WORK/shuffled.ndjson"
+# Worst case for the line scan: nothing but duration Points (what
+# `jq -c 'select(.metric == "http_req_duration")'` leaves), repeated 12 times (about the size of the others).
+for f in big shuffled; do
+  if [ ! -f "$WORK/$f-durations.ndjson" ]; then
+    grep '"http_req_duration"' "$WORK/$f.ndjson" | grep -v '"Metric"' > "$WORK/$f-durations.one"
+    for _ in $(seq 12); do cat "$WORK/$f-durations.one"; done > "$WORK/$f-durations.ndjson"
+    rm "$WORK/$f-durations.one"
+  fi
+done
 [ -f "$WORK/big.jtl" ] || "$GEN" jtl "$MB" "$WORK/big.jtl"
 [ -f "$WORK/big.ndjson.gz" ] || gzip -1 -k -c "$WORK/big.ndjson" > "$WORK/big.ndjson.gz"
 ls -l "$WORK"
 
 # Warm the page cache so both tools read from memory.
-cat "$WORK/big.ndjson" "$WORK/shuffled.ndjson" "$WORK/big.jtl" > /dev/null
+cat "$WORK"/*.ndjson "$WORK/big.jtl" > /dev/null
 
 # The same p99: successful http_req_duration samples, no warm-up, linear
 # interpolation between closest ranks (k6's definition). perfdash's
@@ -59,11 +68,13 @@ echo "== NDJSON in other key orders (same records), one core =="
 RAYON_NUM_THREADS=1 hyperfine --warmup 1 --runs 5 \
   --command-name "perfdash inspect (NDJSON, k6 key order)" "$PD $WORK/big.ndjson" \
   --command-name "perfdash inspect (NDJSON, shuffled keys)" "$PD $WORK/shuffled.ndjson" \
+  --command-name "perfdash inspect (duration Points only, k6 key order)" "$PD $WORK/big-durations.ndjson" \
+  --command-name "perfdash inspect (duration Points only, shuffled keys)" "$PD $WORK/shuffled-durations.ndjson" \
   --export-json "$WORK/shuffled.json"
-python3 - "$WORK/shuffled.json" "$WORK/shuffled.ndjson" <<'PY2'
+python3 - "$WORK/shuffled.json" "$WORK/big.ndjson" "$WORK/shuffled.ndjson" "$WORK/big-durations.ndjson" "$WORK/shuffled-durations.ndjson" <<'PY2'
 import json, os, sys
-size = os.path.getsize(sys.argv[2])
-for r in json.load(open(sys.argv[1]))["results"]:
+for r, f in zip(json.load(open(sys.argv[1]))["results"], sys.argv[2:]):
+    size = os.path.getsize(f)
     cpu = r["user"] + r["system"]
     print(f"{r['command']}: median {r['median']:.3f} s, {cpu:.3f} CPU-s = {size / cpu / 1e9:.2f} GB/s per core")
 PY2
