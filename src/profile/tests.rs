@@ -1282,3 +1282,62 @@ fn absurd_counts_and_periods_are_refused_with_their_line() {
         "java;main 2500000\n"
     );
 }
+
+/// The classifier memoises each frame's flags across profiles (issue 18:
+/// the same frames recur in every profile of an archive). One classifier
+/// that has already seen every other profile must still give each stack
+/// the category that matching every frame afresh gives, for the real
+/// third-party profiles (skipped without ../shared/fixtures) and the
+/// recorded py-spy ones, with the default rules and with application
+/// prefixes.
+#[test]
+fn memoised_frame_flags_classify_like_matching_afresh() {
+    let mut profiles = vec![
+        pyspy("normal.collapsed"),
+        pyspy("regressed.collapsed"),
+        shop("v1.folded"),
+        shop("v2.folded"),
+    ];
+    if let Some(dir) = fixtures() {
+        for rel in [
+            "FlameGraph/example-perf-stacks.txt.gz",
+            "FlameGraph/test/perf-dd-stacks-01.txt",
+            "async-profiler/.assets/html/flamegraph.html",
+            "async-profiler@v2.9/demo/flamegraph.html",
+            "async-profiler@v3.0/demo/flamegraph.html",
+            "inferno/tests/data/collapse-recursive/basic.txt",
+        ] {
+            profiles.push(parse_fixture(&dir, rel));
+        }
+    }
+    let settings = [
+        ProfileSettings::default(),
+        ProfileSettings {
+            application_prefixes: vec!["orders_service.".into(), "shop.".into(), "java/".into()],
+            ..ProfileSettings::default()
+        },
+    ];
+    for settings in &settings {
+        // Every frame matched afresh, once per profile.
+        let expected: Vec<Vec<Category>> = profiles
+            .iter()
+            .map(|p| {
+                let fresh = Classifier::new(settings).unwrap();
+                p.stacks.keys().map(|s| fresh.classify_stack(s)).collect()
+            })
+            .collect();
+        let shared = Classifier::new(settings).unwrap();
+        // Twice over every profile: the second pass finds every frame in
+        // the memo, filled by all the profiles.
+        for pass in 0..2 {
+            for (p, expected) in profiles.iter().zip(&expected) {
+                let got: Vec<Category> = shared
+                    .stack_categories(p)
+                    .into_iter()
+                    .map(|(_, _, c)| c)
+                    .collect();
+                assert_eq!(&got, expected, "pass {pass}");
+            }
+        }
+    }
+}

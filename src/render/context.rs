@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use super::Slugs;
 use super::format as f;
+use crate::analyse::alarms::Alarm;
 use crate::analyse::evidence::SuspectRange;
 use crate::analyse::{Analysis, EndpointAnalysis, RunInfo, RunPoint};
 
@@ -18,6 +19,15 @@ pub struct Ctx<'a> {
     pub analysis: &'a Analysis,
     pub slugs: &'a Slugs,
     runs: HashMap<&'a str, &'a RunInfo>,
+    /// The site policy's (`[alarms] policy`) alarms by (endpoint, candidate
+    /// run), the first of each: every run page looked each endpoint's up
+    /// in the whole list (120 endpoints × 468 runs × thousands of alarms).
+    alarm_at: HashMap<(&'a str, &'a str), &'a Alarm>,
+    /// The site policy's alarms of each endpoint, in the report's order.
+    endpoint_alarms: HashMap<&'a str, Vec<&'a Alarm>>,
+    /// Each run's points (a branch run's are its branch points), in
+    /// endpoint order, the first point of each endpoint.
+    run_points: Vec<Vec<(&'a EndpointAnalysis, &'a RunPoint)>>,
 }
 
 /// A commit as the site shows it: a short hash, the full one in its
@@ -63,11 +73,49 @@ pub struct UntrustedRun {
 
 impl<'a> Ctx<'a> {
     pub fn new(analysis: &'a Analysis, slugs: &'a Slugs) -> Ctx<'a> {
+        let mut alarm_at = HashMap::new();
+        let mut endpoint_alarms: HashMap<&str, Vec<&Alarm>> = HashMap::new();
+        for a in analysis.alarms.of(analysis.settings.alarms.policy) {
+            alarm_at
+                .entry((a.endpoint.as_str(), a.run.as_str()))
+                .or_insert(a);
+            endpoint_alarms
+                .entry(a.endpoint.as_str())
+                .or_default()
+                .push(a);
+        }
         Ctx {
             analysis,
             slugs,
             runs: analysis.runs.iter().map(|r| (r.id.as_str(), r)).collect(),
+            alarm_at,
+            endpoint_alarms,
+            run_points: points_by_run(analysis),
         }
+    }
+
+    /// The site policy's alarm of `endpoint` whose candidate is `run`
+    /// (the first, as the report lists them).
+    pub fn alarm_at(&self, endpoint: &str, run: &str) -> Option<&'a Alarm> {
+        self.alarm_at.get(&(endpoint, run)).copied()
+    }
+
+    /// The site policy's alarms of one endpoint, in the report's order.
+    pub fn endpoint_alarms(&self, endpoint: &str) -> &[&'a Alarm] {
+        self.endpoint_alarms
+            .get(endpoint)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// Every endpoint's point in run `i` (an index into `analysis.runs`),
+    /// in endpoint order: a branch run's points are its judgements against
+    /// the main baseline.
+    pub fn points_of_run(&self, i: usize) -> &[(&'a EndpointAnalysis, &'a RunPoint)] {
+        self.run_points
+            .get(i)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 
     /// The run with this id.
@@ -166,4 +214,30 @@ impl<'a> Ctx<'a> {
             first_bad: self.run_label(&first_bad.run, root, anchor),
         })
     }
+}
+
+/// [`Ctx::points_of_run`] for every run at once: one pass over the points
+/// instead of a search of every endpoint's points per run page.
+fn points_by_run(analysis: &Analysis) -> Vec<Vec<(&EndpointAnalysis, &RunPoint)>> {
+    let mut by_run: Vec<Vec<(&EndpointAnalysis, &RunPoint)>> =
+        vec![Vec::new(); analysis.runs.len()];
+    for e in &analysis.endpoints {
+        for (branch, points) in [(false, &e.points), (true, &e.branch_points)] {
+            for p in points {
+                let Some(run) = analysis.runs.get(p.run_index) else {
+                    continue;
+                };
+                if run.branch.is_some() != branch {
+                    continue;
+                }
+                let list = &mut by_run[p.run_index];
+                // The first point of this endpoint in this run, as a search
+                // would find it.
+                if !list.last().is_some_and(|(last, _)| std::ptr::eq(*last, e)) {
+                    list.push((e, p));
+                }
+            }
+        }
+    }
+    by_run
 }

@@ -401,10 +401,9 @@ fn endpoint_page(
     // page, none on a year page (its runs carry their verdicts).
     let mut alarms: Vec<AlarmRow> = match year {
         Some(_) => Vec::new(),
-        None => analysis
-            .alarms
-            .of(analysis.settings.alarms.policy)
-            .filter(|a| a.endpoint == e.id)
+        None => ctx
+            .endpoint_alarms(&e.id)
+            .iter()
             .map(|a| alarm_row(ctx, a, e, root))
             .collect(),
     };

@@ -81,21 +81,79 @@ fn scaled_lines(stacks: &BTreeMap<String, f64>, scale: f64) -> Vec<String> {
 /// 50, 75 or 100 (at least [`MIN_COLOUR_SCALE_PTS`]). The page's legend
 /// shows it.
 pub fn diff_scale_pts(baseline: &Comparable, current: &Comparable) -> f64 {
-    scale_for(&frame_changes(baseline, current), current)
+    FlameDiff::new(baseline, current).scale_pts()
 }
 
 fn scale_for(changes: &BTreeMap<String, FrameGrowth>, current: &Comparable) -> f64 {
-    let drawn: std::collections::BTreeSet<&str> =
-        current.stacks.keys().flat_map(|s| s.split(';')).collect();
-    let largest = drawn
-        .iter()
-        .filter_map(|f| changes.get(*f))
+    // Every occurrence of every drawn frame: the largest is the same as
+    // over the distinct frames, without collecting them first.
+    let largest = current
+        .stacks
+        .keys()
+        .flat_map(|s| s.split(';'))
+        .filter_map(|f| changes.get(f))
         .map(|g| g.total_delta_pts().abs())
         .fold(0.0f64, f64::max);
     [5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 75.0, 100.0]
         .into_iter()
         .find(|&step| step >= largest.max(MIN_COLOUR_SCALE_PTS))
         .unwrap_or(100.0)
+}
+
+/// A profile against its baseline, as the differential graph draws it:
+/// every frame's change ([`frame_changes`]) and the colour scale, computed
+/// once for the page's legend and the SVG.
+pub struct FlameDiff<'a> {
+    baseline: &'a Comparable,
+    current: &'a Comparable,
+    changes: BTreeMap<String, FrameGrowth>,
+    scale_pts: f64,
+}
+
+impl<'a> FlameDiff<'a> {
+    pub fn new(baseline: &'a Comparable, current: &'a Comparable) -> FlameDiff<'a> {
+        let changes = frame_changes(baseline, current);
+        let scale_pts = scale_for(&changes, current);
+        FlameDiff {
+            baseline,
+            current,
+            changes,
+            scale_pts,
+        }
+    }
+
+    /// [`diff_scale_pts`].
+    pub fn scale_pts(&self) -> f64 {
+        self.scale_pts
+    }
+
+    /// [`diff_svg`].
+    pub fn svg(&self, title: &str, subtitle: &str, min_width_pct: f64) -> Result<Vec<u8>, Error> {
+        let (baseline, current, changes) = (self.baseline, self.current, &self.changes);
+        if baseline.total <= 0.0 || current.stacks.is_empty() {
+            return Err(Error::Internal(
+                "a differential flame graph needs two non-empty profiles".to_string(),
+            ));
+        }
+        let mut palette = PaletteMap::default();
+        for (name, g) in changes {
+            let (r, g, b) = change_colour(g.total_delta_pts(), self.scale_pts);
+            palette.insert(name, Color { r, g, b });
+        }
+        let fractional = current.stacks.values().any(|w| w.fract() != 0.0);
+        let scale = if fractional { FRACTION_SCALE } else { 1.0 };
+        let lines = scaled_lines(&current.stacks, scale);
+        let drawn_total: f64 = current.stacks.values().sum();
+        let svg = render_bounded(&lines, min_width_pct, Some(&mut palette), |opt| {
+            opt.title = title.to_string();
+            opt.subtitle = Some(subtitle.to_string());
+            opt.count_name = current.units.clone();
+            opt.factor = 1.0 / scale;
+        })?;
+        Ok(rewrite_titles(&svg, |title| {
+            diff_title(title, changes, current, drawn_total)
+        }))
+    }
 }
 
 /// The fill of a frame whose total share changed by `delta` points on a
@@ -131,31 +189,7 @@ pub fn diff_svg(
     subtitle: &str,
     min_width_pct: f64,
 ) -> Result<Vec<u8>, Error> {
-    if baseline.total <= 0.0 || current.stacks.is_empty() {
-        return Err(Error::Internal(
-            "a differential flame graph needs two non-empty profiles".to_string(),
-        ));
-    }
-    let changes = frame_changes(baseline, current);
-    let scale_pts = scale_for(&changes, current);
-    let mut palette = PaletteMap::default();
-    for (name, g) in &changes {
-        let (r, g, b) = change_colour(g.total_delta_pts(), scale_pts);
-        palette.insert(name, Color { r, g, b });
-    }
-    let fractional = current.stacks.values().any(|w| w.fract() != 0.0);
-    let scale = if fractional { FRACTION_SCALE } else { 1.0 };
-    let lines = scaled_lines(&current.stacks, scale);
-    let drawn_total: f64 = current.stacks.values().sum();
-    let svg = render_bounded(&lines, min_width_pct, Some(&mut palette), |opt| {
-        opt.title = title.to_string();
-        opt.subtitle = Some(subtitle.to_string());
-        opt.count_name = current.units.clone();
-        opt.factor = 1.0 / scale;
-    })?;
-    Ok(rewrite_titles(&svg, |title| {
-        diff_title(title, &changes, current, drawn_total)
-    }))
+    FlameDiff::new(baseline, current).svg(title, subtitle, min_width_pct)
 }
 
 /// A differential tooltip, from inferno's `name (N units, P%)`: this frame's

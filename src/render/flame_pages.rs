@@ -11,7 +11,7 @@
 use askama::Template;
 
 use super::context::{CommitView, Ctx};
-use super::flame::{change_colour, diff_scale_pts, diff_svg, flame_svg};
+use super::flame::{FlameDiff, change_colour, flame_svg};
 use super::{Site, Slugs};
 use crate::analyse::attribution::{GROWN_FRAMES, ProfileAnalysis};
 use crate::analyse::{EndpointAnalysis, RunPoint};
@@ -215,7 +215,8 @@ fn render_one(
             e.name, p.run, b.run, pa.kind
         );
         if b.comparable.total > 0.0 && !pa.comparable.stacks.is_empty() {
-            let scale = diff_scale_pts(&b.comparable, &pa.comparable);
+            let diff = FlameDiff::new(&b.comparable, &pa.comparable);
+            let scale = diff.scale_pts();
             let diff_subtitle = format!(
                 "width: this run{} · colour: change of each frame's total share, blue −{scale:.0} pts … white 0 … red +{scale:.0} pts",
                 if pa.comparable.idle_excluded {
@@ -226,13 +227,7 @@ fn render_one(
             );
             site.insert(
                 &format!("{base}.diff.svg"),
-                diff_svg(
-                    &b.comparable,
-                    &pa.comparable,
-                    &diff_title,
-                    &diff_subtitle,
-                    min_width,
-                )?,
+                diff.svg(&diff_title, &diff_subtitle, min_width)?,
             );
             diff_href = file(".diff.svg");
             legend_scale = format!("{scale:.0}");

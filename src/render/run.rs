@@ -10,7 +10,7 @@ use super::figures::{FiguresView, environment_mark, round_failure};
 use super::flame_pages::{FlameLink, flame_links};
 use super::format as f;
 use super::rows::{Page, VerdictView, render};
-use crate::analyse::{Analysis, EndpointAnalysis, RunPoint, Verdict};
+use crate::analyse::{EndpointAnalysis, RunPoint, Verdict};
 use crate::error::Error;
 use crate::model::Round;
 
@@ -126,19 +126,6 @@ pub struct RunsPage {
     pub main_branch: String,
 }
 
-/// Every endpoint's point in run `i`, in endpoint order (a branch run's
-/// points are its judgements against the main baseline).
-fn points_of_run(
-    analysis: &Analysis,
-    i: usize,
-) -> impl Iterator<Item = (&EndpointAnalysis, &RunPoint)> {
-    let branch = analysis.runs[i].branch.is_some();
-    analysis.endpoints.iter().filter_map(move |e| {
-        let points = if branch { &e.branch_points } else { &e.points };
-        Some((e, points.iter().find(|p| p.run_index == i)?))
-    })
-}
-
 /// The page of run `i` (an index into `analysis.runs`).
 pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
     let analysis = ctx.analysis;
@@ -146,7 +133,7 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
     let run = &analysis.runs[i];
     let root = "../";
     let mut rows = Vec::new();
-    for (e, p) in points_of_run(analysis, i) {
+    for &(e, p) in ctx.points_of_run(i) {
         rows.push(RunEndpointRow {
             name: e.name.clone(),
             href: format!("{root}endpoints/{}.html", slugs.endpoint(&e.id)),
@@ -171,11 +158,9 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
                 })
                 .collect(),
             flames: flame_links(p, e, slugs, root),
-            evidence: run_evidence(analysis, e, p),
-            suspect: analysis
-                .alarms
-                .of(analysis.settings.alarms.policy)
-                .find(|a| a.endpoint == e.id && a.run == p.run)
+            evidence: run_evidence(ctx, e, p),
+            suspect: ctx
+                .alarm_at(&e.id, &p.run)
                 .and_then(|a| ctx.suspect(e, a.candidate_index, root)),
         });
     }
@@ -245,7 +230,7 @@ pub fn runs_index_page(ctx: &Ctx) -> Result<Page, Error> {
         .enumerate()
         .rev()
         .map(|(i, run)| {
-            let points: Vec<&RunPoint> = points_of_run(analysis, i).map(|(_, p)| p).collect();
+            let points: Vec<&RunPoint> = ctx.points_of_run(i).iter().map(|&(_, p)| p).collect();
             let row = RunListRow {
                 run: ctx.run_label(&run.id, "../", None),
                 date: f::datetime(run.started_at),
@@ -288,16 +273,9 @@ pub fn runs_index_page(ctx: &Ctx) -> Result<Page, Error> {
 /// The evidence a run page shows for one endpoint: the archive's policy's
 /// (`[alarms] policy`) alarm raised at this run (its shift covers the alarm's runs over the
 /// line), else the run's own evidence when it regressed, else none.
-fn run_evidence(
-    analysis: &Analysis,
-    e: &EndpointAnalysis,
-    p: &RunPoint,
-) -> Option<(String, EvidenceView)> {
-    if let Some(a) = analysis
-        .alarms
-        .of(analysis.settings.alarms.policy)
-        .find(|a| a.endpoint == e.id && a.run == p.run)
-    {
+fn run_evidence(ctx: &Ctx, e: &EndpointAnalysis, p: &RunPoint) -> Option<(String, EvidenceView)> {
+    let analysis = ctx.analysis;
+    if let Some(a) = ctx.alarm_at(&e.id, &p.run) {
         return Some((
             format!(
                 "{} alarm ({}, {} run(s) over the line)",

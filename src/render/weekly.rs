@@ -208,10 +208,7 @@ fn endpoint_name(analysis: &Analysis, id: &str) -> String {
 
 fn problem_row(ctx: &Ctx, p: &Problem) -> ProblemRow {
     let analysis = ctx.analysis;
-    let alarm = analysis
-        .alarms
-        .of(analysis.settings.alarms.policy)
-        .find(|a| a.endpoint == p.endpoint && a.run == p.first_bad_run);
+    let alarm = ctx.alarm_at(&p.endpoint, &p.first_bad_run);
     let (kind_words, href) = match p.kind {
         ProblemKind::Latency => (
             alarm.map_or_else(|| "▲ latency".to_string(), latency_kind_words),
