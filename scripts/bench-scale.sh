@@ -98,7 +98,7 @@ for size in sizes:
     cells = []
     for what in ["cold", "warm", "plus1", "check"]:
         wall, cpu = timing(size, what)
-        cells.append(f"{wall:.2f} s ({cpu:.2f} CPU-s, {wall / cat_wall:.0f}× cat)")
+        cells.append(f"{wall:.2f} s ({cpu:.2f} CPU-s, {wall / cat_wall:.1f}× cat wall, {cpu / cat_cpu:.1f}× cat CPU)")
     e, w = size.split("x")
     print(f"| {e} ep × {w} w | {a['rounds']:,} | {a['bytes'] / 1e6:.0f} | {cat_wall:.2f} s ({cat_cpu:.2f} CPU-s) | "
           + " | ".join(cells)
