@@ -29,7 +29,7 @@
 //!   `check` that finds a run's files as they were opens none of them. Any
 //!   change, even one `touch -r` hides, moves the change time; the run is
 //!   then read file by file, by content, as above.
-//! * **Written last.** Nothing is written while reading: [`RoundCache::persist`]
+//! * **Written last.** Nothing is written while reading: [`RoundCache::save`]
 //!   runs after the site is in place, so a build that fails (or `--strict`
 //!   refusing one) leaves the cache as it was, and a full disk costs the
 //!   cache, never the site.
@@ -111,7 +111,7 @@ pub struct ReadCounts {
     pub runs_by_stat: usize,
 }
 
-/// What [`RoundCache::persist`] did.
+/// What [`RoundCache::save`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Saved {
     /// Run files written (new or changed).
