@@ -93,10 +93,17 @@ impl Archive {
 
     /// Whether a human labelled `run`'s alarm on `endpoint` `accepted` (an
     /// intended change: the new level becomes the baseline).
+    /// `triage` is sorted by run and endpoint with one label per alarm
+    /// (as ingest leaves it), so this is a binary search: it is asked for
+    /// every run of every endpoint, and archives hold thousands of labels.
     pub fn accepted_by_triage(&self, run: &str, endpoint: &str) -> bool {
-        self.triage
-            .iter()
-            .any(|l| l.label == Label::Accepted && l.run == run && l.endpoint == endpoint)
+        let key = (run, endpoint);
+        let at = self
+            .triage
+            .partition_point(|l| (l.run.as_str(), l.endpoint.as_str()) < key);
+        self.triage.get(at).is_some_and(|l| {
+            l.label == Label::Accepted && (l.run.as_str(), l.endpoint.as_str()) == key
+        })
     }
 
     /// All endpoint ids that occur in any run, sorted.

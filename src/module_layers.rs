@@ -329,6 +329,10 @@ const WRITERS: &[(&str, &str)] = &[
         "what an interrupted build wrote, removed on SIGINT/SIGTERM",
     ),
     ("ingest/cache.rs", "the round cache beside the output"),
+    (
+        "write/fresh.rs",
+        "`site.state` in the output's cache folder, after the site",
+    ),
     ("demo/mod.rs", "`perfdash demo`: a new archive"),
     ("cli/eval.rs", "`perfdash eval --write FILE`"),
     (

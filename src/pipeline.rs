@@ -11,7 +11,7 @@ use crate::ingest::{LoadOptions, load_archive_with};
 use crate::render::{RenderOptions, render_site_into};
 use crate::term::escape;
 use crate::write::{
-    MARKER_FILE, OutputLock, Publish, Staging, WhenLocked, WriteOptions, check_output,
+    MARKER_FILE, OutputLock, Publish, Staging, WhenLocked, WriteOptions, check_output, fresh,
     inside_archive, remove_leftovers,
 };
 
@@ -67,9 +67,14 @@ pub struct BuildReport {
     /// Round files parsed, and round results taken from the cache.
     pub rounds_parsed: usize,
     pub rounds_from_cache: usize,
+    /// Runs read from their cache record by `stat`, no file opened.
+    pub runs_by_stat: usize,
     /// Cache files written and removed after the site was in place.
     pub cache_files_written: usize,
     pub cache_files_removed: usize,
+    /// Nothing had changed since the last build: the site was left as it
+    /// was, and the figures above are that build's ([`fresh`]).
+    pub up_to_date: bool,
 }
 
 /// Builds the site. On any error nothing is written and a previous site
@@ -127,6 +132,79 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         now: opts.now,
     };
     let loaded = load_archive_with(&opts.archive, &load)?;
+    refuse_unusable(&loaded, opts)?;
+    let round_files = loaded
+        .archive
+        .runs
+        .iter()
+        .flat_map(|r| r.endpoints.values())
+        .map(|e| e.rounds.len())
+        .sum();
+    let counts = loaded.counts;
+    // The inputs' fingerprint with everything else that decides the site.
+    let inputs = loaded.inputs.and_then(|archive| {
+        let options = format!("{:?}", (&opts.render, opts.publish));
+        let h =
+            xxhash_rust::xxh3::xxh3_128(&[&archive.to_le_bytes()[..], options.as_bytes()].concat());
+        load.cache.as_ref().map(|c| (c.dir().to_path_buf(), h))
+    });
+    if let Some((cache_dir, inputs)) = &inputs
+        && let Some(summary) = fresh::up_to_date(cache_dir, &opts.out, *inputs)
+    {
+        return Ok(up_to_date_report(summary, &load, counts, notices));
+    }
+    let analysis = analyse(&loaded.archive, loaded.diagnostics);
+    // The archive's rounds are shared with the analysis; the rest of the
+    // archive is not needed any more.
+    drop(loaded.archive);
+    let staging = Staging::begin(&write_opts, None)?;
+    let pages = render_site_into(&analysis, &opts.render, &staging)?;
+    let written = staging.publish()?;
+    // After the site: a full disk or a crash here costs only the cache.
+    let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
+    if let Some(cache) = &load.cache {
+        notices.extend(cache.notices());
+    }
+    let latest_regressions = analysis.latest_run_regressions();
+    let summary = fresh::Summary {
+        runs: analysis.runs.len(),
+        endpoints: analysis.endpoints.len(),
+        round_files,
+        pages,
+        files: written.files,
+        bytes: written.bytes,
+        latest_regressions,
+        diagnostics: analysis.diagnostics.clone(),
+    };
+    record_site(
+        &inputs,
+        &opts.out,
+        summary,
+        load.cache.as_ref(),
+        &mut notices,
+    );
+    Ok(BuildReport {
+        runs: analysis.runs.len(),
+        endpoints: analysis.endpoints.len(),
+        round_files,
+        pages,
+        files: written.files,
+        bytes: written.bytes,
+        unchanged_files: written.unchanged,
+        latest_regressions,
+        diagnostics: analysis.diagnostics,
+        notices,
+        rounds_parsed: counts.read,
+        rounds_from_cache: counts.cached,
+        runs_by_stat: counts.runs_by_stat,
+        cache_files_written: saved.written,
+        cache_files_removed: saved.removed,
+        up_to_date: false,
+    })
+}
+
+/// `--strict` with input problems, or no readable run: nothing to build.
+fn refuse_unusable(loaded: &crate::ingest::Loaded, opts: &BuildOptions) -> Result<(), Error> {
     if opts.strict && loaded.diagnostics.iter().any(|d| d.is_warning()) {
         let list: Vec<String> = loaded
             .diagnostics
@@ -156,42 +234,66 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
             ),
         ));
     }
-    let round_files = loaded
-        .archive
-        .runs
-        .iter()
-        .flat_map(|r| r.endpoints.values())
-        .map(|e| e.rounds.len())
-        .sum();
-    let counts = loaded.counts;
-    let analysis = analyse(&loaded.archive, loaded.diagnostics);
-    // The archive's rounds are shared with the analysis; the rest of the
-    // archive is not needed any more.
-    drop(loaded.archive);
-    let staging = Staging::begin(&write_opts, None)?;
-    let pages = render_site_into(&analysis, &opts.render, &staging)?;
-    let written = staging.publish()?;
-    // After the site: a full disk or a crash here costs only the cache.
+    Ok(())
+}
+
+/// The report of a build that found the site up to date ([`fresh`]): the
+/// last build's figures; only the cache is saved (a run read by content,
+/// e.g. after its record was damaged, gets its record back).
+fn up_to_date_report(
+    summary: fresh::Summary,
+    load: &LoadOptions,
+    counts: ReadCounts,
+    mut notices: Vec<String>,
+) -> BuildReport {
     let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
     if let Some(cache) = &load.cache {
         notices.extend(cache.notices());
     }
-    Ok(BuildReport {
-        runs: analysis.runs.len(),
-        endpoints: analysis.endpoints.len(),
-        round_files,
-        pages,
-        files: written.files,
-        bytes: written.bytes,
-        unchanged_files: written.unchanged,
-        latest_regressions: analysis.latest_run_regressions(),
-        diagnostics: analysis.diagnostics,
+    BuildReport {
+        runs: summary.runs,
+        endpoints: summary.endpoints,
+        round_files: summary.round_files,
+        pages: summary.pages,
+        files: summary.files,
+        bytes: summary.bytes,
+        unchanged_files: summary.files,
+        latest_regressions: summary.latest_regressions,
+        diagnostics: summary.diagnostics,
         notices,
         rounds_parsed: counts.read,
         rounds_from_cache: counts.cached,
+        runs_by_stat: counts.runs_by_stat,
         cache_files_written: saved.written,
         cache_files_removed: saved.removed,
-    })
+        up_to_date: true,
+    }
+}
+
+/// Records the site just published for the next build's [`fresh`] check
+/// (or forgets the last one when this build's inputs had no fingerprint).
+fn record_site(
+    inputs: &Option<(PathBuf, u128)>,
+    out: &std::path::Path,
+    summary: fresh::Summary,
+    cache: Option<&RoundCache>,
+    notices: &mut Vec<String>,
+) {
+    match inputs {
+        Some((cache_dir, inputs)) => {
+            if let Err(e) = fresh::save(cache_dir, out, *inputs, summary) {
+                notices.push(format!(
+                    "could not record the site in {}: {e}; the next build renders it again",
+                    cache_dir.display()
+                ));
+            }
+        }
+        None => {
+            if let Some(cache) = cache {
+                fresh::forget(cache.dir());
+            }
+        }
+    }
 }
 
 /// What `perfdash check` was asked to do.

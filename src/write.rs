@@ -26,6 +26,7 @@
 //! over. A full disk removes what was written, leaves the previous site
 //! and says how much space the site needs.
 
+pub mod fresh;
 mod lock;
 pub mod manifest;
 mod target;

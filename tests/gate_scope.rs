@@ -187,13 +187,31 @@ fn a_damaged_cache_costs_time_and_says_so_but_never_changes_the_verdicts() {
     let site = dir.path().join("site");
     let cache = dir.path().join(".perfdash-cache").join("site");
     gate_latest_like_the_full_analysis(&site, Policy::Persistent);
-    // Change a figure in every cached entry: the checksums no longer
-    // match, so the entries are ignored and the files read again.
+    // Change a figure in every cached entry and a byte of every run
+    // record: the checksums no longer match, so records and entries are
+    // ignored and the files read again.
+    let mut records = 0;
     for entry in std::fs::read_dir(&cache).unwrap() {
         let path = entry.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let entries_at = match bytes.strip_prefix(b"record ") {
+            Some(rest) => {
+                records += 1;
+                let eol = rest.iter().position(|&b| b == b'\n').unwrap();
+                let header = std::str::from_utf8(&rest[..eol]).unwrap();
+                let len: usize = header.split(' ').next().unwrap().parse().unwrap();
+                let payload = "record ".len() + eol + 1;
+                bytes[payload + len / 2] ^= 0x5a;
+                payload + len + 1
+            }
+            None => 0,
+        };
+        let text = std::str::from_utf8(&bytes[entries_at..]).unwrap();
         assert!(text.contains("\"p99_ms\":"), "{}", path.display());
-        std::fs::write(&path, text.replace("\"p99_ms\":", "\"p99_ms\":1")).unwrap();
+        let text = text.replace("\"p99_ms\":", "\"p99_ms\":1");
+        bytes.truncate(entries_at);
+        bytes.extend_from_slice(text.as_bytes());
+        std::fs::write(&path, bytes).unwrap();
     }
     let damaged = gate_latest_like_the_full_analysis(&site, Policy::Persistent);
     assert_eq!(damaged.counts.cached, 0);
@@ -202,6 +220,18 @@ fn a_damaged_cache_costs_time_and_says_so_but_never_changes_the_verdicts() {
             .notices
             .iter()
             .any(|n| n.contains("damaged or edited cache entr")),
+        "{:?}",
+        damaged.notices
+    );
+    // The bundled archive's files are old enough for run records.
+    assert_eq!(records, 78);
+    assert_eq!(
+        damaged
+            .notices
+            .iter()
+            .filter(|n| n.contains("ignored the run record"))
+            .count(),
+        records,
         "{:?}",
         damaged.notices
     );

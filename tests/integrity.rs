@@ -230,6 +230,126 @@ fn a_file_swapped_while_builds_run_never_mixes_into_a_site() {
     assert!(common::tree(&c.out) == expected[0]);
 }
 
+/// How many runs a `build -v` read from their records by `stat`.
+fn runs_by_stat(o: &Output) -> usize {
+    let err = stderr(o);
+    let at = err.find(" runs by stat").unwrap_or_else(|| panic!("{err}"));
+    let digits = err[..at]
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap();
+    digits.parse().unwrap()
+}
+
+/// Files written less than two seconds before a build get no run record
+/// (their `stat` could still hide a write in the same clock tick): wait
+/// until the archive is settled, as an archive of past runs is.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(2100));
+}
+
+#[test]
+fn runs_come_from_their_records_until_a_file_changes_even_under_touch_r() {
+    let c = case();
+    settle();
+    let before = c.cached_equals_uncached(); // writes the records
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(runs_by_stat(&o), 14, "every run by stat: {}", stderr(&o));
+    assert!(common::tree(&c.out) == before);
+    // An edit with the size and modification time restored moves the
+    // change time: that run (only) is read again, by content.
+    let round = c.round(13, 1);
+    let old = p99_text(&round);
+    let new = "9".repeat(old.len().min(3)) + &old[old.len().min(3)..];
+    edit_keeping_mtime(&round, &old, &new);
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(runs_by_stat(&o), 13, "{}", stderr(&o));
+    let after = c.cached_equals_uncached();
+    assert!(before != after, "the edited round changed the site");
+    // Just edited, that run's record waits until its files settle.
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(runs_by_stat(&o), 13, "{}", stderr(&o));
+    settle();
+    build(&c.archive, &c.out, &[]);
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(runs_by_stat(&o), 14, "{}", stderr(&o));
+    assert!(common::tree(&c.out) == after);
+}
+
+#[test]
+fn a_build_with_nothing_changed_writes_nothing_but_a_page_edited_by_hand_is_rebuilt() {
+    let c = case();
+    settle();
+    let before = c.cached_equals_uncached();
+    let o = build(&c.archive, &c.out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).starts_with("up to date"), "{}", stderr(&o));
+    assert!(common::tree(&c.out) == before);
+    // A page edited in the live site, size and modification time kept:
+    // its change time moved, so the site is built again, whole.
+    let page = c.out.join("index.html");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let at = text.find("<title>").unwrap() + "<title>".len();
+    let edited = format!("{}X{}", &text[..at], &text[at + 1..]);
+    let mtime = std::fs::metadata(&page).unwrap().modified().unwrap();
+    std::fs::write(&page, edited).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&page)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let o = build(&c.archive, &c.out, &[]);
+    assert!(stderr(&o).starts_with("built"), "{}", stderr(&o));
+    assert!(common::tree(&c.out) == before, "the edit is gone");
+    // The clock is an input too: with the build's time set before the
+    // last run, that run is not trusted, and the site says so.
+    let o = perfdash()
+        .args(["build", "--archive"])
+        .arg(&c.archive)
+        .arg("--out")
+        .arg(&c.out)
+        .env("PERFDASH_NOW", "2026-01-01T00:00:00Z")
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains("built"), "{}", stderr(&o));
+    assert!(common::tree(&c.out) != before);
+    let o = build(&c.archive, &c.out, &[]);
+    assert!(stderr(&o).starts_with("built"), "{}", stderr(&o));
+    assert!(common::tree(&c.out) == before);
+}
+
+#[test]
+fn a_damaged_run_record_is_ignored_with_a_notice() {
+    let c = case();
+    settle();
+    let before = c.cached_equals_uncached();
+    let cache_dir = c.dir.join(".perfdash-cache").join("site");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut bytes = std::fs::read(&files[5]).unwrap();
+    assert!(bytes.starts_with(b"record "), "a settled run has a record");
+    let eol = bytes.iter().position(|&b| b == b'\n').unwrap();
+    bytes[eol + 40] ^= 0x55; // inside the record, checksum left as it was
+    std::fs::write(&files[5], &bytes).unwrap();
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = stderr(&o);
+    assert!(err.contains("note: ignored the run record in"), "{err}");
+    assert!(err.contains("checksum does not match"), "{err}");
+    assert_eq!(runs_by_stat(&o), 13, "{err}");
+    assert!(
+        common::tree(&c.out) == before,
+        "the site is as without the cache"
+    );
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
+    assert_eq!(runs_by_stat(&o), 14, "the record was written again");
+}
+
 #[test]
 fn a_poisoned_cache_entry_is_ignored_with_a_notice() {
     let c = case();

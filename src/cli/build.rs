@@ -93,7 +93,12 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
             ));
         }
         say(&format!(
-            "built {} ({} pages, {} endpoints, {} runs, {} regressed in the latest run){}",
+            "{} {} ({} pages, {} endpoints, {} runs, {} regressed in the latest run){}",
+            if report.up_to_date {
+                "up to date, nothing changed since the last build:"
+            } else {
+                "built"
+            },
             escape(&args.out.display().to_string()),
             report.pages,
             report.endpoints,
@@ -111,13 +116,25 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         for n in &report.notices {
             say(&format!("note: {}", escape(n)));
         }
-        if args.verbose {
+        if args.verbose && report.up_to_date {
             say(&format!(
-                "rounds: {} in the archive; {} round files read, {} results from the cache; wrote {} files, {} bytes \
+                "rounds: {} in the archive; {} round files read, {} runs by stat (no file opened); \
+                 the site's {} files ({} bytes) are as the last build left them: nothing rendered or written",
+                report.round_files,
+                report.rounds_parsed,
+                report.runs_by_stat,
+                report.files,
+                report.bytes,
+            ));
+        } else if args.verbose {
+            say(&format!(
+                "rounds: {} in the archive; {} round files read, {} results from the cache ({} runs by stat, \
+                 no file opened); wrote {} files, {} bytes \
                  ({} unchanged, linked from the previous site); cache: {} file(s) saved, {} removed",
                 report.round_files,
                 report.rounds_parsed,
                 report.rounds_from_cache,
+                report.runs_by_stat,
                 report.files,
                 report.bytes,
                 report.unchanged_files,

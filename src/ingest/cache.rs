@@ -22,6 +22,13 @@
 //!   under `.perfdash-cache/<name of --out>/` beside the output folder.
 //!   After a build each run's file holds exactly the entries that build
 //!   used; files of runs no longer in the archive are removed.
+//! * **Whole runs by `stat`.** A run read without a problem also gets a
+//!   compact record of its rounds at the head of its file, found again by
+//!   the `stat` fingerprint of its files (size, times to the nanosecond,
+//!   change time included, inode; see [`super::record`]): a build or a
+//!   `check` that finds a run's files as they were opens none of them. Any
+//!   change, even one `touch -r` hides, moves the change time; the run is
+//!   then read file by file, by content, as above.
 //! * **Written last.** Nothing is written while reading: [`RoundCache::persist`]
 //!   runs after the site is in place, so a build that fails (or `--strict`
 //!   refusing one) leaves the cache as it was, and a full disk costs the
@@ -46,6 +53,7 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 use super::input::InputFile;
 use super::limits::Limits;
+use super::record::{self, RunRecord};
 use crate::error::Error;
 
 /// Bump when a cached result's meaning ([`super::raw::FileResult`], a
@@ -77,6 +85,7 @@ pub struct RoundCache {
     usable: bool,
     read: AtomicUsize,
     cached: AtomicUsize,
+    runs_by_stat: AtomicUsize,
     /// For each run file: the entries this build used, and whether the
     /// file on disk already holds exactly those.
     runs: Mutex<BTreeMap<String, RunState>>,
@@ -97,6 +106,9 @@ pub struct ReadCounts {
     pub read: usize,
     /// Round files whose result came from the cache.
     pub cached: usize,
+    /// Runs whose rounds came from their record, none of their files
+    /// opened (their round files are counted in `cached`).
+    pub runs_by_stat: usize,
 }
 
 /// What [`RoundCache::persist`] did.
@@ -164,6 +176,7 @@ impl RoundCache {
             usable,
             read: AtomicUsize::new(0),
             cached: AtomicUsize::new(0),
+            runs_by_stat: AtomicUsize::new(0),
             runs: Mutex::new(BTreeMap::new()),
             notices: Mutex::new(notices),
         }
@@ -194,6 +207,7 @@ impl RoundCache {
         ReadCounts {
             read: self.read.load(Ordering::Relaxed),
             cached: self.cached.load(Ordering::Relaxed),
+            runs_by_stat: self.runs_by_stat.load(Ordering::Relaxed),
         }
     }
 
@@ -218,12 +232,20 @@ impl RoundCache {
     pub fn for_run(&self, run_id: &str) -> RunCache<'_> {
         let file_name = run_file_name(run_id);
         let mut old = HashMap::new();
+        let mut old_record = None;
         let mut loaded_all = false;
         if self.usable {
             let path = self.dir.join(&file_name);
             match read_run_file(&path) {
-                Ok(Some(text)) => {
-                    let (entries, bad) = parse_run_file(&text);
+                Ok(Some(bytes)) => {
+                    let (record, rest) = split_record_block(&bytes);
+                    old_record = record.map(<[u8]>::to_vec);
+                    let (entries, mut bad) = match std::str::from_utf8(rest) {
+                        Ok(text) => parse_run_file(text),
+                        Err(_) => (Vec::new(), 1),
+                    };
+                    bad +=
+                        usize::from(record.is_none() && bytes.starts_with(RECORD_TAG.as_bytes()));
                     if bad > 0 {
                         self.notice(format!(
                             "ignored {bad} damaged or edited cache entr{} in {} (checksum or content \
@@ -250,7 +272,52 @@ impl RoundCache {
             loaded: old.len(),
             loaded_all,
             old,
+            old_record,
             used: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The rounds of run `run_id` when its cache file holds a record made
+    /// for `fingerprint` (see [`super::record`]); the run's files need not
+    /// be opened, and its cache file is kept as it is. `rounds`: how many
+    /// round files the record stands for (counted as cached).
+    pub(crate) fn run_record(
+        &self,
+        run_id: &str,
+        fingerprint: u128,
+        rounds: usize,
+    ) -> Option<RunRecord> {
+        if !self.usable {
+            return None;
+        }
+        let file_name = run_file_name(run_id);
+        let path = self.dir.join(&file_name);
+        let damaged = |why: String| {
+            self.notice(format!(
+                "ignored the run record in {}: {why}; the run's files are read again",
+                path.display()
+            ))
+        };
+        let bytes = match read_record_block(&path) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return None,
+            Err(e) => {
+                damaged(e.to_string());
+                return None;
+            }
+        };
+        match record::decode(&bytes, fingerprint) {
+            Ok(Some(found)) => {
+                self.cached.fetch_add(rounds, Ordering::Relaxed);
+                self.runs_by_stat.fetch_add(1, Ordering::Relaxed);
+                lock(&self.runs).insert(file_name, RunState { text: None });
+                Some(found)
+            }
+            Ok(None) => None,
+            Err(why) => {
+                damaged(why);
+                None
+            }
         }
     }
 
@@ -348,6 +415,8 @@ pub struct RunCache<'a> {
     loaded: usize,
     /// The file parsed without a bad entry.
     loaded_all: bool,
+    /// The run record the file held (its payload, checked).
+    old_record: Option<Vec<u8>>,
     used: Mutex<Vec<Entry>>,
 }
 
@@ -421,20 +490,22 @@ impl RunCache<'_> {
     }
 
     /// Hands what this run's cache file should hold to the cache, for
-    /// [`RoundCache::persist`] (serialised here, while runs are still read
-    /// in parallel).
-    pub fn finish(self) {
+    /// [`RoundCache::save`] (serialised here, while runs are still read
+    /// in parallel): the entries this build used and, for a run read
+    /// without a problem, its `record` (see [`super::record`]).
+    pub fn finish(self, record: Option<Vec<u8>>) {
         let mut entries = std::mem::take(&mut *lock(&self.used));
-        if entries.is_empty() {
+        if entries.is_empty() && record.is_none() {
             return; // nothing to keep: an old file of this run is pruned
         }
         entries.sort_by(|a, b| (&a.kind, &a.source).cmp(&(&b.kind, &b.source)));
         let unchanged = self.loaded_all
+            && record == self.old_record
             && entries.len() == self.loaded
             && entries
                 .iter()
                 .all(|e| self.old.get(&(e.kind.clone(), e.source.clone())) == Some(e));
-        let text = (!unchanged).then(|| run_file_text(&entries));
+        let text = (!unchanged).then(|| run_file_text(record.as_deref(), &entries));
         lock(&self.cache.runs).insert(self.file_name, RunState { text });
     }
 }
@@ -467,9 +538,21 @@ fn round_trip<T: Serialize + DeserializeOwned + PartialEq>(
     serde_json::value::RawValue::from_string(json).ok()
 }
 
-/// A run file: one line per entry, the xxh3-128 of its JSON, then the JSON.
-fn run_file_text(entries: &[Entry]) -> Vec<u8> {
+/// A run file: its record block when there is one (see
+/// [`split_record_block`]), then one line per entry, the xxh3-128 of its
+/// JSON, then the JSON.
+fn run_file_text(record: Option<&[u8]>, entries: &[Entry]) -> Vec<u8> {
     let mut text = Vec::new();
+    if let Some(record) = record {
+        let _ = writeln!(
+            text,
+            "{RECORD_TAG}{} {:032x}",
+            record.len(),
+            xxh3_128(record)
+        );
+        text.extend_from_slice(record);
+        text.push(b'\n');
+    }
     for e in entries {
         let json = serde_json::to_vec(e).expect("an entry is plain JSON");
         let _ = write!(text, "{:032x} ", xxh3_128(&json));
@@ -477,6 +560,81 @@ fn run_file_text(entries: &[Entry]) -> Vec<u8> {
         text.push(b'\n');
     }
     text
+}
+
+/// The first word of a run file that starts with a run record:
+/// `record <length> <xxh3-128 hex>\n`, the record's bytes, `\n`.
+const RECORD_TAG: &str = "record ";
+
+/// The record block at the head of a run file's bytes, checked (`None`
+/// when there is none or it is damaged), and the entry lines after it.
+fn split_record_block(bytes: &[u8]) -> (Option<&[u8]>, &[u8]) {
+    let Some(after_tag) = bytes.strip_prefix(RECORD_TAG.as_bytes()) else {
+        return (None, bytes);
+    };
+    let Some(eol) = memchr::memchr(b'\n', after_tag) else {
+        return (None, &[]);
+    };
+    let header = std::str::from_utf8(&after_tag[..eol]).unwrap_or("");
+    let body = &after_tag[eol + 1..];
+    let parsed = header.split_once(' ').and_then(|(len, sum)| {
+        let len: usize = len.parse().ok()?;
+        (body.len() > len && body[len] == b'\n').then_some((len, sum))
+    });
+    match parsed {
+        Some((len, sum)) => {
+            let record = &body[..len];
+            let ok = format!("{:032x}", xxh3_128(record)) == sum;
+            (ok.then_some(record), &body[len + 1..])
+        }
+        None => (None, &[]),
+    }
+}
+
+/// Reads only the record block at the head of a run file (not the entry
+/// lines after it); `None` when the file or its record is missing.
+fn read_record_block(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+    let file = match InputFile::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut reader = file.reader();
+    let mut head = [0u8; 80];
+    let mut got = 0;
+    while got < head.len() {
+        match reader.read(&mut head[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    let head = &head[..got];
+    let Some(after_tag) = head.strip_prefix(RECORD_TAG.as_bytes()) else {
+        return Ok(None);
+    };
+    let damaged = || std::io::Error::new(std::io::ErrorKind::InvalidData, "damaged header");
+    let eol = memchr::memchr(b'\n', after_tag).ok_or_else(damaged)?;
+    let header = std::str::from_utf8(&after_tag[..eol]).map_err(|_| damaged())?;
+    let (len, sum) = header.split_once(' ').ok_or_else(damaged)?;
+    let len: usize = len.parse().map_err(|_| damaged())?;
+    if len > Limits::default().max_document_bytes as usize {
+        return Err(damaged());
+    }
+    let mut record = after_tag[eol + 1..].to_vec();
+    record.truncate(len);
+    if record.len() < len {
+        let start = record.len();
+        record.resize(len, 0);
+        reader.read_exact(&mut record[start..])?;
+    }
+    if format!("{:032x}", xxh3_128(&record)) != sum {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "checksum does not match",
+        ));
+    }
+    Ok(Some(record))
 }
 
 fn settings_digest(kind: &str, settings: &impl Serialize) -> Option<String> {
@@ -523,15 +681,15 @@ fn create_cache_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A run file's text, opened like an archive file (no link, no FIFO,
+/// A run file's bytes, opened like an archive file (no link, no FIFO,
 /// capped); `None` when there is none.
-fn read_run_file(path: &Path) -> std::io::Result<Option<String>> {
+fn read_run_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     let file = match InputFile::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    super::limits::read_text(&file, &Limits::default()).map(Some)
+    super::limits::read_document(&file, &Limits::default()).map(Some)
 }
 
 /// The entries of a run file, and how many lines were damaged.
@@ -586,7 +744,7 @@ mod tests {
                 },
             )
             .unwrap();
-        run.finish();
+        run.finish(None);
         cache.save();
         value
     }
@@ -660,7 +818,7 @@ mod tests {
             let run = cache.for_run(run_id);
             run.get_or_compute("round", "x", open(&file), &settings(), |_| Ok(1u32))
                 .unwrap();
-            run.finish();
+            run.finish(None);
         }
         assert_eq!(
             cache.save(),
@@ -674,7 +832,7 @@ mod tests {
         let run = cache.for_run("a");
         run.get_or_compute("round", "x", open(&file), &settings(), |_| Ok(1u32))
             .unwrap();
-        run.finish();
+        run.finish(None);
         assert_eq!(cache.counts().cached, 1);
         assert_eq!(
             cache.save(),
@@ -729,7 +887,7 @@ mod tests {
         let run = cache.for_run("a");
         run.get_or_compute("round", "x", open(&file), &settings(), |_| Ok(1u32))
             .unwrap();
-        run.finish();
+        run.finish(None);
         cache.save();
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }

@@ -14,6 +14,10 @@ pub(crate) enum Entry {
     File {
         name: String,
         path: PathBuf,
+        /// Its `stat` (not following a link), taken from the folder's
+        /// handle while listing: cheaper than a lookup of the whole path
+        /// later, and what time trust and run records need of every file.
+        meta: Option<std::fs::Metadata>,
     },
     /// Not read, with the reason (symbolic links, non-UTF-8 names, …).
     Skipped(Skipped),
@@ -51,6 +55,14 @@ pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
             "is a symbolic link; links are not followed",
         ));
     }
+    list_listed_dir(dir)
+}
+
+/// [`list_dir`] for a folder that a listing just gave as an
+/// [`Entry::Dir`] (so not a link): the check is not made again, one path
+/// lookup less per run and endpoint folder. Should it have been swapped
+/// for a link since, its files are still refused when opened.
+pub(crate) fn list_listed_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -74,7 +86,8 @@ pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
         } else if file_type.is_dir() {
             out.push(Entry::Dir { name, path });
         } else if file_type.is_file() {
-            out.push(Entry::File { name, path });
+            let meta = entry.metadata().ok();
+            out.push(Entry::File { name, path, meta });
         } else {
             out.push(Entry::Skipped(Skipped {
                 path,
@@ -82,14 +95,15 @@ pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
             }));
         }
     }
-    out.sort_by(|a, b| key(a).cmp(key(b)));
+    // One folder: the order of the paths is the order of the names.
+    out.sort_by(|a, b| key(a).cmp(&key(b)));
     Ok(out)
 }
 
-fn key(e: &Entry) -> &Path {
+fn key(e: &Entry) -> Option<&std::ffi::OsStr> {
     match e {
-        Entry::Dir { path, .. } | Entry::File { path, .. } => path,
-        Entry::Skipped(s) => &s.path,
+        Entry::Dir { path, .. } | Entry::File { path, .. } => path.file_name(),
+        Entry::Skipped(s) => s.path.file_name(),
     }
 }
 
@@ -216,7 +230,7 @@ pub(crate) fn read_toml_folder(
     let mut files = Vec::new();
     for entry in entries {
         let (name, path) = match entry {
-            Entry::File { name, path } => (name, path),
+            Entry::File { name, path, .. } => (name, path),
             Entry::Dir { .. } => continue,
             Entry::Skipped(s) => {
                 diagnostics.push(s.relative_to(root));

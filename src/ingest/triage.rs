@@ -198,15 +198,15 @@ pub fn load_triage(
     let (files, mut diagnostics) =
         layout::read_toml_folder(root, TRIAGE_DIR, limits, DiagnosticKind::SkippedInput);
     let mut labels: Vec<TriageLabel> = Vec::new();
+    // (run, endpoint) → index in `labels`: thousands of labels are common.
+    let mut first_of: std::collections::HashMap<(String, String), usize> = Default::default();
     for (rel, text) in files {
         let parsed = text.and_then(|text| parse_triage_file(&text, Path::new(&rel)));
         match parsed {
             Ok(found) => {
                 for label in found {
-                    if let Some(first) = labels
-                        .iter()
-                        .find(|l| l.run == label.run && l.endpoint == label.endpoint)
-                    {
+                    let key = (label.run.clone(), label.endpoint.clone());
+                    if let Some(first) = first_of.get(&key).map(|&i| &labels[i]) {
                         let (file, line) = split_source(&label.source);
                         diagnostics.push(Diagnostic {
                             kind: DiagnosticKind::Ignored,
@@ -218,6 +218,7 @@ pub fn load_triage(
                             ),
                         });
                     } else {
+                        first_of.insert(key, labels.len());
                         labels.push(label);
                     }
                 }

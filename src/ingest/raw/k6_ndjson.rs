@@ -8,8 +8,12 @@
 //! (`{"metric":"<name>","type":"Point","data":{"time":…,"value":…,"tags":{…}}}`):
 //! a line that starts that way has its fields picked out directly. A line
 //! in any other key order (a file re-serialised by jq or another tool) is
-//! parsed as JSON into a typed record that skips every field a sample does
-//! not need, so such files cost about as little as k6's own.
+//! walked once by the scan of [`k6_any_order`](super::k6_any_order), which
+//! keeps the few fields a sample needs as slices of the line; what that
+//! scan is not sure to read as serde_json does (escapes in a kept value,
+//! repeated keys, invalid JSON) is parsed as JSON into a typed record that
+//! skips every field a sample does not need, and that reader reports the
+//! errors. Either way a file reads the same whatever its key order.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -20,6 +24,7 @@ use serde::Deserializer;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use super::io::{Fault, ScanEnd, ScanError, open_plain, scan_blocks};
+use super::k6_any_order::{Scanned, scan_line};
 use super::slices;
 use super::time::{parse_f64, parse_rfc3339_micros};
 use super::{Grouper, RawContent, RawFile, ReadOptions, Sample, warning};
@@ -34,8 +39,8 @@ pub(crate) struct Matcher {
     /// The metric's name as a JSON string: every line that can hold one of
     /// its Points contains it.
     name: Finder<'static>,
-    metric: String,
-    split_tag: Option<String>,
+    pub(super) metric: String,
+    pub(super) split_tag: Option<String>,
     expected_response: FinderRev<'static>,
     status: FinderRev<'static>,
     split: Option<FinderRev<'static>>,
@@ -106,18 +111,18 @@ pub(crate) fn parse_point<'a>(m: &Matcher, line: &'a [u8]) -> Option<Point<'a>> 
     if rest != b"}}" {
         return None;
     }
-    let unescaped = |v: &'a [u8]| (!v.contains(&b'\\')).then_some(v);
-    let success = match tag_value(&m.expected_response, tags) {
-        Some(v) => unescaped(v)? != b"false",
-        None => match tag_value(&m.status, tags) {
-            // Before k6 0.31 there was no expected_response tag: use the
-            // status, where 0 means the request never got a response.
-            Some(status) => {
-                super::time::parse_u64(unescaped(status)?).is_some_and(|s| (1..400).contains(&s))
-            }
-            None => true,
-        },
+    let expected_response = tag_value(&m.expected_response, tags);
+    let status = match expected_response {
+        Some(_) => None,
+        None => tag_value(&m.status, tags),
     };
+    if expected_response
+        .or(status)
+        .is_some_and(|v| v.contains(&b'\\'))
+    {
+        return None;
+    }
+    let success = success_from_tags(expected_response, status);
     let key = match &m.split {
         Some(f) => tag_value(f, tags).unwrap_or(b""),
         None => b"",
@@ -129,9 +134,22 @@ pub(crate) fn parse_point<'a>(m: &Matcher, line: &'a [u8]) -> Option<Point<'a>> 
     })
 }
 
+/// Whether a request succeeded, from its tags' values (without escapes).
+pub(super) fn success_from_tags(expected_response: Option<&[u8]>, status: Option<&[u8]>) -> bool {
+    match expected_response {
+        Some(v) => v != b"false",
+        None => match status {
+            // Before k6 0.31 there was no expected_response tag: use the
+            // status, where 0 means the request never got a response.
+            Some(status) => super::time::parse_u64(status).is_some_and(|s| (1..400).contains(&s)),
+            None => true,
+        },
+    }
+}
+
 /// A non-negative JSON number (`0`, `12`, `3.25`, `1e-3`): what k6 writes
 /// for a value, and what both readers read to the same `f64`.
-fn is_plain_json_number(s: &[u8]) -> bool {
+pub(super) fn is_plain_json_number(s: &[u8]) -> bool {
     let digits = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_digit()).count();
     let int = digits(s);
     if int == 0 || (int > 1 && s[0] == b'0') {
@@ -293,14 +311,29 @@ pub(crate) fn scan_complete_lines(
         pos = end + 1;
         let line = &lines[start..end];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let fault = |msg| Fault::new(offset + start as u64, msg);
-        if let Some(point) = parse_point(m, line) {
-            grouper.push(point.key, point.sample, point.success);
-        } else if let Some(point) = parse_any_order(m, line).map_err(fault)? {
-            grouper.push(&point.key, point.sample, point.success);
-        }
+        read_line(m, line, grouper).map_err(|msg| Fault::new(offset + start as u64, msg))?;
         if pos >= lines.len() {
             break;
+        }
+    }
+    Ok(())
+}
+
+/// One line that mentions the metric: k6's own layout read directly, any
+/// other key order by the scan of [`k6_any_order`](super::k6_any_order),
+/// and what that scan is unsure of by the JSON reader.
+fn read_line(m: &Matcher, line: &[u8], grouper: &mut Grouper) -> Result<(), &'static str> {
+    if let Some(point) = parse_point(m, line) {
+        grouper.push(point.key, point.sample, point.success);
+        return Ok(());
+    }
+    match scan_line(m, line) {
+        Scanned::Point(point) => grouper.push(point.key, point.sample, point.success),
+        Scanned::Other => {}
+        Scanned::Unsure => {
+            if let Some(point) = parse_any_order(m, line)? {
+                grouper.push(&point.key, point.sample, point.success);
+            }
         }
     }
     Ok(())

@@ -23,6 +23,7 @@ pub mod gatling_binary;
 pub(crate) mod io;
 pub mod jmeter_csv;
 pub mod jmeter_xml;
+mod k6_any_order;
 pub mod k6_csv;
 pub mod k6_ndjson;
 pub mod locust;
