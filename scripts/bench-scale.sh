@@ -5,7 +5,7 @@
 #   cold        `perfdash build --no-cache`,
 #   warm        `perfdash build` again, nothing changed (round cache in use),
 #   +1 run      `perfdash build` after one new run was added,
-#   check       `perfdash check --latest`,
+#   check       `perfdash check --latest --site SITE` (the build's cache, as CI uses it),
 # with peak RSS (/usr/bin/time) and the size of the site.
 #
 # Needs: hyperfine, /usr/bin/time, python3 (Debian: apt-get install -y hyperfine time).
@@ -70,12 +70,12 @@ for size in $SIZES; do
     --command-name "+1 run" "'$BIN' build --archive '$A' --out '$S' --force -q"
   rm -rf "$A/runs/$next_id"
   hyperfine --warmup 1 --runs "$RUNS" -i --export-json "$RESULTS/$size-check.json" \
-    --command-name check "'$BIN' check --archive '$A' --latest"
+    --command-name check "'$BIN' check --archive '$A' --latest --site '$S'"
   # Peak RSS of each command, and the site it leaves.
   rss() { /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1; }
   cold_rss=$(rss "$BIN" build --archive "$A" --out "$S" --no-cache --force -q)
   warm_rss=$(rss "$BIN" build --archive "$A" --out "$S" --force -q)
-  check_rss=$(rss "$BIN" check --archive "$A" --latest || true)
+  check_rss=$(rss "$BIN" check --archive "$A" --latest --site "$S" || true)
   site_bytes=$(du -sb "$S" | cut -f1)
   site_files=$(find "$S" -type f | wc -l)
   echo "{\"cold_rss_kb\": $cold_rss, \"warm_rss_kb\": $warm_rss, \"check_rss_kb\": $check_rss, \"site_bytes\": $site_bytes, \"site_files\": $site_files}" \
@@ -98,7 +98,7 @@ for size in sizes:
     cells = []
     for what in ["cold", "warm", "plus1", "check"]:
         wall, cpu = timing(size, what)
-        cells.append(f"{wall:.2f} s ({cpu:.2f} CPU-s, {wall / cat_wall:.0f}× cat)")
+        cells.append(f"{wall:.2f} s ({cpu:.2f} CPU-s, {wall / cat_wall:.1f}× cat wall, {cpu / cat_cpu:.1f}× cat CPU)")
     e, w = size.split("x")
     print(f"| {e} ep × {w} w | {a['rounds']:,} | {a['bytes'] / 1e6:.0f} | {cat_wall:.2f} s ({cat_cpu:.2f} CPU-s) | "
           + " | ".join(cells)

@@ -94,5 +94,8 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let code = outcome_exit_code(report.outcome);
     let text = render(report, analysis, args.format, code);
     out!("{text}")?;
+    // The process ends now: freeing every run point of a large archive one
+    // by one cost ~4 % of a warm `check` at 120 endpoints × 156 weeks.
+    std::mem::forget(gated);
     Ok(code)
 }
