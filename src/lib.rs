@@ -27,6 +27,7 @@ pub mod record;
 pub mod render;
 pub mod report;
 pub mod slug;
+pub mod stat_stamp;
 pub mod stats;
 pub mod term;
 #[cfg(test)]

@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
         "error",
         "stats",
         "hash",
+        "stat_stamp",
         "calendar",
         "doc_section",
         "escape",

@@ -83,7 +83,7 @@ impl Fingerprinter {
     /// A file known by its `stat` (`None`: it could not be stat'ed, so the
     /// run gets no record).
     pub(crate) fn add_stat(&mut self, rel: &str, meta: Option<&Metadata>) {
-        let Some(stamp) = meta.and_then(Stamp::of) else {
+        let Some(stamp) = meta.and_then(crate::stat_stamp::of) else {
             self.settled = false;
             return;
         };
@@ -114,49 +114,6 @@ impl Fingerprinter {
 fn add_bytes(hasher: &mut Xxh3, bytes: &[u8]) {
     hasher.update(&(bytes.len() as u64).to_le_bytes());
     hasher.update(bytes);
-}
-
-/// What a fingerprint takes from a file's `stat`.
-struct Stamp {
-    /// Size, mtime (s, ns), ctime (s, ns), inode, device.
-    numbers: [i64; 7],
-    /// The later of the modification and change times.
-    changed: SystemTime,
-}
-
-impl Stamp {
-    #[cfg(unix)]
-    fn of(meta: &Metadata) -> Option<Stamp> {
-        use std::os::unix::fs::MetadataExt as _;
-        if !meta.is_file() {
-            return None;
-        }
-        let at = |s: i64, ns: i64| {
-            let since = Duration::new(s.max(0) as u64, ns.clamp(0, 999_999_999) as u32);
-            SystemTime::UNIX_EPOCH + since
-        };
-        let modified = at(meta.mtime(), meta.mtime_nsec());
-        let changed = at(meta.ctime(), meta.ctime_nsec());
-        Some(Stamp {
-            numbers: [
-                meta.size() as i64,
-                meta.mtime(),
-                meta.mtime_nsec(),
-                meta.ctime(),
-                meta.ctime_nsec(),
-                meta.ino() as i64,
-                meta.dev() as i64,
-            ],
-            changed: modified.max(changed),
-        })
-    }
-
-    /// Without a change time that users cannot set, `stat` proves nothing:
-    /// every file is read by content.
-    #[cfg(not(unix))]
-    fn of(_: &Metadata) -> Option<Stamp> {
-        None
-    }
 }
 
 /// What a record gives back: the rounds and step series of one run.

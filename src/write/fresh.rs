@@ -34,7 +34,7 @@ use crate::error::Diagnostic;
 /// The state file's name in the output's cache folder.
 pub const STATE_FILE: &str = "site.state";
 
-const STATE_FORMAT: u32 = 1;
+const STATE_FORMAT: u32 = 2;
 
 /// What a build reported, kept to be reported again by a build that finds
 /// the site up to date.
@@ -57,9 +57,9 @@ struct State {
     /// Hex xxh3-128 of the build's inputs.
     inputs: String,
     summary: Summary,
-    /// Every file of the site, in path order: path, size, mtime s, mtime
-    /// ns, ctime s, ctime ns, inode.
-    files: Vec<(String, [i64; 6])>,
+    /// Every file of the site, in path order, with its
+    /// [`crate::stat_stamp`] numbers.
+    files: Vec<(String, [i64; 7])>,
 }
 
 fn version() -> String {
@@ -129,7 +129,7 @@ fn read_state(path: &Path) -> Option<Vec<u8>> {
 /// Every file under `out` (the published site, through `out` itself when
 /// it is a link) with its `stat`, in path order; `None` when the site
 /// holds a link or anything but files and folders, or cannot be listed.
-fn site_files(out: &Path) -> Option<Vec<(String, [i64; 6])>> {
+fn site_files(out: &Path) -> Option<Vec<(String, [i64; 7])>> {
     let mut files = Vec::new();
     let mut dirs = vec![(out.to_path_buf(), String::new())];
     while let Some((dir, prefix)) = dirs.pop() {
@@ -141,7 +141,7 @@ fn site_files(out: &Path) -> Option<Vec<(String, [i64; 6])>> {
             if meta.is_dir() {
                 dirs.push((entry.path(), format!("{rel}/")));
             } else if meta.is_file() {
-                files.push((rel, stamp(&meta)?));
+                files.push((rel, crate::stat_stamp::of(&meta)?.numbers));
             } else {
                 return None;
             }
@@ -149,25 +149,6 @@ fn site_files(out: &Path) -> Option<Vec<(String, [i64; 6])>> {
     }
     files.sort();
     Some(files)
-}
-
-#[cfg(unix)]
-fn stamp(meta: &std::fs::Metadata) -> Option<[i64; 6]> {
-    use std::os::unix::fs::MetadataExt as _;
-    Some([
-        meta.size() as i64,
-        meta.mtime(),
-        meta.mtime_nsec(),
-        meta.ctime(),
-        meta.ctime_nsec(),
-        meta.ino() as i64,
-    ])
-}
-
-/// Without change times no edit can be ruled out: always build.
-#[cfg(not(unix))]
-fn stamp(_: &std::fs::Metadata) -> Option<[i64; 6]> {
-    None
 }
 
 #[cfg(test)]
