@@ -165,7 +165,6 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     if let Some(cache) = &load.cache {
         notices.extend(cache.notices());
     }
-    let latest_regressions = analysis.latest_run_regressions();
     let summary = fresh::Summary {
         runs: analysis.runs.len(),
         endpoints: analysis.endpoints.len(),
@@ -173,34 +172,19 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         pages,
         files: written.files,
         bytes: written.bytes,
-        latest_regressions,
-        diagnostics: analysis.diagnostics.clone(),
-    };
-    record_site(
-        &inputs,
-        &opts.out,
-        summary,
-        load.cache.as_ref(),
-        &mut notices,
-    );
-    Ok(BuildReport {
-        runs: analysis.runs.len(),
-        endpoints: analysis.endpoints.len(),
-        round_files,
-        pages,
-        files: written.files,
-        bytes: written.bytes,
-        unchanged_files: written.unchanged,
-        latest_regressions,
+        latest_regressions: analysis.latest_run_regressions(),
         diagnostics: analysis.diagnostics,
+    };
+    let cache = load.cache.as_ref();
+    record_site(&inputs, &opts.out, &summary, cache, &mut notices);
+    Ok(report(
+        summary,
+        written.unchanged,
+        counts,
+        saved,
         notices,
-        rounds_parsed: counts.read,
-        rounds_from_cache: counts.cached,
-        runs_by_stat: counts.runs_by_stat,
-        cache_files_written: saved.written,
-        cache_files_removed: saved.removed,
-        up_to_date: false,
-    })
+        false,
+    ))
 }
 
 /// `--strict` with input problems, or no readable run: nothing to build.
@@ -250,6 +234,19 @@ fn up_to_date_report(
     if let Some(cache) = &load.cache {
         notices.extend(cache.notices());
     }
+    let unchanged = summary.files;
+    report(summary, unchanged, counts, saved, notices, true)
+}
+
+/// A build's report: what it built (or found built), and how.
+fn report(
+    summary: fresh::Summary,
+    unchanged_files: usize,
+    counts: ReadCounts,
+    saved: crate::ingest::cache::Saved,
+    notices: Vec<String>,
+    up_to_date: bool,
+) -> BuildReport {
     BuildReport {
         runs: summary.runs,
         endpoints: summary.endpoints,
@@ -257,7 +254,7 @@ fn up_to_date_report(
         pages: summary.pages,
         files: summary.files,
         bytes: summary.bytes,
-        unchanged_files: summary.files,
+        unchanged_files,
         latest_regressions: summary.latest_regressions,
         diagnostics: summary.diagnostics,
         notices,
@@ -266,7 +263,7 @@ fn up_to_date_report(
         runs_by_stat: counts.runs_by_stat,
         cache_files_written: saved.written,
         cache_files_removed: saved.removed,
-        up_to_date: true,
+        up_to_date,
     }
 }
 
@@ -275,13 +272,13 @@ fn up_to_date_report(
 fn record_site(
     inputs: &Option<(PathBuf, u128)>,
     out: &std::path::Path,
-    summary: fresh::Summary,
+    summary: &fresh::Summary,
     cache: Option<&RoundCache>,
     notices: &mut Vec<String>,
 ) {
     match inputs {
         Some((cache_dir, inputs)) => {
-            if let Err(e) = fresh::save(cache_dir, out, *inputs, summary) {
+            if let Err(e) = fresh::save(cache_dir, out, *inputs, summary.clone()) {
                 notices.push(format!(
                     "could not record the site in {}: {e}; the next build renders it again",
                     cache_dir.display()
