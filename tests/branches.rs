@@ -65,6 +65,18 @@ impl Archive {
         self.dir.path().join("site")
     }
 
+    /// `perfdash build` of the archive into [`Archive::site`].
+    fn build_site(&self) -> std::process::Output {
+        Command::cargo_bin("perfdash")
+            .unwrap()
+            .args(["build", "--archive"])
+            .arg(self.root())
+            .arg("--out")
+            .arg(self.site())
+            .output()
+            .unwrap()
+    }
+
     /// Writes run `id` (day `day` of January 2026) with `run.toml` lines
     /// and the endpoint `orders` at `factor` × the real run's latency.
     fn run(&self, id: &str, day: u32, run_toml: &str, factor: f64) -> PathBuf {
@@ -322,14 +334,7 @@ fn the_main_branch_is_the_most_common_one_unless_named() {
 fn the_site_lists_branch_runs_apart_and_says_what_they_were_judged_against() {
     let a = forked_before_a_speed_up(1.7);
     let site = a.site();
-    let out = Command::cargo_bin("perfdash")
-        .unwrap()
-        .args(["build", "--archive"])
-        .arg(a.root())
-        .arg("--out")
-        .arg(&site)
-        .output()
-        .unwrap();
+    let out = a.build_site();
     assert!(
         out.status.success(),
         "{}",
@@ -448,14 +453,7 @@ fn without_series_by_a_host_change_alarms_and_the_run_page_warns() {
     assert_eq!(a0.host_changed, None, "no baseline, nothing changed");
 
     let site = a.site();
-    let out = Command::cargo_bin("perfdash")
-        .unwrap()
-        .args(["build", "--archive"])
-        .arg(a.root())
-        .arg("--out")
-        .arg(&site)
-        .output()
-        .unwrap();
+    let out = a.build_site();
     assert!(
         out.status.code().unwrap() <= 1,
         "{}",

@@ -437,15 +437,7 @@ mod tests {
         f: &RunFigures,
         load: &BTreeMap<String, String>,
     ) -> Judged {
-        walk.judge(RunInput {
-            id,
-            rounds: 5,
-            figures: f,
-            median_p99_ms: f.p99_ms.unwrap_or(0.0),
-            load,
-            labelled_accepted: false,
-            resolution: verdict::Resolution::Exact,
-        })
+        walk.judge(run(id, f, load))
     }
 
     #[test]
