@@ -595,6 +595,15 @@ fn kill_9_at_any_moment_leaves_a_whole_site_and_the_next_build_cleans_up() {
         [".perfdash-cache", "archive", "site"],
         "no staging, old site or lock file left"
     );
+    // Run files staged by killed builds are gone; only run files (and
+    // the record of the site) remain.
+    let cache = names(&c.dir.join(".perfdash-cache/site"));
+    assert!(
+        cache
+            .iter()
+            .all(|n| n.starts_with("run-") || n == "site.state"),
+        "{cache:?}"
+    );
 }
 
 #[test]
