@@ -152,16 +152,32 @@ fn flame_diffs(
     Ok(out)
 }
 
-/// Renders every comparison page, each followed by the differential
-/// flame graphs it links to.
-pub fn comparison_pages(ctx: &Ctx) -> Result<Vec<Page>, Error> {
-    let mut pages = Vec::new();
-    for c in &ctx.analysis.comparisons {
+/// Renders every comparison page and the differential flame graphs it
+/// links to, handing each comparison's files to `put` before the next is
+/// rendered: held together, all comparisons' flame graphs were ~55 MB of
+/// a build's peak at 120 endpoints (issue 18). The same comparison listed
+/// twice in `[compare]` makes the same files; only the last is rendered,
+/// as the site always kept the last one.
+pub fn put_comparison_pages(
+    ctx: &Ctx,
+    put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let comparisons = &ctx.analysis.comparisons;
+    let paths: Vec<String> = comparisons
+        .iter()
+        .map(|c| comparison_path(c, ctx.slugs))
+        .collect();
+    for (i, c) in comparisons.iter().enumerate() {
+        if paths[i + 1..].contains(&paths[i]) {
+            continue;
+        }
         let (page, diffs) = comparison_page(ctx, c)?;
-        pages.push((comparison_path(c, ctx.slugs), render(&page)?));
-        pages.extend(diffs);
+        put(paths[i].clone(), render(&page)?)?;
+        for (path, svg) in diffs {
+            put(path, svg)?;
+        }
     }
-    Ok(pages)
+    Ok(())
 }
 
 /// What one comparison says in a line: `3 same, 1 regression`, and how

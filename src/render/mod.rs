@@ -248,11 +248,17 @@ pub fn render_site_into(
                     )
                 });
             }
-            for (path, bytes) in render_job(&ctx, &job, options)? {
+            let mut put = |path: String, bytes: Vec<u8>| {
                 if path.ends_with(".html") {
                     pages.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
-                sink.put(&path, bytes)?;
+                sink.put(&path, bytes)
+            };
+            if let Job::Comparisons = job {
+                return compare::put_comparison_pages(&ctx, &mut put);
+            }
+            for (path, bytes) in render_job(&ctx, &job, options)? {
+                put(path, bytes)?;
             }
             Ok(())
         })?;
@@ -287,7 +293,7 @@ fn render_job(
         Job::Endpoint(e) => endpoint::endpoint_pages(ctx, e)?,
         Job::Run(i) => vec![run::run_page(ctx, i)?],
         Job::Capacity(e) => capacity::capacity_page(ctx, e)?.into_iter().collect(),
-        Job::Comparisons => last_of_each_path(compare::comparison_pages(ctx)?),
+        Job::Comparisons => unreachable!("handed over by render_site_into"),
         Job::Weekly => weekly::weekly_page(ctx, options.week)?
             .into_iter()
             .collect(),
@@ -299,20 +305,6 @@ fn render_job(
         Job::AnalysisJson => unreachable!("streamed by render_site_into"),
     };
     Ok(files)
-}
-
-/// Keeps the last file of each path, in order: the same comparison listed
-/// twice in `[compare]` makes the same page twice, and the site always
-/// kept the last one.
-fn last_of_each_path(pages: Vec<rows::Page>) -> Vec<rows::Page> {
-    let mut seen = std::collections::HashSet::new();
-    let mut kept: Vec<rows::Page> = pages
-        .into_iter()
-        .rev()
-        .filter(|(path, _)| seen.insert(path.clone()))
-        .collect();
-    kept.reverse();
-    kept
 }
 
 /// The one XML escaper (`crate::escape::xml`), under the name the
