@@ -135,6 +135,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         cache,
         progress: opts.progress,
         now: opts.now,
+        // A site shows profiles.
+        skip_recorded_profiles: false,
     };
     let loaded = load_archive_with(&opts.archive, &load)?;
     refuse_unusable(&loaded, opts)?;
@@ -406,6 +408,7 @@ pub fn gate(opts: &GateOptions) -> Result<Gated, Error> {
         cache,
         progress: false,
         now: opts.now,
+        skip_recorded_profiles: true,
     };
     let loaded = load_archive_with(&opts.archive, &load)?;
     let skipped_inputs = loaded.diagnostics.iter().filter(|d| d.is_warning()).count();

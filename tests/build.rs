@@ -290,7 +290,7 @@ fn a_rebuild_links_unchanged_files_and_writes_changed_ones() {
         .max()
         .unwrap();
     // The story archive's runs are named by their time (no run.toml).
-    copy_dir(&runs.join(&last), &runs.join("2026-06-01T0300Z"));
+    common::copy_dir(&runs.join(&last), &runs.join("2026-06-01T0300Z"));
     build(&archive, &out).success();
     let fresh = tmp.path().join("fresh");
     perfdash()
@@ -310,19 +310,6 @@ fn a_rebuild_links_unchanged_files_and_writes_changed_ones() {
         "the overview changed"
     );
     assert_eq!(inode(&out.join("static/style.css")), css);
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// `analysis.json` is compact by default and indented with

@@ -5,6 +5,8 @@
 //! `--allow-insufficient`, the report in every output format and the
 //! exit code are byte for byte those of `check` on a full analysis.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use perfdash::analyse::gate::{CheckOptions, RunSelector, check};
@@ -262,5 +264,43 @@ fn a_cache_made_for_other_files_is_not_used() {
     assert_eq!(
         gated.counts.cached, 0,
         "no entry of the other archive's files"
+    );
+}
+
+/// A gate does not parse the profiles of runs known by their record
+/// (nothing it reports comes from stacks). That is sound only because a
+/// run whose profile has a problem gets no record: its problem is found
+/// and reported on every check, warm or cold.
+#[test]
+fn a_run_with_a_broken_profile_is_read_again_by_every_gate_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("archive");
+    common::copy_dir(&bundled_archive(), &archive);
+    let latest = bundled_full().0.runs.last().unwrap().id.clone();
+    let profile = archive.join(format!("runs/{latest}/price-quote/flame.cpu.collapsed"));
+    assert!(profile.is_file(), "the bundled latest run has a profile");
+    std::fs::write(&profile, "main;handle;query not-a-count\n").unwrap();
+    // Old enough to be known by stat (files changed in the last 2 s are not).
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let site = dir.path().join("site");
+    let named = |g: &Gated| {
+        g.analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.path.ends_with("price-quote/flame.cpu.collapsed"))
+            .count()
+    };
+    let cold = gate_latest(&archive, &site, Policy::Median);
+    let warm = gate_latest(&archive, &site, Policy::Median);
+    assert_eq!(cold.counts.runs_by_stat, 0);
+    assert_eq!(
+        warm.counts.runs_by_stat, 77,
+        "every run but the one with the broken profile"
+    );
+    assert!(named(&cold) > 0, "{:?}", cold.analysis.diagnostics);
+    assert_eq!(named(&warm), named(&cold));
+    assert_eq!(
+        outputs(&warm.report, &warm.analysis),
+        outputs(&cold.report, &cold.analysis)
     );
 }

@@ -174,8 +174,7 @@ fn cache_rereads_only_what_changed() {
         let opts = LoadOptions {
             warmup_override: warmup,
             cache: Some(RoundCache::new(&cache_dir)),
-            progress: false,
-            now: None,
+            ..Default::default()
         };
         let loaded = load_archive_with(&root, &opts).unwrap();
         // What `perfdash build` does once the site is written.

@@ -710,7 +710,8 @@ fn make_alarm(
         .map(|p| p.median_p99_ms)
         .collect();
     let over_medians: Vec<f64> = ep.over.iter().map(|&i| points[i].median_p99_ms).collect();
-    let evidence = super::evidence::evidence(&candidate.rounds, &baseline_medians, &over_medians);
+    let evidence =
+        super::evidence::evidence(candidate.rounds.iter(), &baseline_medians, &over_medians);
     Some(Alarm {
         endpoint: endpoint.id.clone(),
         run: candidate.run.clone(),

@@ -78,14 +78,21 @@ pub struct Evidence {
 /// baseline was formed from (empty without a baseline) against the
 /// medians of `alarmed` runs (the run itself, or an alarm's runs over the
 /// line).
-pub fn evidence(rounds: &[Round], baseline_medians: &[f64], alarmed_medians: &[f64]) -> Evidence {
-    let p99: Vec<f64> = rounds.iter().map(|r| r.stats.p99_ms).collect();
+pub fn evidence<'a>(
+    rounds: impl IntoIterator<Item = &'a Round>,
+    baseline_medians: &[f64],
+    alarmed_medians: &[f64],
+) -> Evidence {
+    let (numbers, p99): (Vec<u32>, Vec<f64>) = rounds
+        .into_iter()
+        .map(|r| (r.number, r.stats.p99_ms))
+        .unzip();
     Evidence {
         band: median_band(&p99),
         outlier_rounds: outlier_rounds(&p99, OUTLIER_FACTOR)
             .into_iter()
             .map(|i| OutlierRound {
-                round: rounds[i].number,
+                round: numbers[i],
                 p99_ms: p99[i],
             })
             .collect(),

@@ -697,24 +697,21 @@ fn judge_point(
     };
     let b = judged.baseline;
     let baseline_p99_ms = b.p99_ms.filter(|_| b.missing.is_none());
-    let usable: Vec<Round> = rounds
-        .iter()
-        .filter(|r| !figures.failed_rounds.iter().any(|f| f.round == r.number))
-        .cloned()
-        .collect();
-    let evidence = evidence::evidence(
-        if usable.is_empty() {
-            &rounds[..]
-        } else {
-            &usable
-        },
-        if baseline_p99_ms.is_some() {
-            &b.run_p99_ms
-        } else {
-            &[]
-        },
-        &[median_p99_ms],
-    );
+    // The usable rounds, or all of them when none is (a failed run),
+    // borrowed: every point of every endpoint passes here.
+    let usable = |r: &&Round| !figures.failed_rounds.iter().any(|f| f.round == r.number);
+    let baseline_medians: &[f64] = match baseline_p99_ms {
+        Some(_) => &b.run_p99_ms,
+        None => &[],
+    };
+    let evidence = match rounds.iter().any(|r| usable(&r)) {
+        true => evidence::evidence(
+            rounds.iter().filter(usable),
+            baseline_medians,
+            &[median_p99_ms],
+        ),
+        false => evidence::evidence(rounds.iter(), baseline_medians, &[median_p99_ms]),
+    };
     Some(RunPoint {
         run_index,
         run: run.id.clone(),

@@ -100,9 +100,12 @@ pub(crate) fn list_listed_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
     Ok(out)
 }
 
+/// The name an entry sorts by: its own for the usual entries (taking it
+/// from the path parsed the path on every comparison), the path's last
+/// part for a skipped one (whose name may not be UTF-8).
 fn key(e: &Entry) -> Option<&std::ffi::OsStr> {
     match e {
-        Entry::Dir { path, .. } | Entry::File { path, .. } => path.file_name(),
+        Entry::Dir { name, .. } | Entry::File { name, .. } => Some(std::ffi::OsStr::new(name)),
         Entry::Skipped(s) => s.path.file_name(),
     }
 }
@@ -227,7 +230,7 @@ pub(crate) fn read_toml_folder(
             return (Vec::new(), diagnostics);
         }
     };
-    let mut files = Vec::new();
+    let mut paths = Vec::new();
     for entry in entries {
         let (name, path) = match entry {
             Entry::File { name, path, .. } => (name, path),
@@ -237,15 +240,23 @@ pub(crate) fn read_toml_folder(
                 continue;
             }
         };
-        if !name.ends_with(".toml") {
-            continue;
+        if name.ends_with(".toml") {
+            paths.push(path);
         }
-        let rel = super::relative(root, &path);
-        let text = super::input::InputFile::open_in_archive(&path)
-            .and_then(|file| super::limits::read_text(&file, limits))
-            .map_err(|e| Error::io(Path::new(&rel), e));
-        files.push((rel, text));
     }
+    // Read on every core (a triage folder holds thousands of small
+    // files); `collect` keeps the name order.
+    use rayon::prelude::*;
+    let files = paths
+        .into_par_iter()
+        .map(|path| {
+            let rel = super::relative(root, &path);
+            let text = super::input::InputFile::open_in_archive(&path)
+                .and_then(|file| super::limits::read_text(&file, limits))
+                .map_err(|e| Error::io(Path::new(&rel), e));
+            (rel, text)
+        })
+        .collect();
     (files, diagnostics)
 }
 

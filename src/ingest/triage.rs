@@ -200,8 +200,14 @@ pub fn load_triage(
     let mut labels: Vec<TriageLabel> = Vec::new();
     // (run, endpoint) → index in `labels`: thousands of labels are common.
     let mut first_of: std::collections::HashMap<(String, String), usize> = Default::default();
-    for (rel, text) in files {
-        let parsed = text.and_then(|text| parse_triage_file(&text, Path::new(&rel)));
+    // Parsed on every core, merged in name order: the first label of a
+    // (run, endpoint) wins whatever thread parsed it.
+    use rayon::prelude::*;
+    let parsed: Vec<Result<Vec<TriageLabel>, crate::error::Error>> = files
+        .into_par_iter()
+        .map(|(rel, text)| text.and_then(|text| parse_triage_file(&text, Path::new(&rel))))
+        .collect();
+    for parsed in parsed {
         match parsed {
             Ok(found) => {
                 for label in found {

@@ -126,3 +126,17 @@ pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 pub mod golden_archive;
 pub mod site_archives;
+
+/// Copies a folder and everything in it (files get new inodes and times).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
