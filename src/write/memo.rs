@@ -282,3 +282,77 @@ pub fn save(cache_dir: &Path, out: &Path, made: Made) -> std::io::Result<()> {
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memo_of(dir: &Path) -> PageMemo {
+        let mut notices = Vec::new();
+        let memo = PageMemo::load(dir, &mut notices).expect("the test binary names itself");
+        assert!(notices.is_empty(), "{notices:?}");
+        memo
+    }
+
+    #[test]
+    fn a_memo_vouches_only_for_files_with_the_stat_they_were_published_with() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (site, cache) = (tmp.path().join("site"), tmp.path().join("cache"));
+        std::fs::create_dir_all(site.join("runs")).unwrap();
+        std::fs::write(site.join("runs/a.html"), "<p>a</p>").unwrap();
+        std::fs::write(site.join("runs/b.html"), "<p>b</p>").unwrap();
+        let made = vec![
+            (7, vec![("runs/a.html".into(), FileSum::of(b"<p>a</p>"))]),
+            (8, vec![("runs/b.html".into(), FileSum::of(b"<p>b</p>"))]),
+        ];
+        save(&cache, &site, made).unwrap();
+        let memo = memo_of(&cache);
+        let files = memo.vouched(7, &site).expect("untouched");
+        assert_eq!(files[0].path, "runs/a.html");
+        assert_eq!(files[0].sum(), Some(FileSum::of(b"<p>a</p>")));
+        assert!(memo.vouched(9, &site).is_none(), "an unknown key");
+        // Rewritten with the same size and modification time: its change
+        // time moved.
+        let page = site.join("runs/b.html");
+        let mtime = std::fs::metadata(&page).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&page, "<p>B</p>").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&page)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert!(memo.vouched(8, &site).is_none(), "an edited page");
+        std::fs::remove_file(site.join("runs/a.html")).unwrap();
+        assert!(memo.vouched(7, &site).is_none(), "a removed page");
+    }
+
+    #[test]
+    fn what_a_build_made_is_recorded_only_for_pages_wholly_in_the_site() {
+        let tmp = tempfile::tempdir().unwrap();
+        let memo = memo_of(tmp.path());
+        memo.remember(1, vec!["a.html".into(), "a.svg".into()]);
+        memo.remember(2, vec!["b.html".into()]);
+        let sums: HashMap<String, FileSum> = [
+            ("a.html".to_string(), FileSum::of(b"a")),
+            ("b.html".to_string(), FileSum::of(b"b")),
+        ]
+        .into();
+        let made = memo.made(&sums);
+        assert_eq!(made, vec![(2, vec![("b.html".into(), FileSum::of(b"b"))])]);
+    }
+
+    #[test]
+    fn a_linked_cache_folder_holds_no_memo() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut notices = Vec::new();
+        assert!(PageMemo::load(&link, &mut notices).is_none());
+        assert!(save(&link, tmp.path(), Vec::new()).is_err());
+        assert!(!real.join(MEMO_FILE).exists(), "nothing written through it");
+    }
+}
