@@ -334,6 +334,10 @@ const WRITERS: &[(&str, &str)] = &[
         "write/fresh.rs",
         "`site.state` in the output's cache folder, after the site",
     ),
+    (
+        "write/memo.rs",
+        "`pages.memo` in the output's cache folder, after the site",
+    ),
     ("demo/mod.rs", "`perfdash demo`: a new archive"),
     ("cli/eval.rs", "`perfdash eval --write FILE`"),
     (

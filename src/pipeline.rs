@@ -12,8 +12,9 @@ use crate::render::{RenderOptions, render_site_into};
 use crate::term::escape;
 use crate::write::{
     MARKER_FILE, OutputLock, Publish, Staging, WhenLocked, WriteOptions, check_output, fresh,
-    inside_archive, remove_leftovers,
+    inside_archive, memo, remove_leftovers,
 };
+use memo::PageMemo;
 
 /// What `perfdash build` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -55,6 +56,10 @@ pub struct BuildReport {
     /// Of `files`, those with the same bytes as in the previous site
     /// (linked from it, not written again).
     pub unchanged_files: usize,
+    /// Of `pages`, those the page memo vouched for: made from the same
+    /// inputs as the previous site's, linked from it without being
+    /// rendered (`write::memo`).
+    pub reused_pages: usize,
     /// Endpoints that regressed in the latest run.
     pub latest_regressions: usize,
     /// Inputs skipped on the way (each names its file), and information
@@ -159,8 +164,15 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     // The archive's rounds are shared with the analysis; the rest of the
     // archive is not needed any more.
     drop(loaded.archive);
-    let staging = Staging::begin(&write_opts, None)?;
-    let pages = render_site_into(&analysis, &opts.render, &staging)?;
+    // The page memo lives with the cache: `--no-cache` neither reads nor
+    // writes it.
+    let memo = load
+        .cache
+        .as_ref()
+        .and_then(|c| PageMemo::load(c.dir(), &mut notices));
+    let staging = Staging::begin(&write_opts, None)?.with_memo(memo);
+    let rendered = render_site_into(&analysis, &opts.render, &staging)?;
+    let made = staging.memo_made();
     let written = staging.publish()?;
     // After the site: a full disk or a crash here costs only the cache.
     let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
@@ -171,7 +183,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         runs: analysis.runs.len(),
         endpoints: analysis.endpoints.len(),
         round_files,
-        pages,
+        pages: rendered.pages,
         files: written.files,
         bytes: written.bytes,
         latest_regressions: analysis.latest_run_regressions(),
@@ -179,9 +191,17 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     };
     let cache = load.cache.as_ref();
     record_site(&inputs, &opts.out, &summary, cache, &mut notices);
+    if let (Some(cache), Some(made)) = (cache, made)
+        && let Err(e) = memo::save(cache.dir(), &opts.out, made)
+    {
+        notices.push(format!(
+            "could not record the page memo in {}: {e}; the next build renders every page",
+            cache.dir().display()
+        ));
+    }
     Ok(report(
         summary,
-        written.unchanged,
+        (written.unchanged, rendered.reused_pages),
         counts,
         saved,
         notices,
@@ -237,13 +257,13 @@ fn up_to_date_report(
         notices.extend(cache.notices());
     }
     let unchanged = summary.files;
-    report(summary, unchanged, counts, saved, notices, true)
+    report(summary, (unchanged, 0), counts, saved, notices, true)
 }
 
 /// A build's report: what it built (or found built), and how.
 fn report(
     summary: fresh::Summary,
-    unchanged_files: usize,
+    (unchanged_files, reused_pages): (usize, usize),
     counts: ReadCounts,
     saved: crate::ingest::cache::Saved,
     notices: Vec<String>,
@@ -257,6 +277,7 @@ fn report(
         files: summary.files,
         bytes: summary.bytes,
         unchanged_files,
+        reused_pages,
         latest_regressions: summary.latest_regressions,
         diagnostics: summary.diagnostics,
         notices,

@@ -29,6 +29,7 @@
 pub mod fresh;
 mod lock;
 pub mod manifest;
+pub mod memo;
 mod target;
 
 use std::collections::{BTreeSet, HashMap};
@@ -121,6 +122,10 @@ pub struct Staging {
     /// The site being replaced, when its manifest says what it holds:
     /// unchanged files are linked from it.
     previous_site: Option<PreviousSite>,
+    /// The folder of the site being replaced, if any.
+    previous_dir: Option<PathBuf>,
+    /// The page memo (`memo`), when the build keeps one.
+    memo: Option<memo::PageMemo>,
     needed: Option<SpaceNeeded>,
     /// `needed` is the previous site's size, not this one's.
     estimated: bool,
@@ -195,6 +200,8 @@ impl Staging {
             sums: Mutex::new(HashMap::new()),
             written: Mutex::new(Written::default()),
             previous_site,
+            previous_dir: previous.clone(),
+            memo: None,
             needed,
             estimated,
             mode: None,
@@ -206,6 +213,63 @@ impl Staging {
             staging.mode = carry_over_mode_and_group(&previous, &staging.path);
         }
         Ok(staging)
+    }
+
+    /// Uses `memo` for this site: pages it vouches for are linked from the
+    /// previous site without being rendered ([`memo`]).
+    pub fn with_memo(mut self, memo: Option<memo::PageMemo>) -> Staging {
+        self.memo = memo;
+        self
+    }
+
+    /// What the memo is to record of this site once it is published
+    /// ([`memo::save`]); `None` without a memo.
+    pub fn memo_made(&self) -> Option<memo::Made> {
+        let memo = self.memo.as_ref()?;
+        Some(memo.made(&lock(&self.sums)))
+    }
+
+    /// Links in the files the memo vouches for under `key` (see
+    /// [`SiteSink::reuse`]); `None`: the page is to be rendered.
+    fn reuse(&self, key: u128) -> Result<Option<Vec<String>>, Error> {
+        let (Some(memo), Some(previous)) = (&self.memo, &self.previous_dir) else {
+            return Ok(None);
+        };
+        let Some(files) = memo.vouched(key, previous) else {
+            return Ok(None);
+        };
+        let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+        let fit = {
+            let sums = lock(&self.sums);
+            paths
+                .iter()
+                .all(|p| checked_relative(p).is_ok() && !sums.contains_key(p))
+        };
+        if !fit {
+            return Ok(None);
+        }
+        for f in files {
+            let rel = checked_relative(&f.path)?;
+            let sum = f
+                .sum()
+                .ok_or_else(|| Error::Internal(format!("page memo: no hash for {}", f.path)))?;
+            let from = previous.join(rel);
+            let linked = self.link_file(rel, &from)?;
+            if !linked {
+                // No hard links here: copy, if it still is what was published.
+                let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
+                if FileSum::of(&bytes) != sum {
+                    return Err(Error::Usage(format!(
+                        "{} changed while this build read it; nothing changed, build again",
+                        from.display()
+                    )));
+                }
+                self.write_file(rel, &bytes)?;
+            }
+            self.record(&f.path, sum, linked)?;
+        }
+        memo.remember(key, paths.clone());
+        Ok(Some(paths))
     }
 
     /// Adds one file of the site (`rel`: a relative path with `/`): links
@@ -758,6 +822,20 @@ impl SiteSink for Staging {
         write: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<(), Error>,
     ) -> Result<(), Error> {
         self.add_streamed(path, write)
+    }
+
+    fn memo_salt(&self) -> Option<u128> {
+        self.memo.as_ref().map(memo::PageMemo::salt)
+    }
+
+    fn reuse(&self, key: u128) -> Result<Option<Vec<String>>, Error> {
+        Staging::reuse(self, key)
+    }
+
+    fn remember(&self, key: u128, paths: Vec<String>) {
+        if let Some(memo) = &self.memo {
+            memo.remember(key, paths);
+        }
     }
 }
 

@@ -129,12 +129,15 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         } else if args.verbose {
             say(&format!(
                 "rounds: {} in the archive; {} round files read, {} results from the cache ({} runs by stat, \
-                 no file opened); wrote {} files, {} bytes \
+                 no file opened); pages: {} rendered, {} reused (same inputs as the previous site's); \
+                 wrote {} files, {} bytes \
                  ({} unchanged, linked from the previous site); cache: {} file(s) saved, {} removed",
                 report.round_files,
                 report.rounds_parsed,
                 report.rounds_from_cache,
                 report.runs_by_stat,
+                report.pages - report.reused_pages,
+                report.reused_pages,
                 report.files,
                 report.bytes,
                 report.unchanged_files,

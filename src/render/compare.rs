@@ -41,6 +41,7 @@ impl From<ComparisonVerdict> for ComparisonVerdictView {
 
 /// One side of a comparison: its label (`release 1.4.0` or the run id)
 /// and the run, with its commit and notes.
+#[derive(Debug, Clone)]
 pub struct RunLink {
     pub label: String,
     pub run: RunLabel,
@@ -111,17 +112,14 @@ fn profiles_of<'a>(analysis: &'a Analysis, endpoint: &str, run: &str) -> &'a [Pr
 /// profile kind both runs have: `(kind, path relative to the site root,
 /// SVG bytes)`. Widths are B's profile, colour the change from A's.
 fn flame_diffs(
-    analysis: &Analysis,
-    cmp: &crate::analyse::compare::Comparison,
+    inputs: &CompareInputs,
     endpoint: &EndpointComparison,
-    dir: &str,
-    endpoint_slug: &str,
+    side: &EndpointInputs,
 ) -> Result<Vec<(String, String, Vec<u8>)>, Error> {
-    let before = profiles_of(analysis, &endpoint.id, &cmp.a.run);
-    let after = profiles_of(analysis, &endpoint.id, &cmp.b.run);
+    let cmp = &inputs.comparison.comparison;
     let mut out = Vec::new();
-    for b in after {
-        let Some(a) = before.iter().find(|a| a.kind == b.kind) else {
+    for b in side.after {
+        let Some(a) = side.before.iter().find(|a| a.kind == b.kind) else {
             continue;
         };
         // A profile with no busy stack (all idle, or empty) has nothing to diff.
@@ -141,10 +139,12 @@ fn flame_diffs(
             &b.comparable,
             &title,
             subtitle,
-            analysis.settings.profiles.min_width_pct,
+            inputs.min_width,
         )?;
         let path = format!(
-            "{dir}/{endpoint_slug}.{}.diff.svg",
+            "{}/{}.{}.diff.svg",
+            inputs.dir,
+            side.anchor,
             super::slug::slug(&b.kind)
         );
         out.push((b.kind.clone(), path, svg));
@@ -152,32 +152,86 @@ fn flame_diffs(
     Ok(out)
 }
 
-/// Renders every comparison page and the differential flame graphs it
-/// links to, handing each comparison's files to `put` before the next is
-/// rendered: held together, all comparisons' flame graphs were ~55 MB of
-/// a build's peak at 120 endpoints (issue 18). The same comparison listed
-/// twice in `[compare]` makes the same files; only the last is rendered,
-/// as the site always kept the last one.
-pub fn put_comparison_pages(
-    ctx: &Ctx,
-    put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let comparisons = &ctx.analysis.comparisons;
-    let paths: Vec<String> = comparisons
-        .iter()
-        .map(|c| comparison_path(c, ctx.slugs))
-        .collect();
-    for (i, c) in comparisons.iter().enumerate() {
-        if paths[i + 1..].contains(&paths[i]) {
-            continue;
-        }
-        let (page, diffs) = comparison_page(ctx, c)?;
-        put(paths[i].clone(), render(&page)?)?;
-        for (path, svg) in diffs {
-            put(path, svg)?;
+/// Renders every comparison page, each followed by the differential
+/// flame graphs it links to.
+pub fn comparison_pages(ctx: &Ctx) -> Result<Vec<Page>, Error> {
+    let mut pages = Vec::new();
+    for c in &ctx.analysis.comparisons {
+        pages.extend(CompareInputs::of(ctx, c).render()?);
+    }
+    Ok(pages)
+}
+
+/// Everything one comparison page and its differential flame graphs are
+/// made from, and nothing else: [`CompareInputs::render`] reads only this
+/// value, so its `Debug` form is a complete key of the page memo
+/// (`render::memo`).
+#[derive(Debug)]
+pub struct CompareInputs<'a> {
+    comparison: &'a SiteComparison,
+    /// `compare/<a>_vs_<b>.html`.
+    pub path: String,
+    /// `compare/<a>_vs_<b>`, the folder of its differential graphs.
+    dir: String,
+    a: RunLink,
+    b: RunLink,
+    compare_href: String,
+    threshold: f64,
+    min_width: f64,
+    /// One per endpoint of the comparison, in its order.
+    endpoints: Vec<EndpointInputs<'a>>,
+}
+
+/// What a comparison row takes beyond the comparison itself.
+#[derive(Debug)]
+struct EndpointInputs<'a> {
+    /// The endpoint's slug: the row's anchor and its page's name.
+    anchor: String,
+    /// Its profiles in run A and in run B.
+    before: &'a [ProfileAnalysis],
+    after: &'a [ProfileAnalysis],
+}
+
+impl<'a> CompareInputs<'a> {
+    /// Gathers the inputs of one comparison's files from the analysis.
+    pub fn of(ctx: &Ctx<'a>, c: &'a SiteComparison) -> CompareInputs<'a> {
+        let (analysis, slugs) = (ctx.analysis, ctx.slugs);
+        let root = "../";
+        let cmp = &c.comparison;
+        let path = comparison_path(c, slugs);
+        CompareInputs {
+            comparison: c,
+            // compare/<a>_vs_<b>.html keeps its diffs in compare/<a>_vs_<b>/.
+            dir: path.trim_end_matches(".html").to_string(),
+            path,
+            a: run_link(ctx, &cmp.a, root),
+            b: run_link(ctx, &cmp.b, root),
+            compare_href: ctx.compare_href(&cmp.a.run, &cmp.b.run),
+            threshold: analysis.settings.analysis.threshold_ratio,
+            min_width: analysis.settings.profiles.min_width_pct,
+            endpoints: cmp
+                .endpoints
+                .iter()
+                .map(|e| EndpointInputs {
+                    anchor: slugs
+                        .endpoints
+                        .get(&e.id)
+                        .cloned()
+                        .unwrap_or_else(|| super::slug::slug(&e.id)),
+                    before: profiles_of(analysis, &e.id, &cmp.a.run),
+                    after: profiles_of(analysis, &e.id, &cmp.b.run),
+                })
+                .collect(),
         }
     }
-    Ok(())
+
+    /// The page, then the differential flame graphs it links to.
+    pub fn render(&self) -> Result<Vec<Page>, Error> {
+        let (page, diffs) = comparison_page(self)?;
+        let mut files = vec![(self.path.clone(), render(&page)?)];
+        files.extend(diffs);
+        Ok(files)
+    }
 }
 
 /// What one comparison says in a line: `3 same, 1 regression`, and how
@@ -213,19 +267,15 @@ fn run_link(ctx: &Ctx, r: &RunRef, root: &str) -> RunLink {
 /// The page and the differential flame graphs it links to.
 type PageAndFiles = (ComparePage, Vec<Page>);
 
-fn comparison_page(ctx: &Ctx, c: &SiteComparison) -> Result<PageAndFiles, Error> {
-    let (analysis, slugs) = (ctx.analysis, ctx.slugs);
+fn comparison_page(inputs: &CompareInputs) -> Result<PageAndFiles, Error> {
     let root = "../";
+    let c = inputs.comparison;
     let cmp = &c.comparison;
-    // compare/<a>_vs_<b>.html keeps its diffs in compare/<a>_vs_<b>/.
-    let dir = comparison_path(c, slugs)
-        .trim_end_matches(".html")
-        .to_string();
     let mut files = Vec::new();
     let mut rows = Vec::with_capacity(cmp.endpoints.len());
-    for e in &cmp.endpoints {
-        let mut row = comparison_row(e, slugs, root);
-        for (kind, path, svg) in flame_diffs(analysis, cmp, e, &dir, &row.anchor)? {
+    for (e, side) in cmp.endpoints.iter().zip(&inputs.endpoints) {
+        let mut row = comparison_row(e, &side.anchor, root);
+        for (kind, path, svg) in flame_diffs(inputs, e, side)? {
             // The page sits in compare/, the file in compare/<pair>/.
             row.flame_diffs
                 .push((kind, path.trim_start_matches("compare/").to_string()));
@@ -234,12 +284,12 @@ fn comparison_page(ctx: &Ctx, c: &SiteComparison) -> Result<PageAndFiles, Error>
         rows.push(row);
     }
     let (summary, regressions) = comparison_summary(c);
-    let threshold = analysis.settings.analysis.threshold_ratio;
+    let threshold = inputs.threshold;
     let page = ComparePage {
         root,
-        a: run_link(ctx, &cmp.a, root),
-        b: run_link(ctx, &cmp.b, root),
-        compare_href: ctx.compare_href(&cmp.a.run, &cmp.b.run),
+        a: inputs.a.clone(),
+        b: inputs.b.clone(),
+        compare_href: inputs.compare_href.clone(),
         asked_as: format!("{} → {}", c.spec_a, c.spec_b),
         regressions,
         summary,
@@ -256,7 +306,7 @@ fn comparison_page(ctx: &Ctx, c: &SiteComparison) -> Result<PageAndFiles, Error>
     Ok((page, files))
 }
 
-fn comparison_row(e: &EndpointComparison, slugs: &Slugs, root: &str) -> ComparisonRow {
+fn comparison_row(e: &EndpointComparison, anchor: &str, root: &str) -> ComparisonRow {
     let rounds = |s: Option<&crate::analyse::compare::Side>| {
         s.map(|s| {
             s.round_p99_ms
@@ -267,11 +317,7 @@ fn comparison_row(e: &EndpointComparison, slugs: &Slugs, root: &str) -> Comparis
         })
         .unwrap_or_else(|| "–".to_string())
     };
-    let anchor = slugs
-        .endpoints
-        .get(&e.id)
-        .cloned()
-        .unwrap_or_else(|| super::slug::slug(&e.id));
+    let anchor = anchor.to_string();
     ComparisonRow {
         name: e.name.clone(),
         href: format!("{root}endpoints/{anchor}.html"),

@@ -153,48 +153,98 @@ fn pts(v: f64) -> String {
 
 /// Renders every profile's page and SVGs into the site.
 pub fn render_flame_pages(ctx: &Ctx, site: &mut Site) -> Result<(), Error> {
-    let analysis = ctx.analysis;
-    let min_width = analysis.settings.profiles.min_width_pct;
-    for e in &analysis.endpoints {
+    for e in &ctx.analysis.endpoints {
         for p in &e.points {
             for pa in &p.profiles {
-                render_one(ctx, site, e, p, pa, min_width)?;
+                for (path, bytes) in FlameInputs::of(ctx, e, p, pa).render()? {
+                    site.insert(&path, bytes);
+                }
             }
         }
     }
     Ok(())
 }
 
-/// The files of one profile (its page and SVGs), for the site's parallel
-/// rendering (`render::render_site_into`).
-pub fn flame_page_files(
-    ctx: &Ctx,
-    e: &EndpointAnalysis,
-    p: &RunPoint,
-    pa: &ProfileAnalysis,
-) -> Result<Vec<super::rows::Page>, Error> {
-    let mut site = Site::default();
-    let min_width = ctx.analysis.settings.profiles.min_width_pct;
-    render_one(ctx, &mut site, e, p, pa, min_width)?;
-    Ok(site.into_files())
+/// Everything the files of one profile are made from, and nothing else:
+/// [`FlameInputs::render`] reads only this value, so its `Debug` form is
+/// a complete key of the page memo (`render::memo`).
+#[derive(Debug)]
+pub struct FlameInputs<'a> {
+    endpoint_id: &'a str,
+    endpoint_name: &'a str,
+    endpoint_slug: &'a str,
+    run: &'a str,
+    run_slug: &'a str,
+    /// The baseline profile's run's slug, when it has one.
+    baseline_slug: Option<&'a str>,
+    verdict: &'static str,
+    /// The profile, its baseline and their stacks (`Debug` prints what
+    /// the `Arc`s hold).
+    pa: &'a ProfileAnalysis,
+    run_commit: Option<CommitView>,
+    baseline_commit: Option<CommitView>,
+    compare_href: String,
+    min_width: f64,
 }
 
-fn render_one(
-    ctx: &Ctx,
-    site: &mut Site,
-    e: &EndpointAnalysis,
-    p: &RunPoint,
-    pa: &ProfileAnalysis,
-    min_width: f64,
-) -> Result<(), Error> {
-    let slugs = ctx.slugs;
+impl<'a> FlameInputs<'a> {
+    /// Gathers the inputs of one profile's files from the analysis.
+    pub fn of(
+        ctx: &Ctx<'a>,
+        e: &'a EndpointAnalysis,
+        p: &'a RunPoint,
+        pa: &'a ProfileAnalysis,
+    ) -> FlameInputs<'a> {
+        let slugs = ctx.slugs;
+        // The commits of both runs, and the code host's changes between them.
+        let commit_of = |run: &str| {
+            ctx.run(run)
+                .and_then(|r| r.meta.commit.as_deref())
+                .map(|c| ctx.commit(c))
+        };
+        FlameInputs {
+            endpoint_id: &e.id,
+            endpoint_name: &e.name,
+            endpoint_slug: slugs.endpoint(&e.id),
+            run: &p.run,
+            run_slug: slugs.run(&p.run),
+            baseline_slug: pa.baseline.as_ref().map(|b| slugs.run(&b.run)),
+            verdict: p.verdict.as_str(),
+            pa,
+            run_commit: commit_of(&p.run),
+            baseline_commit: pa.baseline.as_ref().and_then(|b| commit_of(&b.run)),
+            compare_href: pa
+                .baseline
+                .as_ref()
+                .map(|b| ctx.compare_href(&b.run, &p.run))
+                .unwrap_or_default(),
+            min_width: ctx.analysis.settings.profiles.min_width_pct,
+        }
+    }
+
+    /// The profile's page and SVGs: `(path, bytes)`.
+    pub fn render(&self) -> Result<Vec<super::rows::Page>, Error> {
+        let mut site = Site::default();
+        render_one(self, &mut site)?;
+        Ok(site.into_files())
+    }
+}
+
+fn render_one(inputs: &FlameInputs, site: &mut Site) -> Result<(), Error> {
+    let FlameInputs { pa, min_width, .. } = *inputs;
     let root = "../../";
-    let base = base_path(slugs, &e.id, &p.run, &pa.kind);
+    let base = format!(
+        "flame/{}/{}.{}",
+        inputs.endpoint_slug, inputs.run_slug, pa.kind
+    );
     let file = |suffix: &str| {
         let stem = base.rsplit('/').next().unwrap_or(&base);
         format!("{stem}{suffix}")
     };
-    let title = format!("{} · run {} · {} profile", e.name, p.run, pa.kind);
+    let title = format!(
+        "{} · run {} · {} profile",
+        inputs.endpoint_name, inputs.run, pa.kind
+    );
     let subtitle = format!(
         "{} · {} · {}",
         pa.format.describe(),
@@ -212,7 +262,7 @@ fn render_one(
     if let Some(b) = &pa.baseline {
         let diff_title = format!(
             "{} · run {} against run {} · {} profile",
-            e.name, p.run, b.run, pa.kind
+            inputs.endpoint_name, inputs.run, b.run, pa.kind
         );
         if b.comparable.total > 0.0 && !pa.comparable.stacks.is_empty() {
             let diff = FlameDiff::new(&b.comparable, &pa.comparable);
@@ -233,7 +283,11 @@ fn render_one(
             legend_scale = format!("{scale:.0}");
         }
         baseline_run = b.run.clone();
-        baseline_href = format!("{}.{}.html", slugs.run(&b.run), pa.kind);
+        baseline_href = format!(
+            "{}.{}.html",
+            inputs.baseline_slug.unwrap_or_default(),
+            pa.kind
+        );
         baseline_source = b.source.clone();
     }
 
@@ -298,31 +352,20 @@ fn render_one(
             }
         })
         .collect();
-    // The commits of both runs, and the code host's changes between them.
-    let commit_of = |run: &str| {
-        ctx.run(run)
-            .and_then(|r| r.meta.commit.as_deref())
-            .map(|c| ctx.commit(c))
-    };
     let page = FlamePage {
         root,
-        run_commit: commit_of(&p.run),
-        baseline_commit: pa.baseline.as_ref().and_then(|b| commit_of(&b.run)),
-        compare_href: pa
-            .baseline
-            .as_ref()
-            .map(|b| ctx.compare_href(&b.run, &p.run))
-            .unwrap_or_default(),
-        endpoint: e.name.clone(),
-        endpoint_href: format!("{root}endpoints/{}.html", slugs.endpoint(&e.id)),
-        run: p.run.clone(),
+        run_commit: inputs.run_commit.clone(),
+        baseline_commit: inputs.baseline_commit.clone(),
+        compare_href: inputs.compare_href.clone(),
+        endpoint: inputs.endpoint_name.to_string(),
+        endpoint_href: format!("{root}endpoints/{}.html", inputs.endpoint_slug),
+        run: inputs.run.to_string(),
         run_href: format!(
             "{root}runs/{}.html#{}",
-            slugs.run(&p.run),
-            slugs.endpoint(&e.id)
+            inputs.run_slug, inputs.endpoint_slug
         ),
         kind: pa.kind.clone(),
-        verdict: p.verdict.as_str(),
+        verdict: inputs.verdict,
         format: pa.format.describe(),
         source: pa.source.clone(),
         total: pa.profile.total_text(),
@@ -354,9 +397,12 @@ fn render_one(
         legend_scale,
         legend_stops,
     };
-    let html = page
-        .render()
-        .map_err(|err| Error::Internal(format!("flame page for {} in {}: {err}", e.id, p.run)))?;
+    let html = page.render().map_err(|err| {
+        Error::Internal(format!(
+            "flame page for {} in {}: {err}",
+            inputs.endpoint_id, inputs.run
+        ))
+    })?;
     site.insert(&format!("{base}.html"), html.into_bytes());
     Ok(())
 }

@@ -35,6 +35,7 @@ pub mod flame;
 pub mod flame_pages;
 pub mod format;
 pub mod history;
+pub mod memo;
 pub mod overview;
 pub mod palette;
 pub mod releases;
@@ -137,6 +138,20 @@ pub trait SiteSink: Sync {
         path: &str,
         write: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<(), Error>,
     ) -> Result<(), Error>;
+    /// The salt of page memo keys ([`memo::key`]); `None` when this sink
+    /// keeps no page memo (no key is then computed).
+    fn memo_salt(&self) -> Option<u128> {
+        None
+    }
+    /// Puts in the files the page memo holds for `key`, as the previous
+    /// build published them, when it vouches for them all; returns their
+    /// paths. `None`: the page is to be rendered.
+    fn reuse(&self, _key: u128) -> Result<Option<Vec<String>>, Error> {
+        Ok(None)
+    }
+    /// The files `paths`, just put, were made from inputs whose key is
+    /// `key`.
+    fn remember(&self, _key: u128, _paths: Vec<String>) {}
 }
 
 impl SiteSink for std::sync::Mutex<Site> {
@@ -185,7 +200,7 @@ enum Job<'a> {
     Endpoint(&'a analyse::EndpointAnalysis),
     Run(usize),
     Capacity(&'a analyse::capacity::EndpointCapacity),
-    Comparisons,
+    Comparison(&'a analyse::compare::SiteComparison),
     Weekly,
     AnalysisJson,
     Csv(&'a analyse::EndpointAnalysis),
@@ -196,45 +211,35 @@ enum Job<'a> {
     ),
 }
 
+/// What rendering a site did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rendered {
+    /// HTML pages in the site.
+    pub pages: usize,
+    /// Of `pages`, those the page memo vouched for: linked from the
+    /// previous site, not rendered.
+    pub reused_pages: usize,
+}
+
 /// Renders every file of the site into `sink`, on every core (rayon),
 /// each file handed over as soon as it is made. Which thread renders what
 /// changes nothing: each file's bytes depend only on the analysis, and
-/// every path is made by exactly one job. Returns how many HTML pages
-/// were rendered.
+/// every path is made by exactly one job. Pages the sink's page memo
+/// vouches for ([`memo`]) are taken from the previous site instead.
 pub fn render_site_into(
     analysis: &Analysis,
     options: &RenderOptions,
     sink: &dyn SiteSink,
-) -> Result<usize, Error> {
+) -> Result<Rendered, Error> {
     use rayon::prelude::*;
     let slugs = Slugs::new(analysis);
     let ctx = context::Ctx::new(analysis, &slugs);
-    let pages = std::sync::atomic::AtomicUsize::new(0);
-    // The biggest jobs first, so that no core is left with a long one at
-    // the end: analysis.json, then the endpoint pages.
-    let mut jobs = vec![
-        Job::AnalysisJson,
-        Job::Assets,
-        Job::Overview,
-        Job::Services,
-        Job::History,
-        Job::RunsIndex,
-        Job::Releases,
-        Job::Comparisons,
-        Job::Weekly,
-    ];
-    jobs.extend(analysis.endpoints.iter().map(Job::Endpoint));
-    jobs.extend(analysis.capacity.iter().map(Job::Capacity));
-    jobs.extend((0..analysis.runs.len()).map(Job::Run));
-    jobs.extend(analysis.endpoints.iter().map(Job::Csv));
-    for e in &analysis.endpoints {
-        for p in &e.points {
-            jobs.extend(p.profiles.iter().map(|pa| Job::Flame(e, p, pa)));
-        }
-    }
+    let counts = Counts::default();
+    let salt = sink.memo_salt();
     // One job per task: a job holds its files only until they are handed
     // over.
-    jobs.into_par_iter()
+    jobs(analysis, &slugs)
+        .into_par_iter()
         .with_max_len(1)
         .try_for_each(|job| -> Result<(), Error> {
             if let Job::AnalysisJson = job {
@@ -248,21 +253,132 @@ pub fn render_site_into(
                     )
                 });
             }
-            let mut put = |path: String, bytes: Vec<u8>| {
-                if path.ends_with(".html") {
-                    pages.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                sink.put(&path, bytes)
+            let memo = Memo {
+                sink,
+                salt,
+                counts: &counts,
             };
-            if let Job::Comparisons = job {
-                return compare::put_comparison_pages(&ctx, &mut put);
+            match job {
+                Job::Flame(e, p, pa) => {
+                    let inputs = flame_pages::FlameInputs::of(&ctx, e, p, pa);
+                    memo.pages("flame", &inputs, || inputs.render())
+                }
+                Job::Comparison(c) => {
+                    let inputs = compare::CompareInputs::of(&ctx, c);
+                    memo.pages("comparison", &inputs, || inputs.render())
+                }
+                Job::Run(i) => {
+                    // The template's own value: the page is made from it alone.
+                    let view = run::run_view(&ctx, i);
+                    memo.pages("run", &view, || {
+                        Ok(vec![(view.0.clone(), run::render_run(&view.1)?)])
+                    })
+                }
+                job => memo.put(render_job(&ctx, &job, options)?),
             }
-            for (path, bytes) in render_job(&ctx, &job, options)? {
-                put(path, bytes)?;
-            }
-            Ok(())
         })?;
-    Ok(pages.into_inner())
+    use std::sync::atomic::Ordering::Relaxed;
+    Ok(Rendered {
+        pages: counts.pages.load(Relaxed),
+        reused_pages: counts.reused.load(Relaxed),
+    })
+}
+
+/// Every job of a site, the biggest first, so that no core is left with
+/// a long one at the end: analysis.json, then the endpoint pages.
+fn jobs<'a>(analysis: &'a Analysis, slugs: &Slugs) -> Vec<Job<'a>> {
+    let mut jobs = vec![
+        Job::AnalysisJson,
+        Job::Assets,
+        Job::Overview,
+        Job::Services,
+        Job::History,
+        Job::RunsIndex,
+        Job::Releases,
+        Job::Weekly,
+    ];
+    // The same comparison listed twice in `[compare]` makes the same page
+    // twice: the site keeps the last.
+    let mut comparisons: Vec<_> = analysis
+        .comparisons
+        .iter()
+        .rev()
+        .scan(std::collections::HashSet::new(), |seen, c| {
+            Some(seen.insert(compare::comparison_path(c, slugs)).then_some(c))
+        })
+        .flatten()
+        .collect();
+    comparisons.reverse();
+    jobs.extend(comparisons.into_iter().map(Job::Comparison));
+    jobs.extend(analysis.endpoints.iter().map(Job::Endpoint));
+    jobs.extend(analysis.capacity.iter().map(Job::Capacity));
+    jobs.extend((0..analysis.runs.len()).map(Job::Run));
+    jobs.extend(analysis.endpoints.iter().map(Job::Csv));
+    for e in &analysis.endpoints {
+        for p in &e.points {
+            jobs.extend(p.profiles.iter().map(|pa| Job::Flame(e, p, pa)));
+        }
+    }
+    jobs
+}
+
+#[derive(Default)]
+struct Counts {
+    pages: std::sync::atomic::AtomicUsize,
+    reused: std::sync::atomic::AtomicUsize,
+}
+
+/// Hands a job's files to the sink, through the page memo when the job's
+/// files are made from one value of inputs.
+struct Memo<'a> {
+    sink: &'a dyn SiteSink,
+    salt: Option<u128>,
+    counts: &'a Counts,
+}
+
+impl Memo<'_> {
+    /// The files of a page made by `render` from `inputs` alone (see
+    /// [`memo`] for why its key is then complete): linked from the
+    /// previous site when the memo vouches for them, else rendered.
+    fn pages(
+        &self,
+        kind: &str,
+        inputs: &dyn std::fmt::Debug,
+        render: impl FnOnce() -> Result<Vec<rows::Page>, Error>,
+    ) -> Result<(), Error> {
+        let key = self.salt.map(|salt| memo::key(salt, kind, inputs));
+        if let Some(key) = key
+            && let Some(paths) = self.sink.reuse(key)?
+        {
+            let pages = paths.iter().filter(|p| p.ends_with(".html")).count();
+            self.counts
+                .pages
+                .fetch_add(pages, std::sync::atomic::Ordering::Relaxed);
+            self.counts
+                .reused
+                .fetch_add(pages, std::sync::atomic::Ordering::Relaxed);
+            return Ok(());
+        }
+        let files = render()?;
+        let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+        self.put(files)?;
+        if let Some(key) = key {
+            self.sink.remember(key, paths);
+        }
+        Ok(())
+    }
+
+    fn put(&self, files: Vec<rows::Page>) -> Result<(), Error> {
+        for (path, bytes) in files {
+            if path.ends_with(".html") {
+                self.counts
+                    .pages
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            self.sink.put(&path, bytes)?;
+        }
+        Ok(())
+    }
 }
 
 fn render_job(
@@ -293,7 +409,7 @@ fn render_job(
         Job::Endpoint(e) => endpoint::endpoint_pages(ctx, e)?,
         Job::Run(i) => vec![run::run_page(ctx, i)?],
         Job::Capacity(e) => capacity::capacity_page(ctx, e)?.into_iter().collect(),
-        Job::Comparisons => unreachable!("handed over by render_site_into"),
+        Job::Comparison(c) => compare::CompareInputs::of(ctx, c).render()?,
         Job::Weekly => weekly::weekly_page(ctx, options.week)?
             .into_iter()
             .collect(),
@@ -301,7 +417,7 @@ fn render_job(
             format!("data/endpoints/{}.csv", slugs.endpoint(&e.id)),
             data::endpoint_csv(e)?,
         )],
-        Job::Flame(e, p, pa) => flame_pages::flame_page_files(ctx, e, p, pa)?,
+        Job::Flame(e, p, pa) => flame_pages::FlameInputs::of(ctx, e, p, pa).render()?,
         Job::AnalysisJson => unreachable!("streamed by render_site_into"),
     };
     Ok(files)

@@ -14,6 +14,7 @@ use crate::analyse::{EndpointAnalysis, RunPoint, Verdict};
 use crate::error::Error;
 use crate::model::Round;
 
+#[derive(Debug)]
 pub struct RoundRow {
     pub number: u32,
     pub label: String,
@@ -36,6 +37,7 @@ pub struct RoundRow {
     pub failed: String,
 }
 
+#[derive(Debug)]
 pub struct RunEndpointRow {
     pub name: String,
     pub href: String,
@@ -58,7 +60,9 @@ pub struct RunEndpointRow {
     pub suspect: Option<super::context::SuspectView>,
 }
 
-#[derive(Template)]
+/// The run page's template value: everything the page shows, display-ready
+/// (its `Debug` form is the page memo's key, `render::memo`).
+#[derive(Debug, Template)]
 #[template(path = "run.html")]
 pub struct RunPage {
     pub root: &'static str,
@@ -128,6 +132,17 @@ pub struct RunsPage {
 
 /// The page of run `i` (an index into `analysis.runs`).
 pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
+    let (path, page) = run_view(ctx, i);
+    Ok((path, render_run(&page)?))
+}
+
+/// Renders a run page's template value.
+pub fn render_run(page: &RunPage) -> Result<Vec<u8>, Error> {
+    render(page, &page.id)
+}
+
+/// The path and template value of run `i`'s page.
+pub fn run_view(ctx: &Ctx, i: usize) -> (String, RunPage) {
     let analysis = ctx.analysis;
     let slugs = ctx.slugs;
     let run = &analysis.runs[i];
@@ -214,10 +229,7 @@ pub fn run_page(ctx: &Ctx, i: usize) -> Result<Page, Error> {
         host_changed: run.host_changed.clone().unwrap_or_default(),
         rows,
     };
-    Ok((
-        format!("runs/{}.html", slugs.run(&run.id)),
-        render(&page, &run.id)?,
-    ))
+    (format!("runs/{}.html", slugs.run(&run.id)), page)
 }
 
 /// `runs/index.html`: every main-branch run, newest first, then the runs

@@ -669,6 +669,19 @@ impl<'de> ObjectReader<'de> for TagsReader<'_> {
 /// with every value skipped, so that a one-line summary is not built into
 /// a document only to be told apart.
 pub(crate) fn is_record(line: &[u8]) -> bool {
+    // A record's `type` is the string `Metric` or `Point`, which appears
+    // in its bytes as `"Metric"` or `"Point"` unless written with escapes.
+    // A k6 summary on one line (2–3 KB) holds neither, and is told apart
+    // here without a JSON scan (one per round file of a summary archive).
+    let may_be = |word: &[u8]| memchr::memmem::find(line, word).is_some();
+    if !may_be(b"\"Metric\"") && !may_be(b"\"Point\"") && memchr::memchr(b'\\', line).is_none() {
+        return false;
+    }
+    probe_is_record(line)
+}
+
+/// [`is_record`] by reading the line as JSON, every value skipped.
+pub(crate) fn probe_is_record(line: &[u8]) -> bool {
     let mut de = serde_json::Deserializer::from_slice(line);
     let probe = Any(RecordProbe)
         .deserialize(&mut de)

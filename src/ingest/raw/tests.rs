@@ -911,3 +911,68 @@ mod sliced {
         }
     }
 }
+
+mod record_prefilter {
+    use super::k6_ndjson::{is_record, probe_is_record};
+    use proptest::prelude::*;
+
+    /// A JSON value as k6 or a hand-edited file might write it, including
+    /// the record type words, escaped forms and nested objects.
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(r#""Metric""#.to_string()),
+            Just(r#""Point""#.to_string()),
+            Just(r#""\u0050oint""#.to_string()),
+            Just(r#""Metr\u0069c""#.to_string()),
+            Just(r#""metrics""#.to_string()),
+            Just(r#"{"type":"Point"}"#.to_string()),
+            Just("12.5".to_string()),
+            Just("null".to_string()),
+            "[a-zA-Z ]{0,8}".prop_map(|s| format!("\"{s}\"")),
+        ]
+    }
+
+    fn key() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            Just("type"),
+            Just("metric"),
+            Just("data"),
+            Just("metrics"),
+            Just("Point")
+        ]
+    }
+
+    proptest! {
+        /// Telling a record by its bytes first never changes the answer.
+        #[test]
+        fn the_byte_prefilter_agrees_with_the_json_probe(
+            pairs in prop::collection::vec((key(), value()), 0..5),
+            spaced in any::<bool>(),
+            cut in any::<bool>(),
+        ) {
+            let sep = if spaced { ", " } else { "," };
+            let body: Vec<String> = pairs.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            let mut line = format!("{{{}}}", body.join(sep));
+            if cut {
+                line.pop(); // not valid JSON
+            }
+            prop_assert_eq!(is_record(line.as_bytes()), probe_is_record(line.as_bytes()), "{}", line);
+        }
+    }
+
+    #[test]
+    fn records_and_summaries() {
+        let point = br#"{"metric":"http_req_duration","type":"Point","data":{"time":"2026-01-01T00:00:00Z","value":1.5,"tags":{}}}"#;
+        assert!(is_record(point));
+        assert!(is_record(
+            br#"{"type":"Metric","data":{"name":"x"},"metric":"x"}"#
+        ));
+        assert!(
+            is_record(br#"{"type":"\u0050oint","metric":"x"}"#),
+            "escaped"
+        );
+        assert!(!is_record(
+            br#"{"metrics":{"http_req_duration":{"values":{"p(99)":1}}}}"#
+        ));
+    }
+}

@@ -1,0 +1,331 @@
+//! The page memo (`src/write/memo.rs`, `src/render/memo.rs`): pages made
+//! from the same inputs as the previous build's are linked from the
+//! previous site instead of rendered. Whatever changes between builds, the
+//! site must stay byte-identical to a `--no-cache` build's; and the memo
+//! must actually spare the work (`build -v` counts the pages reused).
+//!
+//! The archive is a part of the bundled demo archive (`archive/`, in the
+//! repository): runs with flame graphs, releases (comparison pages),
+//! triage notes and annotations.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+/// The demo runs the test starts with: early runs (baselines), two
+/// releases with six profiles each (comparison pages with differential
+/// graphs), and runs with one profile each.
+const RUNS: &[&str] = &[
+    "2026-06-01T0306Z",
+    "2026-06-03T0308Z",
+    "2026-06-05T0308Z",
+    "2026-06-08T0310Z",
+    "2026-06-10T0307Z",
+    "2026-06-19T0301Z",
+    "2026-07-17T0310Z",
+    "2026-07-29T0310Z",
+    "2026-07-31T0301Z",
+];
+/// The run added later.
+const NEW_RUN: &str = "2026-08-03T0303Z";
+
+struct Case {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    archive: PathBuf,
+    out: PathBuf,
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn case() -> Case {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(tmp.path()).unwrap();
+    let demo = common::bundled_archive();
+    let archive = dir.join("archive");
+    for run in RUNS {
+        copy_dir(
+            &demo.join("runs").join(run),
+            &archive.join("runs").join(run),
+        );
+    }
+    std::fs::copy(demo.join("perfdash.toml"), archive.join("perfdash.toml")).unwrap();
+    // The demo's triage notes of these runs; its annotations come later.
+    std::fs::create_dir_all(archive.join("triage")).unwrap();
+    for entry in std::fs::read_dir(demo.join("triage")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if RUNS.iter().any(|r| name.starts_with(r)) {
+            std::fs::copy(
+                demo.join("triage").join(&name),
+                archive.join("triage").join(&name),
+            )
+            .unwrap();
+        }
+    }
+    Case {
+        out: dir.join("site"),
+        archive,
+        dir,
+        _tmp: tmp,
+    }
+}
+
+fn build(archive: &Path, out: &Path, extra: &[&str]) -> Output {
+    let o = Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["build", "--archive"])
+        .arg(archive)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    o
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `(rendered, reused)` pages, from `build -v`.
+fn pages(o: &Output) -> (usize, usize) {
+    let err = stderr(o);
+    let at = err.find("pages: ").unwrap_or_else(|| panic!("{err}"));
+    let numbers: Vec<usize> = err[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .take(2)
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (numbers[0], numbers[1])
+}
+
+impl Case {
+    /// Builds with the cache (and the memo) with `-v`, then without into
+    /// a second output; the sites must be byte-identical. Returns the
+    /// pages rendered and reused by the cached build.
+    fn identical_to_no_cache(&self, step: &str) -> (usize, usize) {
+        let cached = build(&self.archive, &self.out, &["-v"]);
+        let fresh = self.dir.join("fresh");
+        build(&self.archive, &fresh, &["--no-cache"]);
+        let (site, expected) = (common::tree(&self.out), common::tree(&fresh));
+        let differ: Vec<&str> = site
+            .iter()
+            .zip(&expected)
+            .filter(|(a, b)| a != b)
+            .map(|(a, _)| a.0.as_str())
+            .collect();
+        assert!(
+            site.len() == expected.len() && differ.is_empty(),
+            "after {step}: the site differs from a --no-cache build ({} vs {} files; differing: {:?})",
+            site.len(),
+            expected.len(),
+            differ
+        );
+        std::fs::remove_dir_all(&fresh).unwrap();
+        pages(&cached)
+    }
+
+    fn memo(&self) -> PathBuf {
+        self.dir.join(".perfdash-cache/site/pages.memo")
+    }
+}
+
+/// Replaces `from` with `to` in `path` (a new file, never an edit in
+/// place of a shared one), with its modification time put back, as
+/// `touch -r` does.
+fn edit_keeping_mtime(path: &Path, from: &str, to: &str) {
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{from} in {}", path.display());
+    std::fs::remove_file(path).unwrap();
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
+
+fn append(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    std::fs::write(path, old + text).unwrap();
+}
+
+#[test]
+fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
+    let c = case();
+    let (rendered, reused) = c.identical_to_no_cache("the first build");
+    assert_eq!(reused, 0, "nothing to reuse yet");
+    assert!(rendered > 0);
+    assert!(c.memo().is_file(), "the memo is written with the cache");
+
+    // One new run: the flame pages, the comparisons and the run pages of
+    // the older runs are reused; the pages that show the new run are not.
+    copy_dir(
+        &common::bundled_archive().join("runs").join(NEW_RUN),
+        &c.archive.join("runs").join(NEW_RUN),
+    );
+    let (rendered, reused) = c.identical_to_no_cache("a run added");
+    assert!(reused >= RUNS.len() - 1, "the older runs' pages: {reused}");
+    assert!(rendered > 0, "the new run's pages are rendered");
+
+    // A triage note on an older run: shown on that run's page.
+    std::fs::write(
+        c.archive
+            .join(format!("triage/{}--create-order.toml", RUNS[3])),
+        format!(
+            "run = \"{}\"\nendpoint = \"create-order\"\nlabel = \"noise\"\n\
+             note = \"a note written after the fact\"\nauthor = \"Test\"\ndate = 2026-06-20\n",
+            RUNS[3]
+        ),
+    )
+    .unwrap();
+    c.identical_to_no_cache("a triage note added");
+
+    // An annotation of an older run.
+    append(
+        &c.archive.join("annotations/events.toml"),
+        &format!(
+            "[[annotation]]\nrun = \"{}\"\ntext = \"incident: a test\"\n",
+            RUNS[4]
+        ),
+    );
+    c.identical_to_no_cache("an annotation added");
+
+    // Settings every page kind shows: an endpoint's name, the commit links.
+    let toml = c.archive.join("perfdash.toml");
+    edit_keeping_mtime(&toml, "POST /api/orders\"", "POST /api/v2/orders\"");
+    c.identical_to_no_cache("an endpoint renamed");
+    edit_keeping_mtime(
+        &toml,
+        "git.example.com/shop/commit",
+        "git.example.org/shop/commit",
+    );
+    c.identical_to_no_cache("the commit links changed");
+
+    // A round of an older run edited, its modification time put back.
+    let round = c
+        .archive
+        .join(format!("runs/{}/create-order/round-2.json", RUNS[5]));
+    let text = std::fs::read_to_string(&round).unwrap();
+    let at = text.find("\"p(99)\":").unwrap() + "\"p(99)\":".len();
+    let digit = text[at..].find(|ch: char| ch.is_ascii_digit()).unwrap() + at;
+    let old = &text[digit..digit + 1];
+    let new = if old == "9" { "8" } else { "9" };
+    edit_keeping_mtime(
+        &round,
+        &text[at..=digit],
+        &format!("{}{new}", &text[at..digit]),
+    );
+    c.identical_to_no_cache("a round edited under touch -r");
+
+    // A run removed.
+    std::fs::remove_dir_all(c.archive.join("runs").join(RUNS[2])).unwrap();
+    c.identical_to_no_cache("a run removed");
+
+    // A page the memo would reuse, edited by hand in the live site (size
+    // and modification time kept): it is rendered again, the edit gone.
+    copy_dir(
+        &common::bundled_archive().join("runs/2026-08-05T0305Z"),
+        &c.archive.join("runs/2026-08-05T0305Z"),
+    );
+    let flame = first_file(&c.out.join("flame"), ".html");
+    let text = std::fs::read_to_string(&flame).unwrap();
+    let at = text.find("<title>").unwrap() + "<title>".len();
+    let edited = format!("{}X{}", &text[..at], &text[at + 1..]);
+    let mtime = std::fs::metadata(&flame).unwrap().modified().unwrap();
+    std::fs::write(&flame, edited).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&flame)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let (_, reused) = c.identical_to_no_cache("a page edited by hand");
+    assert!(reused > 0, "the other pages are still reused");
+}
+
+#[test]
+fn a_damaged_or_foreign_memo_is_ignored_with_a_notice_and_no_cache_never_touches_it() {
+    let c = case();
+    c.identical_to_no_cache("the first build");
+    let memo = std::fs::read(c.memo()).unwrap();
+    // --no-cache neither reads nor writes it.
+    build(&c.archive, &c.out, &["--no-cache"]);
+    assert_eq!(std::fs::read(c.memo()).unwrap(), memo);
+    let add_run = |name: &str| {
+        copy_dir(
+            &common::bundled_archive().join("runs").join(name),
+            &c.archive.join("runs").join(name),
+        );
+    };
+    // A byte changed in the memo: its checksum no longer matches.
+    let mut damaged = memo.clone();
+    let last = damaged.len() - 2;
+    damaged[last] ^= 1;
+    std::fs::write(c.memo(), &damaged).unwrap();
+    add_run(NEW_RUN);
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert!(
+        stderr(&o).contains("ignored the page memo"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("it is damaged"), "{}", stderr(&o));
+    assert_eq!(pages(&o).1, 0, "nothing reused from a damaged memo");
+    // Written by another perfdash.
+    let text = String::from_utf8(std::fs::read(c.memo()).unwrap()).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    std::fs::write(c.memo(), text.replacen(version, "0.0.1-other", 1)).unwrap();
+    add_run("2026-08-05T0305Z");
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert!(
+        stderr(&o).contains("written by perfdash 0.0.1-other"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(pages(&o).1, 0);
+    // Not a memo at all.
+    std::fs::write(c.memo(), "garbage").unwrap();
+    std::fs::remove_dir_all(c.archive.join("runs").join(NEW_RUN)).unwrap();
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert!(
+        stderr(&o).contains("ignored the page memo"),
+        "{}",
+        stderr(&o)
+    );
+    // Each time the site is what a --no-cache build makes, and the memo
+    // written afterwards works again.
+    add_run(NEW_RUN);
+    let (_, reused) = c.identical_to_no_cache("the memo rewritten");
+    assert!(reused > 0);
+}
+
+/// The first file under `dir` (in name order) whose name ends in `suffix`.
+fn first_file(dir: &Path, suffix: &str) -> PathBuf {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    files.sort();
+    files.remove(0)
+}
