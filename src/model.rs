@@ -350,9 +350,10 @@ pub struct Round {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warmup_s: Option<f64>,
     /// When the round also had a summary file (the raw file wins), how the
-    /// two compare.
+    /// two compare. Boxed: most rounds have none, and inline it made every
+    /// one of the 281k rounds of 120 endpoints × 156 weeks 40 bytes larger.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cross_check: Option<CrossCheck>,
+    pub cross_check: Option<Box<CrossCheck>>,
 }
 
 impl Round {

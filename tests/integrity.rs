@@ -597,6 +597,10 @@ fn kill_9_at_any_moment_leaves_a_whole_site_and_the_next_build_cleans_up() {
         [".perfdash-cache", "archive", "site"],
         "no staging, old site or lock file left"
     );
+    // Run files staged by killed builds (`.tmp-…`) are gone.
+    let cache = names(&c.dir.join(".perfdash-cache/site"));
+    assert!(cache.iter().all(|n| !n.starts_with(".tmp-")), "{cache:?}");
+    assert!(cache.iter().any(|n| n.starts_with("run-")), "{cache:?}");
 }
 
 #[test]

@@ -29,10 +29,15 @@
 //!   `check` that finds a run's files as they were opens none of them. Any
 //!   change, even one `touch -r` hides, moves the change time; the run is
 //!   then read file by file, by content, as above.
-//! * **Written last.** Nothing is written while reading: [`RoundCache::save`]
-//!   runs after the site is in place, so a build that fails (or `--strict`
-//!   refusing one) leaves the cache as it was, and a full disk costs the
-//!   cache, never the site.
+//! * **Put in place last.** A run's new file is written as soon as the
+//!   run is read, under a temporary name (`.tmp-…`) that no load reads,
+//!   so that a build never holds every run's cache text at once (at 120
+//!   endpoints × 156 weeks that was ~370 MB, issue 18). Only
+//!   [`RoundCache::save`], after the site is in place, renames them to
+//!   their run files, each in one step: a build that fails (or `--strict`
+//!   refusing one) removes them and leaves the cache as it was (and no
+//!   folder it made), a `kill -9` leaves only temporary files the next
+//!   save removes, and a full disk costs the cache, never the site.
 //!
 //! Errors are never cached (a broken file is re-read and reported every
 //! time). The cache folder, and every cache file, is opened like an
@@ -46,7 +51,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
@@ -86,17 +90,43 @@ pub struct RoundCache {
     read: AtomicUsize,
     cached: AtomicUsize,
     runs_by_stat: AtomicUsize,
-    /// For each run file: the entries this build used, and whether the
-    /// file on disk already holds exactly those.
+    /// For each run file this build keeps: its new content, staged, or
+    /// `None` when the file on disk already holds exactly what it used.
     runs: Mutex<BTreeMap<String, RunState>>,
+    /// How writing the staged files went (see [`RoundCache::stage`]).
+    staging: Mutex<Staging>,
     notices: Mutex<Vec<String>>,
 }
 
 #[derive(Debug)]
 struct RunState {
-    /// The file's new text, or `None` when the file already holds exactly
-    /// the entries this build used.
-    text: Option<Vec<u8>>,
+    /// The file's new content, written beside it under a temporary name
+    /// (removed when dropped unsaved), or `None` when the file already
+    /// holds exactly the entries this build used.
+    staged: Option<Staged>,
+}
+
+/// What staging did so far.
+#[derive(Debug, Default)]
+struct Staging {
+    /// Whether the cache folder is there to stage into (`None`: not
+    /// tried yet).
+    ready: Option<bool>,
+    /// The folders staging created, deepest first: removed again (when
+    /// empty) if the cache is never saved.
+    created: Vec<PathBuf>,
+    /// The first write that failed.
+    failure: Option<String>,
+}
+
+/// A run file's new content, written under a temporary name until
+/// [`RoundCache::save`] renames it into place.
+#[derive(Debug)]
+struct Staged {
+    /// Deletes the file when dropped (declared first: dropped first).
+    path: tempfile::TempPath,
+    /// Removes the file on an interrupting signal meanwhile.
+    _on_signal: crate::cleanup::Registered,
 }
 
 /// How many round files a load read, and how many came from the cache.
@@ -178,6 +208,7 @@ impl RoundCache {
             cached: AtomicUsize::new(0),
             runs_by_stat: AtomicUsize::new(0),
             runs: Mutex::new(BTreeMap::new()),
+            staging: Mutex::new(Staging::default()),
             notices: Mutex::new(notices),
         }
     }
@@ -310,7 +341,7 @@ impl RoundCache {
             Ok(Some(found)) => {
                 self.cached.fetch_add(rounds, Ordering::Relaxed);
                 self.runs_by_stat.fetch_add(1, Ordering::Relaxed);
-                lock(&self.runs).insert(file_name, RunState { text: None });
+                lock(&self.runs).insert(file_name, RunState { staged: None });
                 Some(found)
             }
             Ok(None) => None,
@@ -321,17 +352,18 @@ impl RoundCache {
         }
     }
 
-    /// Writes the cache after a build: each run's file with exactly the
-    /// entries that build used (files whose content would not change are
-    /// left alone), then removes run files of runs no longer read and
-    /// leftovers of interrupted saves. Failures (a full disk) cost only
-    /// the cache, with a notice.
+    /// Puts the cache of a build in place, after the site: renames each
+    /// run's staged file to its run file (files whose content would not
+    /// change were never staged), then removes run files of runs no
+    /// longer read and leftovers of interrupted saves. Failures (a full
+    /// disk) cost only the cache, with a notice.
     pub fn save(&self) -> Saved {
         let mut done = Saved::default();
         if !self.usable {
             return done;
         }
         let runs = std::mem::take(&mut *lock(&self.runs));
+        let staging = std::mem::take(&mut *lock(&self.staging));
         if let Err(e) = create_cache_dir(&self.dir) {
             self.notice(format!(
                 "the cache was not saved in {}: {e}",
@@ -339,38 +371,78 @@ impl RoundCache {
             ));
             return done;
         }
-        let results: Vec<std::io::Result<()>> = runs
-            .par_iter()
-            .filter_map(|(file_name, state)| {
-                let text = state.text.as_ref()?;
-                Some(self.write_run_file(file_name, text))
-            })
-            .collect();
-        done.written = results.iter().filter(|r| r.is_ok()).count();
-        if let Some(Err(e)) = results.iter().find(|r| r.is_err()) {
+        let mut failure = staging.failure;
+        let mut keep = BTreeMap::new();
+        for (file_name, state) in runs {
+            if let Some(staged) = state.staged {
+                match staged.path.persist(self.dir.join(&file_name)) {
+                    Ok(()) => done.written += 1,
+                    Err(e) => {
+                        failure.get_or_insert(e.error.to_string());
+                    }
+                }
+            }
+            keep.insert(file_name, ());
+        }
+        if let Some(e) = failure {
             self.notice(format!(
                 "the cache was not (fully) saved in {}: {e}; the next build reads those files again",
                 self.dir.display()
             ));
         }
-        done.removed = self.prune(&runs);
+        done.removed = self.prune(&keep);
         done
     }
 
-    fn write_run_file(&self, file_name: &str, text: &[u8]) -> std::io::Result<()> {
-        let mut tmp = tempfile::Builder::new()
-            .prefix(TEMP_PREFIX)
-            .tempfile_in(&self.dir)?;
-        let guard = crate::cleanup::register(tmp.path());
-        tmp.write_all(text)?;
-        tmp.persist(self.dir.join(file_name)).map_err(|e| e.error)?;
-        drop(guard);
-        Ok(())
+    /// Writes `text`, the new content of a run file, under a temporary
+    /// name in the cache folder (created the first time, with the
+    /// folders above it that are missing). `None` when it could not be
+    /// written; [`RoundCache::save`] says so.
+    fn stage(&self, text: &[u8]) -> Option<Staged> {
+        if !self.usable {
+            return None;
+        }
+        {
+            let mut staging = lock(&self.staging);
+            if staging.ready.is_none() {
+                let missing: Vec<PathBuf> = self
+                    .dir
+                    .ancestors()
+                    .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+                    .map(Path::to_path_buf)
+                    .collect();
+                let made = create_cache_dir(&self.dir);
+                staging.created = missing;
+                staging.ready = Some(made.is_ok());
+                if let Err(e) = made {
+                    staging.failure.get_or_insert(e.to_string());
+                }
+            }
+            if staging.ready != Some(true) {
+                return None;
+            }
+        }
+        let written = (|| -> std::io::Result<Staged> {
+            let mut tmp = tempfile::Builder::new()
+                .prefix(TEMP_PREFIX)
+                .tempfile_in(&self.dir)?;
+            let on_signal = crate::cleanup::register(tmp.path());
+            tmp.write_all(text)?;
+            Ok(Staged {
+                path: tmp.into_temp_path(),
+                _on_signal: on_signal,
+            })
+        })();
+        written
+            .map_err(|e| {
+                lock(&self.staging).failure.get_or_insert(e.to_string());
+            })
+            .ok()
     }
 
     /// Removes run files not in `keep`, temp files of interrupted saves,
     /// and the per-round files of perfdash's first cache format.
-    fn prune(&self, keep: &BTreeMap<String, RunState>) -> usize {
+    fn prune(&self, keep: &BTreeMap<String, ()>) -> usize {
         let mut removed = 0;
         if let Ok(entries) = std::fs::read_dir(&self.dir) {
             for entry in entries.flatten() {
@@ -403,6 +475,22 @@ impl RoundCache {
             }
         }
         removed
+    }
+}
+
+/// A cache dropped unsaved (the build failed, `--strict` refused it,
+/// `check` found the site's lock taken) leaves nothing of this build: its
+/// staged files are removed, then the folders staging created, if empty.
+impl Drop for RoundCache {
+    fn drop(&mut self) {
+        self.runs
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        let staging = self.staging.get_mut().unwrap_or_else(|p| p.into_inner());
+        for dir in staging.created.drain(..) {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 
@@ -490,9 +578,10 @@ impl RunCache<'_> {
     }
 
     /// Hands what this run's cache file should hold to the cache, for
-    /// [`RoundCache::save`] (serialised here, while runs are still read
-    /// in parallel): the entries this build used and, for a run read
-    /// without a problem, its `record` (see [`super::record`]).
+    /// [`RoundCache::save`] (serialised and staged here, while runs are
+    /// still read in parallel, so that no build holds every run's text):
+    /// the entries this build used and, for a run read without a
+    /// problem, its `record` (see [`super::record`]).
     pub fn finish(self, record: Option<Vec<u8>>) {
         let mut entries = std::mem::take(&mut *lock(&self.used));
         if entries.is_empty() && record.is_none() {
@@ -505,8 +594,17 @@ impl RunCache<'_> {
             && entries
                 .iter()
                 .all(|e| self.old.get(&(e.kind.clone(), e.source.clone())) == Some(e));
-        let text = (!unchanged).then(|| run_file_text(record.as_deref(), &entries));
-        lock(&self.cache.runs).insert(self.file_name, RunState { text });
+        let staged = match unchanged {
+            true => None,
+            false => {
+                let text = run_file_text(record.as_deref(), &entries);
+                drop(entries);
+                // Not written: the old file stays (its entries are keyed
+                // by content, so never wrong); save says why.
+                self.cache.stage(&text)
+            }
+        };
+        lock(&self.cache.runs).insert(self.file_name, RunState { staged });
     }
 }
 
@@ -846,6 +944,66 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from(run_file_name("a"))]);
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn new_run_files_are_staged_while_reading_and_put_in_place_only_by_save() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("round-1.json");
+        std::fs::write(&file, "1").unwrap();
+        let dir = tmp.path().join("new").join("cache");
+        let read = |cache: &RoundCache, value: u32| {
+            let run = cache.for_run("a");
+            let got = run
+                .get_or_compute("round", "x", open(&file), &settings(), |_| Ok(value))
+                .unwrap();
+            run.finish(None);
+            got
+        };
+        // Never saved (a failed build): the staged file, and the folders
+        // made for it, are gone.
+        let cache = RoundCache::new(&dir);
+        read(&cache, 1);
+        let staged = names(&dir);
+        assert_eq!(staged.len(), 1, "{staged:?}");
+        assert!(staged[0].starts_with(TEMP_PREFIX), "{staged:?}");
+        drop(cache);
+        assert!(!tmp.path().join("new").exists());
+        // Saved: the staged file becomes the run file.
+        let cache = RoundCache::new(&dir);
+        read(&cache, 1);
+        assert_eq!(cache.save().written, 1);
+        drop(cache);
+        assert_eq!(names(&dir), [run_file_name("a")]);
+        let saved = std::fs::read(dir.join(run_file_name("a"))).unwrap();
+        // A changed file read by a build that fails: the run file is as
+        // it was, and a load meanwhile never sees the staged content.
+        std::fs::write(&file, "2").unwrap();
+        let failing = RoundCache::new(&dir);
+        assert_eq!(read(&failing, 2), 2);
+        assert_eq!(names(&dir).len(), 2, "the run file and a staged one");
+        let meanwhile = RoundCache::new(&dir);
+        let mut computed = false;
+        meanwhile
+            .for_run("a")
+            .get_or_compute("round", "x", open(&file), &settings(), |_| {
+                computed = true;
+                Ok(2u32)
+            })
+            .unwrap();
+        assert!(computed, "the staged entry is not in the cache yet");
+        drop(failing);
+        assert_eq!(names(&dir), [run_file_name("a")]);
+        assert_eq!(std::fs::read(dir.join(run_file_name("a"))).unwrap(), saved);
     }
 
     #[test]

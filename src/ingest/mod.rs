@@ -1228,13 +1228,13 @@ fn choose_rounds(
                             ),
                         });
                     }
-                    round.cross_check = Some(CrossCheck {
+                    round.cross_check = Some(Box::new(CrossCheck {
                         source: other.source,
                         format: other.format,
                         summary_p99_ms: summary_p99,
                         raw_untrimmed_p99_ms: raw_p99,
                         agrees,
-                    });
+                    }));
                 }
                 _ => diags.push(Diagnostic {
                     kind: DiagnosticKind::SkippedInput,

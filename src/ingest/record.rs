@@ -381,13 +381,13 @@ impl Reader<'_> {
         let error_rate = self.opt_f64()?;
         let warmup_s = self.opt_f64()?;
         let cross_check = if self.flag()? {
-            Some(CrossCheck {
+            Some(Box::new(CrossCheck {
                 source: self.string()?,
                 format: self.format()?,
                 summary_p99_ms: self.f64()?,
                 raw_untrimmed_p99_ms: self.f64()?,
                 agrees: self.flag()?,
-            })
+            }))
         } else {
             None
         };
@@ -460,12 +460,14 @@ mod tests {
                     error_rate: opts[8],
                 },
                 warmup_s: opts[9],
-                cross_check: cross.map(|(source, f, s, r, agrees)| CrossCheck {
-                    source,
-                    format: format_from_code(f).unwrap(),
-                    summary_p99_ms: s,
-                    raw_untrimmed_p99_ms: r,
-                    agrees,
+                cross_check: cross.map(|(source, f, s, r, agrees)| {
+                    Box::new(CrossCheck {
+                        source,
+                        format: format_from_code(f).unwrap(),
+                        summary_p99_ms: s,
+                        raw_untrimmed_p99_ms: r,
+                        agrees,
+                    })
                 }),
             }
         }
