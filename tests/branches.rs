@@ -246,7 +246,7 @@ fn a_regressed_branch_run_fails_the_gate_and_never_joins_a_main_baseline() {
     assert_eq!(e.branch_points[0].run, "pr-42");
     for p in &e.points {
         assert!(
-            !p.baseline_runs.iter().any(|r| r == "pr-42"),
+            !p.baseline_runs.iter().any(|r| &**r == "pr-42"),
             "{} has the branch run in its baseline: {:?}",
             p.run,
             p.baseline_runs
@@ -487,7 +487,7 @@ fn a_merge_base_on_another_host_is_judged_in_the_branch_runs_series() {
     let p = &x.endpoints[0].branch_points[0];
     assert_eq!(p.verdict, Verdict::Ok);
     assert_eq!(
-        p.baseline_runs,
+        p.baseline_runs.iter().map(|r| &**r).collect::<Vec<_>>(),
         ["b0", "b1", "b2", "b3"],
         "b4 started after a4"
     );

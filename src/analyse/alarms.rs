@@ -706,7 +706,7 @@ fn make_alarm(
     let baseline_medians: Vec<f64> = candidate
         .baseline_runs
         .iter()
-        .filter_map(|id| points.iter().find(|p| &p.run == id))
+        .filter_map(|id| points.iter().find(|p| p.run == **id))
         .map(|p| p.median_p99_ms)
         .collect();
     let over_medians: Vec<f64> = ep.over.iter().map(|&i| points[i].median_p99_ms).collect();

@@ -9,6 +9,7 @@
 //! ([`super::capacity`]) keeps knees in the same [`RollingWindow`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::comparability;
 use super::figures::RunFigures;
@@ -51,7 +52,9 @@ impl<T> RollingWindow<T> {
 /// A run that joined the latency baseline.
 #[derive(Debug, Clone)]
 struct AcceptedRun {
-    id: String,
+    /// Shared with every baseline it is part of (up to `baseline_window`
+    /// points of every endpoint name it).
+    id: Arc<str>,
     p99_ms: f64,
     error_rate: Option<f64>,
     throughput_rps: Option<f64>,
@@ -71,7 +74,7 @@ pub struct Baseline {
     /// Why throughput is not judged, when it is not.
     pub throughput_not_judged: Option<String>,
     /// The window runs, oldest first (empty without a baseline).
-    pub runs: Vec<String>,
+    pub runs: Vec<Arc<str>>,
     /// Their median p99s, in the same order.
     pub run_p99_ms: Vec<f64>,
     /// Why there is no baseline, when there is none.
@@ -222,7 +225,7 @@ impl SeriesWalk {
             error_rate,
             throughput_rps,
             throughput_not_judged,
-            runs: window.iter().map(|r| r.id.clone()).collect(),
+            runs: window.iter().map(|r| Arc::clone(&r.id)).collect(),
             run_p99_ms: p99s,
             missing,
             not_comparable: None,
@@ -296,7 +299,7 @@ impl SeriesWalk {
         );
         match verdict::baseline_effect(verdict, judged.accepted_change) {
             verdict::BaselineEffect::Join => self.window.accept(AcceptedRun {
-                id: run.id.to_string(),
+                id: Arc::from(run.id),
                 p99_ms: run.median_p99_ms,
                 error_rate: run.figures.error_rate,
                 throughput_rps: run.figures.throughput_rps,
@@ -411,6 +414,10 @@ impl SeriesWalks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ids(runs: &[Arc<str>]) -> Vec<&str> {
+        runs.iter().map(|r| &**r).collect()
+    }
     use crate::test_support::round_with;
 
     fn figures(p99: f64, errors: f64, tput: f64) -> RunFigures {
@@ -476,7 +483,10 @@ mod tests {
         assert_eq!(j.decision.regressed, vec![verdict::Figure::Throughput]);
         assert_eq!(j.baseline.throughput_rps, Some(200.0));
         // The regressions stayed out of the baseline.
-        assert_eq!(walk.baseline(&load).runs, ["r0", "r1", "r2", "r3", "f"]);
+        assert_eq!(
+            ids(&walk.baseline(&load).runs),
+            ["r0", "r1", "r2", "r3", "f"]
+        );
     }
 
     #[test]
@@ -543,7 +553,7 @@ mod tests {
             Verdict::Ok
         );
         assert_eq!(walks.walks[&key].baseline(&none), before);
-        assert_eq!(before.runs, ["m0", "m1", "m2", "m3"]);
+        assert_eq!(ids(&before.runs), ["m0", "m1", "m2", "m3"]);
     }
 
     #[test]
@@ -570,12 +580,12 @@ mod tests {
         // Then b is judged against b only: 160 ms is its normal.
         let j = walks.judge(&host("b"), run("b3", &slow, &none));
         assert_eq!(j.decision.verdict, Verdict::Ok);
-        assert_eq!(j.baseline.runs, ["b0", "b1", "b2"]);
+        assert_eq!(ids(&j.baseline.runs), ["b0", "b1", "b2"]);
         assert_eq!(j.baseline.not_comparable, None);
         // And a is still judged against a alone.
         let j = walks.judge(&host("a"), run("a4", &fast, &none));
         assert_eq!(j.decision.verdict, Verdict::Ok);
-        assert_eq!(j.baseline.runs, ["a0", "a1", "a2", "a3"]);
+        assert_eq!(ids(&j.baseline.runs), ["a0", "a1", "a2", "a3"]);
     }
 
     #[test]

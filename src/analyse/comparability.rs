@@ -123,7 +123,7 @@ pub fn host_changes(
         .iter()
         .flat_map(|e| e.points.iter().chain(&e.branch_points))
     {
-        baseline_runs[p.run_index].extend(p.baseline_runs.iter().map(String::as_str));
+        baseline_runs[p.run_index].extend(p.baseline_runs.iter().map(|id| &**id));
     }
     archive
         .runs

@@ -297,8 +297,10 @@ pub struct RunPoint {
     /// median ÷ baseline (`None` for a failed run).
     pub ratio: Option<f64>,
     pub verdict: Verdict,
-    /// The runs whose medians formed the baseline, oldest first.
-    pub baseline_runs: Vec<String>,
+    /// The runs whose medians formed the baseline, oldest first (shared
+    /// ids: a run is in the baseline of up to `baseline_window` points of
+    /// every endpoint).
+    pub baseline_runs: Vec<std::sync::Arc<str>>,
     /// Why this run was not compared with its predecessors (its load
     /// profile differs from theirs); its verdict is then `no-baseline`.
     pub not_comparable: Option<String>,

@@ -186,7 +186,7 @@ pub fn robust_z_of(point: &RunPoint, medians: &HashMap<&str, f64>) -> Option<f64
     let window: Vec<f64> = point
         .baseline_runs
         .iter()
-        .filter_map(|id| medians.get(id.as_str()).copied())
+        .filter_map(|id| medians.get(&**id).copied())
         .collect();
     robust_z(point.median_p99_ms, &window)
 }
@@ -205,7 +205,7 @@ fn robust_judgement(
     let window: Vec<f64> = point
         .baseline_runs
         .iter()
-        .filter_map(|id| medians.get(id.as_str()).copied())
+        .filter_map(|id| medians.get(&**id).copied())
         .collect();
     let (Some(z), Some(baseline)) = (robust_z(point.median_p99_ms, &window), median(&window))
     else {

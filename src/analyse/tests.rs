@@ -161,7 +161,10 @@ proptest! {
             a.endpoints[0]
                 .points
                 .iter()
-                .map(|p| (p.run.clone(), p.verdict, p.baseline_p99_ms, p.baseline_runs.clone()))
+                .map(|p| {
+                    let ids = p.baseline_runs.iter().map(|r| r.to_string()).collect();
+                    (p.run.clone(), p.verdict, p.baseline_p99_ms, ids)
+                })
                 .collect()
         };
         prop_assert_eq!(key(&without), key(&with));
@@ -172,7 +175,7 @@ proptest! {
         for p in &with.endpoints[0].branch_points {
             let base = with.runs[p.run_index].branch.as_ref().expect("a branch run");
             for r in &p.baseline_runs {
-                let i = with.runs.iter().position(|x| &x.id == r).unwrap();
+                let i = with.runs.iter().position(|x| *x.id == **r).unwrap();
                 prop_assert!(with.runs[i].branch.is_none());
                 prop_assert!(base.main_run_index.is_some_and(|m| i <= m));
             }

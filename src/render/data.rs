@@ -164,7 +164,7 @@ struct PointJson<'a> {
     baseline_p99_ms: Option<f64>,
     ratio: Option<f64>,
     verdict: &'static str,
-    baseline_runs: &'a [String],
+    baseline_runs: &'a [std::sync::Arc<str>],
     not_comparable: Option<&'a str>,
     /// Why there is no baseline, whenever there is none.
     no_baseline_reason: Option<&'a str>,
