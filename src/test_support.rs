@@ -128,3 +128,19 @@ pub(crate) fn bundled_demo() -> &'static BundledDemo {
         }
     })
 }
+
+/// Writes `bytes` to `path` and puts `mtime` back as its modification
+/// time, as `touch -r` does (its change time still moves).
+pub(crate) fn write_with_mtime(
+    path: &std::path::Path,
+    bytes: impl AsRef<[u8]>,
+    mtime: std::time::SystemTime,
+) {
+    std::fs::write(path, bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}

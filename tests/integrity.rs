@@ -116,13 +116,7 @@ fn edit_keeping_mtime(path: &Path, from: &str, to: &str) {
     let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.contains(from), "{from} in {}", path.display());
-    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    common::write_with_mtime(path, text.replacen(from, to, 1), mtime);
 }
 
 fn p99_text(path: &Path) -> String {
@@ -157,13 +151,7 @@ fn a_file_swapped_mid_build_and_restored_never_leaves_its_numbers() {
     std::fs::rename(&other, &round).unwrap();
     let swapped = c.cached_equals_uncached();
     assert!(swapped != before);
-    std::fs::write(&other, &original).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&other)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    common::write_with_mtime(&other, &original, mtime);
     std::fs::rename(&other, &round).unwrap();
     assert!(c.cached_equals_uncached() == before);
 }
@@ -219,13 +207,7 @@ fn a_file_swapped_while_builds_run_never_mixes_into_a_site() {
         .unwrap()
         .modified()
         .unwrap();
-    std::fs::write(&round, &versions[0]).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&round)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    common::write_with_mtime(&round, &versions[0], mtime);
     assert_eq!(build(&c.archive, &c.out, &[]).status.code(), Some(0));
     assert!(common::tree(&c.out) == expected[0]);
 }
@@ -287,18 +269,7 @@ fn a_build_with_nothing_changed_writes_nothing_but_a_page_edited_by_hand_is_rebu
     assert!(common::tree(&c.out) == before);
     // A page edited in the live site, size and modification time kept:
     // its change time moved, so the site is built again, whole.
-    let page = c.out.join("index.html");
-    let text = std::fs::read_to_string(&page).unwrap();
-    let at = text.find("<title>").unwrap() + "<title>".len();
-    let edited = format!("{}X{}", &text[..at], &text[at + 1..]);
-    let mtime = std::fs::metadata(&page).unwrap().modified().unwrap();
-    std::fs::write(&page, edited).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&page)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    common::edit_title_keeping_mtime(&c.out.join("index.html"));
     let o = build(&c.archive, &c.out, &[]);
     assert!(stderr(&o).starts_with("built"), "{}", stderr(&o));
     assert!(common::tree(&c.out) == before, "the edit is gone");

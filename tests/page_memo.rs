@@ -39,26 +39,13 @@ struct Case {
     out: PathBuf,
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 fn case() -> Case {
     let tmp = tempfile::tempdir().unwrap();
     let dir = std::fs::canonicalize(tmp.path()).unwrap();
     let demo = common::bundled_archive();
     let archive = dir.join("archive");
     for run in RUNS {
-        copy_dir(
+        common::copy_dir(
             &demo.join("runs").join(run),
             &archive.join("runs").join(run),
         );
@@ -154,13 +141,7 @@ fn edit_keeping_mtime(path: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.contains(from), "{from} in {}", path.display());
     std::fs::remove_file(path).unwrap();
-    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    common::write_with_mtime(path, text.replacen(from, to, 1), mtime);
 }
 
 fn append(path: &Path, text: &str) {
@@ -179,7 +160,7 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
 
     // One new run: the flame pages, the comparisons and the run pages of
     // the older runs are reused; the pages that show the new run are not.
-    copy_dir(
+    common::copy_dir(
         &common::bundled_archive().join("runs").join(NEW_RUN),
         &c.archive.join("runs").join(NEW_RUN),
     );
@@ -243,22 +224,12 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
 
     // A page the memo would reuse, edited by hand in the live site (size
     // and modification time kept): it is rendered again, the edit gone.
-    copy_dir(
+    common::copy_dir(
         &common::bundled_archive().join("runs/2026-08-05T0305Z"),
         &c.archive.join("runs/2026-08-05T0305Z"),
     );
     let flame = first_file(&c.out.join("flame"), ".html");
-    let text = std::fs::read_to_string(&flame).unwrap();
-    let at = text.find("<title>").unwrap() + "<title>".len();
-    let edited = format!("{}X{}", &text[..at], &text[at + 1..]);
-    let mtime = std::fs::metadata(&flame).unwrap().modified().unwrap();
-    std::fs::write(&flame, edited).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&flame)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    common::edit_title_keeping_mtime(&flame);
     let (_, reused) = c.identical_to_no_cache("a page edited by hand");
     assert!(reused > 0, "the other pages are still reused");
 }
@@ -272,7 +243,7 @@ fn a_damaged_or_foreign_memo_is_ignored_with_a_notice_and_no_cache_never_touches
     build(&c.archive, &c.out, &["--no-cache"]);
     assert_eq!(std::fs::read(c.memo()).unwrap(), memo);
     let add_run = |name: &str| {
-        copy_dir(
+        common::copy_dir(
             &common::bundled_archive().join("runs").join(name),
             &c.archive.join("runs").join(name),
         );

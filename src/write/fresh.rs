@@ -184,13 +184,7 @@ mod tests {
         let page = out.join("runs/a.html");
         let mtime = std::fs::metadata(&page).unwrap().modified().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::write(&page, "<p>b</p>").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&page)
-            .unwrap()
-            .set_modified(mtime)
-            .unwrap();
+        crate::test_support::write_with_mtime(&page, "<p>b</p>", mtime);
         assert_eq!(up_to_date(&cache, &out, 7), None, "an edited page");
         save(&cache, &out, 7, summary()).unwrap();
         std::fs::write(out.join("extra.html"), "").unwrap();

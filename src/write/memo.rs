@@ -316,13 +316,7 @@ mod tests {
         let page = site.join("runs/b.html");
         let mtime = std::fs::metadata(&page).unwrap().modified().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::write(&page, "<p>B</p>").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&page)
-            .unwrap()
-            .set_modified(mtime)
-            .unwrap();
+        crate::test_support::write_with_mtime(&page, "<p>B</p>", mtime);
         assert!(memo.vouched(8, &site).is_none(), "an edited page");
         std::fs::remove_file(site.join("runs/a.html")).unwrap();
         assert!(memo.vouched(7, &site).is_none(), "a removed page");

@@ -140,3 +140,25 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Writes `bytes` to `path` and puts `mtime` back as its modification
+/// time, as `touch -r` does (its change time still moves).
+pub fn write_with_mtime(path: &Path, bytes: impl AsRef<[u8]>, mtime: std::time::SystemTime) {
+    std::fs::write(path, bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
+
+/// Changes one character of a page's `<title>` by hand, keeping its size
+/// and modification time.
+pub fn edit_title_keeping_mtime(page: &Path) {
+    let text = std::fs::read_to_string(page).unwrap();
+    let at = text.find("<title>").unwrap() + "<title>".len();
+    let edited = format!("{}X{}", &text[..at], &text[at + 1..]);
+    let mtime = std::fs::metadata(page).unwrap().modified().unwrap();
+    write_with_mtime(page, edited, mtime);
+}
