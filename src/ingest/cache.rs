@@ -859,13 +859,7 @@ mod tests {
         assert_eq!(calls, 1, "the second build came from the cache");
         // Same size, modification time restored: still a miss.
         let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
-        std::fs::write(&file, "909").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&file)
-            .unwrap()
-            .set_modified(mtime)
-            .unwrap();
+        crate::test_support::write_with_mtime(&file, "909", mtime);
         assert_eq!(build_once(&dir, &file, &mut calls), "909");
         assert_eq!(calls, 2);
         let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();

@@ -440,13 +440,7 @@ mod tests {
         std::fs::write(&path, b"101").unwrap();
         let file = InputFile::open(&path).unwrap();
         let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
-        std::fs::write(&path, b"909").unwrap();
-        File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(mtime)
-            .unwrap();
+        crate::test_support::write_with_mtime(&path, b"909", mtime);
         assert!(file.changed_since_open().unwrap(), "ctime moved on");
     }
 

@@ -552,13 +552,7 @@ mod tests {
         // Rewritten with the same size and its modification time restored:
         // the change time still moves.
         std::thread::sleep(Duration::from_millis(20));
-        std::fs::write(&file, "[]").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&file)
-            .unwrap()
-            .set_modified(meta.modified().unwrap())
-            .unwrap();
+        crate::test_support::write_with_mtime(&file, "[]", meta.modified().unwrap());
         assert_ne!(first, fp(&std::fs::metadata(&file).unwrap()));
         let mut missing = Fingerprinter::new(later, b"s");
         missing.add_stat("f", None);
