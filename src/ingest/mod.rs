@@ -531,7 +531,14 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
             return (None, diags, None);
         }
     };
-    let mut jobs = Vec::new();
+    // Sized for the usual run (a job is a few hundred bytes, ~600 per run
+    // at 120 endpoints: growing by doubling copied them all again).
+    let folders = entries
+        .iter()
+        .filter(|e| matches!(e, layout::Entry::Dir { .. }))
+        .count();
+    let expected = reader.settings.analysis.expected_rounds as usize;
+    let mut jobs = Vec::with_capacity(folders.saturating_mul(expected).min(1 << 16));
     let mut profile_jobs = Vec::new();
     let mut steps_jobs = Vec::new();
     let mut endpoint_dirs = Vec::new();
@@ -1120,6 +1127,10 @@ fn list_endpoint(
             return;
         }
     };
+    // A listed name is one plain component (no `/`, `.` or `..`): its
+    // path relative to the root is the folder's and the name.
+    let dir_rel = relative(root, dir);
+    let rel = |name: &str| format!("{dir_rel}/{name}");
     for entry in entries {
         if let layout::Entry::File { name, path, meta } = &entry
             && let Some(kind) = crate::profile::kind_from_file_name(name)
@@ -1128,7 +1139,7 @@ fn list_endpoint(
                 endpoint: endpoint.to_string(),
                 kind,
                 path: path.clone(),
-                rel: relative(root, path),
+                rel: rel(name),
                 meta: meta.clone(),
             });
             continue;
@@ -1141,7 +1152,7 @@ fn list_endpoint(
                     endpoint: endpoint.to_string(),
                     resources: dir.join(capacity::RESOURCES_FILE),
                     path: path.clone(),
-                    rel: relative(root, path),
+                    rel: rel(name),
                     meta: meta.clone(),
                 });
             }
@@ -1154,7 +1165,7 @@ fn list_endpoint(
                 Some(n) => jobs.push(Job {
                     endpoint: Some(endpoint.to_string()),
                     name: n,
-                    rel: relative(root, &path),
+                    rel: rel(&name),
                     path,
                     meta,
                 }),

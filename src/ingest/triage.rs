@@ -70,10 +70,18 @@ pub fn parse_triage_file(text: &str, path: &Path) -> Result<Vec<TriageLabel>, Er
         )
     };
     // `label` is a string in a one-entry file and an array of tables in a
-    // many-entry file; look before choosing the shape to deserialize.
-    let table: toml::Table = toml::from_str(text).map_err(toml_err)?;
-    let entries: Vec<(u64, RawEntry)> = if matches!(table.get("label"), Some(toml::Value::Array(_)))
-    {
+    // many-entry file; look before choosing the shape to deserialize. A
+    // file that reads as one entry has a string `label`, so it would take
+    // that shape anyway: try it first, and parse once (thousands of
+    // one-entry files are read by every build and check).
+    let entries: Vec<(u64, RawEntry)> = if let Ok(one) = toml::from_str::<RawEntry>(text) {
+        vec![(1, one)]
+    } else if matches!(
+        toml::from_str::<toml::Table>(text)
+            .map_err(toml_err)?
+            .get("label"),
+        Some(toml::Value::Array(_))
+    ) {
         let many: ManyEntries = toml::from_str(text).map_err(toml_err)?;
         if many.label.is_empty() {
             return Err(Error::at(path, None, "[[label]] list is empty"));
