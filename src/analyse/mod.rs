@@ -510,9 +510,18 @@ pub fn analyse_scoped(
             annotations: archive.annotations.clone(),
         };
     }
-    let alarms = alarms::report(&endpoints, &runs, &archive.triage, settings);
-    let environment_changes = comparability::environment_changes(&main_archive.runs);
-    let (comparisons, compare_diagnostics) = compare::site_comparisons(archive);
+    // The alarms (on every core, by endpoint) and the run-wide rest are
+    // independent: side by side.
+    let (alarms, (environment_changes, (comparisons, compare_diagnostics), releases)) = rayon::join(
+        || alarms::report(&endpoints, &runs, &archive.triage, settings),
+        || {
+            (
+                comparability::environment_changes(&main_archive.runs),
+                compare::site_comparisons(archive),
+                compare::release_history(archive),
+            )
+        },
+    );
     diagnostics.extend(compare_diagnostics);
     Analysis {
         settings: settings.clone(),
@@ -523,7 +532,7 @@ pub fn analyse_scoped(
         alarms,
         environment_changes,
         comparisons,
-        releases: compare::release_history(archive),
+        releases,
         capacity,
         annotations: archive.annotations.clone(),
     }
