@@ -174,20 +174,10 @@ fn parse_keeping(bytes: &[u8], path: &Path, wanted: Option<&[&str]>) -> Result<S
             "empty file: expected a k6 summary (did the test run crash before writing it?)",
         ));
     }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let doc = DocumentSeed { wanted }
-        .deserialize(&mut de)
-        .and_then(|doc| de.end().map(|()| doc))
-        .map_err(|e| {
-            // Skipped values report some faults in other words ("invalid
-            // number" for a file cut inside one); a bad file is rare, so it
-            // is read once more the plain way for serde_json's usual message.
-            let e = serde_json::from_slice::<serde_json::Value>(bytes)
-                .err()
-                .unwrap_or(e);
-            let line = (e.line() > 0).then_some(e.line() as u64);
-            Error::at(path, line, format!("not valid JSON: {e}"))
-        })?;
+    let doc = match scan::document(bytes, wanted) {
+        Some(doc) => Some(doc),
+        None => read_document(bytes, path, wanted)?,
+    };
     let not_a_summary = || {
         Error::at(
             path,
@@ -236,6 +226,30 @@ fn parse_keeping(bytes: &[u8], path: &Path, wanted: Option<&[&str]>) -> Result<S
         metrics,
         duration_s: doc.duration_s,
     })
+}
+
+/// The serde reader of [`parse_keeping`]: any summary, and serde_json's
+/// message for a file that is not valid JSON. `None` when the document is
+/// not an object.
+fn read_document(
+    bytes: &[u8],
+    path: &Path,
+    wanted: Option<&[&str]>,
+) -> Result<Option<Document>, Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    DocumentSeed { wanted }
+        .deserialize(&mut de)
+        .and_then(|doc| de.end().map(|()| doc))
+        .map_err(|e| {
+            // Skipped values report some faults in other words ("invalid
+            // number" for a file cut inside one); a bad file is rare, so it
+            // is read once more the plain way for serde_json's usual message.
+            let e = serde_json::from_slice::<serde_json::Value>(bytes)
+                .err()
+                .unwrap_or(e);
+            let line = (e.line() > 0).then_some(e.line() as u64);
+            Error::at(path, line, format!("not valid JSON: {e}"))
+        })
 }
 
 /// The round figures of `metric` in a parsed summary; an error naming the
@@ -359,7 +373,7 @@ pub fn round_stats(summary: &Summary, path: &Path, metric: &str) -> Result<Summa
 // `serde_json::Value` maps.
 
 /// The top level of a summary, as far as the three shapes need it.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 struct Document {
     /// A `version` key is present (machine-readable summaries).
     has_version: bool,
@@ -393,7 +407,7 @@ impl Document {
 }
 
 /// One metric of the `metrics` object or the `results.metrics` list.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 enum Metric {
     Kept(MetricObject),
     /// A metric the caller does not read: only whether its `values` is an
@@ -416,7 +430,7 @@ impl Metric {
 
 /// A metric object: every key with its value's type (the legacy export
 /// keeps the figures here), and the parts the shapes nest.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct MetricObject {
     fields: BTreeMap<String, Field>,
     /// `values`, when an object.
@@ -945,6 +959,8 @@ impl<'de> Reader<'de> for DocumentSeed<'_> {
     }
 }
 
+mod scan;
+
 #[cfg(test)]
 mod reference;
 
@@ -1314,6 +1330,97 @@ mod tests {
         }
     }
 
+    const WANTED: [&str; 4] = [
+        "http_req_duration{expected_response:true}",
+        "http_req_duration",
+        "http_reqs",
+        "http_req_failed",
+    ];
+
+    /// When the hand-written scanner reads a document (it may leave any
+    /// document to serde), it reads what the serde reader reads.
+    fn scanner_agrees(doc: &[u8]) -> Result<bool, String> {
+        let mut read = false;
+        for wanted in [None, Some(&WANTED[..])] {
+            let Some(ours) = scan::document(doc, wanted) else {
+                continue;
+            };
+            read = true;
+            match read_document(doc, Path::new("x"), wanted) {
+                Ok(Some(theirs)) if theirs == ours => {}
+                other => return Err(format!("scanner: {ours:?}\nserde: {other:?}")),
+            }
+        }
+        Ok(read)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3000, ..Default::default() })]
+        /// Generated summaries, cut short or with one byte put in or
+        /// changed (quotes, escapes, digits, brackets, an exponent): the
+        /// scanner never reads one differently from serde.
+        #[test]
+        fn scanner_reads_as_serde_does(
+            seed in 1u64..u64::MAX,
+            cut in 0usize..4000,
+            at in 0usize..4000,
+            byte in proptest::sample::select(&b"\"\\,:{}[]0123456789.-eE tfn\x7f\x01\xc3"[..]),
+            replace in proptest::bool::ANY,
+        ) {
+            let doc = Gen(seed).document().into_bytes();
+            let mut changed = doc.clone();
+            let at = at.min(changed.len());
+            if replace && at < changed.len() {
+                changed[at] = byte;
+            } else {
+                changed.insert(at, byte);
+            }
+            for bytes in [&doc[..], &doc[..cut.min(doc.len())], &changed[..]] {
+                if let Err(e) = scanner_agrees(bytes) {
+                    let text = String::from_utf8_lossy(bytes);
+                    return Err(proptest::test_runner::TestCaseError::fail(format!("{text}\n{e}")));
+                }
+            }
+        }
+
+        /// Any figure k6 could write, and integers past u64: the same f64
+        /// as serde_json's.
+        #[test]
+        fn scanner_reads_numbers_as_serde_does(
+            v in proptest::num::f64::POSITIVE | proptest::num::f64::NEGATIVE | proptest::num::f64::ZERO,
+            digits in "-?[1-9][0-9]{0,40}",
+        ) {
+            for number in [format!("{v}"), digits.clone(), format!("{v:.3}")] {
+                let doc = format!("{{\"metrics\": {{\"http_reqs\": {{\"values\": {{\"rate\": {number}}}}}}}}}");
+                let read = scanner_agrees(doc.as_bytes()).map_err(proptest::test_runner::TestCaseError::fail)?;
+                proptest::prop_assert!(read, "{doc}");
+            }
+        }
+    }
+
+    /// The scanner, not serde, reads the summaries perfdash meets most
+    /// (the demo's, real handleSummary() data); otherwise agreeing with
+    /// serde would prove little and gain nothing.
+    #[test]
+    fn scanner_reads_common_summaries() {
+        let demo = br#"{"root_group":{"name":"","path":"","groups":[],"checks":[{"name":"status is 2xx","passes":1199,"fails":0}]},"options":{"summaryTrendStats":["avg","min","med","max","p(90)","p(95)","p(99)"],"summaryTimeUnit":"","noColor":false},"state":{"isStdOutTTY":false,"testRunDurationMs":60044.551308},"metrics":{"checks":{"type":"rate","contains":"default","values":{"fails":0,"passes":1199,"rate":1}},"http_req_duration":{"type":"trend","contains":"time","values":{"avg":54.352008,"max":195.969394,"med":40.79864,"min":14.779752,"p(90)":75.816232,"p(95)":89.892903,"p(99)":108.246503},"thresholds":{"p(99)<300":{"ok":true}}},"http_req_duration{expected_response:true}":{"type":"trend","contains":"time","values":{"avg":54.352008,"max":195.969394,"med":40.79864,"min":14.779752,"p(90)":75.816232,"p(95)":89.892903,"p(99)":108.246503}},"http_req_failed":{"type":"rate","contains":"default","values":{"fails":1199,"passes":0,"rate":0},"thresholds":{"rate<0.01":{"ok":true}}},"http_reqs":{"type":"counter","contains":"default","values":{"count":1199,"rate":19.968506282105434}},"vus":{"type":"gauge","contains":"default","values":{"max":5,"min":1,"value":2}}}}"#;
+        assert_eq!(scanner_agrees(demo), Ok(true));
+        let round = parse(demo, Path::new("x"), "http_req_duration").unwrap();
+        assert_eq!(round.stats.p99_ms, 108.246503);
+        assert_eq!(round.stats.count, Some(1199));
+        let mut generated = 0;
+        for seed in 1..3000u64 {
+            let doc = Gen(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).document();
+            if scanner_agrees(doc.as_bytes()).unwrap() {
+                generated += 1;
+            }
+        }
+        assert!(
+            generated >= 600,
+            "the scanner read only {generated} of 3000"
+        );
+    }
+
     /// Every k6 summary in the fixtures, and the demo's: the same outcome.
     #[test]
     fn typed_reader_agrees_on_real_summaries() {
@@ -1340,6 +1447,9 @@ mod tests {
                 }
                 let bytes = std::fs::read(path).unwrap();
                 if let Err(e) = same_outcome(&bytes) {
+                    panic!("{}: {e}", path.display());
+                }
+                if let Err(e) = scanner_agrees(&bytes) {
                     panic!("{}: {e}", path.display());
                 }
                 checked += 1;
