@@ -414,12 +414,13 @@ pub fn gate(opts: &GateOptions) -> Result<Gated, Error> {
     let skipped_inputs = loaded.diagnostics.iter().filter(|d| d.is_warning()).count();
     let policy = opts.policy.unwrap_or(loaded.archive.settings.alarms.policy);
     let mut notices = Vec::new();
-    let options = analyse_options(
+    let mut options = analyse_options(
         &loaded.archive,
         &opts.run,
         opts.base_commit.as_deref(),
         &mut notices,
     )?;
+    options.checked_run = Some(opts.run.clone());
     let analysis = analyse_scoped(
         &loaded.archive,
         loaded.diagnostics,

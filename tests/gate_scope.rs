@@ -304,3 +304,53 @@ fn a_run_with_a_broken_profile_is_read_again_by_every_gate_and_says_so() {
         outputs(&cold.report, &cold.analysis)
     );
 }
+
+/// A gate computes the evidence (the rounds' band, GC rounds, the shift
+/// and its Hodges–Lehmann interval) of the checked run's points only
+/// (issue 18: it was an eighth of a warm `check`). `check` shows only
+/// that run's band (the pull-request comment) and never serialises a run
+/// point, so every output stays the full analysis' own; the other points'
+/// evidence is left empty, which this test pins down so that a consumer
+/// of another point's evidence in `check` is noticed.
+#[test]
+fn the_gate_computes_the_evidence_of_the_checked_run_only() {
+    let (archive, diagnostics, full) = bundled_full();
+    let mut selectors = vec![RunSelector::Latest];
+    selectors.extend(full.runs.iter().map(|r| RunSelector::Id(r.id.clone())));
+    let options = CheckOptions::default();
+    let mut with_evidence = 0;
+    for which in &selectors {
+        let gated = analyse_scoped(
+            archive,
+            diagnostics.to_vec(),
+            Scope::Gate(Policy::Median),
+            &AnalyseOptions {
+                checked_run: Some(which.clone()),
+                ..Default::default()
+            },
+        );
+        let expected = check(full, which, Policy::Median, &options).unwrap();
+        let got = check(&gated, which, Policy::Median, &options).unwrap();
+        assert_eq!(outputs(&got, &gated), outputs(&expected, full), "{which:?}");
+        for (g, f) in gated.endpoints.iter().zip(&full.endpoints) {
+            let gated_points = g.points.iter().chain(&g.branch_points);
+            for (gp, fp) in gated_points.zip(f.points.iter().chain(&f.branch_points)) {
+                assert_eq!(gp.run, fp.run);
+                if gp.run == got.run {
+                    assert!(gp.evidence.band.is_some(), "{} in {}", g.id, gp.run);
+                    assert_eq!(gp.evidence, fp.evidence, "{} in {}", g.id, gp.run);
+                    with_evidence += 1;
+                } else {
+                    assert_eq!(
+                        gp.evidence,
+                        perfdash::analyse::evidence::Evidence::not_computed(),
+                        "{} in {}, checking {which:?}",
+                        g.id,
+                        gp.run
+                    );
+                }
+            }
+        }
+    }
+    assert!(with_evidence >= selectors.len(), "{with_evidence}");
+}

@@ -568,46 +568,20 @@ pub fn report(
         labels: triage.to_vec(),
         ..Default::default()
     };
-    for endpoint in endpoints {
-        let len = endpoint.points.len();
-        let labels = endpoint_labels(endpoint, triage);
-
-        let levels = Levels::of(endpoint);
-        let judged: Vec<(Policy, Vec<Judgement>)> = Policy::ALL
-            .iter()
-            .map(|&p| (p, p.judge(endpoint, settings)))
-            .collect();
-        let episodes_by_policy: Vec<(Policy, Vec<Episode>)> = judged
-            .iter()
-            .map(|(p, j)| (*p, episodes(j, &levels, &settings.alarms)))
-            .collect();
-        let median_episodes = &episodes_by_policy
-            .iter()
-            .find(|(p, _)| *p == Policy::Median)
-            .expect("median is always computed")
-            .1;
-        let regressions = regressions_of(endpoint, &labels, median_episodes, &episodes_by_policy);
-
-        let mut policies = BTreeMap::new();
-        for ((policy, eps), (_, judgements)) in episodes_by_policy.iter().zip(judged) {
-            let alarms: Vec<Alarm> = eps
-                .iter()
-                .filter_map(|ep| make_alarm(endpoint, runs, *policy, ep, &labels, len, &run_ratios))
-                .collect();
-            let stats = stats_of(*policy, &alarms, &regressions, endpoint_weeks(endpoint));
-            policies.insert(*policy, stats);
-            report.alarms.extend(alarms);
-            report.tracks.insert(
-                (endpoint.id.clone(), *policy),
-                track(judgements, eps.clone(), &labels, len),
-            );
-        }
-        report.endpoints.push(EndpointAlarms {
-            endpoint: endpoint.id.clone(),
-            name: endpoint.name.clone(),
-            policies,
-        });
-        report.regressions.extend(regressions);
+    // Endpoints are judged independently, one task each on every core;
+    // `collect` keeps the id order and the pieces are joined in it, so the
+    // report is the same whatever the number of threads.
+    use rayon::prelude::*;
+    let pieces: Vec<EndpointReport> = endpoints
+        .par_iter()
+        .with_max_len(1)
+        .map(|endpoint| endpoint_report(endpoint, runs, triage, settings, &run_ratios))
+        .collect();
+    for piece in pieces {
+        report.alarms.extend(piece.alarms);
+        report.tracks.extend(piece.tracks);
+        report.endpoints.push(piece.accounting);
+        report.regressions.extend(piece.regressions);
     }
     for policy in Policy::ALL {
         let alarms: Vec<Alarm> = report.of(policy).cloned().collect();
@@ -620,6 +594,66 @@ pub fn report(
         (&a.endpoint, a.policy, a.started_at).cmp(&(&b.endpoint, b.policy, b.started_at))
     });
     report
+}
+
+/// One endpoint's part of the [`AlarmReport`].
+struct EndpointReport {
+    alarms: Vec<Alarm>,
+    tracks: Vec<((String, Policy), PolicyTrack)>,
+    accounting: EndpointAlarms,
+    regressions: Vec<Regression>,
+}
+
+/// Every policy's judgements, episodes and alarms of one endpoint.
+fn endpoint_report(
+    endpoint: &EndpointAnalysis,
+    runs: &[RunInfo],
+    triage: &[TriageLabel],
+    settings: &Settings,
+    run_ratios: &HashMap<&str, Vec<f64>>,
+) -> EndpointReport {
+    let len = endpoint.points.len();
+    let labels = endpoint_labels(endpoint, triage);
+    let levels = Levels::of(endpoint);
+    let judged: Vec<(Policy, Vec<Judgement>)> = Policy::ALL
+        .iter()
+        .map(|&p| (p, p.judge(endpoint, settings)))
+        .collect();
+    let episodes_by_policy: Vec<(Policy, Vec<Episode>)> = judged
+        .iter()
+        .map(|(p, j)| (*p, episodes(j, &levels, &settings.alarms)))
+        .collect();
+    let median_episodes = &episodes_by_policy
+        .iter()
+        .find(|(p, _)| *p == Policy::Median)
+        .expect("median is always computed")
+        .1;
+    let regressions = regressions_of(endpoint, &labels, median_episodes, &episodes_by_policy);
+    let mut piece = EndpointReport {
+        alarms: Vec::new(),
+        tracks: Vec::new(),
+        accounting: EndpointAlarms {
+            endpoint: endpoint.id.clone(),
+            name: endpoint.name.clone(),
+            policies: BTreeMap::new(),
+        },
+        regressions: Vec::new(),
+    };
+    for ((policy, eps), (_, judgements)) in episodes_by_policy.iter().zip(judged) {
+        let alarms: Vec<Alarm> = eps
+            .iter()
+            .filter_map(|ep| make_alarm(endpoint, runs, *policy, ep, &labels, len, run_ratios))
+            .collect();
+        let stats = stats_of(*policy, &alarms, &regressions, endpoint_weeks(endpoint));
+        piece.accounting.policies.insert(*policy, stats);
+        piece.alarms.extend(alarms);
+        piece.tracks.push((
+            (endpoint.id.clone(), *policy),
+            track(judgements, eps.clone(), &labels, len),
+        ));
+    }
+    piece.regressions = regressions;
+    piece
 }
 
 /// The alarm report `perfdash check` reads ([`super::Scope::Gate`]): the

@@ -58,7 +58,10 @@ struct AcceptedRun {
     p99_ms: f64,
     error_rate: Option<f64>,
     throughput_rps: Option<f64>,
-    load: BTreeMap<String, String>,
+    /// Shared with the accepted runs before it when they recorded the same
+    /// profile (nearly always): one copy, and one comparison per profile
+    /// rather than per window run in [`SeriesWalk::baseline`].
+    load: Arc<BTreeMap<String, String>>,
 }
 
 /// What a run is compared with.
@@ -151,9 +154,19 @@ impl SeriesWalk {
     /// exist.
     pub fn baseline(&self, load: &BTreeMap<String, String>) -> Baseline {
         let recent = self.window.recent();
+        // Neighbours share their profile's allocation: compare each
+        // profile once (it was a tenth of a warm `check`).
+        let mut last: Option<(&Arc<BTreeMap<String, String>>, bool)> = None;
         let window: Vec<&AcceptedRun> = recent
             .iter()
-            .filter(|r| comparability::same_load(&r.load, load))
+            .filter(|r| match last {
+                Some((seen, same)) if Arc::ptr_eq(seen, &r.load) => same,
+                _ => {
+                    let same = comparability::same_load(&r.load, load);
+                    last = Some((&r.load, same));
+                    same
+                }
+            })
             .collect();
         let min = self.settings.min_baseline_runs;
         if window.len() < min {
@@ -232,6 +245,14 @@ impl SeriesWalk {
         }
     }
 
+    /// `load`, shared with the last accepted run when it recorded the same.
+    fn shared_load(&self, load: &BTreeMap<String, String>) -> Arc<BTreeMap<String, String>> {
+        match self.window.accepted.last() {
+            Some(last) if *last.load == *load => Arc::clone(&last.load),
+            _ => Arc::new(load.clone()),
+        }
+    }
+
     /// "1 of 3 accepted runs before it; 4 earlier runs failed".
     fn too_few_runs(&self, have: usize) -> String {
         let l = self.left_out;
@@ -303,7 +324,7 @@ impl SeriesWalk {
                 p99_ms: run.median_p99_ms,
                 error_rate: run.figures.error_rate,
                 throughput_rps: run.figures.throughput_rps,
-                load: run.load.clone(),
+                load: self.shared_load(run.load),
             }),
             verdict::BaselineEffect::Skip => match verdict {
                 Verdict::Failed => self.left_out.failed += 1,
@@ -455,6 +476,44 @@ mod tests {
             let want: Vec<i32> = ((i - 2).max(0)..=i).collect();
             assert_eq!(w.recent(), want.as_slice());
         }
+    }
+
+    /// Accepted runs share their load profile with the run before them
+    /// when it is the same (one comparison per profile, not per run): a
+    /// profile that comes back after another, or a run that records none,
+    /// must still count as exactly what it is.
+    #[test]
+    fn shared_load_profiles_still_form_the_baseline_of_their_own_profile() {
+        let profile = |vus: &str| -> BTreeMap<String, String> {
+            [("vus".to_string(), vus.to_string())].into()
+        };
+        let (a, b, none) = (profile("50"), profile("80"), BTreeMap::new());
+        let a_again = profile("50"); // equal, another allocation
+        let mut walk = SeriesWalk::new(&AnalysisSettings::default(), 1.15);
+        let f = figures(100.0, 0.001, 200.0);
+        for (id, load) in [
+            ("a0", &a),
+            ("a1", &a),
+            ("b0", &b),
+            ("b1", &b),
+            ("a2", &a),
+            ("n0", &none),
+            ("a3", &a_again),
+            ("a4", &a),
+            ("b2", &b),
+        ] {
+            judge(&mut walk, id, &f, load);
+        }
+        assert_eq!(
+            ids(&walk.baseline(&a).runs),
+            ["a0", "a1", "a2", "n0", "a3", "a4"]
+        );
+        assert_eq!(ids(&walk.baseline(&b).runs), ["b0", "b1", "n0", "b2"]);
+        assert_eq!(
+            ids(&walk.baseline(&none).runs),
+            ["a0", "a1", "b0", "b1", "a2", "n0", "a3", "a4", "b2"]
+        );
+        assert!(walk.baseline(&profile("99")).p99_ms.is_none());
     }
 
     #[test]

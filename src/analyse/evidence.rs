@@ -66,12 +66,25 @@ impl ShiftEvidence {
 /// The evidence for one run of one endpoint (or one alarm).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evidence {
-    /// `None` only for a run without rounds (ingest never keeps one).
+    /// `None` only for a run without rounds (ingest never keeps one), or a
+    /// point whose evidence a gate did not compute.
     pub band: Option<MedianBand>,
     /// Rounds over [`OUTLIER_FACTOR`] × the run median, in round order.
     pub outlier_rounds: Vec<OutlierRound>,
     /// `None` without a baseline.
     pub shift: Option<ShiftEvidence>,
+}
+
+impl Evidence {
+    /// The evidence of a point a gate does not check: nothing computed
+    /// (see [`super::AnalyseOptions::checked_run`]).
+    pub fn not_computed() -> Evidence {
+        Evidence {
+            band: None,
+            outlier_rounds: Vec::new(),
+            shift: None,
+        }
+    }
 }
 
 /// The evidence for a run: its rounds, and the medians of the runs its

@@ -288,6 +288,17 @@ impl CheckReport {
     }
 }
 
+/// The index of the run `which` names among `runs` (an analysis' runs, in
+/// time order). [`check`] checks this run, and a gate's analysis computes
+/// the evidence of its points only ([`super::AnalyseOptions::checked_run`]):
+/// one function, so the two never pick different runs.
+pub fn selected_run(runs: &[super::RunInfo], which: &RunSelector) -> Option<usize> {
+    match which {
+        RunSelector::Latest => super::latest_run_index(runs),
+        RunSelector::Id(id) => runs.iter().position(|r| &r.id == id),
+    }
+}
+
 /// Checks one run under one policy.
 pub fn check(
     analysis: &Analysis,
@@ -295,19 +306,24 @@ pub fn check(
     policy: Policy,
     options: &CheckOptions,
 ) -> Result<CheckReport, Error> {
-    let run = match which {
-        RunSelector::Latest => analysis.latest_run().ok_or_else(|| {
-            Error::Usage("the archive has no readable runs with a trusted time to check".into())
-        })?,
-        RunSelector::Id(id) => analysis.runs.iter().find(|r| &r.id == id).ok_or_else(|| {
-            Error::Usage(format!(
-                "no run '{id}' in the archive (the latest is '{}')",
-                analysis
-                    .latest_run()
-                    .map(|r| r.id.as_str())
-                    .unwrap_or("none")
-            ))
-        })?,
+    let run = match selected_run(&analysis.runs, which) {
+        Some(i) => &analysis.runs[i],
+        None => match which {
+            RunSelector::Latest => {
+                return Err(Error::Usage(
+                    "the archive has no readable runs with a trusted time to check".into(),
+                ));
+            }
+            RunSelector::Id(id) => {
+                return Err(Error::Usage(format!(
+                    "no run '{id}' in the archive (the latest is '{}')",
+                    analysis
+                        .latest_run()
+                        .map(|r| r.id.as_str())
+                        .unwrap_or("none")
+                )));
+            }
+        },
     };
     let mut endpoints = Vec::new();
     for endpoint in &analysis.endpoints {

@@ -108,16 +108,19 @@ impl Analysis {
     ///
     /// Only a main-branch run is ever the latest ([`RunInfo::branch`]).
     pub fn latest_run(&self) -> Option<&RunInfo> {
-        self.runs
-            .iter()
-            .rev()
-            .find(|r| r.untrusted_time.is_none() && r.branch.is_none())
+        latest_run_index(&self.runs).map(|i| &self.runs[i])
     }
 
     /// The runs of other branches than the main one, in time order.
     pub fn branch_runs(&self) -> impl Iterator<Item = &RunInfo> {
         self.runs.iter().filter(|r| r.branch.is_some())
     }
+}
+
+/// The index of [`Analysis::latest_run`] among `runs`.
+pub(crate) fn latest_run_index(runs: &[RunInfo]) -> Option<usize> {
+    runs.iter()
+        .rposition(|r| r.untrusted_time.is_none() && r.branch.is_none())
 }
 
 /// What `analyse_with` is told besides the archive.
@@ -128,6 +131,14 @@ pub struct AnalyseOptions {
     /// judged against the main baseline as it stood after that run,
     /// instead of as of its own start time.
     pub merge_bases: BTreeMap<String, MergeBase>,
+    /// With [`Scope::Gate`]: the run the gate checks ([`gate::selected_run`]).
+    /// Only its points get their [`evidence::Evidence`] (the pull-request
+    /// comment shows its band); every other point's is left empty
+    /// ([`evidence::Evidence::not_computed`]). `check` never shows nor
+    /// serialises another point's evidence, and its Hodges–Lehmann interval
+    /// was an eighth of the instructions of a warm `check` at 120 endpoints
+    /// × 156 weeks. `None`, and with [`Scope::Site`]: every point's.
+    pub checked_run: Option<gate::RunSelector>,
 }
 
 /// A branch run's merge base, found among the main runs.
@@ -405,6 +416,10 @@ pub fn analyse_scoped(
     let classifier = profile_classifier(settings, &mut diagnostics);
     let history = History::of(archive, options);
     let mut runs = run_infos(archive, &history);
+    let evidence_for = match (scope, &options.checked_run) {
+        (Scope::Gate(_), Some(which)) => EvidenceFor::Run(gate::selected_run(&runs, which)),
+        _ => EvidenceFor::Every,
+    };
 
     // Endpoints are independent of each other until the run-wide steps
     // below: one task each, on every core; `collect` keeps the id order,
@@ -420,7 +435,14 @@ pub fn analyse_scoped(
                 .enumerate()
                 .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, &e.rounds)))
                 .collect();
-            let mut judged = judge_series(&id, &series, archive, &history, threshold_ratio);
+            let mut judged = judge_series(
+                &id,
+                &series,
+                archive,
+                &history,
+                threshold_ratio,
+                evidence_for,
+            );
             if let Some(classifier) = classifier.as_ref().filter(|_| site) {
                 attribution::attach_profiles(
                     &id,
@@ -488,9 +510,18 @@ pub fn analyse_scoped(
             annotations: archive.annotations.clone(),
         };
     }
-    let alarms = alarms::report(&endpoints, &runs, &archive.triage, settings);
-    let environment_changes = comparability::environment_changes(&main_archive.runs);
-    let (comparisons, compare_diagnostics) = compare::site_comparisons(archive);
+    // The alarms (on every core, by endpoint) and the run-wide rest are
+    // independent: side by side.
+    let (alarms, (environment_changes, (comparisons, compare_diagnostics), releases)) = rayon::join(
+        || alarms::report(&endpoints, &runs, &archive.triage, settings),
+        || {
+            (
+                comparability::environment_changes(&main_archive.runs),
+                compare::site_comparisons(archive),
+                compare::release_history(archive),
+            )
+        },
+    );
     diagnostics.extend(compare_diagnostics);
     Analysis {
         settings: settings.clone(),
@@ -501,7 +532,7 @@ pub fn analyse_scoped(
         alarms,
         environment_changes,
         comparisons,
-        releases: compare::release_history(archive),
+        releases,
         capacity,
         annotations: archive.annotations.clone(),
     }
@@ -630,6 +661,25 @@ impl History {
     }
 }
 
+/// Which points get their [`evidence::Evidence`] computed
+/// ([`AnalyseOptions::checked_run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EvidenceFor {
+    Every,
+    /// Only the points of this run (`None`: of no run; the check then
+    /// fails for want of the run).
+    Run(Option<usize>),
+}
+
+impl EvidenceFor {
+    fn includes(self, run_index: usize) -> bool {
+        match self {
+            EvidenceFor::Every => true,
+            EvidenceFor::Run(run) => run == Some(run_index),
+        }
+    }
+}
+
 /// Walks one endpoint's runs in time order ([`baseline::SeriesWalks`]),
 /// judging each main-branch run against the accepted runs of its series
 /// before it, and each branch run against the same walk as it stood after
@@ -641,6 +691,7 @@ fn judge_series(
     archive: &Archive,
     history: &History,
     threshold_ratio: f64,
+    evidence_for: EvidenceFor,
 ) -> Vec<RunPoint> {
     let a = &archive.settings.analysis;
     let mut walks = baseline::SeriesWalks::new(a, threshold_ratio);
@@ -653,7 +704,13 @@ fn judge_series(
     pending.sort_by_key(|&(after, i, _)| (after, i));
     let mut pending = pending.into_iter().peekable();
     let mut judge = |i: usize, rounds: &crate::model::Rounds, joins: bool| {
-        judge_point(endpoint, i, rounds, archive, history, &mut walks, joins)
+        let point = judge_point(endpoint, i, rounds, archive, history, &mut walks, joins);
+        point.map(|(mut point, baseline_medians)| {
+            if evidence_for.includes(i) {
+                point.evidence = point_evidence(&point, &baseline_medians);
+            }
+            point
+        })
     };
     for &(run_index, rounds) in series.iter().filter(|(i, _)| history.main[*i]) {
         while let Some((_, i, rounds)) =
@@ -670,7 +727,9 @@ fn judge_series(
 }
 
 /// Judges one run of one endpoint: a main run joins the walk of its
-/// series (`joins`), a branch run is only assessed against it.
+/// series (`joins`), a branch run is only assessed against it. Returns
+/// the point, its evidence left out, and the medians of its baseline runs
+/// (empty without a baseline), which [`point_evidence`] needs.
 fn judge_point(
     endpoint: &str,
     run_index: usize,
@@ -679,7 +738,7 @@ fn judge_point(
     history: &History,
     walks: &mut baseline::SeriesWalks,
     joins: bool,
-) -> Option<RunPoint> {
+) -> Option<(RunPoint, Vec<f64>)> {
     let a = &archive.settings.analysis;
     let run = &archive.runs[run_index];
     let round_p99_ms: Vec<f64> = rounds.iter().map(|r| r.stats.p99_ms).collect();
@@ -703,22 +762,11 @@ fn judge_point(
     };
     let b = judged.baseline;
     let baseline_p99_ms = b.p99_ms.filter(|_| b.missing.is_none());
-    // The usable rounds, or all of them when none is (a failed run),
-    // borrowed: every point of every endpoint passes here.
-    let usable = |r: &&Round| !figures.failed_rounds.iter().any(|f| f.round == r.number);
-    let baseline_medians: &[f64] = match baseline_p99_ms {
-        Some(_) => &b.run_p99_ms,
-        None => &[],
+    let baseline_medians = match baseline_p99_ms {
+        Some(_) => b.run_p99_ms,
+        None => Vec::new(),
     };
-    let evidence = match rounds.iter().any(|r| usable(&r)) {
-        true => evidence::evidence(
-            rounds.iter().filter(usable),
-            baseline_medians,
-            &[median_p99_ms],
-        ),
-        false => evidence::evidence(rounds.iter(), baseline_medians, &[median_p99_ms]),
-    };
-    Some(RunPoint {
+    let point = RunPoint {
         run_index,
         run: run.id.clone(),
         started_at: run.started_at,
@@ -747,10 +795,28 @@ fn judge_point(
         decided_from: judged.evidence,
         profiles: Vec::new(),
         accepted_change: judged.accepted_change,
-        evidence,
+        evidence: evidence::Evidence::not_computed(),
         untrusted_time: run.untrusted_time.is_some(),
         series: series.clone(),
-    })
+    };
+    Some((point, baseline_medians))
+}
+
+/// A point's evidence: its usable rounds (all of them when none is: a
+/// failed run) against the medians of its baseline runs.
+fn point_evidence(point: &RunPoint, baseline_medians: &[f64]) -> evidence::Evidence {
+    // Borrowed: every point of every endpoint of a site passes here.
+    let failed = &point.figures.failed_rounds;
+    let usable = |r: &&Round| !failed.iter().any(|f| f.round == r.number);
+    let medians = [point.median_p99_ms];
+    match point.rounds.iter().any(|r| usable(&r)) {
+        true => evidence::evidence(
+            point.rounds.iter().filter(usable),
+            baseline_medians,
+            &medians,
+        ),
+        false => evidence::evidence(point.rounds.iter(), baseline_medians, &medians),
+    }
 }
 
 #[cfg(test)]

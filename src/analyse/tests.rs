@@ -182,3 +182,41 @@ proptest! {
         }
     }
 }
+
+/// The alarm report is made on every core, one endpoint a task: it must
+/// not depend on how many threads there are or which finishes first.
+#[test]
+fn the_alarm_report_is_the_same_on_one_thread_and_on_many() {
+    let histories: Vec<(String, Vec<Vec<f64>>)> = (0..8)
+        .map(|i| {
+            // Endpoints that regress at different runs, by different steps,
+            // and some that recover: alarms of every policy, in every order.
+            let mut runs = steady(10 + i, 100.0 + i as f64);
+            runs.extend(steady(4 + i % 3, 130.0 + 7.0 * i as f64));
+            let after = if i % 2 == 0 {
+                100.0
+            } else {
+                130.0 + 7.0 * i as f64
+            };
+            runs.extend(steady(30 - runs.len(), after));
+            (format!("e{i}"), runs)
+        })
+        .collect();
+    let endpoints: Vec<(&str, Vec<Vec<f64>>)> = histories
+        .iter()
+        .map(|(id, runs)| (id.as_str(), runs.clone()))
+        .collect();
+    let archive = crate::test_support::archive_of(&endpoints);
+    let report_on = |threads| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| format!("{:?}", analyse(&archive, vec![]).alarms))
+    };
+    let one = report_on(1);
+    assert!(one.contains("Regression"), "the histories raise alarms");
+    for threads in [2, 4, 8] {
+        assert_eq!(one, report_on(threads), "{threads} threads");
+    }
+}
