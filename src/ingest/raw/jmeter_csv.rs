@@ -215,7 +215,9 @@ fn read_inner(
 /// The columns the first non-blank record of the file gives (its header,
 /// or the layout of a headerless file).
 fn first_columns(file: &InputFile) -> Result<Columns, ()> {
-    let mut head = vec![0u8; 64 * 1024];
+    // Sized by the file: a zeroed 64 KiB for every small file added up.
+    let size = usize::try_from(file.len()).map_or(usize::MAX, |len| len.saturating_add(1));
+    let mut head = vec![0u8; size.min(64 * 1024)];
     let n = file.read_at(&mut head, 0).map_err(|_| ())?;
     let head = &head[..n];
     let mut pos = 0;
