@@ -216,7 +216,7 @@ fn parse_keeping(bytes: &[u8], path: &Path, wanted: Option<&[&str]>) -> Result<S
             .unwrap_or_default()
             .into_iter()
             .filter_map(|(k, m)| match m {
-                Metric::Kept(m) => Some((k, m)),
+                Metric::Kept(m) => Some((k.into_owned(), m)),
                 _ => None,
             })
             .collect(),
@@ -231,11 +231,11 @@ fn parse_keeping(bytes: &[u8], path: &Path, wanted: Option<&[&str]>) -> Result<S
 /// The serde reader of [`parse_keeping`]: any summary, and serde_json's
 /// message for a file that is not valid JSON. `None` when the document is
 /// not an object.
-fn read_document(
-    bytes: &[u8],
+fn read_document<'a>(
+    bytes: &'a [u8],
     path: &Path,
     wanted: Option<&[&str]>,
-) -> Result<Option<Document>, Error> {
+) -> Result<Option<Document<'a>>, Error> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     DocumentSeed { wanted }
         .deserialize(&mut de)
@@ -374,18 +374,20 @@ pub fn round_stats(summary: &Summary, path: &Path, metric: &str) -> Result<Summa
 
 /// The top level of a summary, as far as the three shapes need it.
 #[derive(Debug, Default, PartialEq)]
-struct Document {
+struct Document<'a> {
     /// A `version` key is present (machine-readable summaries).
     has_version: bool,
     /// `results`: `None` when absent or not an object; inside, the
     /// `results.metrics` list when it is one.
     results: Option<Option<Vec<Metric>>>,
     /// `metrics`, when it is an object: key → metric.
-    metrics: Option<Vec<(String, Metric)>>,
+    /// Keys borrowed from the file: most metrics are skipped, and only the
+    /// kept ones are copied.
+    metrics: Option<Vec<(Cow<'a, str>, Metric)>>,
     duration_s: Option<f64>,
 }
 
-impl Document {
+impl Document<'_> {
     /// Tells the shape apart by content.
     fn format(&self) -> Option<SourceFormat> {
         if self.has_version && self.results.is_some() {
@@ -815,7 +817,7 @@ struct MetricsReader<'w> {
 }
 
 impl<'de> Reader<'de> for MetricsReader<'_> {
-    type Map = Vec<(String, Metric)>;
+    type Map = Vec<(Cow<'de, str>, Metric)>;
     type Seq = ();
     fn map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Map, A::Error> {
         // Sorted and deduplicated as a JSON object map: the last of a key wins.
@@ -825,7 +827,7 @@ impl<'de> Reader<'de> for MetricsReader<'_> {
             let m = metric(map.next_value_seed(Shape(MetricReader { keep }))?);
             out.insert(key, m);
         }
-        Ok(out.into_iter().map(|(k, m)| (k.into_owned(), m)).collect())
+        Ok(out.into_iter().collect())
     }
     fn seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
         skip_seq(seq)
@@ -906,7 +908,7 @@ struct DocumentSeed<'w> {
 }
 
 impl<'de> DeserializeSeed<'de> for DocumentSeed<'_> {
-    type Value = Option<Document>;
+    type Value = Option<Document<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         Ok(match Shape(self).deserialize(d)? {
             Shaped::Map(doc) => Some(doc),
@@ -916,9 +918,9 @@ impl<'de> DeserializeSeed<'de> for DocumentSeed<'_> {
 }
 
 impl<'de> Reader<'de> for DocumentSeed<'_> {
-    type Map = Document;
+    type Map = Document<'de>;
     type Seq = ();
-    fn map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
+    fn map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document<'de>, A::Error> {
         let mut doc = Document::default();
         while let Some(key) = map.next_key_seed(Key)? {
             match key.as_ref() {

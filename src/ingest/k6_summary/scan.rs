@@ -10,6 +10,7 @@
 //! What it does handle it must read exactly as the serde reader; the
 //! proptest `scanner_reads_as_serde_does` checks that it does.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::{Document, Field, Metric, MetricObject, ThresholdValue};
@@ -19,7 +20,7 @@ const MAX_DEPTH: u32 = 64;
 
 /// Reads a summary's top level, keeping the `wanted` metrics (all when
 /// `None`); `None` when the serde reader must read it.
-pub(super) fn document(bytes: &[u8], wanted: Option<&[&str]>) -> Option<Document> {
+pub(super) fn document<'a>(bytes: &'a [u8], wanted: Option<&[&str]>) -> Option<Document<'a>> {
     // Checked once here, so that every string sliced out of it between two
     // quotes (ASCII) is a valid `str`.
     let text = std::str::from_utf8(bytes).ok()?;
@@ -261,7 +262,7 @@ impl<'a> Scanner<'a> {
 
     /// The `metrics` object, sorted and deduplicated (the last of a key
     /// wins) as the serde reader's.
-    fn metrics(&mut self, wanted: Option<&[&str]>) -> Option<Vec<(String, Metric)>> {
+    fn metrics(&mut self, wanted: Option<&[&str]>) -> Option<Vec<(Cow<'a, str>, Metric)>> {
         let mut out: BTreeMap<&'a str, Metric> = BTreeMap::new();
         self.object(|s, key| {
             let keep = wanted.is_none_or(|w| w.contains(&key));
@@ -275,7 +276,11 @@ impl<'a> Scanner<'a> {
             out.insert(key, metric);
             Some(())
         })?;
-        Some(out.into_iter().map(|(k, m)| (k.to_string(), m)).collect())
+        Some(
+            out.into_iter()
+                .map(|(k, m)| (Cow::Borrowed(k), m))
+                .collect(),
+        )
     }
 
     fn metric(&mut self, keep: bool) -> Option<Metric> {
