@@ -428,49 +428,8 @@ pub fn analyse_scoped(
         .endpoint_ids()
         .into_par_iter()
         .map(|id| {
-            let threshold_ratio = settings.threshold_ratio(&id);
-            let series: Vec<(usize, &crate::model::Rounds)> = archive
-                .runs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, &e.rounds)))
-                .collect();
-            let mut judged = judge_series(
-                &id,
-                &series,
-                archive,
-                &history,
-                threshold_ratio,
-                evidence_for,
-            );
-            if let Some(classifier) = classifier.as_ref().filter(|_| site) {
-                attribution::attach_profiles(
-                    &id,
-                    &mut judged,
-                    archive,
-                    classifier,
-                    settings.profiles.min_shift_pts,
-                );
-            }
-            let (mut points, mut branch_points): (Vec<RunPoint>, Vec<RunPoint>) =
-                judged.into_iter().partition(|p| history.main[p.run_index]);
-            // Held until the site is written: no growth slack (RunPoint is
-            // large; up to half of 44 MB at 120 endpoints × 156 weeks).
-            points.shrink_to_fit();
-            branch_points.shrink_to_fit();
-            branch_points.sort_by_key(|p| p.run_index);
-            let change_points = match site {
-                true => changepoint::endpoint_change_points(&points, &settings.changepoint),
-                false => Vec::new(),
-            };
-            EndpointAnalysis {
-                name: settings.endpoint_name(&id),
-                id,
-                threshold_ratio,
-                points,
-                branch_points,
-                change_points,
-            }
+            let classifier = classifier.as_ref().filter(|_| site);
+            analyse_endpoint(id, archive, &history, classifier, site, evidence_for)
         })
         .collect();
 
@@ -535,6 +494,63 @@ pub fn analyse_scoped(
         releases,
         capacity,
         annotations: archive.annotations.clone(),
+    }
+}
+
+/// One endpoint's history, judged: its points (main and branch runs), its
+/// profiles attributed (`classifier`, the site only) and, for the site,
+/// its change points.
+fn analyse_endpoint(
+    id: String,
+    archive: &Archive,
+    history: &History,
+    classifier: Option<&crate::profile::Classifier>,
+    site: bool,
+    evidence_for: EvidenceFor,
+) -> EndpointAnalysis {
+    let settings = &archive.settings;
+    let threshold_ratio = settings.threshold_ratio(&id);
+    let series: Vec<(usize, &crate::model::Rounds)> = archive
+        .runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, &e.rounds)))
+        .collect();
+    let mut judged = judge_series(
+        &id,
+        &series,
+        archive,
+        history,
+        threshold_ratio,
+        evidence_for,
+    );
+    if let Some(classifier) = classifier {
+        attribution::attach_profiles(
+            &id,
+            &mut judged,
+            archive,
+            classifier,
+            settings.profiles.min_shift_pts,
+        );
+    }
+    let (mut points, mut branch_points): (Vec<RunPoint>, Vec<RunPoint>) =
+        judged.into_iter().partition(|p| history.main[p.run_index]);
+    // Held until the site is written: no growth slack (RunPoint is
+    // large; up to half of 44 MB at 120 endpoints × 156 weeks).
+    points.shrink_to_fit();
+    branch_points.shrink_to_fit();
+    branch_points.sort_by_key(|p| p.run_index);
+    let change_points = match site {
+        true => changepoint::endpoint_change_points(&points, &settings.changepoint),
+        false => Vec::new(),
+    };
+    EndpointAnalysis {
+        name: settings.endpoint_name(&id),
+        id,
+        threshold_ratio,
+        points,
+        branch_points,
+        change_points,
     }
 }
 
