@@ -73,6 +73,114 @@ impl SplitMix64 {
     }
 }
 
+/// Hashes what a `Debug` form writes, without holding it: xxh3-128 of the
+/// bytes, gathered in a buffer first (`Debug` writes many short pieces,
+/// and hashing each one alone costs more than copying it).
+pub struct DebugHasher {
+    buffer: String,
+    state: xxhash_rust::xxh3::Xxh3,
+}
+
+impl DebugHasher {
+    const BUFFER: usize = 16 * 1024;
+
+    pub fn new() -> DebugHasher {
+        DebugHasher {
+            buffer: String::with_capacity(Self::BUFFER),
+            state: xxhash_rust::xxh3::Xxh3::new(),
+        }
+    }
+
+    /// Bytes hashed as they are (not through `Debug`).
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.flush();
+        self.state.update(bytes);
+    }
+
+    pub fn digest(mut self) -> u128 {
+        self.flush();
+        self.state.digest128()
+    }
+
+    fn flush(&mut self) {
+        self.state.update(self.buffer.as_bytes());
+        self.buffer.clear();
+    }
+}
+
+impl Default for DebugHasher {
+    fn default() -> Self {
+        DebugHasher::new()
+    }
+}
+
+impl std::fmt::Write for DebugHasher {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.buffer.len() + s.len() > Self::BUFFER {
+            self.flush();
+        }
+        if s.len() > Self::BUFFER {
+            self.state.update(s.as_bytes());
+        } else {
+            self.buffer.push_str(s);
+        }
+        Ok(())
+    }
+}
+
+/// xxh3-128 of `value`'s `Debug` form.
+pub fn debug_digest(value: &dyn std::fmt::Debug) -> u128 {
+    use std::fmt::Write as _;
+    let mut hasher = DebugHasher::new();
+    // Writing into a hasher never fails.
+    let _ = write!(hasher, "{value:?}");
+    hasher.digest()
+}
+
+/// A shared value (`Arc`) whose `Debug` form is the digest of its own
+/// ([`debug_digest`]), computed once for it and all its clones however
+/// often it is printed. For the page memo's keys (`render::memo`): a
+/// profile's stacks enter the keys of its flame page, of the next run's
+/// (as its baseline) and of each comparison that shows it, and printing
+/// them whole each time was most of those keys' cost. The digest stands
+/// for the whole form, as a key does.
+pub struct Digested<T> {
+    value: std::sync::Arc<T>,
+    digest: std::sync::Arc<std::sync::OnceLock<u128>>,
+}
+
+impl<T> Digested<T> {
+    pub fn new(value: std::sync::Arc<T>) -> Digested<T> {
+        Digested {
+            value,
+            digest: Default::default(),
+        }
+    }
+}
+
+impl<T> Clone for Digested<T> {
+    fn clone(&self) -> Self {
+        Digested {
+            value: self.value.clone(),
+            digest: self.digest.clone(),
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Digested<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Digested<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let digest = self.digest.get_or_init(|| debug_digest(&*self.value));
+        write!(f, "Digested({digest:032x})")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +213,28 @@ mod tests {
         assert_eq!(r.next_u64(), 3_203_168_211_198_807_973);
         let u = SplitMix64::new(7).uniform();
         assert!((0.0..1.0).contains(&u));
+    }
+
+    #[test]
+    fn a_digested_value_prints_the_digest_of_its_whole_debug_form() {
+        let long = |last: char| {
+            let mut v = vec!['x'; 40_000];
+            v.push(last);
+            std::sync::Arc::new(v)
+        };
+        let a = Digested::new(long('a'));
+        let shown = format!("{a:?}");
+        assert_eq!(shown, format!("{:?}", a.clone()), "clones share it");
+        assert_eq!(
+            shown,
+            format!("{:?}", Digested::new(long('a'))),
+            "same value"
+        );
+        assert_ne!(
+            shown,
+            format!("{:?}", Digested::new(long('b'))),
+            "its last element"
+        );
+        assert_eq!(a.len(), 40_001, "it reads as the value");
     }
 }

@@ -218,6 +218,18 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
     );
     c.identical_to_no_cache("a round edited under touch -r");
 
+    // A frame of an older run's profile renamed, weights kept: its flame
+    // graph, the next run's (its baseline) and the comparisons show the
+    // name; only the stacks changed (the page memo's keys hold their
+    // digest, `hash::Digested`).
+    edit_keeping_mtime(
+        &c.archive
+            .join(format!("runs/{}/create-order/flame.cpu.collapsed", RUNS[5])),
+        "HikariPool.fillPool ",
+        "HikariPool.fillPools ",
+    );
+    c.identical_to_no_cache("a profile's frame renamed under touch -r");
+
     // A run removed.
     std::fs::remove_dir_all(c.archive.join("runs").join(RUNS[2])).unwrap();
     c.identical_to_no_cache("a run removed");

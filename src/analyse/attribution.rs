@@ -31,6 +31,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use crate::hash::Digested;
+
 use serde::Serialize;
 
 use super::RunPoint;
@@ -292,12 +294,13 @@ pub struct ProfileAnalysis {
     /// Frames whose total (inclusive) busy share grew most against the
     /// baseline profile, largest growth first.
     pub grown_frames: Vec<FrameGrowth>,
-    /// The stacks themselves, for the renderers.
+    /// The stacks themselves, for the renderers (digested once for the
+    /// page memo's keys).
     #[serde(skip)]
-    pub profile: Arc<Profile>,
+    pub profile: Digested<Profile>,
     /// The busy stacks with normalised names, as compared.
     #[serde(skip)]
-    pub comparable: Arc<Comparable>,
+    pub comparable: Digested<Comparable>,
 }
 
 /// The baseline profile a profile is compared with.
@@ -312,9 +315,9 @@ pub struct ProfileBaseline {
     /// Per busy category: share now, share in the baseline, change in points.
     pub changes: Vec<CategoryChange>,
     #[serde(skip)]
-    pub profile: Arc<Profile>,
+    pub profile: Digested<Profile>,
     #[serde(skip)]
-    pub comparable: Arc<Comparable>,
+    pub comparable: Digested<Comparable>,
 }
 
 /// Classifies and compares the profiles of one endpoint's runs, in time
@@ -332,8 +335,8 @@ pub fn attach_profiles(
     struct Base {
         run: String,
         source: String,
-        profile: Arc<Profile>,
-        comparable: Arc<Comparable>,
+        profile: Digested<Profile>,
+        comparable: Digested<Comparable>,
         shares: CategoryShares,
     }
     let mut bases: HashMap<String, Base> = HashMap::new();
@@ -347,12 +350,14 @@ pub fn attach_profiles(
         let mut new_bases = Vec::new();
         for file in files {
             let (shares, categories) = classifier.shares_and_categories(&file.profile);
-            let comparable = Arc::new(Comparable::from_categories(
+            let comparable = Digested::new(Arc::new(Comparable::from_categories(
                 &file.profile,
                 &categories,
                 classifier,
                 classifier.normalisation(),
-            ));
+            )));
+            // One digest for this profile wherever it is shown.
+            let profile = Digested::new(file.profile.clone());
             let base = bases.get(&file.kind);
             let baseline = base.map(|b| ProfileBaseline {
                 run: b.run.clone(),
@@ -389,7 +394,7 @@ pub fn attach_profiles(
                 baseline,
                 attribution,
                 grown_frames: grown,
-                profile: file.profile.clone(),
+                profile: profile.clone(),
                 comparable: comparable.clone(),
             });
             new_bases.push((
@@ -397,7 +402,7 @@ pub fn attach_profiles(
                 Base {
                     run: run.id.clone(),
                     source: file.source.clone(),
-                    profile: file.profile.clone(),
+                    profile,
                     comparable,
                     shares,
                 },

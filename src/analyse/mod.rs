@@ -433,20 +433,7 @@ pub fn analyse_scoped(
         })
         .collect();
 
-    for (run, shift) in runs
-        .iter_mut()
-        .zip(environment::run_wide_shifts(&endpoints, archive.runs.len()))
-    {
-        run.environment_suspect = shift;
-    }
-    if settings.analysis.series_by.is_empty() {
-        for (run, changed) in runs
-            .iter_mut()
-            .zip(comparability::host_changes(archive, &endpoints))
-        {
-            run.host_changed = changed;
-        }
-    }
+    mark_run_wide_changes(&mut runs, &endpoints, archive);
     // Capacity baselines and environment markers belong to the main
     // history too.
     let main_archive = history.main_archive(archive);
@@ -551,6 +538,24 @@ fn analyse_endpoint(
         points,
         branch_points,
         change_points,
+
+/// Marks the runs where most endpoints moved together (environment
+/// suspect), and, without `series_by`, those whose host changed against
+/// their baseline runs.
+fn mark_run_wide_changes(runs: &mut [RunInfo], endpoints: &[EndpointAnalysis], archive: &Archive) {
+    for (run, shift) in runs
+        .iter_mut()
+        .zip(environment::run_wide_shifts(endpoints, archive.runs.len()))
+    {
+        run.environment_suspect = shift;
+    }
+    if archive.settings.analysis.series_by.is_empty() {
+        for (run, changed) in runs
+            .iter_mut()
+            .zip(comparability::host_changes(archive, endpoints))
+        {
+            run.host_changed = changed;
+        }
     }
 }
 

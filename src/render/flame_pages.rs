@@ -178,8 +178,8 @@ pub struct FlameInputs<'a> {
     /// The baseline profile's run's slug, when it has one.
     baseline_slug: Option<&'a str>,
     verdict: &'static str,
-    /// The profile, its baseline and their stacks (`Debug` prints what
-    /// the `Arc`s hold).
+    /// The profile, its baseline and their stacks (`Debug` prints the
+    /// digest of each profile's stacks, `crate::hash::Digested`).
     pa: &'a ProfileAnalysis,
     run_commit: Option<CommitView>,
     baseline_commit: Option<CommitView>,

@@ -10,7 +10,9 @@
 //! no analysis, no settings, so it cannot read anything the value does
 //! not hold. The key hashes that value's `Debug` form, which `derive`
 //! writes from every field (a field added later enters the key by
-//! itself; floats print exactly, `Arc`s print what they hold), together
+//! itself; floats print exactly, `Arc`s print what they hold, and a
+//! `crate::hash::Digested` value — a profile's stacks — the digest of its
+//! whole form, computed once per build), together
 //! with a salt naming the perfdash that renders (its version and its
 //! binary: templates and code are compiled in) and what the page kind is.
 //! What the second step computes (layouts, colours, formats) is code,
@@ -21,52 +23,18 @@
 
 use std::fmt::{Debug, Write as _};
 
-use xxhash_rust::xxh3::Xxh3;
-
-/// Bytes gathered before they are hashed: `Debug` writes many short
-/// pieces, and hashing each one alone costs more than copying it.
-const BUFFER: usize = 16 * 1024;
+use crate::hash::DebugHasher;
 
 /// The key of a page of kind `kind` made from `inputs`, by the perfdash
 /// `salt` names.
 pub fn key(salt: u128, kind: &str, inputs: &dyn Debug) -> u128 {
-    let mut hasher = KeyHasher {
-        buffer: String::with_capacity(BUFFER),
-        state: Xxh3::new(),
-    };
-    hasher.state.update(&salt.to_le_bytes());
-    hasher.state.update(kind.as_bytes());
-    hasher.state.update(&[0]);
-    // Writing into a String never fails.
+    let mut hasher = DebugHasher::new();
+    hasher.update(&salt.to_le_bytes());
+    hasher.update(kind.as_bytes());
+    hasher.update(&[0]);
+    // Writing into a hasher never fails.
     let _ = write!(hasher, "{inputs:?}");
-    hasher.flush();
-    hasher.state.digest128()
-}
-
-struct KeyHasher {
-    buffer: String,
-    state: Xxh3,
-}
-
-impl KeyHasher {
-    fn flush(&mut self) {
-        self.state.update(self.buffer.as_bytes());
-        self.buffer.clear();
-    }
-}
-
-impl std::fmt::Write for KeyHasher {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        if self.buffer.len() + s.len() > BUFFER {
-            self.flush();
-        }
-        if s.len() > BUFFER {
-            self.state.update(s.as_bytes());
-        } else {
-            self.buffer.push_str(s);
-        }
-        Ok(())
-    }
+    hasher.digest()
 }
 
 #[cfg(test)]
@@ -102,7 +70,7 @@ mod tests {
         assert_ne!(k, key(1, "run", &a), "another kind of page");
         // Long values cross the buffer; the key is still of the whole.
         let long = |c| Inputs {
-            title: format!("{}{c}", "x".repeat(3 * BUFFER)),
+            title: format!("{}{c}", "x".repeat(50_000)),
             share: 0.0,
         };
         assert_ne!(key(1, "flame", &long('a')), key(1, "flame", &long('b')));
