@@ -538,6 +538,8 @@ fn analyse_endpoint(
         points,
         branch_points,
         change_points,
+    }
+}
 
 /// Marks the runs where most endpoints moved together (environment
 /// suspect), and, without `series_by`, those whose host changed against
