@@ -150,6 +150,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         uncached_reads: std::sync::atomic::AtomicUsize::new(0),
         progress: progress_bar(opts.progress),
         now,
+        stacks: crate::profile::StackInterner::default(),
     };
     // The triage folder (thousands of small files at scale) is read while
     // the runs are: it needs nothing from them until the labels are
@@ -294,6 +295,8 @@ struct RoundReader<'a> {
     /// `PERFDASH_NOW` set): files changed since shortly before it get no
     /// record (see `record`).
     started: std::time::SystemTime,
+    /// The profiles' stacks, shared between the profiles of every run.
+    stacks: crate::profile::StackInterner,
 }
 
 /// One round file to read.
@@ -822,7 +825,8 @@ fn attach_profiles(
     reader: &RoundReader<'_>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    for (endpoint, profile) in read_profiles(profile_jobs, &reader.settings.limits, diags) {
+    let read = read_profiles(profile_jobs, &reader.settings.limits, &reader.stacks, diags);
+    for (endpoint, profile) in read {
         if let Some(e) = run.endpoints.get_mut(&endpoint) {
             e.profiles.push(profile);
         }
@@ -1045,6 +1049,7 @@ struct ProfileJob {
 fn read_profiles(
     mut jobs: Vec<ProfileJob>,
     limits: &limits::Limits,
+    stacks: &crate::profile::StackInterner,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<(String, ProfileFile)> {
     jobs.sort_by(|a, b| (&a.endpoint, &a.kind, &a.rel).cmp(&(&b.endpoint, &b.kind, &b.rel)));
@@ -1072,7 +1077,11 @@ fn read_profiles(
             let read = InputFile::open_in_archive(&job.path)
                 .and_then(|file| limits::read_document(&file, limits))
                 .map_err(|e| Error::io(rel, e))
-                .and_then(|bytes| crate::profile::parse(&bytes, rel));
+                .and_then(|bytes| crate::profile::parse(&bytes, rel))
+                .map(|mut profile| {
+                    stacks.intern(&mut profile);
+                    profile
+                });
             (job, read)
         })
         .collect();

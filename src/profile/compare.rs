@@ -24,8 +24,9 @@ use super::normalise::Normalisation;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparable {
     /// Normalised `root;…;leaf` → weight; idle stacks left out (when idle is
-    /// excluded), stacks that became equal merged.
-    pub stacks: BTreeMap<String, f64>,
+    /// excluded), stacks that became equal merged. A stack that
+    /// normalising left as it was shares the profile's string.
+    pub stacks: BTreeMap<super::Stack, f64>,
     /// The busy weight, including samples with an empty stack: the base of
     /// every share.
     pub total: f64,
@@ -61,7 +62,7 @@ impl Comparable {
         normalisation: Normalisation,
     ) -> Comparable {
         let mut names: HashMap<&str, std::borrow::Cow<'_, str>> = HashMap::new();
-        let mut stacks: BTreeMap<String, f64> = BTreeMap::new();
+        let mut stacks: BTreeMap<super::Stack, f64> = BTreeMap::new();
         let mut total = profile.root_self;
         let mut key = String::new();
         for &(stack, weight, category) in categories {
@@ -83,7 +84,11 @@ impl Comparable {
             match stacks.get_mut(key.as_str()) {
                 Some(w) => *w += weight,
                 None => {
-                    stacks.insert(key.clone(), weight);
+                    let shared = match key == stack {
+                        true => profile.stacks.get_key_value(stack).map(|(s, _)| s.clone()),
+                        false => None,
+                    };
+                    stacks.insert(shared.unwrap_or_else(|| key.as_str().into()), weight);
                 }
             }
         }

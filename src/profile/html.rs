@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::{Profile, ProfileFormat};
+use super::{Profile, ProfileFormat, Stack};
 use crate::error::Error;
 
 /// Frame-type ids of the 7-entry palette (v2.8+ and v3/v4), `vmEntry.h`
@@ -89,7 +89,7 @@ fn fold(frames: Vec<(u64, Frame)>, profile: &mut Profile, path: &Path) -> Result
                 stack.push(';');
             }
             stack.push_str(&node.name);
-            *profile.stacks.entry(stack).or_insert(0.0) += own;
+            *profile.stacks.entry(Stack::from(stack)).or_insert(0.0) += own;
         }
     };
     for (line, frame) in frames {

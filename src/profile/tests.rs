@@ -28,10 +28,17 @@ fn parse_fixture(dir: &Path, rel: &str) -> Profile {
     parse(&read(dir, rel), Path::new(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
+/// The stacks as owned strings, to compare with expected maps.
+fn owned(stacks: &BTreeMap<Stack, f64>) -> BTreeMap<String, f64> {
+    stacks.iter().map(|(s, w)| (s.to_string(), *w)).collect()
+}
+
 fn folded_map(text: &str) -> BTreeMap<String, f64> {
-    parse_folded(text, Path::new("expected"), "cpu")
-        .unwrap()
-        .stacks
+    owned(
+        &parse_folded(text, Path::new("expected"), "cpu")
+            .unwrap()
+            .stacks,
+    )
 }
 
 // ---------- async-profiler HTML ----------
@@ -102,7 +109,7 @@ fn html_self_weights_from_widths() {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect();
-    assert_eq!(p.stacks, expected);
+    assert_eq!(owned(&p.stacks), expected);
     assert_eq!(p.root_self, 1.0);
     assert_eq!(p.total, 10.0);
 }
@@ -325,7 +332,7 @@ fn speedscope_stackcollapse_encodings_all_read_the_same() {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-    assert_eq!(plain.stacks, expected);
+    assert_eq!(owned(&plain.stacks), expected);
     for name in [
         "simple-crlf.txt",
         "simple-utf16-le.txt",
@@ -333,7 +340,7 @@ fn speedscope_stackcollapse_encodings_all_read_the_same() {
         "simple-with-invalids.txt",
     ] {
         let p = parse_fixture(&dir, &format!("{base}{name}"));
-        assert_eq!(p.stacks, expected, "{name}");
+        assert_eq!(owned(&p.stacks), expected, "{name}");
     }
     let invalids = parse_fixture(&dir, &format!("{base}simple-with-invalids.txt"));
     assert_eq!(
@@ -368,7 +375,7 @@ fn collapse_recursive_and_dtrace_inputs() {
         let p = parse_fixture(&dir, input);
         assert_eq!(p.format, ProfileFormat::Dtrace, "{input}");
         let want = folded_map(&String::from_utf8(read(&dir, expected)).unwrap());
-        assert_eq!(p.stacks, want, "{input}");
+        assert_eq!(owned(&p.stacks), want, "{input}");
     }
 }
 
@@ -399,7 +406,7 @@ fn speedscope_sampled_evented_and_multi_profile() {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-    assert_eq!(sampled.stacks, expected);
+    assert_eq!(owned(&sampled.stacks), expected);
     assert_eq!(sampled.total, 14.0);
 
     let two = parse_fixture(&dir, &format!("{base}0.6.0/two-sampled.speedscope.json"));
@@ -1147,7 +1154,7 @@ mod properties {
             let p = parse(text.as_bytes(), Path::new("flame.txt")).unwrap();
             prop_assert_eq!(p.skipped, 0);
             let want: BTreeMap<String, f64> = stacks.iter().map(|(s, n)| (s.clone(), *n as f64)).collect();
-            prop_assert_eq!(&p.stacks, &want);
+            prop_assert_eq!(&owned(&p.stacks), &want);
             prop_assert_eq!(p.total, stacks.values().map(|n| *n as f64).sum::<f64>());
         }
 
@@ -1340,4 +1347,39 @@ fn memoised_frame_flags_classify_like_matching_afresh() {
             }
         }
     }
+}
+
+/// The profiles of one build share each stack's string, and a profile's
+/// comparable form shares the strings normalising left as they were;
+/// neither changes what the profiles say.
+#[test]
+fn profiles_share_their_stacks_and_comparable_forms_share_unchanged_ones() {
+    let parse = |text: &str| parse_folded(text, Path::new("p.collapsed"), "cpu").unwrap();
+    let a_text = "main;app.Orders.find 5\nmain;app.Orders.find;java.util.HashMap.get 3\n";
+    let b_text = "main;app.Orders.find 7\nmain;app.Lambda$$Lambda$42/0x1234.run 2\n";
+    let (mut a, mut b) = (parse(a_text), parse(b_text));
+    let interner = StackInterner::default();
+    interner.intern(&mut a);
+    interner.intern(&mut b);
+    assert_eq!(a, parse(a_text), "interning changes no stack or weight");
+    assert_eq!(b, parse(b_text));
+    let key = |p: &Profile, s: &str| p.stacks.get_key_value(s).unwrap().0.clone();
+    let find = "main;app.Orders.find";
+    assert!(
+        Arc::ptr_eq(&key(&a, find), &key(&b, find)),
+        "one string for both"
+    );
+
+    let c = Classifier::new(&ProfileSettings::default()).unwrap();
+    let comparable = compare::Comparable::new(&b, &c, c.normalisation());
+    let shared = comparable.stacks.get_key_value(find).unwrap().0;
+    assert!(
+        Arc::ptr_eq(shared, &key(&b, find)),
+        "unchanged by normalising"
+    );
+    assert_eq!(comparable.stacks.len(), 2);
+    assert!(
+        comparable.stacks.keys().any(|s| !b.stacks.contains_key(s)),
+        "the lambda's serial number is normalised away: a string of its own"
+    );
 }

@@ -25,7 +25,7 @@ use inferno::flamegraph::{self, Options};
 
 use crate::error::Error;
 use crate::profile::compare::{Comparable, FrameGrowth, frame_changes};
-use crate::profile::{Profile, format_weight};
+use crate::profile::{Profile, Stack, format_weight};
 
 /// Upper bound for one SVG. A 30 s JVM profile at 0.1% minimum width is
 /// typically 0.3–1.5 MB; past 4 MB browsers get sluggish.
@@ -66,7 +66,7 @@ pub fn flame_svg(
 }
 
 /// `stack weight` lines, weights scaled to integers.
-fn scaled_lines(stacks: &BTreeMap<String, f64>, scale: f64) -> Vec<String> {
+fn scaled_lines(stacks: &BTreeMap<Stack, f64>, scale: f64) -> Vec<String> {
     stacks
         .iter()
         .filter_map(|(stack, w)| {
@@ -318,7 +318,7 @@ fn render_bounded(
 
 /// inferno's Java palette for JVM profiles (green Java, yellow C++, orange
 /// kernel), its Python palette for py-spy ones, else the classic hot palette.
-fn palette_for(stacks: &BTreeMap<String, f64>) -> Palette {
+fn palette_for(stacks: &BTreeMap<Stack, f64>) -> Palette {
     let mut java = 0usize;
     let mut python = 0usize;
     for stack in stacks.keys().take(500) {
