@@ -350,9 +350,14 @@ mod tests {
     #[test]
     fn a_record_past_a_full_block_and_the_cap_is_a_fault() {
         let data = vec![b'x'; 3 * BLOCK];
-        let got = scan_blocks(Trickle { data: &data, step: 1 << 16 }, BLOCK, |block, _, eof| {
-            Ok(if eof { block.len() } else { 0 })
-        });
+        let got = scan_blocks(
+            Trickle {
+                data: &data,
+                step: 1 << 16,
+            },
+            BLOCK,
+            |block, _, eof| Ok(if eof { block.len() } else { 0 }),
+        );
         match got {
             Err(ScanError::Fault(f)) => {
                 assert_eq!(f.offset, 0);
