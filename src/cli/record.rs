@@ -6,7 +6,10 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, diagnostic_label};
-use crate::record::profile::{ProfileOutcome, ProfileRequest, judge, profile_if_regressed};
+use crate::analyse::gate::{CheckOptions, CheckReport, RunSelector};
+use crate::error::Error;
+use crate::pipeline::GateOptions;
+use crate::record::profile::{ProfileOutcome, ProfileRequest, profile_if_regressed};
 use crate::record::rounds::{parse_pause, run_rounds};
 use crate::record::{RecordRequest, ci, host_name, parse_set, record};
 
@@ -168,6 +171,23 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
             Ok(EXIT_ERROR)
         }
     }
+}
+
+/// Judges a recorded run exactly as `perfdash check --run <run> --no-cache`
+/// does: the same gate (`pipeline::gate`), the archive's policy. One
+/// place decides a run's verdict, whichever command asks.
+fn judge(archive: &std::path::Path, id: &str) -> Result<CheckReport, Error> {
+    crate::pipeline::gate(&GateOptions {
+        archive: archive.to_path_buf(),
+        run: RunSelector::Id(id.to_string()),
+        base_commit: None,
+        policy: None,
+        check: CheckOptions::default(),
+        warmup: None,
+        site: None,
+        now: None,
+    })
+    .map(|gated| gated.report)
 }
 
 /// `--profile-on-regression`: judges the recorded run and files the

@@ -18,10 +18,8 @@ use std::io::Write as _;
 use std::os::fd::AsFd as _;
 use std::path::{Path, PathBuf};
 
-use crate::analyse::analyse;
-use crate::analyse::gate::{CheckOptions, CheckReport, CheckStatus, Outcome, RunSelector, check};
+use crate::analyse::gate::{CheckReport, CheckStatus, Outcome};
 use crate::error::Error;
-use crate::ingest::{LoadOptions, load_archive_with};
 
 /// What to run when the new run regressed, and how to name its output.
 #[derive(Debug, Clone)]
@@ -90,20 +88,6 @@ pub enum ProfileOutcome {
     /// The profiler failed or wrote nothing readable: the run is kept
     /// without a profile.
     Refused(Error),
-}
-
-/// Judges a recorded run as `perfdash check --run <run>` does by default:
-/// the same loading, analysis and gate, the archive's policy.
-pub fn judge(archive: &Path, run: &str) -> Result<CheckReport, Error> {
-    let loaded = load_archive_with(archive, &LoadOptions::default())?;
-    let analysis = analyse(&loaded.archive, loaded.diagnostics);
-    let policy = analysis.settings.alarms.policy;
-    check(
-        &analysis,
-        &RunSelector::Id(run.to_string()),
-        policy,
-        &CheckOptions::default(),
-    )
 }
 
 /// `text` quoted for `sh`: one word, whatever it holds.
