@@ -2,7 +2,7 @@
 //! weekly performance review, and gates CI on the same verdicts.
 //!
 //! The pipeline is ingest → model → analyse → render → write; each stage is
-//! one module, and [`build`] runs them in order.
+//! one module, and [`build`](pipeline::build) runs them in order.
 
 pub mod analyse;
 pub mod calendar;

@@ -63,7 +63,7 @@ pub struct DemoOptions {
     pub profiles: bool,
     /// How many endpoints: the story's 12, and beyond that copies of them
     /// (`order-list-2`, …) with their own noise and the same events, for
-    /// benchmarks at scale (see [`demo_endpoints`]).
+    /// benchmarks at scale (see `demo_endpoints`).
     pub endpoints: usize,
 }
 

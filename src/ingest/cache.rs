@@ -25,7 +25,7 @@
 //! * **Whole runs by `stat`.** A run read without a problem also gets a
 //!   compact record of its rounds at the head of its file, found again by
 //!   the `stat` fingerprint of its files (size, times to the nanosecond,
-//!   change time included, inode; see [`super::record`]): a build or a
+//!   change time included, inode; see `super::record`): a build or a
 //!   `check` that finds a run's files as they were opens none of them. Any
 //!   change, even one `touch -r` hides, moves the change time; the run is
 //!   then read file by file, by content, as above.
@@ -581,7 +581,7 @@ impl RunCache<'_> {
     /// [`RoundCache::save`] (serialised and staged here, while runs are
     /// still read in parallel, so that no build holds every run's text):
     /// the entries this build used and, for a run read without a
-    /// problem, its `record` (see [`super::record`]).
+    /// problem, its `record` (see `super::record`).
     pub fn finish(self, record: Option<Vec<u8>>) {
         let mut entries = std::mem::take(&mut *lock(&self.used));
         if entries.is_empty() && record.is_none() {

@@ -127,7 +127,7 @@ fn value_text(value: &toml::Value) -> String {
 /// Reads a UTC time from the start of a run id: `2026-05-04`,
 /// `2026-05-04T0300Z`, `2026-05-04T03:00:00Z`, `20260504-030000`,
 /// `2026-05-04_03-00-nightly`, … The leading run of digits and
-/// separators is read as YYYY MM DD [HH [MM [SS]]].
+/// separators is read as `YYYY MM DD [HH [MM [SS]]]`.
 pub fn run_time_from_id(id: &str) -> Option<DateTime<Utc>> {
     let digits: String = id
         .chars()

@@ -78,7 +78,7 @@ fn scaled_lines(stacks: &BTreeMap<Stack, f64>, scale: f64) -> Vec<String> {
 
 /// The colour scale of a differential graph, in points: the largest change
 /// of a frame's total share drawn, rounded up to 5, 10, 15, 20, 25, 30, 40,
-/// 50, 75 or 100 (at least [`MIN_COLOUR_SCALE_PTS`]). The page's legend
+/// 50, 75 or 100 (at least `MIN_COLOUR_SCALE_PTS`). The page's legend
 /// shows it.
 pub fn diff_scale_pts(baseline: &Comparable, current: &Comparable) -> f64 {
     FlameDiff::new(baseline, current).scale_pts()

@@ -8,7 +8,7 @@
 //! (`{"metric":"<name>","type":"Point","data":{"time":…,"value":…,"tags":{…}}}`):
 //! a line that starts that way has its fields picked out directly. A line
 //! in any other key order (a file re-serialised by jq or another tool) is
-//! walked once by the scan of [`k6_any_order`](super::k6_any_order), which
+//! walked once by the scan of `k6_any_order`, which
 //! keeps the few fields a sample needs as slices of the line; what that
 //! scan is not sure to read as serde_json does (escapes in a kept value,
 //! repeated keys, invalid JSON) is parsed as JSON into a typed record that
@@ -230,7 +230,7 @@ pub(crate) fn unescape(raw: &[u8]) -> String {
 }
 
 /// Reads a k6 NDJSON file. A large plain file is read by all cores, in
-/// slices ([`slices`]), with the same result as one pass.
+/// slices (`slices`), with the same result as one pass.
 pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
     let matcher = Matcher::new(&opts.metric, opts.split_tag.as_deref());
     let max_line = opts.limits.max_line_bytes;
