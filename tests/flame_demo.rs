@@ -199,3 +199,65 @@ fn demo_differential_numbers_match_a_hand_computation() {
         "the price-quote regression has attributed runs"
     );
 }
+
+/// The profiles one load reads share each stack's string (issue 18: at
+/// 120 endpoints × 156 weeks the repeats were a fifth of a build's peak
+/// heap, twice over with their comparable forms): a stack in two runs'
+/// profiles is one allocation, and so is the comparable form of a stack
+/// normalising left as it was. Output tests cannot see this; memory can.
+#[test]
+fn the_profiles_of_one_load_share_their_stacks() {
+    let loaded = load_archive(&archive_root()).expect("the bundled archive loads");
+    let profiles: Vec<&perfdash::profile::Profile> = loaded
+        .archive
+        .runs
+        .iter()
+        .flat_map(|r| r.endpoints.values())
+        .flat_map(|e| e.profiles.iter().map(|p| &*p.profile))
+        .collect();
+    assert!(profiles.len() > 10, "the demo has profiles");
+    let mut first_seen: BTreeMap<&str, &std::sync::Arc<str>> = BTreeMap::new();
+    let (mut repeats, mut shared) = (0, 0);
+    for p in &profiles {
+        for stack in p.stacks.keys() {
+            match first_seen.get(&**stack) {
+                Some(first) => {
+                    repeats += 1;
+                    shared += usize::from(std::sync::Arc::ptr_eq(first, stack));
+                }
+                None => {
+                    first_seen.insert(stack, stack);
+                }
+            }
+        }
+    }
+    assert!(repeats > 100, "stacks recur across runs: {repeats}");
+    assert_eq!(
+        shared, repeats,
+        "every repeated stack is the first one's string"
+    );
+
+    let classifier = Classifier::new(&ProfileSettings::default()).unwrap();
+    let p = profiles[0];
+    let comparable =
+        perfdash::profile::compare::Comparable::new(p, &classifier, classifier.normalisation());
+    let reused = comparable
+        .stacks
+        .keys()
+        .filter(|s| {
+            p.stacks
+                .get_key_value(&***s)
+                .is_some_and(|(k, _)| std::sync::Arc::ptr_eq(k, s))
+        })
+        .count();
+    let unchanged = comparable
+        .stacks
+        .keys()
+        .filter(|s| p.stacks.contains_key(&***s))
+        .count();
+    assert!(unchanged > 0);
+    assert_eq!(
+        reused, unchanged,
+        "an unchanged stack is the profile's string"
+    );
+}
