@@ -80,6 +80,31 @@ pub struct BuildReport {
     /// Nothing had changed since the last build: the site was left as it
     /// was, and the figures above are that build's ([`fresh`]).
     pub up_to_date: bool,
+    /// Wall time of each stage of this build, in order (`build --verbose`
+    /// prints them: where a slow build's time goes).
+    pub stages: Vec<(&'static str, std::time::Duration)>,
+}
+
+/// The wall time of consecutive stages.
+struct Stopwatch {
+    last: std::time::Instant,
+    stages: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl Stopwatch {
+    fn start() -> Stopwatch {
+        Stopwatch {
+            last: std::time::Instant::now(),
+            stages: Vec::new(),
+        }
+    }
+
+    /// Ends `stage` now; the next one starts.
+    fn lap(&mut self, stage: &'static str) {
+        let now = std::time::Instant::now();
+        self.stages.push((stage, now - self.last));
+        self.last = now;
+    }
 }
 
 /// Builds the site. On any error nothing is written and a previous site
@@ -93,6 +118,7 @@ pub struct BuildReport {
 /// (the site is never held whole in memory); swap the staging folder in
 /// atomically; only then save the cache.
 pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
+    let mut clock = Stopwatch::start();
     if let Some(w) = opts.warmup {
         crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
     }
@@ -158,9 +184,12 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     if let Some((cache_dir, inputs)) = &inputs
         && let Some(summary) = fresh::up_to_date(cache_dir, &opts.out, *inputs)
     {
-        return Ok(up_to_date_report(summary, &load, counts, notices));
+        clock.lap("read");
+        return Ok(up_to_date_report(summary, &load, counts, notices, clock));
     }
+    clock.lap("read");
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
+    clock.lap("analyse");
     // The archive's rounds are shared with the analysis; the rest of the
     // archive is not needed any more.
     drop(loaded.archive);
@@ -173,7 +202,9 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     let staging = Staging::begin(&write_opts, None)?.with_memo(memo);
     let rendered = render_site_into(&analysis, &opts.render, &staging)?;
     let made = staging.memo_made();
+    clock.lap("pages and files");
     let written = staging.publish()?;
+    clock.lap("swap");
     // After the site: a full disk or a crash here costs only the cache.
     let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
     if let Some(cache) = &load.cache {
@@ -199,13 +230,14 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
             cache.dir().display()
         ));
     }
+    clock.lap("cache");
     Ok(report(
         summary,
         (written.unchanged, rendered.reused_pages),
         counts,
         saved,
         notices,
-        false,
+        (false, clock),
     ))
 }
 
@@ -251,13 +283,22 @@ fn up_to_date_report(
     load: &LoadOptions,
     counts: ReadCounts,
     mut notices: Vec<String>,
+    mut clock: Stopwatch,
 ) -> BuildReport {
     let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
     if let Some(cache) = &load.cache {
         notices.extend(cache.notices());
     }
+    clock.lap("cache");
     let unchanged = summary.files;
-    report(summary, (unchanged, 0), counts, saved, notices, true)
+    report(
+        summary,
+        (unchanged, 0),
+        counts,
+        saved,
+        notices,
+        (true, clock),
+    )
 }
 
 /// A build's report: what it built (or found built), and how.
@@ -267,7 +308,7 @@ fn report(
     counts: ReadCounts,
     saved: crate::ingest::cache::Saved,
     notices: Vec<String>,
-    up_to_date: bool,
+    (up_to_date, clock): (bool, Stopwatch),
 ) -> BuildReport {
     BuildReport {
         runs: summary.runs,
@@ -287,6 +328,7 @@ fn report(
         cache_files_written: saved.written,
         cache_files_removed: saved.removed,
         up_to_date,
+        stages: clock.stages,
     }
 }
 

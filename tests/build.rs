@@ -342,3 +342,47 @@ fn analysis_json_is_compact_unless_asked_pretty() {
     let parse = |b: &[u8]| serde_json::from_slice::<Value>(b).unwrap();
     assert_eq!(parse(&c), parse(&p));
 }
+
+/// `build --verbose` says where the wall time went, stage by stage.
+#[test]
+fn verbose_builds_print_the_time_of_each_stage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let out = tmp.path().join("site");
+    let time_line = |assert: assert_cmd::assert::Assert| -> String {
+        let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+        stderr
+            .lines()
+            .find(|l| l.starts_with("time: "))
+            .unwrap_or_else(|| panic!("no time line in:\n{stderr}"))
+            .to_string()
+    };
+    let stages = |line: &str| -> Vec<String> {
+        let inner = line.strip_prefix("time: ").unwrap();
+        let (each, total) = inner.rsplit_once(" (total ").unwrap();
+        assert!(total.ends_with(" s)"), "{line}");
+        each.split(", ")
+            .map(|s| {
+                let (name, secs) = s.rsplit_once(' ').unwrap().0.rsplit_once(' ').unwrap();
+                assert!(secs.parse::<f64>().is_ok(), "{line}");
+                name.to_string()
+            })
+            .collect()
+    };
+    let run = || {
+        perfdash()
+            .args(["build", "-v", "--archive"])
+            .arg(&archive)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success()
+    };
+    assert_eq!(
+        stages(&time_line(run())),
+        ["read", "analyse", "pages and files", "swap", "cache"]
+    );
+    // (A build that finds nothing changed has only `read` and `cache`:
+    // tests/integrity.rs, where the archive has settled.)
+}

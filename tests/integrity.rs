@@ -267,6 +267,15 @@ fn a_build_with_nothing_changed_writes_nothing_but_a_page_edited_by_hand_is_rebu
     assert_eq!(o.status.code(), Some(0));
     assert!(stderr(&o).starts_with("up to date"), "{}", stderr(&o));
     assert!(common::tree(&c.out) == before);
+    // Its time is reading and the cache only.
+    let o = build(&c.archive, &c.out, &["-v"]);
+    let time = stderr(&o);
+    let time = time.lines().find(|l| l.starts_with("time: ")).unwrap_or("");
+    assert!(
+        time.starts_with("time: read ") && time.contains(", cache ") && !time.contains("analyse"),
+        "{}",
+        stderr(&o)
+    );
     // A page edited in the live site, size and modification time kept:
     // its change time moved, so the site is built again, whole.
     common::edit_title_keeping_mtime(&c.out.join("index.html"));
