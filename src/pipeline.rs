@@ -132,22 +132,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     // the output, and must never land in the archive.
     check_output(&write_opts)?;
     let _lock = OutputLock::acquire(&opts.out, opts.when_locked)?;
-    let mut notices = Vec::new();
-    let (removed, kept) = remove_leftovers(&opts.out)?;
-    if !removed.is_empty() {
-        notices.push(format!(
-            "removed {} folder(s) left beside {} by an interrupted build",
-            removed.len(),
-            opts.out.display()
-        ));
-    }
-    for path in kept {
-        notices.push(format!(
-            "left {} alone: its name is one perfdash uses, but it holds no {MARKER_FILE} marker; \
-             remove it if it is not yours",
-            path.display()
-        ));
-    }
+    let mut notices = clean_up_leftovers(&opts.out)?;
     let cache = match opts.no_cache {
         true => None,
         false => Some(RoundCache::beside_output(&opts.out)),
@@ -239,6 +224,28 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         notices,
         (false, clock),
     ))
+}
+
+/// Removes what interrupted builds left beside `out` (under the lock);
+/// the notices say what was removed, and what was left alone.
+fn clean_up_leftovers(out: &std::path::Path) -> Result<Vec<String>, Error> {
+    let mut notices = Vec::new();
+    let (removed, kept) = remove_leftovers(out)?;
+    if !removed.is_empty() {
+        notices.push(format!(
+            "removed {} folder(s) left beside {} by an interrupted build",
+            removed.len(),
+            out.display()
+        ));
+    }
+    for path in kept {
+        notices.push(format!(
+            "left {} alone: its name is one perfdash uses, but it holds no {MARKER_FILE} marker; \
+             remove it if it is not yours",
+            path.display()
+        ));
+    }
+    Ok(notices)
 }
 
 /// `--strict` with input problems, or no readable run: nothing to build.
