@@ -39,6 +39,14 @@ impl Held {
         self.0.push(path.to_path_buf());
     }
 
+    /// [`register`] for a caller already holding the registry: `path` is
+    /// removed on an interrupting signal until the guard is dropped (after
+    /// the registry is released).
+    pub fn register(&mut self, path: &Path) -> Registered {
+        self.add(path);
+        Registered(path.to_path_buf())
+    }
+
     pub fn remove(&mut self, path: &Path) {
         if let Some(i) = self.0.iter().rposition(|p| p == path) {
             self.0.remove(i);

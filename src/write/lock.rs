@@ -65,6 +65,12 @@ impl OutputLock {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
         loop {
+            // Held from creating the file until it is registered: a
+            // signal in between would leave a lock file nobody removes
+            // (seen in CI: SIGINT a few microseconds into a build). Not
+            // held while waiting for another build: a waiting build must
+            // still end on Ctrl-C, and the file is then the holder's.
+            let mut held = crate::cleanup::hold();
             let file = File::options()
                 .read(true)
                 .write(true)
@@ -74,12 +80,14 @@ impl OutputLock {
                 .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
                 .open(&path)
                 .map_err(|e| Error::io(&path, e))?;
-            let op = match when_locked {
-                WhenLocked::Fail => FlockOperation::NonBlockingLockExclusive,
-                WhenLocked::Wait => FlockOperation::LockExclusive,
-            };
-            match rustix::fs::flock(&file, op) {
+            match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
                 Ok(()) => {}
+                Err(e) if e == rustix::io::Errno::WOULDBLOCK && when_locked == WhenLocked::Wait => {
+                    drop(held);
+                    rustix::fs::flock(&file, FlockOperation::LockExclusive)
+                        .map_err(|e| Error::io(&path, e.into()))?;
+                    held = crate::cleanup::hold();
+                }
                 Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
                     let holder = std::fs::read_to_string(&path).unwrap_or_default();
                     let holder = holder.trim();
@@ -110,7 +118,7 @@ impl OutputLock {
             let _ = file.set_len(0);
             let _ = (&file).write_all(format!("{}\n", std::process::id()).as_bytes());
             return Ok(OutputLock {
-                _registered: crate::cleanup::register(&path),
+                _registered: held.register(&path),
                 file,
                 path,
                 created,
