@@ -62,6 +62,9 @@ pub struct BuildReport {
     pub reused_pages: usize,
     /// Endpoints that regressed in the latest run.
     pub latest_regressions: usize,
+    /// Endpoints whose latest run failed (most requests failed, or no
+    /// round could be used): never hidden behind "0 regressed".
+    pub latest_failures: usize,
     /// Inputs skipped on the way (each names its file), and information
     /// said once per build (see `DiagnosticKind`).
     pub diagnostics: Vec<Diagnostic>,
@@ -203,6 +206,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         files: written.files,
         bytes: written.bytes,
         latest_regressions: analysis.latest_run_regressions(),
+        latest_failures: analysis.latest_run_failures(),
         diagnostics: analysis.diagnostics,
     };
     let cache = load.cache.as_ref();
@@ -327,6 +331,7 @@ fn report(
         unchanged_files,
         reused_pages,
         latest_regressions: summary.latest_regressions,
+        latest_failures: summary.latest_failures,
         diagnostics: summary.diagnostics,
         notices,
         rounds_parsed: counts.read,

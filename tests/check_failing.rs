@@ -223,6 +223,21 @@ fn every_request_answered_500() {
     // of real work): by p99 alone an improvement.
     let a = failed_run_of("all-5xx.summary.json");
     fails_everywhere(&a, "failed", "error rate 100%");
+    // `build` says so in its summary line too, not only "0 regressed".
+    let site = tempfile::tempdir().unwrap();
+    let built = Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["build", "--no-cache", "--archive"])
+        .arg(a.root())
+        .arg("--out")
+        .arg(site.path().join("site"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8(built.stderr).unwrap();
+    assert!(
+        said.contains("0 regressed and 1 failed in the latest run"),
+        "{said}"
+    );
     a.quiet(11, 12, "orders");
     never_a_baseline(&a, 10);
 }

@@ -93,7 +93,7 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
             ));
         }
         say(&format!(
-            "{} {} ({} pages, {} endpoints, {} runs, {} regressed in the latest run){}",
+            "{} {} ({} pages, {} endpoints, {} runs, {} regressed{} in the latest run){}",
             if report.up_to_date {
                 "up to date, nothing changed since the last build:"
             } else {
@@ -104,6 +104,10 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
             report.endpoints,
             report.runs,
             report.latest_regressions,
+            match report.latest_failures {
+                0 => String::new(),
+                n => format!(" and {n} failed"),
+            },
             if warnings > 0 {
                 format!("; {warnings} warning(s)")
             } else {

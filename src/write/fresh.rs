@@ -47,6 +47,10 @@ pub struct Summary {
     pub files: usize,
     pub bytes: u64,
     pub latest_regressions: usize,
+    /// Endpoints whose latest run failed (a state written before this
+    /// field existed reads as none, and its next build writes it).
+    #[serde(default)]
+    pub latest_failures: usize,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -164,6 +168,7 @@ mod tests {
             files: 2,
             bytes: 10,
             latest_regressions: 1,
+            latest_failures: 0,
             diagnostics: vec![],
         }
     }
