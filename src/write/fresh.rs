@@ -34,7 +34,9 @@ use crate::error::Diagnostic;
 /// The state file's name in the output's cache folder.
 pub const STATE_FILE: &str = "site.state";
 
-const STATE_FORMAT: u32 = 2;
+/// 3: the summary counts the latest run's failed endpoints; a state of
+/// another format makes one full build.
+const STATE_FORMAT: u32 = 3;
 
 /// What a build reported, kept to be reported again by a build that finds
 /// the site up to date.
@@ -47,9 +49,7 @@ pub struct Summary {
     pub files: usize,
     pub bytes: u64,
     pub latest_regressions: usize,
-    /// Endpoints whose latest run failed (a state written before this
-    /// field existed reads as none, and its next build writes it).
-    #[serde(default)]
+    /// Endpoints whose latest run failed.
     pub latest_failures: usize,
     pub diagnostics: Vec<Diagnostic>,
 }
