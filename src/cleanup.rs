@@ -62,8 +62,7 @@ pub fn hold() -> Held {
 
 /// `path` is removed on an interrupting signal until the guard is dropped.
 pub fn register(path: &Path) -> Registered {
-    hold().add(path);
-    Registered(path.to_path_buf())
+    hold().register(path)
 }
 
 /// Unregisters its path when dropped.

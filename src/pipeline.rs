@@ -220,14 +220,17 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         ));
     }
     clock.lap("cache");
-    Ok(report(
-        summary,
-        (written.unchanged, rendered.reused_pages),
-        counts,
-        saved,
-        notices,
-        (false, clock),
-    ))
+    Ok(BuildReport {
+        stages: clock.stages,
+        ..report(
+            summary,
+            (written.unchanged, rendered.reused_pages),
+            counts,
+            saved,
+            notices,
+            false,
+        )
+    })
 }
 
 /// Removes what interrupted builds left beside `out` (under the lock);
@@ -302,24 +305,21 @@ fn up_to_date_report(
     }
     clock.lap("cache");
     let unchanged = summary.files;
-    report(
-        summary,
-        (unchanged, 0),
-        counts,
-        saved,
-        notices,
-        (true, clock),
-    )
+    BuildReport {
+        stages: clock.stages,
+        ..report(summary, (unchanged, 0), counts, saved, notices, true)
+    }
 }
 
-/// A build's report: what it built (or found built), and how.
+/// A build's report: what it built (or found built), and how (its
+/// stage times are the caller's to add).
 fn report(
     summary: fresh::Summary,
     (unchanged_files, reused_pages): (usize, usize),
     counts: ReadCounts,
     saved: crate::ingest::cache::Saved,
     notices: Vec<String>,
-    (up_to_date, clock): (bool, Stopwatch),
+    up_to_date: bool,
 ) -> BuildReport {
     BuildReport {
         runs: summary.runs,
@@ -340,7 +340,7 @@ fn report(
         cache_files_written: saved.written,
         cache_files_removed: saved.removed,
         up_to_date,
-        stages: clock.stages,
+        stages: Vec::new(),
     }
 }
 

@@ -100,46 +100,38 @@ impl<'a> Scanner<'a> {
     /// An object (the next value must be one): `entry` reads each value
     /// after its key.
     fn object(&mut self, mut entry: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
-        self.expect(b'{')?;
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return None;
-        }
-        if self.peek()? == b'}' {
-            self.at += 1;
-        } else {
-            loop {
-                let key = self.string()?;
-                self.expect(b':')?;
-                entry(self, key)?;
-                match self.peek()? {
-                    b',' => self.at += 1,
-                    b'}' => {
-                        self.at += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
-            }
-        }
-        self.depth -= 1;
-        Some(())
+        self.sequence(b'{', b'}', |s| {
+            let key = s.string()?;
+            s.expect(b':')?;
+            entry(s, key)
+        })
     }
 
     fn array(&mut self) -> Option<()> {
-        self.expect(b'[')?;
+        self.sequence(b'[', b']', Self::skip_value)
+    }
+
+    /// `open`, then items separated by commas (each read by `item`), then
+    /// `close`: an object's or an array's frame, nesting counted.
+    fn sequence(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        self.expect(open)?;
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return None;
         }
-        if self.peek()? == b']' {
+        if self.peek()? == close {
             self.at += 1;
         } else {
             loop {
-                self.skip_value()?;
+                item(self)?;
                 match self.peek()? {
                     b',' => self.at += 1,
-                    b']' => {
+                    b if b == close => {
                         self.at += 1;
                         break;
                     }
