@@ -160,6 +160,11 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
 
     // One new run: the flame pages, the comparisons and the run pages of
     // the older runs are reused; the pages that show the new run are not.
+    // An older run's rounds file (`data/runs/<slug>.json`) is linked, not
+    // written again: the same inode.
+    use std::os::unix::fs::MetadataExt as _;
+    let rounds_file = c.out.join(format!("data/runs/{}.json", RUNS[0].to_lowercase()));
+    let inode = std::fs::metadata(&rounds_file).unwrap().ino();
     common::copy_dir(
         &common::bundled_archive().join("runs").join(NEW_RUN),
         &c.archive.join("runs").join(NEW_RUN),
@@ -167,6 +172,16 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
     let (rendered, reused) = c.identical_to_no_cache("a run added");
     assert!(reused >= RUNS.len() - 1, "the older runs' pages: {reused}");
     assert!(rendered > 0, "the new run's pages are rendered");
+    assert_eq!(
+        std::fs::metadata(&rounds_file).unwrap().ino(),
+        inode,
+        "an older run's rounds file is linked from the previous site"
+    );
+    assert!(
+        c.out
+            .join(format!("data/runs/{}.json", NEW_RUN.to_lowercase()))
+            .is_file()
+    );
 
     // A triage note on an older run: shown on that run's page.
     std::fs::write(

@@ -22,10 +22,14 @@ use crate::config::{AlarmSettings, AnalysisSettings};
 use crate::error::{Diagnostic, Error};
 use crate::model::Round;
 
+use super::memo::RawRounds;
+
 /// Bumped on any incompatible change to `analysis.json`. 2: the verdict
 /// `failed`, `regression` also for error rate and throughput (`figures`),
-/// alarm episodes that end at the first run back under the line.
-pub const SCHEMA_VERSION: u32 = 2;
+/// alarm episodes that end at the first run back under the line. 3: a
+/// point's rounds are in its run's `data/runs/<slug>.json`
+/// (`rounds_file`), no longer copied into `analysis.json`.
+pub const SCHEMA_VERSION: u32 = 3;
 
 #[derive(Serialize)]
 struct AnalysisJson<'a> {
@@ -171,7 +175,10 @@ struct PointJson<'a> {
     /// The four figures against their baselines and lines, failed rounds,
     /// and the figures that crossed their lines.
     figures: FigureSummary,
-    rounds: &'a [Round],
+    /// Issue 18: the file holding this point's rounds (its run's, with
+    /// every endpoint's), relative to the site root; the rounds were 59 %
+    /// of a point's JSON, copied again into every build's analysis.json.
+    rounds_file: String,
     /// Issue 4: flame-graph profiles, their category shares, the change
     /// against the baseline's profile and, on regressions, the attribution.
     profiles: &'a [ProfileAnalysis],
@@ -183,7 +190,7 @@ struct PointJson<'a> {
     evidence: &'a Evidence,
 }
 
-fn point_json(p: &RunPoint) -> PointJson<'_> {
+fn point_json<'a>(p: &'a RunPoint, slugs: &Slugs) -> PointJson<'a> {
     PointJson {
         run: &p.run,
         started_at: rfc3339(p.started_at),
@@ -196,7 +203,7 @@ fn point_json(p: &RunPoint) -> PointJson<'_> {
         not_comparable: p.not_comparable.as_deref(),
         no_baseline_reason: p.no_baseline_reason.as_deref(),
         figures: FigureSummary::of(p),
-        rounds: &p.rounds,
+        rounds_file: run_rounds_path(slugs.run(&p.run)),
         profiles: &p.profiles,
         accepted_change: p.accepted_change,
         evidence: &p.evidence,
@@ -273,8 +280,12 @@ pub fn write_analysis_json(
                 slug: slugs.endpoint(&e.id),
                 service: analysis.settings.endpoint_service(&e.id),
                 threshold_ratio: e.threshold_ratio,
-                runs: e.points.iter().map(point_json).collect(),
-                branch_runs: e.branch_points.iter().map(point_json).collect(),
+                runs: e.points.iter().map(|p| point_json(p, slugs)).collect(),
+                branch_runs: e
+                    .branch_points
+                    .iter()
+                    .map(|p| point_json(p, slugs))
+                    .collect(),
                 policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
                 change_points: &e.change_points,
             })
@@ -336,6 +347,63 @@ pub fn write_analysis_json(
     out.write_all(b"\n")
         .and_then(|()| out.flush())
         .map_err(|e| Error::io(std::path::Path::new("data/analysis.json"), e))
+}
+
+/// Where a run's rounds are, relative to the site root.
+pub fn run_rounds_path(run_slug: &str) -> String {
+    format!("data/runs/{run_slug}.json")
+}
+
+/// `data/runs/<slug>.json`: every endpoint's rounds in one run, as read
+/// (docs/data-contract.md). A run's rounds do not change when runs are
+/// added, so the page memo links the file from the previous site instead
+/// of writing it again; the key is the rounds' bits ([`RawRounds`]).
+#[derive(Debug)]
+pub struct RunRoundsInputs<'a> {
+    path: String,
+    run: &'a str,
+    /// In endpoint order.
+    endpoints: Vec<(&'a str, RawRounds<'a>)>,
+    pretty: bool,
+}
+
+impl<'a> RunRoundsInputs<'a> {
+    /// The file of run `i` (an index into `analysis.runs`).
+    pub fn of(ctx: &super::context::Ctx<'a>, i: usize, pretty: bool) -> RunRoundsInputs<'a> {
+        let run = &ctx.analysis.runs[i];
+        RunRoundsInputs {
+            path: run_rounds_path(ctx.slugs.run(&run.id)),
+            run: &run.id,
+            endpoints: ctx
+                .points_of_run(i)
+                .iter()
+                .map(|&(e, p)| (e.id.as_str(), RawRounds(&p.rounds)))
+                .collect(),
+            pretty,
+        }
+    }
+
+    /// The file, from these inputs alone.
+    pub fn render(&self) -> Result<Vec<super::rows::Page>, Error> {
+        #[derive(Serialize)]
+        struct RunRoundsJson<'a> {
+            schema_version: u32,
+            run: &'a str,
+            endpoints: BTreeMap<&'a str, &'a [Round]>,
+        }
+        let doc = RunRoundsJson {
+            schema_version: SCHEMA_VERSION,
+            run: self.run,
+            endpoints: self.endpoints.iter().map(|(e, r)| (*e, r.0)).collect(),
+        };
+        let mut bytes = match self.pretty {
+            true => serde_json::to_vec_pretty(&doc),
+            false => serde_json::to_vec(&doc),
+        }
+        .map_err(|e| Error::Internal(format!("{}: {e}", self.path)))?;
+        bytes.push(b'\n');
+        Ok(vec![(self.path.clone(), bytes)])
+    }
 }
 
 /// A CSV cell that a spreadsheet would run as a formula (`=`, `+`, `-`,

@@ -108,12 +108,9 @@ pub fn round_cells(p: &RunPoint) -> Vec<RoundCell> {
 }
 
 fn round_cell(p: &RunPoint, r: &Round) -> RoundCell {
-    match p.figures.failed_rounds.iter().find(|f| f.round == r.number) {
-        Some(failed) => RoundCell {
-            text: match failed.error_rate {
-                Some(e) => format!("failed: {} errors", percent(e)),
-                None => format!("failed: {}", failed.reason.describe()),
-            },
+    match failure(&p.figures.failed_rounds, r) {
+        Some(why) => RoundCell {
+            text: format!("failed: {why}"),
             failed: true,
         },
         None => RoundCell {
@@ -123,14 +120,20 @@ fn round_cell(p: &RunPoint, r: &Round) -> RoundCell {
     }
 }
 
-/// Why a round of `p` failed, when it did: "100% errors".
-pub fn round_failure(p: &RunPoint, r: &Round) -> String {
-    let cell = round_cell(p, r);
-    if cell.failed {
-        cell.text.trim_start_matches("failed: ").to_string()
-    } else {
-        String::new()
-    }
+/// Why round `r` failed, if `failed` (a run's failed rounds) has it:
+/// "100% errors".
+fn failure(failed: &[crate::analyse::figures::FailedRound], r: &Round) -> Option<String> {
+    let failed = failed.iter().find(|f| f.round == r.number)?;
+    Some(match failed.error_rate {
+        Some(e) => format!("{} errors", percent(e)),
+        None => failed.reason.describe().to_string(),
+    })
+}
+
+/// Why round `r` failed (`failed`: its run's failed rounds), or empty:
+/// "100% errors".
+pub fn round_failure(failed: &[crate::analyse::figures::FailedRound], r: &Round) -> String {
+    failure(failed, r).unwrap_or_default()
 }
 
 /// "environment suspect: 9 of 12 endpoints slower together (median

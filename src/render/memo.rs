@@ -24,6 +24,7 @@
 use std::fmt::{Debug, Write as _};
 
 use crate::hash::DebugHasher;
+use crate::model::Round;
 
 /// The key of a page of kind `kind` made from `inputs`, by the perfdash
 /// `salt` names.
@@ -35,6 +36,55 @@ pub fn key(salt: u128, kind: &str, inputs: &dyn Debug) -> u128 {
     // Writing into a hasher never fails.
     let _ = write!(hasher, "{inputs:?}");
     hasher.digest()
+}
+
+/// Rounds in a page memo key as their bits, not their `derive`d `Debug`
+/// form: writing every figure of 281k rounds in shortest decimal only
+/// to hash it cost more than the pages it keyed. Every field of a
+/// [`Round`] is written (strings with their length, so that no two
+/// inputs write the same text), in order.
+pub struct RawRounds<'a>(pub &'a [Round]);
+
+impl Debug for RawRounds<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = |f: &mut std::fmt::Formatter<'_>, s: &str| write!(f, "{}:{s}", s.len());
+        let float = |f: &mut std::fmt::Formatter<'_>, v: Option<f64>| match v {
+            Some(v) => write!(f, " {:x}", v.to_bits()),
+            None => f.write_str(" -"),
+        };
+        for r in self.0 {
+            write!(f, "[{} ", r.number)?;
+            match &r.label {
+                Some(l) => text(f, l)?,
+                None => f.write_str("-")?,
+            }
+            text(f, &r.source)?;
+            write!(f, "{:?}", r.format)?;
+            let s = &r.stats;
+            match s.count {
+                Some(c) => write!(f, " {c:x}")?,
+                None => f.write_str(" -")?,
+            }
+            for v in [
+                s.throughput_rps,
+                s.mean_ms,
+                s.stddev_ms,
+                s.min_ms,
+                s.p50_ms,
+                s.p90_ms,
+                s.p95_ms,
+                Some(s.p99_ms),
+                s.max_ms,
+                s.error_rate,
+            ] {
+                float(f, v)?;
+            }
+            float(f, r.warmup_s)?;
+            // Rare (a raw file beside its summary): its derived form.
+            write!(f, "{:?}]", r.cross_check)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -74,5 +124,74 @@ mod tests {
             share: 0.0,
         };
         assert_ne!(key(1, "flame", &long('a')), key(1, "flame", &long('b')));
+    }
+
+    #[test]
+    fn raw_rounds_key_every_field_of_a_round() {
+        use crate::model::{CrossCheck, RoundStats, SourceFormat};
+        let round = Round::new(
+            1,
+            "runs/a/orders/round-1.json",
+            SourceFormat::K6HandleSummary,
+            RoundStats {
+                count: Some(100),
+                throughput_rps: Some(10.0),
+                mean_ms: Some(12.0),
+                stddev_ms: None,
+                min_ms: Some(1.0),
+                p50_ms: Some(10.0),
+                p90_ms: Some(20.0),
+                p95_ms: Some(25.0),
+                p99_ms: 40.0,
+                max_ms: Some(50.0),
+                error_rate: Some(0.0),
+            },
+        );
+        let k = |r: &Round| key(1, "run-rounds", &RawRounds(std::slice::from_ref(r)));
+        let base = k(&round);
+        assert_eq!(base, k(&round.clone()));
+        let changed: Vec<(&str, Box<dyn Fn(&mut Round)>)> = vec![
+            ("number", Box::new(|r| r.number = 2)),
+            ("label", Box::new(|r| r.label = Some(String::new()))),
+            ("source", Box::new(|r| r.source.push('x'))),
+            ("format", Box::new(|r| r.format = SourceFormat::K6SummaryExport)),
+            ("count", Box::new(|r| r.stats.count = None)),
+            ("throughput", Box::new(|r| r.stats.throughput_rps = None)),
+            ("mean", Box::new(|r| r.stats.mean_ms = Some(12.000000000000002))),
+            ("stddev", Box::new(|r| r.stats.stddev_ms = Some(0.0))),
+            ("min", Box::new(|r| r.stats.min_ms = Some(-0.0))),
+            ("p50", Box::new(|r| r.stats.p50_ms = None)),
+            ("p90", Box::new(|r| r.stats.p90_ms = Some(21.0))),
+            ("p95", Box::new(|r| r.stats.p95_ms = Some(26.0))),
+            ("p99", Box::new(|r| r.stats.p99_ms = 41.0)),
+            ("max", Box::new(|r| r.stats.max_ms = None)),
+            ("error rate", Box::new(|r| r.stats.error_rate = Some(0.5))),
+            ("warm-up", Box::new(|r| r.warmup_s = Some(30.0))),
+            (
+                "cross-check",
+                Box::new(|r| {
+                    r.cross_check = Some(Box::new(CrossCheck {
+                        source: "s".into(),
+                        format: SourceFormat::K6HandleSummary,
+                        summary_p99_ms: 1.0,
+                        raw_untrimmed_p99_ms: 1.0,
+                        agrees: true,
+                    }))
+                }),
+            ),
+        ];
+        for (field, change) in changed {
+            let mut r = round.clone();
+            change(&mut r);
+            assert_ne!(k(&r), base, "{field}");
+        }
+        // A label and a source that write the same text without lengths.
+        let mut a = round.clone();
+        a.label = Some("ab".into());
+        a.source = "c".into();
+        let mut b = round.clone();
+        b.label = Some("a".into());
+        b.source = "bc".into();
+        assert_ne!(k(&a), k(&b));
     }
 }

@@ -17,6 +17,7 @@
 //! capacity/<endpoint-slug>.html   knee, limit and steps of step-load runs (capacity)
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
 //! data/endpoints/<slug>.csv       each endpoint's history as CSV
+//! data/runs/<run-slug>.json       each run's rounds, as read (analysis.json refers to them)
 //! flame/<endpoint-slug>/<run-slug>.<kind>.{html,svg,diff.svg}  flame graphs (flame_pages)
 //! static/…                        CSS, JS, favicon (embedded in the binary)
 //! ```
@@ -199,6 +200,8 @@ enum Job<'a> {
     Releases,
     Endpoint(&'a analyse::EndpointAnalysis),
     Run(usize),
+    /// `data/runs/<slug>.json`: a run's rounds.
+    RunRounds(usize),
     Capacity(&'a analyse::capacity::EndpointCapacity),
     Comparison(&'a analyse::compare::SiteComparison),
     Weekly,
@@ -267,6 +270,10 @@ pub fn render_site_into(
                     let inputs = compare::CompareInputs::of(&ctx, c);
                     memo.pages("comparison", &inputs, || inputs.render())
                 }
+                Job::RunRounds(i) => {
+                    let inputs = data::RunRoundsInputs::of(&ctx, i, options.pretty_json);
+                    memo.pages("run-rounds", &inputs, || inputs.render())
+                }
                 Job::Run(i) => {
                     // The template's own value: the page is made from it alone.
                     let view = run::run_view(&ctx, i);
@@ -313,6 +320,7 @@ fn jobs<'a>(analysis: &'a Analysis, slugs: &Slugs) -> Vec<Job<'a>> {
     jobs.extend(analysis.endpoints.iter().map(Job::Endpoint));
     jobs.extend(analysis.capacity.iter().map(Job::Capacity));
     jobs.extend((0..analysis.runs.len()).map(Job::Run));
+    jobs.extend((0..analysis.runs.len()).map(Job::RunRounds));
     jobs.extend(analysis.endpoints.iter().map(Job::Csv));
     for e in &analysis.endpoints {
         for p in &e.points {
@@ -408,6 +416,7 @@ fn render_job(
         Job::Releases => vec![releases::releases_page(ctx)?],
         Job::Endpoint(e) => endpoint::endpoint_pages(ctx, e)?,
         Job::Run(i) => vec![run::run_page(ctx, i)?],
+        Job::RunRounds(i) => data::RunRoundsInputs::of(ctx, i, options.pretty_json).render()?,
         Job::Capacity(e) => capacity::capacity_page(ctx, e)?.into_iter().collect(),
         Job::Comparison(c) => compare::CompareInputs::of(ctx, c).render()?,
         Job::Weekly => weekly::weekly_page(ctx, options.week)?
