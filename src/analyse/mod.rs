@@ -726,8 +726,10 @@ fn judge_series(
         .collect();
     pending.sort_by_key(|&(after, i, _)| (after, i));
     let mut pending = pending.into_iter().peekable();
+    let accepted = archive.accepted_runs(endpoint);
     let mut judge = |i: usize, rounds: &crate::model::Rounds, joins: bool| {
-        let point = judge_point(endpoint, i, rounds, archive, history, &mut walks, joins);
+        let labelled = accepted.contains(archive.runs[i].id.as_str());
+        let point = judge_point(labelled, i, rounds, archive, history, &mut walks, joins);
         point.map(|(mut point, baseline_medians)| {
             if evidence_for.includes(i) {
                 point.evidence = point_evidence(&point, &baseline_medians);
@@ -753,8 +755,9 @@ fn judge_series(
 /// series (`joins`), a branch run is only assessed against it. Returns
 /// the point, its evidence left out, and the medians of its baseline runs
 /// (empty without a baseline), which [`point_evidence`] needs.
+/// `labelled_accepted`: its alarm was triaged `accepted`.
 fn judge_point(
-    endpoint: &str,
+    labelled_accepted: bool,
     run_index: usize,
     rounds: &crate::model::Rounds,
     archive: &Archive,
@@ -774,7 +777,7 @@ fn judge_point(
         figures: &figures,
         median_p99_ms,
         load: &run.meta.load,
-        labelled_accepted: archive.accepted_by_triage(&run.id, endpoint),
+        labelled_accepted,
         resolution: verdict::Resolution::of_rounds(rounds),
     };
     let series = &history.series[run_index];

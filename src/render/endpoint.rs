@@ -18,7 +18,7 @@ use super::figures::FiguresView;
 use super::format as f;
 use super::rows::{
     ChangePointRow, EnvChangeRow, Page, PointRow, VerdictView, change_point_row, env_change_row,
-    point_row, render, settings_line,
+    point_row, point_row_of, render, settings_line,
 };
 use crate::analyse::alarms::Alarm;
 use crate::analyse::{EndpointAnalysis, RunPoint};
@@ -134,8 +134,7 @@ fn alarm_row(ctx: &Ctx, a: &Alarm, e: &EndpointAnalysis, root: &str) -> AlarmRow
 /// What a run's point on the trend chart links to and says: one fact a
 /// line (the native tooltip shows the lines, app.js turns them into a
 /// small table).
-fn point_info(ctx: &Ctx, p: &RunPoint, slug: &str, root: &str) -> PointInfo {
-    let run = ctx.run_label(&p.run, root, Some(slug));
+fn point_info(p: &RunPoint, run: &RunLabel) -> PointInfo {
     let mut title = format!(
         "Run {} · {}\nRounds: {} (p99 {} ms)\nMedian p99: {}\nBaseline: {}\nRatio: {}\nVerdict: {}",
         p.run,
@@ -170,7 +169,7 @@ fn point_info(ctx: &Ctx, p: &RunPoint, slug: &str, root: &str) -> PointInfo {
         title.push_str(&format!("\nNotes: {}", run.notes));
     }
     PointInfo {
-        href: run.href,
+        href: run.href.clone(),
         title,
     }
 }
@@ -319,14 +318,13 @@ fn trusted_span(
     (first, last)
 }
 
-/// The trend chart's views of `shown` and the annotations drawn on it.
-/// `older`: the page shows the last year of a longer history; a year
-/// page (`year`) draws only its whole year.
+/// The trend chart's views of `shown` (`labels`: its points' runs) and
+/// the annotations drawn on it. `older`: the page shows the last year of
+/// a longer history; a year page (`year`) draws only its whole year.
 fn chart_views<'a>(
     ctx: &'a Ctx,
     e: &EndpointAnalysis,
-    shown: &EndpointAnalysis,
-    root: &str,
+    (shown, labels): (&EndpointAnalysis, &[RunLabel]),
     year: Option<i32>,
     older: bool,
 ) -> (Vec<TrendView>, Vec<&'a crate::model::Annotation>) {
@@ -335,7 +333,8 @@ fn chart_views<'a>(
     let infos: Vec<PointInfo> = shown
         .points
         .iter()
-        .map(|p| point_info(ctx, p, slug, root))
+        .zip(labels)
+        .map(|(p, run)| point_info(p, run))
         .collect();
     // The chart spans the runs whose time can be trusted; so do the
     // annotations and environment changes listed with it.
@@ -390,11 +389,18 @@ fn endpoint_page(
             Vec::new(),
         ),
     };
-    let (views, annotations) = chart_views(ctx, e, shown, root, year, !older.is_empty());
+    // Each point's run as the chart and the table both name it, made once.
+    let labels: Vec<RunLabel> = shown
+        .points
+        .iter()
+        .map(|p| ctx.run_label(&p.run, root, Some(slug)))
+        .collect();
+    let (views, annotations) = chart_views(ctx, e, (shown, &labels), year, !older.is_empty());
     let mut rows: Vec<PointRow> = shown
         .points
         .iter()
-        .map(|p| point_row(ctx, p, e, root))
+        .zip(labels)
+        .map(|(p, run)| point_row_of(ctx, p, e, root, run))
         .collect();
     rows.reverse(); // newest first
     // Alarms are few and are the page's point: all of them on the main

@@ -41,29 +41,45 @@ pub fn key(salt: u128, kind: &str, inputs: &dyn Debug) -> u128 {
 /// Rounds in a page memo key as their bits, not their `derive`d `Debug`
 /// form: writing every figure of 281k rounds in shortest decimal only
 /// to hash it cost more than the pages it keyed. Every field of a
-/// [`Round`] is written (strings with their length, so that no two
-/// inputs write the same text), in order.
+/// [`Round`] is written, in order: numbers and float bits as 16 hex
+/// digits (`-` for none), strings after their length, so that no two
+/// inputs write the same text.
 pub struct RawRounds<'a>(pub &'a [Round]);
 
 impl Debug for RawRounds<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = |f: &mut std::fmt::Formatter<'_>, s: &str| write!(f, "{}:{s}", s.len());
-        let float = |f: &mut std::fmt::Formatter<'_>, v: Option<f64>| match v {
-            Some(v) => write!(f, " {:x}", v.to_bits()),
-            None => f.write_str(" -"),
-        };
-        for r in self.0 {
-            write!(f, "[{} ", r.number)?;
-            match &r.label {
-                Some(l) => text(f, l)?,
-                None => f.write_str("-")?,
+        fn hex(buf: &mut String, v: u64) {
+            const DIGITS: &[u8; 16] = b"0123456789abcdef";
+            for shift in (0..16).rev() {
+                buf.push(DIGITS[((v >> (shift * 4)) & 0xf) as usize] as char);
             }
-            text(f, &r.source)?;
-            write!(f, "{:?}", r.format)?;
+        }
+        fn float(buf: &mut String, v: Option<f64>) {
+            match v {
+                Some(v) => hex(buf, v.to_bits()),
+                None => buf.push('-'),
+            }
+        }
+        fn text(buf: &mut String, s: &str) {
+            hex(buf, s.len() as u64);
+            buf.push_str(s);
+        }
+        // One write per round: the hasher's `write_str` is the slow part.
+        let mut buf = String::with_capacity(512);
+        for r in self.0 {
+            buf.clear();
+            buf.push('[');
+            hex(&mut buf, u64::from(r.number));
+            match &r.label {
+                Some(l) => text(&mut buf, l),
+                None => buf.push('-'),
+            }
+            text(&mut buf, &r.source);
+            buf.push_str(r.format.describe());
             let s = &r.stats;
             match s.count {
-                Some(c) => write!(f, " {c:x}")?,
-                None => f.write_str(" -")?,
+                Some(c) => hex(&mut buf, c),
+                None => buf.push('-'),
             }
             for v in [
                 s.throughput_rps,
@@ -76,12 +92,17 @@ impl Debug for RawRounds<'_> {
                 Some(s.p99_ms),
                 s.max_ms,
                 s.error_rate,
+                r.warmup_s,
             ] {
-                float(f, v)?;
+                float(&mut buf, v);
             }
-            float(f, r.warmup_s)?;
             // Rare (a raw file beside its summary): its derived form.
-            write!(f, "{:?}]", r.cross_check)?;
+            if let Some(c) = &r.cross_check {
+                use std::fmt::Write as _;
+                write!(buf, "{c:?}")?;
+            }
+            buf.push(']');
+            f.write_str(&buf)?;
         }
         Ok(())
     }
