@@ -163,7 +163,9 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
     // An older run's rounds file (`data/runs/<slug>.json`) is linked, not
     // written again: the same inode.
     use std::os::unix::fs::MetadataExt as _;
-    let rounds_file = c.out.join(format!("data/runs/{}.json", RUNS[0].to_lowercase()));
+    let rounds_file = c
+        .out
+        .join(format!("data/runs/{}.json", RUNS[0].to_lowercase()));
     let inode = std::fs::metadata(&rounds_file).unwrap().ino();
     common::copy_dir(
         &common::bundled_archive().join("runs").join(NEW_RUN),

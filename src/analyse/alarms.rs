@@ -737,10 +737,20 @@ fn make_alarm(
         .get(candidate.run_index)
         .is_some_and(|r| r.environment_suspect.is_some());
     let over_runs = ep.over.iter().map(|&i| points[i].run.clone()).collect();
+    // A run has one point, and a baseline's runs come before the
+    // candidate: looked for there first (a scan of the whole history per
+    // baseline run was 1 % of a build at 120 endpoints × 3 years).
+    let before = &points[..ep.candidate];
     let baseline_medians: Vec<f64> = candidate
         .baseline_runs
         .iter()
-        .filter_map(|id| points.iter().find(|p| p.run == **id))
+        .filter_map(|id| {
+            before
+                .iter()
+                .rev()
+                .find(|p| p.run == **id)
+                .or_else(|| points.iter().find(|p| p.run == **id))
+        })
         .map(|p| p.median_p99_ms)
         .collect();
     let over_medians: Vec<f64> = ep.over.iter().map(|&i| points[i].median_p99_ms).collect();

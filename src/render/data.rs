@@ -210,6 +210,25 @@ fn point_json<'a>(p: &'a RunPoint, slugs: &Slugs) -> PointJson<'a> {
     }
 }
 
+fn endpoint_json<'a>(
+    analysis: &'a Analysis,
+    slugs: &'a Slugs,
+    e: &'a EndpointAnalysis,
+) -> EndpointJson<'a> {
+    let points = |points: &'a [RunPoint]| points.iter().map(|p| point_json(p, slugs)).collect();
+    EndpointJson {
+        id: &e.id,
+        name: &e.name,
+        slug: slugs.endpoint(&e.id),
+        service: analysis.settings.endpoint_service(&e.id),
+        threshold_ratio: e.threshold_ratio,
+        runs: points(&e.points),
+        branch_runs: points(&e.branch_points),
+        policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
+        change_points: &e.change_points,
+    }
+}
+
 /// `data/analysis.json` in memory, compact (see [`write_analysis_json`]).
 pub fn analysis_json(
     analysis: &Analysis,
@@ -274,21 +293,7 @@ pub fn write_analysis_json(
         endpoints: analysis
             .endpoints
             .iter()
-            .map(|e| EndpointJson {
-                id: &e.id,
-                name: &e.name,
-                slug: slugs.endpoint(&e.id),
-                service: analysis.settings.endpoint_service(&e.id),
-                threshold_ratio: e.threshold_ratio,
-                runs: e.points.iter().map(|p| point_json(p, slugs)).collect(),
-                branch_runs: e
-                    .branch_points
-                    .iter()
-                    .map(|p| point_json(p, slugs))
-                    .collect(),
-                policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
-                change_points: &e.change_points,
-            })
+            .map(|e| endpoint_json(analysis, slugs, e))
             .collect(),
         diagnostics: &analysis.diagnostics,
         alarm_settings: &analysis.settings.alarms,

@@ -175,10 +175,16 @@ mod tests {
             ("number", Box::new(|r| r.number = 2)),
             ("label", Box::new(|r| r.label = Some(String::new()))),
             ("source", Box::new(|r| r.source.push('x'))),
-            ("format", Box::new(|r| r.format = SourceFormat::K6SummaryExport)),
+            (
+                "format",
+                Box::new(|r| r.format = SourceFormat::K6SummaryExport),
+            ),
             ("count", Box::new(|r| r.stats.count = None)),
             ("throughput", Box::new(|r| r.stats.throughput_rps = None)),
-            ("mean", Box::new(|r| r.stats.mean_ms = Some(12.000000000000002))),
+            (
+                "mean",
+                Box::new(|r| r.stats.mean_ms = Some(12.000000000000002)),
+            ),
             ("stddev", Box::new(|r| r.stats.stddev_ms = Some(0.0))),
             ("min", Box::new(|r| r.stats.min_ms = Some(-0.0))),
             ("p50", Box::new(|r| r.stats.p50_ms = None)),

@@ -10,10 +10,10 @@ use super::figures::{FiguresView, environment_mark, round_failure};
 use super::flame_pages::{FlameLink, flame_links};
 use super::format as f;
 use super::rows::{Page, VerdictView, render};
-use crate::analyse::{EndpointAnalysis, RunPoint, Verdict};
-use crate::error::Error;
 use crate::analyse::evidence::OutlierRound;
 use crate::analyse::figures::FailedRound;
+use crate::analyse::{EndpointAnalysis, RunPoint, Verdict};
+use crate::error::Error;
 use crate::model::Round;
 
 #[derive(Debug)]
