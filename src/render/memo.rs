@@ -171,7 +171,8 @@ mod tests {
         let k = |r: &Round| key(1, "run-rounds", &RawRounds(std::slice::from_ref(r)));
         let base = k(&round);
         assert_eq!(base, k(&round.clone()));
-        let changed: Vec<(&str, Box<dyn Fn(&mut Round)>)> = vec![
+        type Change = Box<dyn Fn(&mut Round)>;
+        let changed: Vec<(&str, Change)> = vec![
             ("number", Box::new(|r| r.number = 2)),
             ("label", Box::new(|r| r.label = Some(String::new()))),
             ("source", Box::new(|r| r.source.push('x'))),
