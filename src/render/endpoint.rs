@@ -135,38 +135,56 @@ fn alarm_row(ctx: &Ctx, a: &Alarm, e: &EndpointAnalysis, root: &str) -> AlarmRow
 /// line (the native tooltip shows the lines, app.js turns them into a
 /// small table).
 fn point_info(p: &RunPoint, run: &RunLabel) -> PointInfo {
-    let mut title = format!(
-        "Run {} · {}\nRounds: {} (p99 {} ms)\nMedian p99: {}\nBaseline: {}\nRatio: {}\nVerdict: {}",
+    use std::fmt::Write as _;
+    // One string, written in place: every point of every endpoint page
+    // has one, and the intermediate strings of `format!` showed in
+    // profiles.
+    let mut title = String::with_capacity(256);
+    let _ = write!(
+        title,
+        "Run {} · {}\nRounds: {} (p99 ",
         p.run,
         f::date(p.started_at),
-        p.rounds.len(),
-        p.round_p99_ms
-            .iter()
-            .map(|v| f::ms(*v))
-            .collect::<Vec<_>>()
-            .join(" · "),
-        if p.verdict == crate::analyse::verdict::Verdict::Failed {
-            f::NO_VALID_LATENCY.to_string()
-        } else {
-            format!("{} ms", f::ms(p.median_p99_ms))
-        },
-        p.baseline_p99_ms
-            .map_or("none yet".to_string(), |b| format!("{} ms", f::ms(b))),
-        p.ratio.map_or("–".to_string(), |r| format!(
-            "{} ({})",
-            f::ratio(Some(r)),
-            f::change(Some(r))
-        )),
-        match display_state(p) {
-            DisplayState::Accepted => "regression (accepted change)",
-            _ => p.verdict.as_str(),
-        }
+        p.rounds.len()
     );
+    for (i, v) in p.round_p99_ms.iter().enumerate() {
+        if i > 0 {
+            title.push_str(" · ");
+        }
+        title.push_str(&f::ms(*v));
+    }
+    title.push_str(" ms)\nMedian p99: ");
+    if p.verdict == crate::analyse::verdict::Verdict::Failed {
+        title.push_str(f::NO_VALID_LATENCY);
+    } else {
+        let _ = write!(title, "{} ms", f::ms(p.median_p99_ms));
+    }
+    title.push_str("\nBaseline: ");
+    match p.baseline_p99_ms {
+        Some(b) => {
+            let _ = write!(title, "{} ms", f::ms(b));
+        }
+        None => title.push_str("none yet"),
+    }
+    title.push_str("\nRatio: ");
+    match p.ratio {
+        Some(r) => {
+            let _ = write!(title, "{} ({})", f::ratio(Some(r)), f::change(Some(r)));
+        }
+        None => title.push('–'),
+    }
+    title.push_str("\nVerdict: ");
+    title.push_str(match display_state(p) {
+        DisplayState::Accepted => "regression (accepted change)",
+        _ => p.verdict.as_str(),
+    });
     if let Some(c) = &run.commit {
-        title.push_str(&format!("\nCommit: {}", c.short));
+        title.push_str("\nCommit: ");
+        title.push_str(&c.short);
     }
     if !run.notes.is_empty() {
-        title.push_str(&format!("\nNotes: {}", run.notes));
+        title.push_str("\nNotes: ");
+        title.push_str(&run.notes);
     }
     PointInfo {
         href: run.href.clone(),
