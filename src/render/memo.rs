@@ -38,49 +38,38 @@ pub fn key(salt: u128, kind: &str, inputs: &dyn Debug) -> u128 {
     hasher.digest()
 }
 
-/// Rounds in a page memo key as their bits, not their `derive`d `Debug`
-/// form: writing every figure of 281k rounds in shortest decimal only
-/// to hash it cost more than the pages it keyed. Every field of a
-/// [`Round`] is written, in order: numbers and float bits as 16 hex
-/// digits (`-` for none), strings after their length, so that no two
-/// inputs write the same text.
+/// Rounds in a page memo key as a digest of their bits, not their
+/// `derive`d `Debug` form: writing every figure of 281k rounds in
+/// shortest decimal (or even in hex digits) only to hash it cost more
+/// than the pages it keyed. Every field of a [`Round`] goes into the
+/// digest, in order: numbers and float bits as 8 bytes (a tag byte tells
+/// none from some), strings after their length, so that no two inputs
+/// give the same bytes; the digest is 128 bits, like the key itself.
 pub struct RawRounds<'a>(pub &'a [Round]);
 
 impl Debug for RawRounds<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        fn hex(buf: &mut String, v: u64) {
-            const DIGITS: &[u8; 16] = b"0123456789abcdef";
-            for shift in (0..16).rev() {
-                buf.push(DIGITS[((v >> (shift * 4)) & 0xf) as usize] as char);
-            }
-        }
-        fn float(buf: &mut String, v: Option<f64>) {
+        fn number(buf: &mut Vec<u8>, v: Option<u64>) {
             match v {
-                Some(v) => hex(buf, v.to_bits()),
-                None => buf.push('-'),
+                Some(v) => {
+                    buf.push(1);
+                    buf.extend_from_slice(&v.to_le_bytes());
+                }
+                None => buf.push(0),
             }
         }
-        fn text(buf: &mut String, s: &str) {
-            hex(buf, s.len() as u64);
-            buf.push_str(s);
+        fn text(buf: &mut Vec<u8>, s: Option<&str>) {
+            number(buf, s.map(|s| s.len() as u64));
+            buf.extend_from_slice(s.unwrap_or_default().as_bytes());
         }
-        // One write per round: the hasher's `write_str` is the slow part.
-        let mut buf = String::with_capacity(512);
+        let mut buf = Vec::with_capacity(self.0.len() * 192);
         for r in self.0 {
-            buf.clear();
-            buf.push('[');
-            hex(&mut buf, u64::from(r.number));
-            match &r.label {
-                Some(l) => text(&mut buf, l),
-                None => buf.push('-'),
-            }
-            text(&mut buf, &r.source);
-            buf.push_str(r.format.describe());
+            number(&mut buf, Some(u64::from(r.number)));
+            text(&mut buf, r.label.as_deref());
+            text(&mut buf, Some(&r.source));
+            text(&mut buf, Some(r.format.describe()));
             let s = &r.stats;
-            match s.count {
-                Some(c) => hex(&mut buf, c),
-                None => buf.push('-'),
-            }
+            number(&mut buf, s.count);
             for v in [
                 s.throughput_rps,
                 s.mean_ms,
@@ -94,17 +83,18 @@ impl Debug for RawRounds<'_> {
                 s.error_rate,
                 r.warmup_s,
             ] {
-                float(&mut buf, v);
+                number(&mut buf, v.map(f64::to_bits));
             }
             // Rare (a raw file beside its summary): its derived form.
-            if let Some(c) = &r.cross_check {
-                use std::fmt::Write as _;
-                write!(buf, "{c:?}")?;
-            }
-            buf.push(']');
-            f.write_str(&buf)?;
+            let cross_check = r.cross_check.as_ref().map(|c| format!("{c:?}"));
+            text(&mut buf, cross_check.as_deref());
         }
-        Ok(())
+        write!(
+            f,
+            "RawRounds({}, {:032x})",
+            self.0.len(),
+            xxhash_rust::xxh3::xxh3_128(&buf)
+        )
     }
 }
 
