@@ -32,9 +32,10 @@ use std::sync::{Arc, RwLock};
 use regex_lite::Regex;
 use serde::Serialize;
 
-use super::Profile;
 use super::normalise::Normalisation;
+use super::{Profile, Stack};
 use crate::config::ProfileSettings;
+use crate::hash::FastMap;
 
 /// What a stack's width is spent on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -406,9 +407,9 @@ impl Classifier {
     fn each_stack<'p>(
         &self,
         profile: &'p Profile,
-        mut f: impl FnMut(&'p str, f64, Category, bool),
+        mut f: impl FnMut(&'p Stack, f64, Category, bool),
     ) {
-        let mut cache: HashMap<&str, u16> = HashMap::new();
+        let mut cache: FastMap<&str, u16> = FastMap::default();
         let mut flags: Vec<u16> = Vec::new();
         for (stack, &weight) in &profile.stacks {
             flags.clear();
@@ -423,7 +424,7 @@ impl Classifier {
     }
 
     /// Every stack of a profile with its weight and category.
-    pub fn stack_categories<'p>(&self, profile: &'p Profile) -> Vec<(&'p str, f64, Category)> {
+    pub fn stack_categories<'p>(&self, profile: &'p Profile) -> Vec<(&'p Stack, f64, Category)> {
         let mut out = Vec::with_capacity(profile.stacks.len());
         self.each_stack(profile, |stack, weight, category, _| {
             out.push((stack, weight, category))
@@ -446,7 +447,7 @@ impl Classifier {
     pub fn shares_and_categories<'p>(
         &self,
         profile: &'p Profile,
-    ) -> (CategoryShares, Vec<(&'p str, f64, Category)>) {
+    ) -> (CategoryShares, Vec<(&'p Stack, f64, Category)>) {
         let mut weights: BTreeMap<Category, f64> = BTreeMap::new();
         let mut gc_in_mutator = 0.0;
         let mut categories = Vec::with_capacity(profile.stacks.len());

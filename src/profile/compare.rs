@@ -12,13 +12,14 @@
 //! callers' (their other children lose share to it) and more than any one
 //! of its callees', so the first row is the function the growth is in.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::Profile;
 use super::classify::Classifier;
 use super::normalise::Normalisation;
+use crate::hash::FastMap;
 
 /// A profile as it is compared: busy stacks with normalised frame names.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,12 +58,15 @@ impl Comparable {
     /// they are already known (classifying is the costly part).
     pub fn from_categories(
         profile: &Profile,
-        categories: &[(&str, f64, super::Category)],
+        categories: &[(&super::Stack, f64, super::Category)],
         classifier: &Classifier,
         normalisation: Normalisation,
     ) -> Comparable {
-        let mut names: HashMap<&str, std::borrow::Cow<'_, str>> = HashMap::new();
-        let mut stacks: BTreeMap<super::Stack, f64> = BTreeMap::new();
+        let mut names: FastMap<&str, std::borrow::Cow<'_, str>> = FastMap::default();
+        // The normalised stacks in the order first met, weights summed in
+        // the order of `categories`; sorted once at the end.
+        let mut rows: Vec<(super::Stack, f64)> = Vec::with_capacity(categories.len());
+        let mut row_of: FastMap<super::Stack, usize> = FastMap::default();
         let mut total = profile.root_self;
         let mut key = String::new();
         for &(stack, weight, category) in categories {
@@ -81,19 +85,22 @@ impl Comparable {
                         .or_insert_with(|| normalisation.frame(frame)),
                 );
             }
-            match stacks.get_mut(key.as_str()) {
-                Some(w) => *w += weight,
+            match row_of.get(key.as_str()) {
+                Some(&row) => rows[row].1 += weight,
                 None => {
-                    let shared = match key == stack {
-                        true => profile.stacks.get_key_value(stack).map(|(s, _)| s.clone()),
-                        false => None,
+                    let shared = match key.as_str() == &**stack {
+                        true => stack.clone(),
+                        false => key.as_str().into(),
                     };
-                    stacks.insert(shared.unwrap_or_else(|| key.as_str().into()), weight);
+                    row_of.insert(shared.clone(), rows.len());
+                    rows.push((shared, weight));
                 }
             }
         }
+        // Keys are distinct; unchanged stacks come already sorted.
+        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Comparable {
-            stacks,
+            stacks: rows.into_iter().collect(),
             total,
             units: profile.units.clone(),
             normalisation,
@@ -147,46 +154,110 @@ struct Weights {
     total_weight: f64,
 }
 
-fn frame_weights(profile: &Comparable) -> BTreeMap<&str, Weights> {
-    let mut map: BTreeMap<&str, Weights> = BTreeMap::new();
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    for (stack, &weight) in &profile.stacks {
-        seen.clear();
-        let mut leaf = None;
-        for frame in stack.split(';') {
-            if seen.insert(frame) {
-                map.entry(frame).or_default().total_weight += weight;
+/// Every frame of a profile with its weights, and its stacks as frame
+/// numbers, from one pass over the stacks: the passes that follow look a
+/// frame up by number, not by name.
+struct FrameTable<'a> {
+    /// Frame name → its number (an index into `names` and `weights`).
+    index: FastMap<&'a str, usize>,
+    names: Vec<&'a str>,
+    /// Self weight: stacks whose leaf is the frame; total weight: stacks
+    /// that hold it anywhere (once per stack). Summed in stack order.
+    weights: Vec<Weights>,
+    /// The stacks in order, root first: stack `i` is
+    /// `frames[ends[i - 1]..ends[i]]` and weighs `stack_weights[i]`.
+    frames: Vec<usize>,
+    ends: Vec<usize>,
+    stack_weights: Vec<f64>,
+}
+
+impl<'a> FrameTable<'a> {
+    fn of(profile: &'a Comparable) -> FrameTable<'a> {
+        let mut table = FrameTable {
+            index: FastMap::default(),
+            names: Vec::new(),
+            weights: Vec::new(),
+            frames: Vec::new(),
+            ends: Vec::with_capacity(profile.stacks.len()),
+            stack_weights: Vec::with_capacity(profile.stacks.len()),
+        };
+        // Per frame: the last stack its total counted (a recursive frame
+        // is in a stack's total once).
+        let mut counted: Vec<usize> = Vec::new();
+        for (n, (stack, &weight)) in profile.stacks.iter().enumerate() {
+            for frame in stack.split(';') {
+                let id = *table.index.entry(frame).or_insert_with(|| {
+                    table.names.push(frame);
+                    table.weights.push(Weights::default());
+                    counted.push(usize::MAX);
+                    table.names.len() - 1
+                });
+                if counted[id] != n {
+                    counted[id] = n;
+                    table.weights[id].total_weight += weight;
+                }
+                table.frames.push(id);
             }
-            leaf = Some(frame);
+            // `split` yields at least one frame: the last is the leaf.
+            if let Some(&leaf) = table.frames.last() {
+                table.weights[leaf].self_weight += weight;
+            }
+            table.ends.push(table.frames.len());
+            table.stack_weights.push(weight);
         }
-        if let Some(leaf) = leaf {
-            map.entry(leaf).or_default().self_weight += weight;
-        }
+        table
     }
-    map
+
+    fn weights_of(&self, frame: &str) -> Weights {
+        self.index
+            .get(frame)
+            .map(|&id| self.weights[id])
+            .unwrap_or_default()
+    }
+
+    /// Each stack's frame numbers, root first, with its weight.
+    fn stacks(&self) -> impl Iterator<Item = (&[usize], f64)> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .zip(&self.stack_weights)
+            .map(|((start, &end), &w)| (&self.frames[start..end], w))
+    }
+}
+
+/// One frame's shares before and after, named `frame`.
+fn growth(
+    frame: String,
+    before: Weights,
+    after: Weights,
+    baseline: &Comparable,
+    current: &Comparable,
+) -> FrameGrowth {
+    FrameGrowth {
+        frame,
+        self_before_pct: baseline.pct(before.self_weight),
+        self_after_pct: current.pct(after.self_weight),
+        total_before_pct: baseline.pct(before.total_weight),
+        total_after_pct: current.pct(after.total_weight),
+        caller_of: None,
+    }
 }
 
 /// Every frame of either profile with its shares before and after (no
 /// `caller_of`), by name.
 pub fn frame_changes(baseline: &Comparable, current: &Comparable) -> BTreeMap<String, FrameGrowth> {
-    let before = frame_weights(baseline);
-    let after = frame_weights(current);
-    let names: BTreeSet<&str> = before.keys().chain(after.keys()).copied().collect();
+    let before = FrameTable::of(baseline);
+    let after = FrameTable::of(current);
+    let mut names: Vec<&str> = before.names.iter().chain(&after.names).copied().collect();
+    names.sort_unstable();
+    names.dedup();
     names
         .into_iter()
         .map(|name| {
-            let b = before.get(name).copied().unwrap_or_default();
-            let a = after.get(name).copied().unwrap_or_default();
+            let (b, a) = (before.weights_of(name), after.weights_of(name));
             (
                 name.to_string(),
-                FrameGrowth {
-                    frame: name.to_string(),
-                    self_before_pct: baseline.pct(b.self_weight),
-                    self_after_pct: current.pct(a.self_weight),
-                    total_before_pct: baseline.pct(b.total_weight),
-                    total_after_pct: current.pct(a.total_weight),
-                    caller_of: None,
-                },
+                growth(name.to_string(), b, a, baseline, current),
             )
         })
         .collect()
@@ -200,81 +271,130 @@ const MIN_GROWTH_PTS: f64 = 0.05;
 /// least this fraction of that frame's weight.
 const CALLER_SHARE: f64 = 0.9;
 
+/// A candidate row of [`grown_frames`]: the name is borrowed (and the
+/// row's `frame` left empty) until the row is kept.
+struct Candidate<'a> {
+    name: &'a str,
+    growth: FrameGrowth,
+    /// The frame's number in the current profile's [`FrameTable`].
+    current_id: Option<usize>,
+    depth: f64,
+}
+
 /// The `limit` frames whose inclusive (total) share grew most from
 /// `baseline` to `current`. Ties (a chain of frames that only call each
 /// other grows by the same points) go to the deeper frame, then to the
 /// larger self growth, then by name. Only growth is listed: a frame must
 /// grow by more than 0.05 points.
 pub fn grown_frames(baseline: &Comparable, current: &Comparable, limit: usize) -> Vec<FrameGrowth> {
-    let mut rows: Vec<FrameGrowth> = frame_changes(baseline, current)
-        .into_values()
-        .filter(|r| r.self_delta_pts() > MIN_GROWTH_PTS || r.total_delta_pts() > MIN_GROWTH_PTS)
+    let before = FrameTable::of(baseline);
+    let after = FrameTable::of(current);
+    let now = after
+        .names
+        .iter()
+        .enumerate()
+        .map(|(id, &name)| (name, before.weights_of(name), after.weights[id], Some(id)));
+    let gone = before
+        .names
+        .iter()
+        .zip(&before.weights)
+        .filter(|(name, _)| !after.index.contains_key(*name))
+        .map(|(&name, &b)| (name, b, Weights::default(), None));
+    let mut rows: Vec<Candidate<'_>> = now
+        .chain(gone)
+        .map(|(name, b, a, current_id)| Candidate {
+            name,
+            growth: growth(String::new(), b, a, baseline, current),
+            current_id,
+            depth: 0.0,
+        })
+        .filter(|r| {
+            r.growth.self_delta_pts() > MIN_GROWTH_PTS
+                || r.growth.total_delta_pts() > MIN_GROWTH_PTS
+        })
         .collect();
     // Points to a millionth: shares summed in another order must still tie.
-    let key = |r: &FrameGrowth| (r.total_delta_pts() * 1e6).round() as i64;
+    let key = |r: &Candidate<'_>| (r.growth.total_delta_pts() * 1e6).round() as i64;
+    let self_delta = |r: &Candidate<'_>| r.growth.self_delta_pts();
     rows.sort_by(|x, y| {
         key(y)
             .cmp(&key(x))
-            .then(y.self_delta_pts().total_cmp(&x.self_delta_pts()))
-            .then(x.frame.cmp(&y.frame))
+            .then(self_delta(y).total_cmp(&self_delta(x)))
+            .then(x.name.cmp(y.name))
     });
     // Ties can straddle the cut: keep a margin until depths are known.
     rows.truncate(limit.saturating_mul(2).max(limit + 8));
-    let depth = mean_depths(&rows, current);
+    mean_depths(&mut rows, &after);
     rows.sort_by(|x, y| {
         key(y)
             .cmp(&key(x))
-            .then(depth[&y.frame].total_cmp(&depth[&x.frame]))
-            .then(y.self_delta_pts().total_cmp(&x.self_delta_pts()))
-            .then(x.frame.cmp(&y.frame))
+            .then(y.depth.total_cmp(&x.depth))
+            .then(self_delta(y).total_cmp(&self_delta(x)))
+            .then(x.name.cmp(y.name))
     });
     rows.truncate(limit);
-    mark_callers(&mut rows, current);
-    rows
+    let ids: Vec<Option<usize>> = rows.iter().map(|r| r.current_id).collect();
+    let mut out: Vec<FrameGrowth> = rows
+        .into_iter()
+        .map(|r| FrameGrowth {
+            frame: r.name.to_string(),
+            ..r.growth
+        })
+        .collect();
+    mark_callers(&mut out, &ids, &after);
+    out
 }
 
-/// Each row's mean depth in the current profile (its first occurrence per
-/// stack, weighted), 0 for frames it does not have.
-fn mean_depths(rows: &[FrameGrowth], current: &Comparable) -> HashMap<String, f64> {
-    let mut sums: HashMap<&str, (f64, f64)> = rows
-        .iter()
-        .map(|r| (r.frame.as_str(), (0.0, 0.0)))
-        .collect();
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    for (stack, &w) in &current.stacks {
-        seen.clear();
-        for (depth, frame) in stack.split(';').enumerate() {
-            if let Some(sum) = sums.get_mut(frame)
-                && seen.insert(frame)
+/// For each row, the frame number's row in `rows` (`None`: no row).
+fn rows_by_frame(ids: impl Iterator<Item = Option<usize>>, frames: usize) -> Vec<Option<usize>> {
+    let mut row_of = vec![None; frames];
+    for (row, id) in ids.enumerate() {
+        if let Some(id) = id {
+            row_of[id] = Some(row);
+        }
+    }
+    row_of
+}
+
+/// Sets each row's mean depth in the current profile (its first occurrence
+/// per stack, weighted), 0 for frames it does not have.
+fn mean_depths(rows: &mut [Candidate<'_>], current: &FrameTable<'_>) {
+    let row_of = rows_by_frame(rows.iter().map(|r| r.current_id), current.names.len());
+    let mut sums = vec![(0.0f64, 0.0f64); rows.len()];
+    // Per row: the last stack counted (+1), so a frame counts once per stack.
+    let mut seen = vec![0usize; rows.len()];
+    for (n, (frames, w)) in current.stacks().enumerate() {
+        for (depth, &id) in frames.iter().enumerate() {
+            if let Some(row) = row_of[id]
+                && seen[row] != n + 1
             {
-                sum.0 += w * depth as f64;
-                sum.1 += w;
+                seen[row] = n + 1;
+                sums[row].0 += w * depth as f64;
+                sums[row].1 += w;
             }
         }
     }
-    sums.into_iter()
-        .map(|(frame, (d, w))| (frame.to_string(), if w > 0.0 { d / w } else { 0.0 }))
-        .collect()
+    for (row, (d, w)) in rows.iter_mut().zip(sums) {
+        row.depth = if w > 0.0 { d / w } else { 0.0 };
+    }
 }
 
 /// Sets `caller_of` on rows that call a row ranked above them in at least
-/// [`CALLER_SHARE`] of that row's current weight.
-fn mark_callers(rows: &mut [FrameGrowth], current: &Comparable) {
-    let index: HashMap<&str, usize> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.frame.as_str(), i))
-        .collect();
+/// [`CALLER_SHARE`] of that row's current weight. `ids`: each row's frame
+/// number in `current`.
+fn mark_callers(rows: &mut [FrameGrowth], ids: &[Option<usize>], current: &FrameTable<'_>) {
+    let row_of = rows_by_frame(ids.iter().copied(), current.names.len());
     let n = rows.len();
     // above[i][j]: weight of stacks where row i is an ancestor of row j.
     let mut above = vec![vec![0.0f64; n]; n];
     let mut weight = vec![0.0f64; n];
     let mut first_at: Vec<Option<usize>> = vec![None; n];
-    for (stack, &w) in &current.stacks {
+    let mut present: Vec<usize> = Vec::with_capacity(n);
+    for (frames, w) in current.stacks() {
         first_at.iter_mut().for_each(|p| *p = None);
-        let mut present: Vec<usize> = Vec::new();
-        for (depth, frame) in stack.split(';').enumerate() {
-            if let Some(&i) = index.get(frame)
+        present.clear();
+        for (depth, &id) in frames.iter().enumerate() {
+            if let Some(i) = row_of[id]
                 && first_at[i].is_none()
             {
                 first_at[i] = Some(depth);
