@@ -37,8 +37,8 @@ use serde::Serialize;
 
 use super::RunPoint;
 use super::verdict::{self, BaselineEffect, Verdict};
-use crate::model::Archive;
-use crate::profile::compare::{Comparable, culprits, short_frame_name};
+use crate::model::{Archive, EndpointRun};
+use crate::profile::compare::{Comparable, StackNormaliser, culprits, short_frame_name};
 use crate::profile::{
     Category, CategoryShares, Classifier, FrameGrowth, Normalisation, Profile, ProfileFormat,
     grown_frames,
@@ -325,9 +325,11 @@ pub struct ProfileBaseline {
 /// The baseline of a kind is the most recent earlier run of this endpoint
 /// that has a profile of that kind and may serve as a baseline (the same
 /// rule as for p99 baselines: [`verdict::baseline_effect`]).
+/// `endpoint_runs`: the runs that hold the endpoint (index into
+/// `archive.runs`, its folder), in index order.
 pub fn attach_profiles(
-    endpoint: &str,
     points: &mut [RunPoint],
+    endpoint_runs: &[(usize, &EndpointRun)],
     archive: &Archive,
     classifier: &Classifier,
     min_shift_pts: f64,
@@ -341,20 +343,23 @@ pub fn attach_profiles(
     }
     let mut bases: HashMap<String, Base> = HashMap::new();
     let main_branch = archive.main_branch();
+    // One memo for all the endpoint's profiles: most stacks recur in every run.
+    let mut normaliser = StackNormaliser::new(classifier.normalisation());
     for point in points.iter_mut() {
         let run = &archive.runs[point.run_index];
-        let Some(files) = run.endpoints.get(endpoint).map(|e| &e.profiles) else {
+        let Ok(at) = endpoint_runs.binary_search_by_key(&point.run_index, |&(i, _)| i) else {
             continue;
         };
+        let files = &endpoint_runs[at].1.profiles;
         let mut analysed = Vec::with_capacity(files.len());
         let mut new_bases = Vec::new();
         for file in files {
             let (shares, categories) = classifier.shares_and_categories(&file.profile);
-            let comparable = Digested::new(Arc::new(Comparable::from_categories(
+            let comparable = Digested::new(Arc::new(Comparable::from_categories_with(
                 &file.profile,
                 &categories,
                 classifier,
-                classifier.normalisation(),
+                &mut normaliser,
             )));
             // One digest for this profile wherever it is shown.
             let profile = Digested::new(file.profile.clone());

@@ -16,10 +16,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::Profile;
 use super::classify::Classifier;
 use super::normalise::Normalisation;
+use super::{Profile, Stack};
 use crate::hash::FastMap;
+use std::borrow::Cow;
 
 /// A profile as it is compared: busy stacks with normalised frame names.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,42 +59,38 @@ impl Comparable {
     /// they are already known (classifying is the costly part).
     pub fn from_categories(
         profile: &Profile,
-        categories: &[(&super::Stack, f64, super::Category)],
+        categories: &[(&Stack, f64, super::Category)],
         classifier: &Classifier,
         normalisation: Normalisation,
     ) -> Comparable {
-        let mut names: FastMap<&str, std::borrow::Cow<'_, str>> = FastMap::default();
+        let mut normaliser = StackNormaliser::new(normalisation);
+        Comparable::from_categories_with(profile, categories, classifier, &mut normaliser)
+    }
+
+    /// [`Comparable::from_categories`], with normalised stacks remembered
+    /// in `normaliser` across the profiles it is given.
+    pub fn from_categories_with<'p>(
+        profile: &Profile,
+        categories: &[(&'p Stack, f64, super::Category)],
+        classifier: &Classifier,
+        normaliser: &mut StackNormaliser<'p>,
+    ) -> Comparable {
         // The normalised stacks in the order first met, weights summed in
         // the order of `categories`; sorted once at the end.
-        let mut rows: Vec<(super::Stack, f64)> = Vec::with_capacity(categories.len());
-        let mut row_of: FastMap<super::Stack, usize> = FastMap::default();
+        let mut rows: Vec<(Stack, f64)> = Vec::with_capacity(categories.len());
+        let mut row_of: FastMap<Stack, usize> = FastMap::default();
         let mut total = profile.root_self;
-        let mut key = String::new();
         for &(stack, weight, category) in categories {
             if !classifier.is_busy(category) {
                 continue;
             }
             total += weight;
-            key.clear();
-            for (i, frame) in stack.split(';').enumerate() {
-                if i > 0 {
-                    key.push(';');
-                }
-                key.push_str(
-                    names
-                        .entry(frame)
-                        .or_insert_with(|| normalisation.frame(frame)),
-                );
-            }
-            match row_of.get(key.as_str()) {
+            let key = normaliser.stack(stack);
+            match row_of.get(&*key) {
                 Some(&row) => rows[row].1 += weight,
                 None => {
-                    let shared = match key.as_str() == &**stack {
-                        true => stack.clone(),
-                        false => key.as_str().into(),
-                    };
-                    row_of.insert(shared.clone(), rows.len());
-                    rows.push((shared, weight));
+                    row_of.insert(key.clone(), rows.len());
+                    rows.push((key, weight));
                 }
             }
         }
@@ -103,7 +100,7 @@ impl Comparable {
             stacks: rows.into_iter().collect(),
             total,
             units: profile.units.clone(),
-            normalisation,
+            normalisation: normaliser.normalisation,
             idle_excluded: classifier.excludes_idle(),
         }
     }
@@ -114,6 +111,51 @@ impl Comparable {
         } else {
             0.0
         }
+    }
+}
+
+/// Stacks with normalised frame names ([`Normalisation::stack`]),
+/// remembered: the profiles of one endpoint hold mostly the same stacks.
+pub struct StackNormaliser<'p> {
+    normalisation: Normalisation,
+    /// Raw stack → its normalised form (`None`: the same).
+    stacks: FastMap<&'p str, Option<Stack>>,
+    frames: FastMap<&'p str, Cow<'p, str>>,
+    key: String,
+}
+
+impl<'p> StackNormaliser<'p> {
+    pub fn new(normalisation: Normalisation) -> StackNormaliser<'p> {
+        StackNormaliser {
+            normalisation,
+            stacks: FastMap::default(),
+            frames: FastMap::default(),
+            key: String::new(),
+        }
+    }
+
+    /// `stack` normalised: `stack` itself (shared) when normalising leaves
+    /// it as it is.
+    pub fn stack(&mut self, stack: &'p Stack) -> Stack {
+        if let Some(known) = self.stacks.get(&**stack) {
+            return known.clone().unwrap_or_else(|| stack.clone());
+        }
+        let key = &mut self.key;
+        key.clear();
+        for (i, frame) in stack.split(';').enumerate() {
+            if i > 0 {
+                key.push(';');
+            }
+            let normalisation = self.normalisation;
+            key.push_str(
+                self.frames
+                    .entry(frame)
+                    .or_insert_with(|| normalisation.frame(frame)),
+            );
+        }
+        let normalised = (key.as_str() != &**stack).then(|| Stack::from(key.as_str()));
+        self.stacks.insert(stack, normalised.clone());
+        normalised.unwrap_or_else(|| stack.clone())
     }
 }
 
@@ -246,21 +288,39 @@ fn growth(
 /// Every frame of either profile with its shares before and after (no
 /// `caller_of`), by name.
 pub fn frame_changes(baseline: &Comparable, current: &Comparable) -> BTreeMap<String, FrameGrowth> {
+    frame_changes_and_largest(baseline, current).0
+}
+
+/// [`frame_changes`], and the largest change of a total share (absolute,
+/// points) among the frames `current` holds (0 when it holds none).
+pub fn frame_changes_and_largest(
+    baseline: &Comparable,
+    current: &Comparable,
+) -> (BTreeMap<String, FrameGrowth>, f64) {
     let before = FrameTable::of(baseline);
     let after = FrameTable::of(current);
     let mut names: Vec<&str> = before.names.iter().chain(&after.names).copied().collect();
     names.sort_unstable();
     names.dedup();
-    names
+    let mut largest = 0.0f64;
+    let changes = names
         .into_iter()
         .map(|name| {
-            let (b, a) = (before.weights_of(name), after.weights_of(name));
-            (
+            let a = after.index.get(name).map(|&id| after.weights[id]);
+            let g = growth(
                 name.to_string(),
-                growth(name.to_string(), b, a, baseline, current),
-            )
+                before.weights_of(name),
+                a.unwrap_or_default(),
+                baseline,
+                current,
+            );
+            if a.is_some() {
+                largest = largest.max(g.total_delta_pts().abs());
+            }
+            (name.to_string(), g)
         })
-        .collect()
+        .collect();
+    (changes, largest)
 }
 
 /// A frame must grow by more than this many points (self or total) to be
