@@ -196,15 +196,60 @@ struct Weights {
     total_weight: f64,
 }
 
+/// Frame numbers shared by the profiles compared with one another (those
+/// of one endpoint), and each stack as frame numbers, remembered: a stack
+/// is split and its frames looked up by name once, not once per profile.
+#[derive(Default)]
+pub struct FrameNumbers {
+    /// Frame name → its number (an index into `names`).
+    index: FastMap<Stack, usize>,
+    names: Vec<Stack>,
+    /// Stack → where its frame numbers are in `pool`, root first.
+    stacks: FastMap<Stack, (usize, usize)>,
+    pool: Vec<usize>,
+}
+
+impl FrameNumbers {
+    /// The frame numbers of `stack`, root first.
+    fn stack(&mut self, stack: &Stack) -> (usize, usize) {
+        if let Some(&at) = self.stacks.get(&**stack) {
+            return at;
+        }
+        let start = self.pool.len();
+        for frame in stack.split(';') {
+            let id = match self.index.get(frame) {
+                Some(&id) => id,
+                None => {
+                    let name = Stack::from(frame);
+                    self.index.insert(name.clone(), self.names.len());
+                    self.names.push(name);
+                    self.names.len() - 1
+                }
+            };
+            self.pool.push(id);
+        }
+        let at = (start, self.pool.len());
+        self.stacks.insert(stack.clone(), at);
+        at
+    }
+
+    fn name(&self, id: usize) -> &str {
+        &self.names[id]
+    }
+}
+
 /// Every frame of a profile with its weights, and its stacks as frame
-/// numbers, from one pass over the stacks: the passes that follow look a
-/// frame up by number, not by name.
-struct FrameTable<'a> {
-    /// Frame name → its number (an index into `names` and `weights`).
-    index: FastMap<&'a str, usize>,
-    names: Vec<&'a str>,
-    /// Self weight: stacks whose leaf is the frame; total weight: stacks
-    /// that hold it anywhere (once per stack). Summed in stack order.
+/// numbers ([`FrameNumbers`]), from one pass over the stacks: the passes
+/// that follow look a frame up by number, not by name.
+pub struct FrameTable {
+    /// The frames the profile holds, in the order first met.
+    present: Vec<usize>,
+    /// By frame number: whether the profile holds it (shorter than the
+    /// numbering when later profiles added frames).
+    held: Vec<bool>,
+    /// By frame number. Self weight: stacks whose leaf is the frame; total
+    /// weight: stacks that hold it anywhere (once per stack). Summed in
+    /// stack order.
     weights: Vec<Weights>,
     /// The stacks in order, root first: stack `i` is
     /// `frames[ends[i - 1]..ends[i]]` and weighs `stack_weights[i]`.
@@ -213,11 +258,12 @@ struct FrameTable<'a> {
     stack_weights: Vec<f64>,
 }
 
-impl<'a> FrameTable<'a> {
-    fn of(profile: &'a Comparable) -> FrameTable<'a> {
+impl FrameTable {
+    /// The table of `profile`, its frames numbered in `numbers`.
+    pub fn of(profile: &Comparable, numbers: &mut FrameNumbers) -> FrameTable {
         let mut table = FrameTable {
-            index: FastMap::default(),
-            names: Vec::new(),
+            present: Vec::new(),
+            held: Vec::new(),
             weights: Vec::new(),
             frames: Vec::new(),
             ends: Vec::with_capacity(profile.stacks.len()),
@@ -227,22 +273,27 @@ impl<'a> FrameTable<'a> {
         // is in a stack's total once).
         let mut counted: Vec<usize> = Vec::new();
         for (n, (stack, &weight)) in profile.stacks.iter().enumerate() {
-            for frame in stack.split(';') {
-                let id = *table.index.entry(frame).or_insert_with(|| {
-                    table.names.push(frame);
-                    table.weights.push(Weights::default());
-                    counted.push(usize::MAX);
-                    table.names.len() - 1
-                });
+            let (start, end) = numbers.stack(stack);
+            for &id in &numbers.pool[start..end] {
+                if id >= table.held.len() {
+                    table.held.resize(id + 1, false);
+                    table.weights.resize(id + 1, Weights::default());
+                    counted.resize(id + 1, usize::MAX);
+                }
+                if !table.held[id] {
+                    table.held[id] = true;
+                    table.present.push(id);
+                }
                 if counted[id] != n {
                     counted[id] = n;
                     table.weights[id].total_weight += weight;
                 }
                 table.frames.push(id);
             }
-            // `split` yields at least one frame: the last is the leaf.
-            if let Some(&leaf) = table.frames.last() {
-                table.weights[leaf].self_weight += weight;
+            // A stack has at least one frame (`split` yields one): the
+            // last is the leaf.
+            if end > start {
+                table.weights[numbers.pool[end - 1]].self_weight += weight;
             }
             table.ends.push(table.frames.len());
             table.stack_weights.push(weight);
@@ -250,11 +301,12 @@ impl<'a> FrameTable<'a> {
         table
     }
 
-    fn weights_of(&self, frame: &str) -> Weights {
-        self.index
-            .get(frame)
-            .map(|&id| self.weights[id])
-            .unwrap_or_default()
+    fn holds(&self, id: usize) -> bool {
+        self.held.get(id).copied().unwrap_or(false)
+    }
+
+    fn weights_of(&self, id: usize) -> Weights {
+        self.weights.get(id).copied().unwrap_or_default()
     }
 
     /// Each stack's frame numbers, root first, with its weight.
@@ -297,24 +349,26 @@ pub fn frame_changes_and_largest(
     baseline: &Comparable,
     current: &Comparable,
 ) -> (BTreeMap<String, FrameGrowth>, f64) {
-    let before = FrameTable::of(baseline);
-    let after = FrameTable::of(current);
-    let mut names: Vec<&str> = before.names.iter().chain(&after.names).copied().collect();
-    names.sort_unstable();
-    names.dedup();
+    let mut numbers = FrameNumbers::default();
+    let before = FrameTable::of(baseline, &mut numbers);
+    let after = FrameTable::of(current, &mut numbers);
+    let mut ids: Vec<usize> = before.present.clone();
+    ids.extend(after.present.iter().filter(|&&id| !before.holds(id)));
+    // Distinct numbers are distinct names.
+    ids.sort_unstable_by(|&x, &y| numbers.name(x).cmp(numbers.name(y)));
     let mut largest = 0.0f64;
-    let changes = names
+    let changes = ids
         .into_iter()
-        .map(|name| {
-            let a = after.index.get(name).map(|&id| after.weights[id]);
+        .map(|id| {
+            let name = numbers.name(id);
             let g = growth(
                 name.to_string(),
-                before.weights_of(name),
-                a.unwrap_or_default(),
+                before.weights_of(id),
+                after.weights_of(id),
                 baseline,
                 current,
             );
-            if a.is_some() {
+            if after.holds(id) {
                 largest = largest.max(g.total_delta_pts().abs());
             }
             (name.to_string(), g)
@@ -336,8 +390,8 @@ const CALLER_SHARE: f64 = 0.9;
 struct Candidate<'a> {
     name: &'a str,
     growth: FrameGrowth,
-    /// The frame's number in the current profile's [`FrameTable`].
-    current_id: Option<usize>,
+    /// The frame's number ([`FrameNumbers`]).
+    id: usize,
     depth: f64,
 }
 
@@ -347,25 +401,32 @@ struct Candidate<'a> {
 /// larger self growth, then by name. Only growth is listed: a frame must
 /// grow by more than 0.05 points.
 pub fn grown_frames(baseline: &Comparable, current: &Comparable, limit: usize) -> Vec<FrameGrowth> {
-    let before = FrameTable::of(baseline);
-    let after = FrameTable::of(current);
-    let now = after
-        .names
-        .iter()
-        .enumerate()
-        .map(|(id, &name)| (name, before.weights_of(name), after.weights[id], Some(id)));
+    let mut numbers = FrameNumbers::default();
+    let before = FrameTable::of(baseline, &mut numbers);
+    let after = FrameTable::of(current, &mut numbers);
+    grown_frames_in((baseline, &before), (current, &after), &numbers, limit)
+}
+
+/// [`grown_frames`] of profiles whose tables are already made, both
+/// numbered in `numbers`.
+pub fn grown_frames_in(
+    (baseline, before): (&Comparable, &FrameTable),
+    (current, after): (&Comparable, &FrameTable),
+    numbers: &FrameNumbers,
+    limit: usize,
+) -> Vec<FrameGrowth> {
+    let now = after.present.iter().map(|&id| (id, after.weights[id]));
     let gone = before
-        .names
+        .present
         .iter()
-        .zip(&before.weights)
-        .filter(|(name, _)| !after.index.contains_key(*name))
-        .map(|(&name, &b)| (name, b, Weights::default(), None));
+        .filter(|&&id| !after.holds(id))
+        .map(|&id| (id, Weights::default()));
     let mut rows: Vec<Candidate<'_>> = now
         .chain(gone)
-        .map(|(name, b, a, current_id)| Candidate {
-            name,
-            growth: growth(String::new(), b, a, baseline, current),
-            current_id,
+        .map(|(id, a)| Candidate {
+            name: numbers.name(id),
+            growth: growth(String::new(), before.weights_of(id), a, baseline, current),
+            id,
             depth: 0.0,
         })
         .filter(|r| {
@@ -384,7 +445,7 @@ pub fn grown_frames(baseline: &Comparable, current: &Comparable, limit: usize) -
     });
     // Ties can straddle the cut: keep a margin until depths are known.
     rows.truncate(limit.saturating_mul(2).max(limit + 8));
-    mean_depths(&mut rows, &after);
+    mean_depths(&mut rows, after);
     rows.sort_by(|x, y| {
         key(y)
             .cmp(&key(x))
@@ -393,7 +454,7 @@ pub fn grown_frames(baseline: &Comparable, current: &Comparable, limit: usize) -
             .then(x.name.cmp(y.name))
     });
     rows.truncate(limit);
-    let ids: Vec<Option<usize>> = rows.iter().map(|r| r.current_id).collect();
+    let ids: Vec<usize> = rows.iter().map(|r| r.id).collect();
     let mut out: Vec<FrameGrowth> = rows
         .into_iter()
         .map(|r| FrameGrowth {
@@ -401,16 +462,17 @@ pub fn grown_frames(baseline: &Comparable, current: &Comparable, limit: usize) -
             ..r.growth
         })
         .collect();
-    mark_callers(&mut out, &ids, &after);
+    mark_callers(&mut out, &ids, after);
     out
 }
 
-/// For each row, the frame number's row in `rows` (`None`: no row).
-fn rows_by_frame(ids: impl Iterator<Item = Option<usize>>, frames: usize) -> Vec<Option<usize>> {
-    let mut row_of = vec![None; frames];
-    for (row, id) in ids.enumerate() {
-        if let Some(id) = id {
-            row_of[id] = Some(row);
+/// By frame number, the row of `ids` that is that frame (`None`: none);
+/// as long as the numbering `current` knows, which is all its stacks hold.
+fn rows_by_frame(ids: &[usize], current: &FrameTable) -> Vec<Option<usize>> {
+    let mut row_of = vec![None; current.held.len()];
+    for (row, &id) in ids.iter().enumerate() {
+        if let Some(slot) = row_of.get_mut(id) {
+            *slot = Some(row);
         }
     }
     row_of
@@ -418,8 +480,9 @@ fn rows_by_frame(ids: impl Iterator<Item = Option<usize>>, frames: usize) -> Vec
 
 /// Sets each row's mean depth in the current profile (its first occurrence
 /// per stack, weighted), 0 for frames it does not have.
-fn mean_depths(rows: &mut [Candidate<'_>], current: &FrameTable<'_>) {
-    let row_of = rows_by_frame(rows.iter().map(|r| r.current_id), current.names.len());
+fn mean_depths(rows: &mut [Candidate<'_>], current: &FrameTable) {
+    let ids: Vec<usize> = rows.iter().map(|r| r.id).collect();
+    let row_of = rows_by_frame(&ids, current);
     let mut sums = vec![(0.0f64, 0.0f64); rows.len()];
     // Per row: the last stack counted (+1), so a frame counts once per stack.
     let mut seen = vec![0usize; rows.len()];
@@ -441,9 +504,9 @@ fn mean_depths(rows: &mut [Candidate<'_>], current: &FrameTable<'_>) {
 
 /// Sets `caller_of` on rows that call a row ranked above them in at least
 /// [`CALLER_SHARE`] of that row's current weight. `ids`: each row's frame
-/// number in `current`.
-fn mark_callers(rows: &mut [FrameGrowth], ids: &[Option<usize>], current: &FrameTable<'_>) {
-    let row_of = rows_by_frame(ids.iter().copied(), current.names.len());
+/// number.
+fn mark_callers(rows: &mut [FrameGrowth], ids: &[usize], current: &FrameTable) {
+    let row_of = rows_by_frame(ids, current);
     let n = rows.len();
     // above[i][j]: weight of stacks where row i is an ancestor of row j.
     let mut above = vec![vec![0.0f64; n]; n];
