@@ -44,6 +44,38 @@ impl Hasher for Fnv1a {
     }
 }
 
+/// A hasher for in-memory hash maps keyed by strings (frame names,
+/// stacks): each piece is hashed whole with xxh3-64, seeded by what came
+/// before. Much cheaper than std's SipHash on the short keys of a profile,
+/// and never persisted: nothing may depend on its values or on the
+/// iteration order of a map that uses it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+
+    // `str` hashes as its bytes and a 0xff terminator: mixed in without a
+    // second pass of xxh3.
+    fn write_u8(&mut self, byte: u8) {
+        self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 ^= self.0 >> 32;
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.write(&value.to_le_bytes());
+    }
+}
+
+/// A `HashMap` with [`FastHasher`]: for lookups only, never for output order.
+pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
 /// SplitMix64: a 64-bit state advanced by the golden-ratio increment and
 /// scrambled. Good enough for synthetic data, and reproducible bit for bit.
 #[derive(Debug, Clone)]

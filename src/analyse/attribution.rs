@@ -37,11 +37,14 @@ use serde::Serialize;
 
 use super::RunPoint;
 use super::verdict::{self, BaselineEffect, Verdict};
-use crate::model::Archive;
-use crate::profile::compare::{Comparable, culprits, short_frame_name};
+use crate::model::{Archive, EndpointRun};
+use crate::profile::classify::StackCategories;
+use crate::profile::compare::{
+    Comparable, FrameNumbers, FrameTable, StackNormaliser, culprits, grown_frames_in,
+    short_frame_name,
+};
 use crate::profile::{
     Category, CategoryShares, Classifier, FrameGrowth, Normalisation, Profile, ProfileFormat,
-    grown_frames,
 };
 
 /// How many grown frames are kept per profile (the table on the flame page).
@@ -162,7 +165,8 @@ pub fn changes(current: &CategoryShares, baseline: &CategoryShares) -> Vec<Categ
 }
 
 /// Decides whether a regression is code or GC/lock (see the module docs),
-/// naming the frames in `grown` (ranked, as [`grown_frames`] gives them)
+/// naming the frames in `grown` (ranked, as
+/// [`grown_frames`](crate::profile::grown_frames) gives them)
 /// that grew most.
 pub fn attribute(
     current: &CategoryShares,
@@ -325,9 +329,11 @@ pub struct ProfileBaseline {
 /// The baseline of a kind is the most recent earlier run of this endpoint
 /// that has a profile of that kind and may serve as a baseline (the same
 /// rule as for p99 baselines: [`verdict::baseline_effect`]).
+/// `endpoint_runs`: the runs that hold the endpoint (index into
+/// `archive.runs`, its folder), in index order.
 pub fn attach_profiles(
-    endpoint: &str,
     points: &mut [RunPoint],
+    endpoint_runs: &[(usize, &EndpointRun)],
     archive: &Archive,
     classifier: &Classifier,
     min_shift_pts: f64,
@@ -337,24 +343,31 @@ pub fn attach_profiles(
         source: String,
         profile: Digested<Profile>,
         comparable: Digested<Comparable>,
+        table: FrameTable,
         shares: CategoryShares,
     }
     let mut bases: HashMap<String, Base> = HashMap::new();
     let main_branch = archive.main_branch();
+    // One memo for all the endpoint's profiles: most stacks recur in every run.
+    let mut normaliser = StackNormaliser::new(classifier.normalisation());
+    let mut numbers = FrameNumbers::default();
+    let mut classified = StackCategories::default();
     for point in points.iter_mut() {
         let run = &archive.runs[point.run_index];
-        let Some(files) = run.endpoints.get(endpoint).map(|e| &e.profiles) else {
+        let Ok(at) = endpoint_runs.binary_search_by_key(&point.run_index, |&(i, _)| i) else {
             continue;
         };
+        let files = &endpoint_runs[at].1.profiles;
         let mut analysed = Vec::with_capacity(files.len());
         let mut new_bases = Vec::new();
         for file in files {
-            let (shares, categories) = classifier.shares_and_categories(&file.profile);
-            let comparable = Digested::new(Arc::new(Comparable::from_categories(
+            let (shares, categories) =
+                classifier.shares_and_categories_with(&file.profile, &mut classified);
+            let comparable = Digested::new(Arc::new(Comparable::from_categories_with(
                 &file.profile,
                 &categories,
                 classifier,
-                classifier.normalisation(),
+                &mut normaliser,
             )));
             // One digest for this profile wherever it is shown.
             let profile = Digested::new(file.profile.clone());
@@ -369,8 +382,16 @@ pub fn attach_profiles(
                 profile: b.profile.clone(),
                 comparable: b.comparable.clone(),
             });
+            let table = FrameTable::of(&comparable, &mut numbers);
             let grown = base
-                .map(|b| grown_frames(&b.comparable, &comparable, GROWN_FRAMES))
+                .map(|b| {
+                    grown_frames_in(
+                        (&b.comparable, &b.table),
+                        (&comparable, &table),
+                        &numbers,
+                        GROWN_FRAMES,
+                    )
+                })
                 .unwrap_or_default();
             let attribution = match base {
                 Some(b) if point.verdict == Verdict::Regression => {
@@ -404,6 +425,7 @@ pub fn attach_profiles(
                     source: file.source.clone(),
                     profile,
                     comparable,
+                    table,
                     shares,
                 },
             ));

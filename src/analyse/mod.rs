@@ -497,12 +497,16 @@ fn analyse_endpoint(
 ) -> EndpointAnalysis {
     let settings = &archive.settings;
     let threshold_ratio = settings.threshold_ratio(&id);
-    let series: Vec<(usize, &crate::model::Rounds)> = archive
+    // The runs that hold this endpoint, looked up once for the judgement
+    // and the profiles.
+    let endpoint_runs: Vec<(usize, &crate::model::EndpointRun)> = archive
         .runs
         .iter()
         .enumerate()
-        .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, &e.rounds)))
+        .filter_map(|(i, run)| run.endpoints.get(&id).map(|e| (i, e)))
         .collect();
+    let series: Vec<(usize, &crate::model::Rounds)> =
+        endpoint_runs.iter().map(|&(i, e)| (i, &e.rounds)).collect();
     let mut judged = judge_series(
         &id,
         &series,
@@ -513,8 +517,8 @@ fn analyse_endpoint(
     );
     if let Some(classifier) = classifier {
         attribution::attach_profiles(
-            &id,
             &mut judged,
+            &endpoint_runs,
             archive,
             classifier,
             settings.profiles.min_shift_pts,

@@ -32,9 +32,10 @@ use std::sync::{Arc, RwLock};
 use regex_lite::Regex;
 use serde::Serialize;
 
-use super::Profile;
 use super::normalise::Normalisation;
+use super::{Profile, Stack};
 use crate::config::ProfileSettings;
+use crate::hash::FastMap;
 
 /// What a stack's width is spent on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -258,6 +259,16 @@ pub struct Classifier {
     memo: Arc<RwLock<HashMap<Box<str>, u16>>>,
 }
 
+/// Stacks and frames one classifier has classified, for the profiles of
+/// one endpoint (a stack's category depends only on its frames and the
+/// rules). Use one per classifier.
+#[derive(Default)]
+pub struct StackCategories<'p> {
+    stacks: FastMap<&'p str, (Category, bool)>,
+    frames: FastMap<&'p str, u16>,
+    flags: Vec<u16>,
+}
+
 /// Distinct frames the memo holds at most; past it, new frames are matched
 /// every time (still correct, only slower), so memory stays bounded.
 const MEMO_FRAMES: usize = 1 << 20;
@@ -401,31 +412,38 @@ impl Classifier {
     }
 
     /// Calls `f(stack, weight, category, GC work in the mutator)` for every
-    /// stack. Each distinct frame of the profile is looked up once (a local
-    /// map, no lock), and matched once per classifier.
+    /// stack. Each distinct stack and frame is looked up once per `memo`
+    /// (a local map, no lock), and each frame matched once per classifier.
     fn each_stack<'p>(
         &self,
         profile: &'p Profile,
-        mut f: impl FnMut(&'p str, f64, Category, bool),
+        memo: &mut StackCategories<'p>,
+        mut f: impl FnMut(&'p Stack, f64, Category, bool),
     ) {
-        let mut cache: HashMap<&str, u16> = HashMap::new();
-        let mut flags: Vec<u16> = Vec::new();
+        let StackCategories {
+            stacks,
+            frames,
+            flags,
+        } = memo;
         for (stack, &weight) in &profile.stacks {
-            flags.clear();
-            flags.extend(stack.split(';').map(|frame| {
-                *cache
-                    .entry(frame)
-                    .or_insert_with(|| self.memoised_frame_flags(frame))
-            }));
-            let (category, in_mutator) = self.decide(&flags);
+            let (category, in_mutator) = *stacks.entry(stack).or_insert_with(|| {
+                flags.clear();
+                flags.extend(stack.split(';').map(|frame| {
+                    *frames
+                        .entry(frame)
+                        .or_insert_with(|| self.memoised_frame_flags(frame))
+                }));
+                self.decide(flags)
+            });
             f(stack, weight, category, in_mutator);
         }
     }
 
     /// Every stack of a profile with its weight and category.
-    pub fn stack_categories<'p>(&self, profile: &'p Profile) -> Vec<(&'p str, f64, Category)> {
+    pub fn stack_categories<'p>(&self, profile: &'p Profile) -> Vec<(&'p Stack, f64, Category)> {
         let mut out = Vec::with_capacity(profile.stacks.len());
-        self.each_stack(profile, |stack, weight, category, _| {
+        let mut memo = StackCategories::default();
+        self.each_stack(profile, &mut memo, |stack, weight, category, _| {
             out.push((stack, weight, category))
         });
         out
@@ -446,11 +464,22 @@ impl Classifier {
     pub fn shares_and_categories<'p>(
         &self,
         profile: &'p Profile,
-    ) -> (CategoryShares, Vec<(&'p str, f64, Category)>) {
+    ) -> (CategoryShares, Vec<(&'p Stack, f64, Category)>) {
+        self.shares_and_categories_with(profile, &mut StackCategories::default())
+    }
+
+    /// [`shares_and_categories`](Self::shares_and_categories), stacks
+    /// classified before (by this classifier, into `memo`) not classified
+    /// again: the profiles of one endpoint share most of their stacks.
+    pub fn shares_and_categories_with<'p>(
+        &self,
+        profile: &'p Profile,
+        memo: &mut StackCategories<'p>,
+    ) -> (CategoryShares, Vec<(&'p Stack, f64, Category)>) {
         let mut weights: BTreeMap<Category, f64> = BTreeMap::new();
         let mut gc_in_mutator = 0.0;
         let mut categories = Vec::with_capacity(profile.stacks.len());
-        self.each_stack(profile, |stack, weight, category, in_mutator| {
+        self.each_stack(profile, memo, |stack, weight, category, in_mutator| {
             *weights.entry(category).or_insert(0.0) += weight;
             if in_mutator {
                 gc_in_mutator += weight;

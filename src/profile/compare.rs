@@ -12,13 +12,15 @@
 //! callers' (their other children lose share to it) and more than any one
 //! of its callees', so the first row is the function the growth is in.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::Profile;
 use super::classify::Classifier;
 use super::normalise::Normalisation;
+use super::{Profile, Stack};
+use crate::hash::FastMap;
+use std::borrow::Cow;
 
 /// A profile as it is compared: busy stacks with normalised frame names.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,46 +59,48 @@ impl Comparable {
     /// they are already known (classifying is the costly part).
     pub fn from_categories(
         profile: &Profile,
-        categories: &[(&str, f64, super::Category)],
+        categories: &[(&Stack, f64, super::Category)],
         classifier: &Classifier,
         normalisation: Normalisation,
     ) -> Comparable {
-        let mut names: HashMap<&str, std::borrow::Cow<'_, str>> = HashMap::new();
-        let mut stacks: BTreeMap<super::Stack, f64> = BTreeMap::new();
+        let mut normaliser = StackNormaliser::new(normalisation);
+        Comparable::from_categories_with(profile, categories, classifier, &mut normaliser)
+    }
+
+    /// [`Comparable::from_categories`], with normalised stacks remembered
+    /// in `normaliser` across the profiles it is given.
+    pub fn from_categories_with<'p>(
+        profile: &Profile,
+        categories: &[(&'p Stack, f64, super::Category)],
+        classifier: &Classifier,
+        normaliser: &mut StackNormaliser<'p>,
+    ) -> Comparable {
+        // The normalised stacks in the order first met, weights summed in
+        // the order of `categories`; sorted once at the end.
+        let mut rows: Vec<(Stack, f64)> = Vec::with_capacity(categories.len());
+        let mut row_of: FastMap<Stack, usize> = FastMap::default();
         let mut total = profile.root_self;
-        let mut key = String::new();
         for &(stack, weight, category) in categories {
             if !classifier.is_busy(category) {
                 continue;
             }
             total += weight;
-            key.clear();
-            for (i, frame) in stack.split(';').enumerate() {
-                if i > 0 {
-                    key.push(';');
-                }
-                key.push_str(
-                    names
-                        .entry(frame)
-                        .or_insert_with(|| normalisation.frame(frame)),
-                );
-            }
-            match stacks.get_mut(key.as_str()) {
-                Some(w) => *w += weight,
+            let key = normaliser.stack(stack);
+            match row_of.get(&*key) {
+                Some(&row) => rows[row].1 += weight,
                 None => {
-                    let shared = match key == stack {
-                        true => profile.stacks.get_key_value(stack).map(|(s, _)| s.clone()),
-                        false => None,
-                    };
-                    stacks.insert(shared.unwrap_or_else(|| key.as_str().into()), weight);
+                    row_of.insert(key.clone(), rows.len());
+                    rows.push((key, weight));
                 }
             }
         }
+        // Keys are distinct; unchanged stacks come already sorted.
+        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Comparable {
-            stacks,
+            stacks: rows.into_iter().collect(),
             total,
             units: profile.units.clone(),
-            normalisation,
+            normalisation: normaliser.normalisation,
             idle_excluded: classifier.excludes_idle(),
         }
     }
@@ -107,6 +111,51 @@ impl Comparable {
         } else {
             0.0
         }
+    }
+}
+
+/// Stacks with normalised frame names ([`Normalisation::stack`]),
+/// remembered: the profiles of one endpoint hold mostly the same stacks.
+pub struct StackNormaliser<'p> {
+    normalisation: Normalisation,
+    /// Raw stack → its normalised form (`None`: the same).
+    stacks: FastMap<&'p str, Option<Stack>>,
+    frames: FastMap<&'p str, Cow<'p, str>>,
+    key: String,
+}
+
+impl<'p> StackNormaliser<'p> {
+    pub fn new(normalisation: Normalisation) -> StackNormaliser<'p> {
+        StackNormaliser {
+            normalisation,
+            stacks: FastMap::default(),
+            frames: FastMap::default(),
+            key: String::new(),
+        }
+    }
+
+    /// `stack` normalised: `stack` itself (shared) when normalising leaves
+    /// it as it is.
+    pub fn stack(&mut self, stack: &'p Stack) -> Stack {
+        if let Some(known) = self.stacks.get(&**stack) {
+            return known.clone().unwrap_or_else(|| stack.clone());
+        }
+        let key = &mut self.key;
+        key.clear();
+        for (i, frame) in stack.split(';').enumerate() {
+            if i > 0 {
+                key.push(';');
+            }
+            let normalisation = self.normalisation;
+            key.push_str(
+                self.frames
+                    .entry(frame)
+                    .or_insert_with(|| normalisation.frame(frame)),
+            );
+        }
+        let normalised = (key.as_str() != &**stack).then(|| Stack::from(key.as_str()));
+        self.stacks.insert(stack, normalised.clone());
+        normalised.unwrap_or_else(|| stack.clone())
     }
 }
 
@@ -147,49 +196,185 @@ struct Weights {
     total_weight: f64,
 }
 
-fn frame_weights(profile: &Comparable) -> BTreeMap<&str, Weights> {
-    let mut map: BTreeMap<&str, Weights> = BTreeMap::new();
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    for (stack, &weight) in &profile.stacks {
-        seen.clear();
-        let mut leaf = None;
+/// Frame numbers shared by the profiles compared with one another (those
+/// of one endpoint), and each stack as frame numbers, remembered: a stack
+/// is split and its frames looked up by name once, not once per profile.
+#[derive(Default)]
+pub struct FrameNumbers {
+    /// Frame name → its number (an index into `names`).
+    index: FastMap<Stack, usize>,
+    names: Vec<Stack>,
+    /// Stack → where its frame numbers are in `pool`, root first.
+    stacks: FastMap<Stack, (usize, usize)>,
+    pool: Vec<usize>,
+}
+
+impl FrameNumbers {
+    /// The frame numbers of `stack`, root first.
+    fn stack(&mut self, stack: &Stack) -> (usize, usize) {
+        if let Some(&at) = self.stacks.get(&**stack) {
+            return at;
+        }
+        let start = self.pool.len();
         for frame in stack.split(';') {
-            if seen.insert(frame) {
-                map.entry(frame).or_default().total_weight += weight;
-            }
-            leaf = Some(frame);
+            let id = match self.index.get(frame) {
+                Some(&id) => id,
+                None => {
+                    let name = Stack::from(frame);
+                    self.index.insert(name.clone(), self.names.len());
+                    self.names.push(name);
+                    self.names.len() - 1
+                }
+            };
+            self.pool.push(id);
         }
-        if let Some(leaf) = leaf {
-            map.entry(leaf).or_default().self_weight += weight;
-        }
+        let at = (start, self.pool.len());
+        self.stacks.insert(stack.clone(), at);
+        at
     }
-    map
+
+    fn name(&self, id: usize) -> &str {
+        &self.names[id]
+    }
+}
+
+/// Every frame of a profile with its weights, and its stacks as frame
+/// numbers ([`FrameNumbers`]), from one pass over the stacks: the passes
+/// that follow look a frame up by number, not by name.
+pub struct FrameTable {
+    /// The frames the profile holds, in the order first met.
+    present: Vec<usize>,
+    /// By frame number: whether the profile holds it (shorter than the
+    /// numbering when later profiles added frames).
+    held: Vec<bool>,
+    /// By frame number. Self weight: stacks whose leaf is the frame; total
+    /// weight: stacks that hold it anywhere (once per stack). Summed in
+    /// stack order.
+    weights: Vec<Weights>,
+    /// The stacks in order, root first: stack `i` is
+    /// `frames[ends[i - 1]..ends[i]]` and weighs `stack_weights[i]`.
+    frames: Vec<usize>,
+    ends: Vec<usize>,
+    stack_weights: Vec<f64>,
+}
+
+impl FrameTable {
+    /// The table of `profile`, its frames numbered in `numbers`.
+    pub fn of(profile: &Comparable, numbers: &mut FrameNumbers) -> FrameTable {
+        let mut table = FrameTable {
+            present: Vec::new(),
+            held: Vec::new(),
+            weights: Vec::new(),
+            frames: Vec::new(),
+            ends: Vec::with_capacity(profile.stacks.len()),
+            stack_weights: Vec::with_capacity(profile.stacks.len()),
+        };
+        // Per frame: the last stack its total counted (a recursive frame
+        // is in a stack's total once).
+        let mut counted: Vec<usize> = Vec::new();
+        for (n, (stack, &weight)) in profile.stacks.iter().enumerate() {
+            let (start, end) = numbers.stack(stack);
+            for &id in &numbers.pool[start..end] {
+                if id >= table.held.len() {
+                    table.held.resize(id + 1, false);
+                    table.weights.resize(id + 1, Weights::default());
+                    counted.resize(id + 1, usize::MAX);
+                }
+                if !table.held[id] {
+                    table.held[id] = true;
+                    table.present.push(id);
+                }
+                if counted[id] != n {
+                    counted[id] = n;
+                    table.weights[id].total_weight += weight;
+                }
+                table.frames.push(id);
+            }
+            // A stack has at least one frame (`split` yields one): the
+            // last is the leaf.
+            if end > start {
+                table.weights[numbers.pool[end - 1]].self_weight += weight;
+            }
+            table.ends.push(table.frames.len());
+            table.stack_weights.push(weight);
+        }
+        table
+    }
+
+    fn holds(&self, id: usize) -> bool {
+        self.held.get(id).copied().unwrap_or(false)
+    }
+
+    fn weights_of(&self, id: usize) -> Weights {
+        self.weights.get(id).copied().unwrap_or_default()
+    }
+
+    /// Each stack's frame numbers, root first, with its weight.
+    fn stacks(&self) -> impl Iterator<Item = (&[usize], f64)> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .zip(&self.stack_weights)
+            .map(|((start, &end), &w)| (&self.frames[start..end], w))
+    }
+}
+
+/// One frame's shares before and after, named `frame`.
+fn growth(
+    frame: String,
+    before: Weights,
+    after: Weights,
+    baseline: &Comparable,
+    current: &Comparable,
+) -> FrameGrowth {
+    FrameGrowth {
+        frame,
+        self_before_pct: baseline.pct(before.self_weight),
+        self_after_pct: current.pct(after.self_weight),
+        total_before_pct: baseline.pct(before.total_weight),
+        total_after_pct: current.pct(after.total_weight),
+        caller_of: None,
+    }
 }
 
 /// Every frame of either profile with its shares before and after (no
 /// `caller_of`), by name.
 pub fn frame_changes(baseline: &Comparable, current: &Comparable) -> BTreeMap<String, FrameGrowth> {
-    let before = frame_weights(baseline);
-    let after = frame_weights(current);
-    let names: BTreeSet<&str> = before.keys().chain(after.keys()).copied().collect();
-    names
+    frame_changes_and_largest(baseline, current).0
+}
+
+/// [`frame_changes`], and the largest change of a total share (absolute,
+/// points) among the frames `current` holds (0 when it holds none).
+pub fn frame_changes_and_largest(
+    baseline: &Comparable,
+    current: &Comparable,
+) -> (BTreeMap<String, FrameGrowth>, f64) {
+    let mut numbers = FrameNumbers::default();
+    let before = FrameTable::of(baseline, &mut numbers);
+    let after = FrameTable::of(current, &mut numbers);
+    let mut ids: Vec<usize> = before.present.clone();
+    ids.extend(after.present.iter().filter(|&&id| !before.holds(id)));
+    // Distinct numbers are distinct names.
+    ids.sort_unstable_by(|&x, &y| numbers.name(x).cmp(numbers.name(y)));
+    let mut largest = 0.0f64;
+    let changes = ids
         .into_iter()
-        .map(|name| {
-            let b = before.get(name).copied().unwrap_or_default();
-            let a = after.get(name).copied().unwrap_or_default();
-            (
+        .map(|id| {
+            let name = numbers.name(id);
+            let g = growth(
                 name.to_string(),
-                FrameGrowth {
-                    frame: name.to_string(),
-                    self_before_pct: baseline.pct(b.self_weight),
-                    self_after_pct: current.pct(a.self_weight),
-                    total_before_pct: baseline.pct(b.total_weight),
-                    total_after_pct: current.pct(a.total_weight),
-                    caller_of: None,
-                },
-            )
+                before.weights_of(id),
+                after.weights_of(id),
+                baseline,
+                current,
+            );
+            if after.holds(id) {
+                largest = largest.max(g.total_delta_pts().abs());
+            }
+            (name.to_string(), g)
         })
-        .collect()
+        .collect();
+    (changes, largest)
 }
 
 /// A frame must grow by more than this many points (self or total) to be
@@ -200,81 +385,139 @@ const MIN_GROWTH_PTS: f64 = 0.05;
 /// least this fraction of that frame's weight.
 const CALLER_SHARE: f64 = 0.9;
 
+/// A candidate row of [`grown_frames`]: the name is borrowed (and the
+/// row's `frame` left empty) until the row is kept.
+struct Candidate<'a> {
+    name: &'a str,
+    growth: FrameGrowth,
+    /// The frame's number ([`FrameNumbers`]).
+    id: usize,
+    depth: f64,
+}
+
 /// The `limit` frames whose inclusive (total) share grew most from
 /// `baseline` to `current`. Ties (a chain of frames that only call each
 /// other grows by the same points) go to the deeper frame, then to the
 /// larger self growth, then by name. Only growth is listed: a frame must
 /// grow by more than 0.05 points.
 pub fn grown_frames(baseline: &Comparable, current: &Comparable, limit: usize) -> Vec<FrameGrowth> {
-    let mut rows: Vec<FrameGrowth> = frame_changes(baseline, current)
-        .into_values()
-        .filter(|r| r.self_delta_pts() > MIN_GROWTH_PTS || r.total_delta_pts() > MIN_GROWTH_PTS)
+    let mut numbers = FrameNumbers::default();
+    let before = FrameTable::of(baseline, &mut numbers);
+    let after = FrameTable::of(current, &mut numbers);
+    grown_frames_in((baseline, &before), (current, &after), &numbers, limit)
+}
+
+/// [`grown_frames`] of profiles whose tables are already made, both
+/// numbered in `numbers`.
+pub fn grown_frames_in(
+    (baseline, before): (&Comparable, &FrameTable),
+    (current, after): (&Comparable, &FrameTable),
+    numbers: &FrameNumbers,
+    limit: usize,
+) -> Vec<FrameGrowth> {
+    let now = after.present.iter().map(|&id| (id, after.weights[id]));
+    let gone = before
+        .present
+        .iter()
+        .filter(|&&id| !after.holds(id))
+        .map(|&id| (id, Weights::default()));
+    let mut rows: Vec<Candidate<'_>> = now
+        .chain(gone)
+        .map(|(id, a)| Candidate {
+            name: numbers.name(id),
+            growth: growth(String::new(), before.weights_of(id), a, baseline, current),
+            id,
+            depth: 0.0,
+        })
+        .filter(|r| {
+            r.growth.self_delta_pts() > MIN_GROWTH_PTS
+                || r.growth.total_delta_pts() > MIN_GROWTH_PTS
+        })
         .collect();
     // Points to a millionth: shares summed in another order must still tie.
-    let key = |r: &FrameGrowth| (r.total_delta_pts() * 1e6).round() as i64;
+    let key = |r: &Candidate<'_>| (r.growth.total_delta_pts() * 1e6).round() as i64;
+    let self_delta = |r: &Candidate<'_>| r.growth.self_delta_pts();
     rows.sort_by(|x, y| {
         key(y)
             .cmp(&key(x))
-            .then(y.self_delta_pts().total_cmp(&x.self_delta_pts()))
-            .then(x.frame.cmp(&y.frame))
+            .then(self_delta(y).total_cmp(&self_delta(x)))
+            .then(x.name.cmp(y.name))
     });
     // Ties can straddle the cut: keep a margin until depths are known.
     rows.truncate(limit.saturating_mul(2).max(limit + 8));
-    let depth = mean_depths(&rows, current);
+    mean_depths(&mut rows, after);
     rows.sort_by(|x, y| {
         key(y)
             .cmp(&key(x))
-            .then(depth[&y.frame].total_cmp(&depth[&x.frame]))
-            .then(y.self_delta_pts().total_cmp(&x.self_delta_pts()))
-            .then(x.frame.cmp(&y.frame))
+            .then(y.depth.total_cmp(&x.depth))
+            .then(self_delta(y).total_cmp(&self_delta(x)))
+            .then(x.name.cmp(y.name))
     });
     rows.truncate(limit);
-    mark_callers(&mut rows, current);
-    rows
+    let ids: Vec<usize> = rows.iter().map(|r| r.id).collect();
+    let mut out: Vec<FrameGrowth> = rows
+        .into_iter()
+        .map(|r| FrameGrowth {
+            frame: r.name.to_string(),
+            ..r.growth
+        })
+        .collect();
+    mark_callers(&mut out, &ids, after);
+    out
 }
 
-/// Each row's mean depth in the current profile (its first occurrence per
-/// stack, weighted), 0 for frames it does not have.
-fn mean_depths(rows: &[FrameGrowth], current: &Comparable) -> HashMap<String, f64> {
-    let mut sums: HashMap<&str, (f64, f64)> = rows
-        .iter()
-        .map(|r| (r.frame.as_str(), (0.0, 0.0)))
-        .collect();
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    for (stack, &w) in &current.stacks {
-        seen.clear();
-        for (depth, frame) in stack.split(';').enumerate() {
-            if let Some(sum) = sums.get_mut(frame)
-                && seen.insert(frame)
+/// By frame number, the row of `ids` that is that frame (`None`: none);
+/// as long as the numbering `current` knows, which is all its stacks hold.
+fn rows_by_frame(ids: &[usize], current: &FrameTable) -> Vec<Option<usize>> {
+    let mut row_of = vec![None; current.held.len()];
+    for (row, &id) in ids.iter().enumerate() {
+        if let Some(slot) = row_of.get_mut(id) {
+            *slot = Some(row);
+        }
+    }
+    row_of
+}
+
+/// Sets each row's mean depth in the current profile (its first occurrence
+/// per stack, weighted), 0 for frames it does not have.
+fn mean_depths(rows: &mut [Candidate<'_>], current: &FrameTable) {
+    let ids: Vec<usize> = rows.iter().map(|r| r.id).collect();
+    let row_of = rows_by_frame(&ids, current);
+    let mut sums = vec![(0.0f64, 0.0f64); rows.len()];
+    // Per row: the last stack counted (+1), so a frame counts once per stack.
+    let mut seen = vec![0usize; rows.len()];
+    for (n, (frames, w)) in current.stacks().enumerate() {
+        for (depth, &id) in frames.iter().enumerate() {
+            if let Some(row) = row_of[id]
+                && seen[row] != n + 1
             {
-                sum.0 += w * depth as f64;
-                sum.1 += w;
+                seen[row] = n + 1;
+                sums[row].0 += w * depth as f64;
+                sums[row].1 += w;
             }
         }
     }
-    sums.into_iter()
-        .map(|(frame, (d, w))| (frame.to_string(), if w > 0.0 { d / w } else { 0.0 }))
-        .collect()
+    for (row, (d, w)) in rows.iter_mut().zip(sums) {
+        row.depth = if w > 0.0 { d / w } else { 0.0 };
+    }
 }
 
 /// Sets `caller_of` on rows that call a row ranked above them in at least
-/// [`CALLER_SHARE`] of that row's current weight.
-fn mark_callers(rows: &mut [FrameGrowth], current: &Comparable) {
-    let index: HashMap<&str, usize> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.frame.as_str(), i))
-        .collect();
+/// [`CALLER_SHARE`] of that row's current weight. `ids`: each row's frame
+/// number.
+fn mark_callers(rows: &mut [FrameGrowth], ids: &[usize], current: &FrameTable) {
+    let row_of = rows_by_frame(ids, current);
     let n = rows.len();
     // above[i][j]: weight of stacks where row i is an ancestor of row j.
     let mut above = vec![vec![0.0f64; n]; n];
     let mut weight = vec![0.0f64; n];
     let mut first_at: Vec<Option<usize>> = vec![None; n];
-    for (stack, &w) in &current.stacks {
+    let mut present: Vec<usize> = Vec::with_capacity(n);
+    for (frames, w) in current.stacks() {
         first_at.iter_mut().for_each(|p| *p = None);
-        let mut present: Vec<usize> = Vec::new();
-        for (depth, frame) in stack.split(';').enumerate() {
-            if let Some(&i) = index.get(frame)
+        present.clear();
+        for (depth, &id) in frames.iter().enumerate() {
+            if let Some(i) = row_of[id]
                 && first_at[i].is_none()
             {
                 first_at[i] = Some(depth);

@@ -120,7 +120,8 @@ fn split_count(line: &str) -> Option<(&str, f64)> {
     // `\s`): a no-break space inside a frame name is part of the name. It
     // also keeps `at + 1` on a character boundary (fuzzing found a U+00A0
     // here panicking the slice).
-    let at = line.rfind(|c: char| c.is_ascii_whitespace())?;
+    // Bytewise: an ASCII byte is never part of a longer character.
+    let at = line.bytes().rposition(|b| b.is_ascii_whitespace())?;
     let token = &line[at + 1..];
     if !is_count(token) {
         return None;

@@ -48,7 +48,7 @@ pub type Stack = Arc<str>;
 /// use from every thread.
 #[derive(Default)]
 pub struct StackInterner {
-    stacks: Mutex<HashSet<Stack>>,
+    stacks: Mutex<HashSet<Stack, std::hash::BuildHasherDefault<crate::hash::FastHasher>>>,
 }
 
 impl StackInterner {

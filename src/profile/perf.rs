@@ -196,10 +196,7 @@ pub(super) fn unshield(text: &str) -> String {
 /// Whether the text starts like `perf script` output: an event line followed
 /// by an indented stack line (inferno's own check).
 pub(super) fn looks_like_perf_script(text: &str) -> bool {
-    let head = match text.char_indices().nth(64 * 1024) {
-        Some((cut, _)) => &text[..cut],
-        None => text,
-    };
+    let head = head_chars(text, 64 * 1024);
     Folder::default().is_applicable(head) == Some(true)
 }
 
@@ -371,10 +368,7 @@ fn drop_counts_without_stacks(text: &str) -> std::borrow::Cow<'_, str> {
 /// Whether the text looks like DTrace aggregation output (stack lines with
 /// `` module`function `` after a blank line, then a count).
 pub(super) fn looks_like_dtrace(text: &str) -> bool {
-    let head = match text.char_indices().nth(64 * 1024) {
-        Some((cut, _)) => &text[..cut],
-        None => text,
-    };
+    let head = head_chars(text, 64 * 1024);
     inferno::collapse::dtrace::Folder::default().is_applicable(head) == Some(true)
 }
 
@@ -389,4 +383,17 @@ pub(super) fn parse_dtrace(text: &str, path: &Path, kind: &str) -> Result<Profil
     let mut profile = folded::parse_folded(&folded_text, path, kind)?;
     profile.format = ProfileFormat::Dtrace;
     Ok(profile)
+}
+
+/// The first `n` characters of `text` (all of it when it is shorter),
+/// without walking a text that cannot be longer.
+fn head_chars(text: &str, n: usize) -> &str {
+    // A character is at least one byte.
+    if text.len() <= n {
+        return text;
+    }
+    match text.char_indices().nth(n) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    }
 }

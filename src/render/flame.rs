@@ -24,7 +24,7 @@ use inferno::flamegraph::color::{BasicPalette, Color, MultiPalette, Palette, Pal
 use inferno::flamegraph::{self, Options};
 
 use crate::error::Error;
-use crate::profile::compare::{Comparable, FrameGrowth, frame_changes};
+use crate::profile::compare::{Comparable, FrameGrowth, frame_changes_and_largest};
 use crate::profile::{Profile, Stack, format_weight};
 
 /// Upper bound for one SVG. A 30 s JVM profile at 0.1% minimum width is
@@ -84,16 +84,9 @@ pub fn diff_scale_pts(baseline: &Comparable, current: &Comparable) -> f64 {
     FlameDiff::new(baseline, current).scale_pts()
 }
 
-fn scale_for(changes: &BTreeMap<String, FrameGrowth>, current: &Comparable) -> f64 {
-    // Every occurrence of every drawn frame: the largest is the same as
-    // over the distinct frames, without collecting them first.
-    let largest = current
-        .stacks
-        .keys()
-        .flat_map(|s| s.split(';'))
-        .filter_map(|f| changes.get(f))
-        .map(|g| g.total_delta_pts().abs())
-        .fold(0.0f64, f64::max);
+/// The colour scale for `largest`, the largest change of a drawn frame's
+/// total share (absolute, points).
+fn scale_for(largest: f64) -> f64 {
     [5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 75.0, 100.0]
         .into_iter()
         .find(|&step| step >= largest.max(MIN_COLOUR_SCALE_PTS))
@@ -101,8 +94,9 @@ fn scale_for(changes: &BTreeMap<String, FrameGrowth>, current: &Comparable) -> f
 }
 
 /// A profile against its baseline, as the differential graph draws it:
-/// every frame's change ([`frame_changes`]) and the colour scale, computed
-/// once for the page's legend and the SVG.
+/// every frame's change
+/// ([`frame_changes`](crate::profile::compare::frame_changes)) and the
+/// colour scale, computed once for the page's legend and the SVG.
 pub struct FlameDiff<'a> {
     baseline: &'a Comparable,
     current: &'a Comparable,
@@ -112,8 +106,9 @@ pub struct FlameDiff<'a> {
 
 impl<'a> FlameDiff<'a> {
     pub fn new(baseline: &'a Comparable, current: &'a Comparable) -> FlameDiff<'a> {
-        let changes = frame_changes(baseline, current);
-        let scale_pts = scale_for(&changes, current);
+        // The frames drawn are the current profile's.
+        let (changes, largest) = frame_changes_and_largest(baseline, current);
+        let scale_pts = scale_for(largest);
         FlameDiff {
             baseline,
             current,
