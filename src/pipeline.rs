@@ -42,6 +42,12 @@ pub struct BuildOptions {
     /// The build's time (runs dated more than a day after it are not
     /// trusted); `None`: `ingest::build_time()`.
     pub now: Option<chrono::DateTime<chrono::Utc>>,
+    /// The process ends right after the build (the command line): the
+    /// analysis is then not freed value by value, the system takes the
+    /// memory back at once — about 0.07 s of a 2.4 s build after one new
+    /// run at 120 endpoints × 3 years, on one core, at the very end.
+    /// Leave it `false` in a process that goes on.
+    pub process_exits_after: bool,
 }
 
 /// What a build did.
@@ -176,7 +182,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         return Ok(up_to_date_report(summary, &load, counts, notices, clock));
     }
     clock.lap("read");
-    let analysis = analyse(&loaded.archive, loaded.diagnostics);
+    let mut analysis = analyse(&loaded.archive, loaded.diagnostics);
     clock.lap("analyse");
     // The archive's rounds are shared with the analysis; the rest of the
     // archive is not needed any more.
@@ -207,7 +213,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         bytes: written.bytes,
         latest_regressions: analysis.latest_run_regressions(),
         latest_failures: analysis.latest_run_failures(),
-        diagnostics: analysis.diagnostics,
+        diagnostics: std::mem::take(&mut analysis.diagnostics),
     };
     let cache = load.cache.as_ref();
     record_site(&inputs, &opts.out, &summary, cache, &mut notices);
@@ -220,6 +226,9 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         ));
     }
     clock.lap("cache");
+    if opts.process_exits_after {
+        std::mem::forget(analysis);
+    }
     Ok(BuildReport {
         stages: clock.stages,
         ..report(

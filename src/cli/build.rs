@@ -72,6 +72,7 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         },
         publish: Default::default(),
         now: None,
+        process_exits_after: true,
     })?;
     let (warnings, notes): (Vec<_>, Vec<_>) =
         report.diagnostics.iter().partition(|d| d.is_warning());
