@@ -213,9 +213,410 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Digested<T> {
     }
 }
 
+/// A 128-bit digest of a `Serialize` value: every number and string it
+/// serialises, floats as their bits, each with a tag of its kind, struct
+/// fields with their names, sequences and maps with an end mark, so that
+/// two different values give different bytes to hash. Nothing is
+/// formatted: for a page memo key (`render::memo`) it is about ten times
+/// cheaper than hashing the value's `Debug` form. Fields a type skips
+/// when it serialises (`#[serde(skip)]`) are not in the digest.
+pub fn serde_digest(value: &impl serde::Serialize) -> u128 {
+    // The bytes are gathered, then hashed at once: the streaming hasher's
+    // cost per call dwarfed the few bytes of each field.
+    let mut digest = SerdeDigest(Vec::with_capacity(4096));
+    // Hashing never fails; a custom `Serialize` that errs gives the digest
+    // of what came before, tagged.
+    if value.serialize(&mut digest).is_err() {
+        digest.tag(0xff);
+    }
+    xxhash_rust::xxh3::xxh3_128(&digest.0)
+}
+
+struct SerdeDigest(Vec<u8>);
+
+impl SerdeDigest {
+    fn tag(&mut self, tag: u8) {
+        self.0.push(tag);
+    }
+    fn bytes(&mut self, tag: u8, bytes: &[u8]) {
+        self.tag(tag);
+        self.0
+            .extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.0.extend_from_slice(bytes);
+    }
+    fn number(&mut self, tag: u8, bits: u128) {
+        self.tag(tag);
+        self.0.extend_from_slice(&bits.to_le_bytes());
+    }
+}
+
+#[derive(Debug)]
+struct SerdeDigestError;
+
+impl std::fmt::Display for SerdeDigestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a value could not be serialised")
+    }
+}
+
+impl std::error::Error for SerdeDigestError {}
+
+impl serde::ser::Error for SerdeDigestError {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        SerdeDigestError
+    }
+}
+
+type DigestResult = Result<(), SerdeDigestError>;
+
+impl serde::Serializer for &mut SerdeDigest {
+    type Ok = ();
+    type Error = SerdeDigestError;
+    type SerializeSeq = Self;
+    type SerializeTuple = Self;
+    type SerializeTupleStruct = Self;
+    type SerializeTupleVariant = Self;
+    type SerializeMap = Self;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = Self;
+
+    fn serialize_bool(self, v: bool) -> DigestResult {
+        self.number(1, u128::from(v));
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> DigestResult {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i16(self, v: i16) -> DigestResult {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i32(self, v: i32) -> DigestResult {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i64(self, v: i64) -> DigestResult {
+        self.number(2, v as i128 as u128);
+        Ok(())
+    }
+    fn serialize_i128(self, v: i128) -> DigestResult {
+        self.number(2, v as u128);
+        Ok(())
+    }
+    fn serialize_u8(self, v: u8) -> DigestResult {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u16(self, v: u16) -> DigestResult {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u32(self, v: u32) -> DigestResult {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u64(self, v: u64) -> DigestResult {
+        self.number(3, u128::from(v));
+        Ok(())
+    }
+    fn serialize_u128(self, v: u128) -> DigestResult {
+        self.number(3, v);
+        Ok(())
+    }
+    fn serialize_f32(self, v: f32) -> DigestResult {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_f64(self, v: f64) -> DigestResult {
+        self.number(4, u128::from(v.to_bits()));
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> DigestResult {
+        self.number(5, u128::from(u32::from(v)));
+        Ok(())
+    }
+    fn serialize_str(self, v: &str) -> DigestResult {
+        self.bytes(6, v.as_bytes());
+        Ok(())
+    }
+    fn serialize_bytes(self, v: &[u8]) -> DigestResult {
+        self.bytes(7, v);
+        Ok(())
+    }
+    fn serialize_none(self) -> DigestResult {
+        self.tag(8);
+        Ok(())
+    }
+    fn serialize_some<T: serde::Serialize + ?Sized>(self, value: &T) -> DigestResult {
+        self.tag(9);
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> DigestResult {
+        self.tag(10);
+        Ok(())
+    }
+    fn serialize_unit_struct(self, name: &'static str) -> DigestResult {
+        self.bytes(11, name.as_bytes());
+        Ok(())
+    }
+    fn serialize_unit_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        _: &'static str,
+    ) -> DigestResult {
+        self.bytes(12, name.as_bytes());
+        self.number(12, u128::from(index));
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: serde::Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        value: &T,
+    ) -> DigestResult {
+        self.bytes(13, name.as_bytes());
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: serde::Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        index: u32,
+        _: &'static str,
+        value: &T,
+    ) -> DigestResult {
+        self.bytes(14, name.as_bytes());
+        self.number(14, u128::from(index));
+        value.serialize(self)
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self, SerdeDigestError> {
+        self.tag(15);
+        Ok(self)
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self, SerdeDigestError> {
+        self.tag(16);
+        Ok(self)
+    }
+    fn serialize_tuple_struct(
+        self,
+        name: &'static str,
+        _: usize,
+    ) -> Result<Self, SerdeDigestError> {
+        self.bytes(17, name.as_bytes());
+        Ok(self)
+    }
+    fn serialize_tuple_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self, SerdeDigestError> {
+        self.bytes(18, name.as_bytes());
+        self.number(18, u128::from(index));
+        Ok(self)
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self, SerdeDigestError> {
+        self.tag(19);
+        Ok(self)
+    }
+    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Self, SerdeDigestError> {
+        self.bytes(20, name.as_bytes());
+        Ok(self)
+    }
+    fn serialize_struct_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self, SerdeDigestError> {
+        self.bytes(21, name.as_bytes());
+        self.number(21, u128::from(index));
+        Ok(self)
+    }
+}
+
+/// The end of a sequence, tuple, map or struct.
+const END: u8 = 0xfe;
+
+impl serde::ser::SerializeSeq for &mut SerdeDigest {
+    type Ok = ();
+    type Error = SerdeDigestError;
+    fn serialize_element<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
+        self.tag(22);
+        value.serialize(&mut **self)
+    }
+    fn end(self) -> DigestResult {
+        self.tag(END);
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeTuple for &mut SerdeDigest {
+    type Ok = ();
+    type Error = SerdeDigestError;
+    fn serialize_element<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
+        self.tag(22);
+        value.serialize(&mut **self)
+    }
+    fn end(self) -> DigestResult {
+        self.tag(END);
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeTupleStruct for &mut SerdeDigest {
+    type Ok = ();
+    type Error = SerdeDigestError;
+    fn serialize_field<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
+        self.tag(22);
+        value.serialize(&mut **self)
+    }
+    fn end(self) -> DigestResult {
+        self.tag(END);
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeTupleVariant for &mut SerdeDigest {
+    type Ok = ();
+    type Error = SerdeDigestError;
+    fn serialize_field<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
+        self.tag(22);
+        value.serialize(&mut **self)
+    }
+    fn end(self) -> DigestResult {
+        self.tag(END);
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeMap for &mut SerdeDigest {
+    type Ok = ();
+    type Error = SerdeDigestError;
+    fn serialize_key<T: serde::Serialize + ?Sized>(&mut self, key: &T) -> DigestResult {
+        self.tag(23);
+        key.serialize(&mut **self)
+    }
+    fn serialize_value<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
+        self.tag(24);
+        value.serialize(&mut **self)
+    }
+    fn end(self) -> DigestResult {
+        self.tag(END);
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeStruct for &mut SerdeDigest {
+    type Ok = ();
+    type Error = SerdeDigestError;
+    fn serialize_field<T: serde::Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> DigestResult {
+        self.bytes(25, key.as_bytes());
+        value.serialize(&mut **self)
+    }
+    fn end(self) -> DigestResult {
+        self.tag(END);
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeStructVariant for &mut SerdeDigest {
+    type Ok = ();
+    type Error = SerdeDigestError;
+    fn serialize_field<T: serde::Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> DigestResult {
+        self.bytes(25, key.as_bytes());
+        value.serialize(&mut **self)
+    }
+    fn end(self) -> DigestResult {
+        self.tag(END);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_serde_digest_tells_every_difference_apart() {
+        #[derive(serde::Serialize, Clone)]
+        struct Point {
+            name: String,
+            label: Option<String>,
+            values: Vec<f64>,
+            count: u64,
+            flag: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            extra: Option<f64>,
+            kind: Kind,
+        }
+        #[derive(serde::Serialize, Clone)]
+        enum Kind {
+            A,
+            B(u32),
+        }
+        let p = Point {
+            name: "orders".into(),
+            label: None,
+            values: vec![1.0, 2.0],
+            count: 3,
+            flag: false,
+            extra: None,
+            kind: Kind::A,
+        };
+        let d = serde_digest(&p);
+        assert_eq!(d, serde_digest(&p.clone()), "deterministic");
+        let changes: Vec<Point> = vec![
+            Point {
+                name: "order".into(),
+                ..p.clone()
+            },
+            Point {
+                label: Some(String::new()),
+                ..p.clone()
+            },
+            Point {
+                values: vec![1.0, 2.000000000000001],
+                ..p.clone()
+            },
+            Point {
+                values: vec![1.0, 2.0, 0.0],
+                ..p.clone()
+            },
+            Point {
+                values: vec![-0.0 + 1.0, -0.0],
+                ..p.clone()
+            },
+            Point {
+                count: 4,
+                ..p.clone()
+            },
+            Point {
+                flag: true,
+                ..p.clone()
+            },
+            Point {
+                extra: Some(0.0),
+                ..p.clone()
+            },
+            Point {
+                kind: Kind::B(0),
+                ..p.clone()
+            },
+        ];
+        for (i, q) in changes.iter().enumerate() {
+            assert_ne!(serde_digest(q), d, "change {i}");
+        }
+        // Strings that concatenate the same way still differ.
+        assert_ne!(serde_digest(&("ab", "c")), serde_digest(&("a", "bc")));
+        assert_ne!(
+            serde_digest(&vec![vec![1u8], vec![]]),
+            serde_digest(&vec![vec![], vec![1u8]])
+        );
+    }
 
     #[test]
     fn fnv1a_matches_the_published_test_vectors() {

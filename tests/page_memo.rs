@@ -329,3 +329,87 @@ fn first_file(dir: &Path, suffix: &str) -> PathBuf {
     files.sort();
     files.remove(0)
 }
+
+fn inode(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .ino()
+}
+
+/// Year pages (an endpoint's runs older than its last year) are memoised
+/// on everything they show: a new run leaves them as they were, linked
+/// from the previous site; an edit of one of their rounds, or a name every
+/// page shows, renders them again, and the site is always what a
+/// `--no-cache` build makes.
+#[test]
+fn year_pages_are_linked_after_a_new_run_and_rendered_again_when_what_they_show_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(tmp.path()).unwrap();
+    let archive = dir.join("archive");
+    // 60 weeks: each endpoint has a page for 2025.
+    let o = Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["demo", "--endpoints", "2", "--weeks", "60", "--out"])
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = Case {
+        out: dir.join("site"),
+        archive,
+        dir,
+        _tmp: tmp,
+    };
+    let mut runs: Vec<String> = std::fs::read_dir(c.archive.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    runs.sort();
+    let (first, latest) = (&runs[0], &runs[runs.len() - 1]);
+    let held = c.dir.join("held");
+    std::fs::rename(c.archive.join("runs").join(latest), &held).unwrap();
+    c.identical_to_no_cache("the first build");
+    let year_page = c.out.join("endpoints/cancel-order/2025.html");
+    let (before, inode_before) = (std::fs::read(&year_page).unwrap(), inode(&year_page));
+
+    std::fs::rename(&held, c.archive.join("runs").join(latest)).unwrap();
+    let (_, reused) = c.identical_to_no_cache("a run added");
+    assert!(reused >= 2, "both year pages are reused: {reused}");
+    assert_eq!(
+        inode(&year_page),
+        inode_before,
+        "the year page is linked from the previous site"
+    );
+
+    // A round of the first (2025) run, edited under touch -r.
+    let round = c
+        .archive
+        .join(format!("runs/{first}/cancel-order/round-1.json"));
+    let text = std::fs::read_to_string(&round).unwrap();
+    // The p99 of `http_req_duration`: the first "p(99)" after its name.
+    let metric = text.find("\"http_req_duration\"").unwrap();
+    let at = metric + text[metric..].find("\"p(99)\":").unwrap();
+    let end = at + text[at..].find([',', '}']).unwrap();
+    // (The same figures are there again for the expected responses.)
+    let edited = text.replace(&text[at..end], "\"p(99)\":999.5");
+    let mtime = std::fs::metadata(&round).unwrap().modified().unwrap();
+    std::fs::remove_file(&round).unwrap();
+    common::write_with_mtime(&round, edited, mtime);
+    c.identical_to_no_cache("a round of 2025 edited under touch -r");
+    let after_edit = std::fs::read(&year_page).unwrap();
+    assert_ne!(after_edit, before, "the 2025 page shows the edited round");
+
+    // The endpoint's name, shown by every page.
+    edit_keeping_mtime(
+        &c.archive.join("perfdash.toml"),
+        "POST /api/orders/{id}/cancel\"",
+        "POST /api/orders/{id}/cancel-v2\"",
+    );
+    c.identical_to_no_cache("the endpoint renamed");
+    let renamed = std::fs::read_to_string(&year_page).unwrap();
+    assert!(
+        renamed.contains("cancel-v2"),
+        "the 2025 page shows the new name"
+    );
+}

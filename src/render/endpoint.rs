@@ -3,6 +3,7 @@
 //! as weekly medians, each year in full on `endpoints/<slug>/<year>.html`
 //! (so that a page stays light however long the history grows).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -14,18 +15,22 @@ use super::charts::{PointInfo, TrendInput, TrendView, trend_views};
 use super::context::{Ctx, RunLabel, SuspectView};
 use super::display::{DisplayState, display_state};
 use super::evidence::{EvidenceView, evidence_view};
-use super::figures::FiguresView;
+use super::figures::{FiguresView, environment_mark};
+use super::flame_pages::{FlameLink, flame_links};
 use super::format as f;
+use super::memo::PointKey;
 use super::rows::{
     ChangePointRow, EnvChangeRow, Page, PointRow, VerdictView, change_point_row, env_change_row,
-    point_row, point_row_of, render, settings_line,
+    point_row, point_row_with, render, settings_line,
 };
 use crate::analyse::alarms::Alarm;
-use crate::analyse::{EndpointAnalysis, RunPoint};
+use crate::analyse::{EndpointAnalysis, EnvironmentChange, RunPoint};
 use crate::calendar;
 use crate::error::Error;
+use crate::model::Annotation;
 
 /// One alarm of the archive's policy with its evidence.
+#[derive(Debug, Clone)]
 pub struct AlarmRow {
     /// The candidate run: the first over the line.
     pub run: RunLabel,
@@ -85,6 +90,7 @@ pub struct EndpointPage {
 
 /// One year of the history older than the last year: its weeks as
 /// weekly medians, and its page with every run.
+#[derive(Debug, Clone)]
 pub struct OlderYear {
     pub year: i32,
     pub href: String,
@@ -95,6 +101,7 @@ pub struct OlderYear {
 }
 
 /// One ISO week of older history.
+#[derive(Debug, Clone)]
 pub struct WeekRow {
     /// `2024-W07`.
     pub week: String,
@@ -286,32 +293,50 @@ fn older_years(e: &EndpointAnalysis, cut: usize, slug: &str) -> Vec<OlderYear> {
         .collect()
 }
 
-/// One endpoint's page, and a page per year older than the last year.
-pub fn endpoint_pages(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Vec<Page>, Error> {
+/// One endpoint's main page: its last year in full, older runs as
+/// weekly medians (each year in full on a page of [`year_page_inputs`]).
+pub fn endpoint_page(ctx: &Ctx, e: &EndpointAnalysis) -> Result<Page, Error> {
     let slug = ctx.slugs.endpoint(&e.id);
     let cut = last_year_start(e);
-    if cut == 0 {
-        return Ok(vec![endpoint_page(ctx, e, e, PageKind::Main(Vec::new()))?]);
-    }
-    let older = older_years(e, cut, slug);
-    let years: Vec<i32> = older.iter().map(|y| y.year).collect();
-    let mut pages = vec![endpoint_page(
-        ctx,
-        e,
-        &slice(e, cut..e.points.len()),
-        PageKind::Main(older),
-    )?];
-    for year in years {
-        let start = e.points.partition_point(|p| p.started_at.year() < year);
-        let end = e.points.partition_point(|p| p.started_at.year() <= year);
-        pages.push(endpoint_page(
+    let inputs = match cut {
+        0 => EndpointInputs::of(ctx, e, Cow::Borrowed(e), PageKind::Main(Vec::new())),
+        _ => EndpointInputs::of(
             ctx,
             e,
-            &slice(e, start..end),
-            PageKind::Year(year),
-        )?);
-    }
-    Ok(pages)
+            Cow::Owned(slice(e, cut..e.points.len())),
+            PageKind::Main(older_years(e, cut, slug)),
+        ),
+    };
+    inputs.render()
+}
+
+/// The years older than `e`'s last year that have a page of their own:
+/// the years of the weeks its main page lists as weekly medians.
+pub fn page_years(e: &EndpointAnalysis) -> Vec<i32> {
+    let cut = last_year_start(e);
+    let mut years: Vec<i32> = e.points[..cut]
+        .iter()
+        .map(|p| calendar::week_monday(p.started_at.date_naive()).year())
+        .collect();
+    years.sort_unstable();
+    years.dedup();
+    years
+}
+
+/// What the page of `e`'s runs in `year` is made from.
+pub fn year_page_inputs<'a>(
+    ctx: &Ctx<'a>,
+    e: &'a EndpointAnalysis,
+    year: i32,
+) -> EndpointInputs<'a> {
+    let start = e.points.partition_point(|p| p.started_at.year() < year);
+    let end = e.points.partition_point(|p| p.started_at.year() <= year);
+    EndpointInputs::of(
+        ctx,
+        e,
+        Cow::Owned(slice(e, start..end)),
+        PageKind::Year(year),
+    )
 }
 
 /// Which page of an endpoint.
@@ -336,151 +361,258 @@ fn trusted_span(
     (first, last)
 }
 
-/// The trend chart's views of `shown` (`labels`: its points' runs) and
-/// the annotations drawn on it. `older`: the page shows the last year of
-/// a longer history; a year page (`year`) draws only its whole year.
-fn chart_views<'a>(
-    ctx: &'a Ctx,
-    e: &EndpointAnalysis,
-    (shown, labels): (&EndpointAnalysis, &[RunLabel]),
+/// Everything one endpoint page shows, gathered from the analysis by
+/// [`EndpointInputs::of`]; [`EndpointInputs::render`] makes the page from
+/// this value alone (no `Ctx`), so its `Debug` form is a complete page
+/// memo key (`render::memo`). Year pages are memoised on it: after a new
+/// run, 360 year pages at 120 endpoints × 3 years were rendered again
+/// (most of it building their rows and charts) for 31 that changed.
+#[derive(Debug)]
+pub struct EndpointInputs<'a> {
+    path: String,
+    root: &'static str,
+    slug: &'a str,
+    /// The runs the page shows (all, the last year, or one year).
+    shown: Shown<'a>,
+    /// For each shown point: its run, the run's environment mark, its
+    /// flame-graph links.
+    labels: Vec<RunLabel>,
+    environment_marks: Vec<String>,
+    flames: Vec<Vec<FlameLink>>,
+    environment: &'a [EnvironmentChange],
+    annotations: Vec<&'a Annotation>,
     year: Option<i32>,
-    older: bool,
-) -> (Vec<TrendView>, Vec<&'a crate::model::Annotation>) {
-    let analysis = ctx.analysis;
-    let slug = ctx.slugs.endpoint(&e.id);
-    let infos: Vec<PointInfo> = shown
-        .points
-        .iter()
-        .zip(labels)
-        .map(|(p, run)| point_info(p, run))
-        .collect();
-    // The chart spans the runs whose time can be trusted; so do the
-    // annotations and environment changes listed with it.
-    let (first, last) = trusted_span(shown);
-    let annotations: Vec<&crate::model::Annotation> = analysis
-        .annotations
-        .iter()
-        .filter(|a| a.concerns(&e.id))
-        .filter(|a| first.is_some_and(|t| t <= a.at) && last.is_some_and(|t| a.at <= t))
-        .collect();
-    let mut views = trend_views(
-        &TrendInput {
-            endpoint: shown,
-            points: &infos,
-            environment: &analysis.environment_changes,
-            annotations: &annotations,
-        },
-        &format!("chart-{slug}"),
-    );
-    if older {
-        // The whole of what is drawn is the last year.
-        for v in views.iter_mut().filter(|v| v.range.key == "all") {
-            v.range = RANGES[2];
-        }
-    }
-    if year.is_some() {
-        // A year page is for reading that year whole.
-        views.retain(|v| v.range.key == "all");
-        for v in &mut views {
-            v.default = true;
-        }
-    }
-    (views, annotations)
+    older: Vec<OlderYear>,
+    alarms: Vec<AlarmRow>,
+    change_points: Vec<ChangePointRow>,
+    env_changes: Vec<EnvChangeRow>,
+    policy: &'static str,
+    untrusted: Vec<super::context::UntrustedRun>,
+    latest: Option<PointRow>,
+    settings_line: String,
+    capacity: Option<(String, String)>,
+    service: Option<(String, String)>,
 }
 
-/// A page of endpoint `e` showing the runs of `shown` (all of `e`, its
-/// last year, or one year).
-fn endpoint_page(
-    ctx: &Ctx,
-    e: &EndpointAnalysis,
-    shown: &EndpointAnalysis,
-    kind: PageKind,
-) -> Result<Page, Error> {
-    let analysis = ctx.analysis;
-    let slug = ctx.slugs.endpoint(&e.id);
-    let (root, path, year, older) = match kind {
-        PageKind::Main(older) => ("../", format!("endpoints/{slug}.html"), None, older),
-        PageKind::Year(y) => (
-            "../../",
-            format!("endpoints/{slug}/{y}.html"),
-            Some(y),
-            Vec::new(),
-        ),
-    };
-    // Each point's run as the chart and the table both name it, made once.
-    let labels: Vec<RunLabel> = shown
-        .points
-        .iter()
-        .map(|p| ctx.run_label(&p.run, root, Some(slug)))
-        .collect();
-    let (views, annotations) = chart_views(ctx, e, (shown, &labels), year, !older.is_empty());
-    let mut rows: Vec<PointRow> = shown
-        .points
-        .iter()
-        .zip(labels)
-        .map(|(p, run)| point_row_of(ctx, p, e, root, run))
-        .collect();
-    rows.reverse(); // newest first
-    // Alarms are few and are the page's point: all of them on the main
-    // page, none on a year page (its runs carry their verdicts).
-    let mut alarms: Vec<AlarmRow> = match year {
-        Some(_) => Vec::new(),
-        None => ctx
-            .endpoint_alarms(&e.id)
+/// The shown runs in a memo key: every field, each point as a
+/// [`PointKey`] (its rounds as a digest). Fields listed by destructuring:
+/// a field added to `EndpointAnalysis` does not compile until it is here.
+struct Shown<'a>(Cow<'a, EndpointAnalysis>);
+
+impl std::fmt::Debug for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let EndpointAnalysis {
+            id,
+            name,
+            threshold_ratio,
+            points,
+            branch_points,
+            change_points,
+        } = &*self.0;
+        write!(f, "Shown{:?}", (id, name, threshold_ratio, change_points))?;
+        for p in points {
+            write!(f, "{:?}", PointKey(p))?;
+        }
+        f.write_str("|")?;
+        for p in branch_points {
+            write!(f, "{:?}", PointKey(p))?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> EndpointInputs<'a> {
+    /// A page of endpoint `e` showing the runs of `shown` (all of `e`, its
+    /// last year, or one year).
+    fn of(
+        ctx: &Ctx<'a>,
+        e: &'a EndpointAnalysis,
+        shown: Cow<'a, EndpointAnalysis>,
+        kind: PageKind,
+    ) -> EndpointInputs<'a> {
+        let analysis = ctx.analysis;
+        let slug = ctx.slugs.endpoint(&e.id);
+        let (root, path, year, older) = match kind {
+            PageKind::Main(older) => ("../", format!("endpoints/{slug}.html"), None, older),
+            PageKind::Year(y) => (
+                "../../",
+                format!("endpoints/{slug}/{y}.html"),
+                Some(y),
+                Vec::new(),
+            ),
+        };
+        // The chart spans the runs whose time can be trusted; so do the
+        // annotations, change points and environment changes listed with
+        // it.
+        let (first, last) = trusted_span(&shown);
+        let in_shown = |t| first.is_some_and(|f| f <= t) && last.is_some_and(|l| t <= l);
+        // Alarms are few and are the page's point: all of them on the
+        // main page, none on a year page (its runs carry their verdicts).
+        let mut alarms: Vec<AlarmRow> = match year {
+            Some(_) => Vec::new(),
+            None => ctx
+                .endpoint_alarms(&e.id)
+                .iter()
+                .map(|a| alarm_row(ctx, a, e, root))
+                .collect(),
+        };
+        alarms.reverse(); // newest first
+        let flames = shown
+            .points
             .iter()
-            .map(|a| alarm_row(ctx, a, e, root))
-            .collect(),
-    };
-    alarms.reverse(); // newest first
-    // Change points and environment changes are listed over the span of
-    // the shown runs whose time can be trusted.
-    let (first, last) = trusted_span(shown);
-    let in_shown = |t| first.is_some_and(|f| f <= t) && last.is_some_and(|l| t <= l);
-    let page = EndpointPage {
-        root,
-        name: e.name.clone(),
-        id: e.id.clone(),
-        views,
-        annotations: annotations
+            .map(|p| flame_links(p, e, ctx.slugs, root))
+            .collect();
+        // The page shows nothing else of the profiles than these links:
+        // a copy of the runs drops them (their tables and stacks were most
+        // of a year page's memo key).
+        let shown = match shown {
+            Cow::Owned(mut shown) => {
+                for p in &mut shown.points {
+                    p.profiles = Vec::new();
+                }
+                Cow::Owned(shown)
+            }
+            borrowed => borrowed,
+        };
+        EndpointInputs {
+            root,
+            slug,
+            // Each point's run as the chart and the table both name it.
+            labels: shown
+                .points
+                .iter()
+                .map(|p| ctx.run_label(&p.run, root, Some(slug)))
+                .collect(),
+            environment_marks: shown
+                .points
+                .iter()
+                .map(|p| {
+                    analysis
+                        .runs
+                        .get(p.run_index)
+                        .map(environment_mark)
+                        .unwrap_or_default()
+                })
+                .collect(),
+            flames,
+            environment: &analysis.environment_changes,
+            annotations: analysis
+                .annotations
+                .iter()
+                .filter(|a| a.concerns(&e.id))
+                .filter(|a| in_shown(a.at))
+                .collect(),
+            change_points: e
+                .change_points
+                .iter()
+                .rev()
+                .filter(|cp| year.is_none() || in_shown(cp.started_at))
+                .map(|cp| change_point_row(ctx, cp, e, root))
+                .collect(),
+            env_changes: analysis
+                .environment_changes
+                .iter()
+                .filter(|c| in_shown(c.started_at))
+                .rev()
+                .map(|c| env_change_row(ctx, c, root))
+                .collect(),
+            policy: analysis.settings.alarms.policy.name(),
+            alarms,
+            untrusted: ctx.untrusted_runs(root, Some(&shown.points)),
+            latest: match year {
+                Some(_) => None,
+                None => e.latest().map(|p| point_row(ctx, p, e, root)),
+            },
+            settings_line: settings_line(analysis),
+            capacity: capacity_line(ctx, e, root),
+            service: super::service::service_link(analysis, &e.id, root),
+            year,
+            older,
+            path,
+            shown: Shown(shown),
+        }
+    }
+
+    /// The page, from these inputs alone.
+    pub fn render(&self) -> Result<Page, Error> {
+        let shown: &EndpointAnalysis = &self.shown.0;
+        let (root, slug) = (self.root, self.slug);
+        let infos: Vec<PointInfo> = shown
+            .points
             .iter()
-            .map(|a| {
-                (
-                    f::datetime(a.at),
-                    a.text.clone(),
-                    a.link.clone().unwrap_or_default(),
+            .zip(&self.labels)
+            .map(|(p, run)| point_info(p, run))
+            .collect();
+        let mut views = trend_views(
+            &TrendInput {
+                endpoint: shown,
+                points: &infos,
+                environment: self.environment,
+                annotations: &self.annotations,
+            },
+            &format!("chart-{slug}"),
+        );
+        if !self.older.is_empty() {
+            // The whole of what is drawn is the last year.
+            for v in views.iter_mut().filter(|v| v.range.key == "all") {
+                v.range = RANGES[2];
+            }
+        }
+        if self.year.is_some() {
+            // A year page is for reading that year whole.
+            views.retain(|v| v.range.key == "all");
+            for v in &mut views {
+                v.default = true;
+            }
+        }
+        let mut rows: Vec<PointRow> = shown
+            .points
+            .iter()
+            .zip(self.labels.iter().zip(&self.environment_marks))
+            .zip(&self.flames)
+            .map(|((p, (run, env)), flames)| {
+                point_row_with(
+                    p,
+                    shown.threshold_ratio,
+                    run.clone(),
+                    env.clone(),
+                    flames.clone(),
                 )
             })
-            .collect(),
-        change_points: e
-            .change_points
-            .iter()
-            .rev()
-            .filter(|cp| year.is_none() || in_shown(cp.started_at))
-            .map(|cp| change_point_row(ctx, cp, e, root))
-            .collect::<Vec<ChangePointRow>>(),
-        env_changes: analysis
-            .environment_changes
-            .iter()
-            .filter(|c| in_shown(c.started_at))
-            .rev()
-            .map(|c| env_change_row(ctx, c, root))
-            .collect::<Vec<EnvChangeRow>>(),
-        policy: analysis.settings.alarms.policy.name(),
-        alarms,
-        csv_href: format!("{root}data/endpoints/{slug}.csv"),
-        untrusted: ctx.untrusted_runs(root, Some(&shown.points)),
-        latest: match year {
-            Some(_) => None,
-            None => e.latest().map(|p| point_row(ctx, p, e, root)),
-        },
-        rows,
-        threshold_ratio: format!("×{}", e.threshold_ratio),
-        settings_line: settings_line(analysis),
-        capacity: capacity_line(ctx, e, root),
-        service: super::service::service_link(analysis, &e.id, root),
-        year,
-        page_href: format!("{root}endpoints/{slug}.html"),
-        older,
-    };
-    Ok((path, render(&page, &e.id)?))
+            .collect();
+        rows.reverse(); // newest first
+        let page = EndpointPage {
+            root,
+            name: shown.name.clone(),
+            id: shown.id.clone(),
+            views,
+            annotations: self
+                .annotations
+                .iter()
+                .map(|a| {
+                    (
+                        f::datetime(a.at),
+                        a.text.clone(),
+                        a.link.clone().unwrap_or_default(),
+                    )
+                })
+                .collect(),
+            change_points: self.change_points.clone(),
+            env_changes: self.env_changes.clone(),
+            policy: self.policy,
+            alarms: self.alarms.clone(),
+            csv_href: format!("{root}data/endpoints/{slug}.csv"),
+            untrusted: self.untrusted.clone(),
+            latest: self.latest.clone(),
+            rows,
+            threshold_ratio: format!("×{}", shown.threshold_ratio),
+            settings_line: self.settings_line.clone(),
+            capacity: self.capacity.clone(),
+            service: self.service.clone(),
+            year: self.year,
+            page_href: format!("{root}endpoints/{slug}.html"),
+            older: self.older.clone(),
+        };
+        Ok((self.path.clone(), render(&page, &shown.id)?))
+    }
 }

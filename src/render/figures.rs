@@ -10,7 +10,7 @@ use crate::analyse::{RunInfo, RunPoint};
 use crate::model::Round;
 
 /// One figure's cell.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FigureCell {
     pub text: String,
     /// Crossed its line: shown in red.
@@ -20,7 +20,7 @@ pub struct FigureCell {
 }
 
 /// The figures of one run of one endpoint, display-ready.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FiguresView {
     pub p99: FigureCell,
     pub p90: String,
@@ -97,6 +97,7 @@ impl FiguresView {
 
 /// One round's p99 in a list of rounds; a failed round says so with its
 /// error rate.
+#[derive(Debug, Clone)]
 pub struct RoundCell {
     pub text: String,
     pub failed: bool,

@@ -23,6 +23,7 @@
 
 use std::fmt::{Debug, Write as _};
 
+use crate::analyse::RunPoint;
 use crate::hash::DebugHasher;
 use crate::model::Round;
 
@@ -94,6 +95,60 @@ impl Debug for RawRounds<'_> {
             "RawRounds({}, {:032x})",
             self.0.len(),
             xxhash_rust::xxh3::xxh3_128(&buf)
+        )
+    }
+}
+
+/// A run point in a page memo key: the digest of everything it
+/// serialises ([`crate::hash::serde_digest`], nothing formatted), and the
+/// `derive`d `Debug` form of what it does not serialise (and of its
+/// profiles, which skip some of theirs). The fields are listed by
+/// destructuring, so a field added to `RunPoint` does not compile until it
+/// is placed here.
+pub struct PointKey<'a>(pub &'a RunPoint);
+
+impl Debug for PointKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let RunPoint {
+            // Serialised:
+            run: _,
+            started_at: _,
+            rounds: _,
+            round_p99_ms: _,
+            median_p99_ms: _,
+            baseline_p99_ms: _,
+            ratio: _,
+            verdict: _,
+            baseline_runs: _,
+            not_comparable: _,
+            no_baseline_reason: _,
+            figures: _,
+            baseline_error_rate: _,
+            baseline_throughput_rps: _,
+            throughput_not_judged: _,
+            regressed: _,
+            accepted_change: _,
+            evidence: _,
+            // Not serialised, or not whole:
+            run_index,
+            commit,
+            decided_from,
+            untrusted_time,
+            series,
+            profiles,
+        } = self.0;
+        write!(
+            f,
+            "RunPoint({:032x}, {:?})",
+            crate::hash::serde_digest(self.0),
+            (
+                run_index,
+                commit,
+                decided_from,
+                untrusted_time,
+                series,
+                profiles
+            )
         )
     }
 }

@@ -199,6 +199,8 @@ enum Job<'a> {
     RunsIndex,
     Releases,
     Endpoint(&'a analyse::EndpointAnalysis),
+    /// The page of an endpoint's runs in one year older than its last.
+    EndpointYear(&'a analyse::EndpointAnalysis, i32),
     Run(usize),
     /// `data/runs/<slug>.json`: a run's rounds.
     RunRounds(usize),
@@ -270,6 +272,10 @@ pub fn render_site_into(
                     let inputs = compare::CompareInputs::of(&ctx, c);
                     memo.pages("comparison", &inputs, || inputs.render())
                 }
+                Job::EndpointYear(e, year) => {
+                    let inputs = endpoint::year_page_inputs(&ctx, e, year);
+                    memo.pages("endpoint-year", &inputs, || Ok(vec![inputs.render()?]))
+                }
                 Job::RunRounds(i) => {
                     let inputs = data::RunRoundsInputs::of(&ctx, i, options.pretty_json);
                     memo.pages("run-rounds", &inputs, || inputs.render())
@@ -318,6 +324,13 @@ fn jobs<'a>(analysis: &'a Analysis, slugs: &Slugs) -> Vec<Job<'a>> {
     comparisons.reverse();
     jobs.extend(comparisons.into_iter().map(Job::Comparison));
     jobs.extend(analysis.endpoints.iter().map(Job::Endpoint));
+    for e in &analysis.endpoints {
+        jobs.extend(
+            endpoint::page_years(e)
+                .into_iter()
+                .map(|year| Job::EndpointYear(e, year)),
+        );
+    }
     jobs.extend(analysis.capacity.iter().map(Job::Capacity));
     jobs.extend((0..analysis.runs.len()).map(Job::Run));
     jobs.extend((0..analysis.runs.len()).map(Job::RunRounds));
@@ -414,7 +427,8 @@ fn render_job(
         Job::History => vec![history::history_page(ctx)?],
         Job::RunsIndex => vec![run::runs_index_page(ctx)?],
         Job::Releases => vec![releases::releases_page(ctx)?],
-        Job::Endpoint(e) => endpoint::endpoint_pages(ctx, e)?,
+        Job::Endpoint(e) => vec![endpoint::endpoint_page(ctx, e)?],
+        Job::EndpointYear(e, year) => vec![endpoint::year_page_inputs(ctx, e, year).render()?],
         Job::Run(i) => vec![run::run_page(ctx, i)?],
         Job::RunRounds(i) => data::RunRoundsInputs::of(ctx, i, options.pretty_json).render()?,
         Job::Capacity(e) => capacity::capacity_page(ctx, e)?.into_iter().collect(),

@@ -17,7 +17,7 @@ use crate::error::Error;
 /// A rendered page: its path relative to the site root, and its bytes.
 pub type Page = (String, Vec<u8>);
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct VerdictView {
     /// The contract string.
     pub key: &'static str,
@@ -59,6 +59,7 @@ impl From<Verdict> for VerdictView {
     }
 }
 
+#[derive(Debug, Clone)]
 pub struct PointRow {
     pub run: RunLabel,
     /// The rounds' p99s; failed rounds say so with their error rate.
@@ -80,6 +81,7 @@ pub struct PointRow {
 }
 
 /// One change point under the endpoint chart and on the history page.
+#[derive(Debug, Clone)]
 pub struct ChangePointRow {
     pub endpoint: String,
     pub endpoint_href: String,
@@ -96,6 +98,7 @@ pub struct ChangePointRow {
 }
 
 /// One environment change, under the endpoint chart and on the history page.
+#[derive(Debug, Clone)]
 pub struct EnvChangeRow {
     pub run: RunLabel,
     pub previous: RunLabel,
@@ -142,25 +145,39 @@ pub(super) fn point_row_of(
     root: &str,
     run: RunLabel,
 ) -> PointRow {
+    let environment = ctx
+        .analysis
+        .runs
+        .get(p.run_index)
+        .map(environment_mark)
+        .unwrap_or_default();
+    let flames = flame_links(p, e, ctx.slugs, root);
+    point_row_with(p, e.threshold_ratio, run, environment, flames)
+}
+
+/// A point's row from what it shows besides the point: its run, the
+/// run's environment mark, its flame-graph links.
+pub(super) fn point_row_with(
+    p: &RunPoint,
+    threshold_ratio: f64,
+    run: RunLabel,
+    environment: String,
+    flames: Vec<FlameLink>,
+) -> PointRow {
     PointRow {
         run,
         rounds: round_cells(p),
         round_count: p.rounds.len(),
         median: f::median_p99(p),
         baseline: f::opt_ms(p.baseline_p99_ms),
-        threshold: f::opt_ms(p.threshold_p99_ms(e.threshold_ratio)),
+        threshold: f::opt_ms(p.threshold_p99_ms(threshold_ratio)),
         ratio: f::ratio(p.ratio),
         change: f::change(p.ratio),
         verdict: VerdictView::of(p),
         figures: FiguresView::of_point(p),
         no_baseline: p.no_baseline_reason.clone().unwrap_or_default(),
-        environment: ctx
-            .analysis
-            .runs
-            .get(p.run_index)
-            .map(environment_mark)
-            .unwrap_or_default(),
-        flames: flame_links(p, e, ctx.slugs, root),
+        environment,
+        flames,
     }
 }
 
