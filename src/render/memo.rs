@@ -18,6 +18,14 @@
 //! What the second step computes (layouts, colours, formats) is code,
 //! covered by the salt.
 //!
+//! Where the `Debug` form is too slow to write for every page of every
+//! build (281k rounds, 56k run points at 120 endpoints × 3 years), a
+//! value writes a digest of its data instead: [`RawRounds`] (a round's
+//! bits) and [`PointKey`] (`crate::hash::serde_digest` of what a run point
+//! serialises, the `Debug` form of the rest). Both list every field, the
+//! latter by destructuring, so that a new field does not compile until it
+//! is placed.
+//!
 //! A value whose `Debug` form is not stable between runs (a `HashMap`)
 //! would only make keys miss: never a wrong page, only a page rendered.
 
