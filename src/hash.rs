@@ -433,57 +433,30 @@ impl serde::Serializer for &mut SerdeDigest {
 /// The end of a sequence, tuple, map or struct.
 const END: u8 = 0xfe;
 
-impl serde::ser::SerializeSeq for &mut SerdeDigest {
-    type Ok = ();
-    type Error = SerdeDigestError;
-    fn serialize_element<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
-        self.tag(22);
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> DigestResult {
-        self.tag(END);
-        Ok(())
-    }
+/// The four compound kinds whose parts are plain elements.
+macro_rules! elements {
+    ($($kind:ident :: $method:ident),*) => {$(
+        impl serde::ser::$kind for &mut SerdeDigest {
+            type Ok = ();
+            type Error = SerdeDigestError;
+            fn $method<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
+                self.tag(22);
+                value.serialize(&mut **self)
+            }
+            fn end(self) -> DigestResult {
+                self.tag(END);
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl serde::ser::SerializeTuple for &mut SerdeDigest {
-    type Ok = ();
-    type Error = SerdeDigestError;
-    fn serialize_element<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
-        self.tag(22);
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> DigestResult {
-        self.tag(END);
-        Ok(())
-    }
-}
-
-impl serde::ser::SerializeTupleStruct for &mut SerdeDigest {
-    type Ok = ();
-    type Error = SerdeDigestError;
-    fn serialize_field<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
-        self.tag(22);
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> DigestResult {
-        self.tag(END);
-        Ok(())
-    }
-}
-
-impl serde::ser::SerializeTupleVariant for &mut SerdeDigest {
-    type Ok = ();
-    type Error = SerdeDigestError;
-    fn serialize_field<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> DigestResult {
-        self.tag(22);
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> DigestResult {
-        self.tag(END);
-        Ok(())
-    }
-}
+elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl serde::ser::SerializeMap for &mut SerdeDigest {
     type Ok = ();
@@ -502,39 +475,29 @@ impl serde::ser::SerializeMap for &mut SerdeDigest {
     }
 }
 
-impl serde::ser::SerializeStruct for &mut SerdeDigest {
-    type Ok = ();
-    type Error = SerdeDigestError;
-    fn serialize_field<T: serde::Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> DigestResult {
-        self.bytes(25, key.as_bytes());
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> DigestResult {
-        self.tag(END);
-        Ok(())
-    }
+/// The two struct kinds: fields with their names.
+macro_rules! fields {
+    ($($kind:ident),*) => {$(
+        impl serde::ser::$kind for &mut SerdeDigest {
+            type Ok = ();
+            type Error = SerdeDigestError;
+            fn serialize_field<T: serde::Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> DigestResult {
+                self.bytes(25, key.as_bytes());
+                value.serialize(&mut **self)
+            }
+            fn end(self) -> DigestResult {
+                self.tag(END);
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl serde::ser::SerializeStructVariant for &mut SerdeDigest {
-    type Ok = ();
-    type Error = SerdeDigestError;
-    fn serialize_field<T: serde::Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> DigestResult {
-        self.bytes(25, key.as_bytes());
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> DigestResult {
-        self.tag(END);
-        Ok(())
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {

@@ -362,7 +362,7 @@ fn trusted_span(
 }
 
 /// Everything one endpoint page shows, gathered from the analysis by
-/// [`EndpointInputs::of`]; [`EndpointInputs::render`] makes the page from
+/// `EndpointInputs::of`; [`EndpointInputs::render`] makes the page from
 /// this value alone (no `Ctx`), so its `Debug` form is a complete page
 /// memo key (`render::memo`). Year pages are memoised on it: after a new
 /// run, 360 year pages at 120 endpoints × 3 years were rendered again

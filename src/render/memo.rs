@@ -73,29 +73,52 @@ impl Debug for RawRounds<'_> {
         }
         let mut buf = Vec::with_capacity(self.0.len() * 192);
         for r in self.0 {
-            number(&mut buf, Some(u64::from(r.number)));
-            text(&mut buf, r.label.as_deref());
-            text(&mut buf, Some(&r.source));
-            text(&mut buf, Some(r.format.describe()));
-            let s = &r.stats;
-            number(&mut buf, s.count);
+            // Every field, by destructuring: a new one does not compile
+            // until it is in the key.
+            let Round {
+                number: n,
+                label,
+                source,
+                format,
+                stats,
+                warmup_s,
+                cross_check,
+            } = r;
+            let crate::model::RoundStats {
+                count,
+                throughput_rps,
+                mean_ms,
+                stddev_ms,
+                min_ms,
+                p50_ms,
+                p90_ms,
+                p95_ms,
+                p99_ms,
+                max_ms,
+                error_rate,
+            } = stats;
+            number(&mut buf, Some(u64::from(*n)));
+            text(&mut buf, label.as_deref());
+            text(&mut buf, Some(source));
+            text(&mut buf, Some(format.describe()));
+            number(&mut buf, *count);
             for v in [
-                s.throughput_rps,
-                s.mean_ms,
-                s.stddev_ms,
-                s.min_ms,
-                s.p50_ms,
-                s.p90_ms,
-                s.p95_ms,
-                Some(s.p99_ms),
-                s.max_ms,
-                s.error_rate,
-                r.warmup_s,
+                *throughput_rps,
+                *mean_ms,
+                *stddev_ms,
+                *min_ms,
+                *p50_ms,
+                *p90_ms,
+                *p95_ms,
+                Some(*p99_ms),
+                *max_ms,
+                *error_rate,
+                *warmup_s,
             ] {
                 number(&mut buf, v.map(f64::to_bits));
             }
             // Rare (a raw file beside its summary): its derived form.
-            let cross_check = r.cross_check.as_ref().map(|c| format!("{c:?}"));
+            let cross_check = cross_check.as_ref().map(|c| format!("{c:?}"));
             text(&mut buf, cross_check.as_deref());
         }
         write!(
