@@ -26,7 +26,7 @@ pub mod k6_summary;
 mod layout;
 pub mod limits;
 pub mod raw;
-mod record;
+pub(crate) mod record;
 mod run_meta;
 pub mod settings;
 pub mod triage;

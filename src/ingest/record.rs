@@ -233,6 +233,15 @@ fn format_from_code(code: u8) -> Option<SourceFormat> {
     })
 }
 
+/// Appends every field of `round` to `buf` in the run record's encoding:
+/// decodable, so two different rounds never give the same bytes (the page
+/// memo keys rounds by a digest of these bytes, `render::memo::RawRounds`).
+pub(crate) fn round_bytes(buf: &mut Vec<u8>, round: &Round) {
+    let mut w = Writer(std::mem::take(buf));
+    w.round(round);
+    *buf = w.0;
+}
+
 struct Writer(Vec<u8>);
 
 impl Writer {

@@ -20,11 +20,12 @@
 //!
 //! Where the `Debug` form is too slow to write for every page of every
 //! build (281k rounds, 56k run points at 120 endpoints × 3 years), a
-//! value writes a digest of its data instead: [`RawRounds`] (a round's
-//! bits) and [`PointKey`] (`crate::hash::serde_digest` of what a run point
-//! serialises, the `Debug` form of the rest). Both list every field, the
-//! latter by destructuring, so that a new field does not compile until it
-//! is placed.
+//! value writes a digest of its data instead, nothing formatted:
+//! [`RawRounds`] (the run record's encoding), and [`PointKey`]
+//! (`crate::hash::serde_digest` of what a run point
+//! serialises, and the `Debug` form of the rest, its fields listed by
+//! destructuring so that a new field does not compile until it is
+//! placed).
 //!
 //! A value whose `Debug` form is not stable between runs (a `HashMap`)
 //! would only make keys miss: never a wrong page, only a page rendered.
@@ -47,79 +48,20 @@ pub fn key(salt: u128, kind: &str, inputs: &dyn Debug) -> u128 {
     hasher.digest()
 }
 
-/// Rounds in a page memo key as a digest of their bits, not their
-/// `derive`d `Debug` form: writing every figure of 281k rounds in
-/// shortest decimal (or even in hex digits) only to hash it cost more
-/// than the pages it keyed. Every field of a [`Round`] goes into the
-/// digest, in order: numbers and float bits as 8 bytes (a tag byte tells
-/// none from some), strings after their length, so that no two inputs
-/// give the same bytes; the digest is 128 bits, like the key itself.
+/// Rounds in a page memo key as a digest of their bytes in the run
+/// record's encoding (`ingest::record::round_bytes`: every field, float
+/// bits, decodable), not their `derive`d `Debug` form: writing every
+/// figure of 281k rounds in shortest decimal only to hash it cost more
+/// than the pages it keyed. (`hash::serde_digest` would do too, at 0.3
+/// CPU-s more per build after one new run at 120 endpoints × 3 years:
+/// it writes every field's name.)
 pub struct RawRounds<'a>(pub &'a [Round]);
 
 impl Debug for RawRounds<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        fn number(buf: &mut Vec<u8>, v: Option<u64>) {
-            match v {
-                Some(v) => {
-                    buf.push(1);
-                    buf.extend_from_slice(&v.to_le_bytes());
-                }
-                None => buf.push(0),
-            }
-        }
-        fn text(buf: &mut Vec<u8>, s: Option<&str>) {
-            number(buf, s.map(|s| s.len() as u64));
-            buf.extend_from_slice(s.unwrap_or_default().as_bytes());
-        }
-        let mut buf = Vec::with_capacity(self.0.len() * 192);
+        let mut buf = Vec::with_capacity(self.0.len() * 128);
         for r in self.0 {
-            // Every field, by destructuring: a new one does not compile
-            // until it is in the key.
-            let Round {
-                number: n,
-                label,
-                source,
-                format,
-                stats,
-                warmup_s,
-                cross_check,
-            } = r;
-            let crate::model::RoundStats {
-                count,
-                throughput_rps,
-                mean_ms,
-                stddev_ms,
-                min_ms,
-                p50_ms,
-                p90_ms,
-                p95_ms,
-                p99_ms,
-                max_ms,
-                error_rate,
-            } = stats;
-            number(&mut buf, Some(u64::from(*n)));
-            text(&mut buf, label.as_deref());
-            text(&mut buf, Some(source));
-            text(&mut buf, Some(format.describe()));
-            number(&mut buf, *count);
-            for v in [
-                *throughput_rps,
-                *mean_ms,
-                *stddev_ms,
-                *min_ms,
-                *p50_ms,
-                *p90_ms,
-                *p95_ms,
-                Some(*p99_ms),
-                *max_ms,
-                *error_rate,
-                *warmup_s,
-            ] {
-                number(&mut buf, v.map(f64::to_bits));
-            }
-            // Rare (a raw file beside its summary): its derived form.
-            let cross_check = cross_check.as_ref().map(|c| format!("{c:?}"));
-            text(&mut buf, cross_check.as_deref());
+            crate::ingest::record::round_bytes(&mut buf, r);
         }
         write!(
             f,

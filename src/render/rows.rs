@@ -133,18 +133,6 @@ pub(super) fn settings_line(analysis: &Analysis) -> String {
 
 pub(super) fn point_row(ctx: &Ctx, p: &RunPoint, e: &EndpointAnalysis, root: &str) -> PointRow {
     let run = ctx.run_label(&p.run, root, Some(ctx.slugs.endpoint(&e.id)));
-    point_row_of(ctx, p, e, root, run)
-}
-
-/// [`point_row`] with its run's label already made (`ctx.run_label(&p.run,
-/// root, Some(<e's slug>))`).
-pub(super) fn point_row_of(
-    ctx: &Ctx,
-    p: &RunPoint,
-    e: &EndpointAnalysis,
-    root: &str,
-    run: RunLabel,
-) -> PointRow {
     let environment = ctx
         .analysis
         .runs
