@@ -83,6 +83,8 @@ pub struct BuildReport {
     pub rounds_from_cache: usize,
     /// Runs read from their cache record by `stat`, no file opened.
     pub runs_by_stat: usize,
+    /// Folders listed from the cache, found as they were.
+    pub folders_as_listed: usize,
     /// Cache files written and removed after the site was in place.
     pub cache_files_written: usize,
     pub cache_files_removed: usize,
@@ -346,6 +348,7 @@ fn report(
         rounds_parsed: counts.read,
         rounds_from_cache: counts.cached,
         runs_by_stat: counts.runs_by_stat,
+        folders_as_listed: counts.folders_as_listed,
         cache_files_written: saved.written,
         cache_files_removed: saved.removed,
         up_to_date,

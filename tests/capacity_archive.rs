@@ -209,9 +209,12 @@ fn step_load_files_are_read_alone_or_beside_rounds_and_judged() {
         loaded
     };
     let first = load_cached();
+    // The runs' files (beside them: the folders' listings).
     let cache_files: Vec<String> = std::fs::read_dir(cache_dir.path())
         .unwrap()
-        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
     assert!(
         cache_files.len() <= first.archive.runs.len(),

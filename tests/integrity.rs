@@ -258,6 +258,98 @@ fn runs_come_from_their_records_until_a_file_changes_even_under_touch_r() {
     assert!(common::tree(&c.out) == after);
 }
 
+/// How many folders a `build -v` listed from the cache, as they were.
+fn folders_as_listed(o: &Output) -> usize {
+    let err = stderr(o);
+    let at = err
+        .find(" folders as last listed")
+        .unwrap_or_else(|| panic!("{err}"));
+    let digits = err[..at]
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap();
+    digits.parse().unwrap()
+}
+
+#[test]
+fn folders_are_listed_from_the_cache_until_a_name_in_them_changes() {
+    let c = case();
+    let runs = |i: usize| {
+        c.round(i, 1)
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf()
+    };
+    settle();
+    let before = c.cached_equals_uncached(); // keeps the listings
+    // 14 run folders, each with two endpoint folders.
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(folders_as_listed(&o), 42, "{}", stderr(&o));
+    // A round moved out of an old run's endpoint folder: that folder is
+    // listed again and the round is gone from the site.
+    let round = c.round(5, 2);
+    let aside = c.dir.join("round-2.aside");
+    std::fs::rename(&round, &aside).unwrap();
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(folders_as_listed(&o), 41, "{}", stderr(&o));
+    assert!(stderr(&o).contains("round 2 missing"), "{}", stderr(&o));
+    let without = common::tree(&c.out);
+    assert!(without != before, "the round left the site");
+    let fresh = c.dir.join("fresh");
+    build(&c.archive, &fresh, &["--no-cache"]);
+    assert!(common::tree(&fresh) == without, "as without the cache");
+    // Changed just now, that folder is not kept until it settles (its
+    // times come from a coarse clock).
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(folders_as_listed(&o), 41, "{}", stderr(&o));
+    // Put back: listed again, the site is as before.
+    std::fs::rename(&aside, &round).unwrap();
+    assert!(c.cached_equals_uncached() == before);
+    // A stray file in an old run's folder is reported, every build.
+    std::fs::write(runs(3).join("notes.txt"), "by hand").unwrap();
+    for _ in 0..2 {
+        let o = build(&c.archive, &c.out, &["-v"]);
+        assert!(stderr(&o).contains("notes.txt"), "{}", stderr(&o));
+    }
+    // A new endpoint folder in an old run reaches the site.
+    let late = runs(4).join("late-endpoint");
+    std::fs::create_dir(&late).unwrap();
+    for n in 1..=5 {
+        std::fs::write(
+            late.join(format!("round-{n}.json")),
+            common::k6_summary(50.0),
+        )
+        .unwrap();
+    }
+    build(&c.archive, &c.out, &[]);
+    assert!(c.out.join("endpoints").join("late-endpoint.html").exists());
+    std::fs::remove_dir_all(&late).unwrap();
+    std::fs::remove_file(runs(3).join("notes.txt")).unwrap();
+    settle();
+    build(&c.archive, &c.out, &[]);
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(folders_as_listed(&o), 42, "settled again: {}", stderr(&o));
+    assert!(common::tree(&c.out) == before);
+    // A damaged listings file is ignored with a notice.
+    let file = c.dir.join(".perfdash-cache/site/listings");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let last = bytes.len() - 20;
+    bytes[last] ^= 0x55;
+    std::fs::write(&file, &bytes).unwrap();
+    let o = build(&c.archive, &c.out, &["-v"]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("note: ignored the folder listings in"),
+        "{err}"
+    );
+    assert_eq!(folders_as_listed(&o), 0, "{err}");
+    assert!(common::tree(&c.out) == before);
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(folders_as_listed(&o), 42, "kept again: {}", stderr(&o));
+}
+
 #[test]
 fn a_build_with_nothing_changed_writes_nothing_but_a_page_edited_by_hand_is_rebuilt() {
     let c = case();
@@ -401,10 +493,9 @@ fn a_fifo_anywhere_never_blocks_a_build() {
     let cache_dir = c.dir.join(".perfdash-cache/site");
     let cache_file = std::fs::read_dir(&cache_dir)
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .unwrap();
     std::fs::remove_file(&cache_file).unwrap();
     mkfifo(&cache_file);
     let o = build(&c.archive, &c.out, &[]);

@@ -123,24 +123,26 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         }
         if args.verbose && report.up_to_date {
             say(&format!(
-                "rounds: {} in the archive; {} round files read, {} runs by stat (no file opened); \
-                 the site's {} files ({} bytes) are as the last build left them: nothing rendered or written",
+                "rounds: {} in the archive; {} round files read, {} runs by stat (no file opened, \
+                 {} folders as last listed); the site's {} files ({} bytes) are as the last build left them: nothing rendered or written",
                 report.round_files,
                 report.rounds_parsed,
                 report.runs_by_stat,
+                report.folders_as_listed,
                 report.files,
                 report.bytes,
             ));
         } else if args.verbose {
             say(&format!(
                 "rounds: {} in the archive; {} round files read, {} results from the cache ({} runs by stat, \
-                 no file opened); pages: {} rendered, {} reused (same inputs as the previous site's); \
+                 no file opened, {} folders as last listed); pages: {} rendered, {} reused (same inputs as the previous site's); \
                  wrote {} files, {} bytes \
                  ({} unchanged, linked from the previous site); cache: {} file(s) saved, {} removed",
                 report.round_files,
                 report.rounds_parsed,
                 report.rounds_from_cache,
                 report.runs_by_stat,
+                report.folders_as_listed,
                 report.pages - report.reused_pages,
                 report.reused_pages,
                 report.files,

@@ -57,6 +57,7 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 use super::input::InputFile;
 use super::limits::Limits;
+use super::listing::Listings;
 use super::record::{self, RunRecord};
 use crate::error::Error;
 
@@ -96,6 +97,10 @@ pub struct RoundCache {
     /// How writing the staged files went (see [`RoundCache::stage`]).
     staging: Mutex<Staging>,
     notices: Mutex<Vec<String>>,
+    /// The run folders' listings (`super::listing`), read when first used,
+    /// and their new file, staged once every run is listed.
+    listings: std::sync::OnceLock<Listings>,
+    listings_staged: Mutex<Option<Staged>>,
 }
 
 #[derive(Debug)]
@@ -139,6 +144,9 @@ pub struct ReadCounts {
     /// Runs whose rounds came from their record, none of their files
     /// opened (their round files are counted in `cached`).
     pub runs_by_stat: usize,
+    /// Run and endpoint folders found as they were last listed, and
+    /// listed from the cache (`listing`).
+    pub folders_as_listed: usize,
 }
 
 /// What [`RoundCache::save`] did.
@@ -210,6 +218,8 @@ impl RoundCache {
             runs: Mutex::new(BTreeMap::new()),
             staging: Mutex::new(Staging::default()),
             notices: Mutex::new(notices),
+            listings: std::sync::OnceLock::new(),
+            listings_staged: Mutex::new(None),
         }
     }
 
@@ -239,6 +249,7 @@ impl RoundCache {
             read: self.read.load(Ordering::Relaxed),
             cached: self.cached.load(Ordering::Relaxed),
             runs_by_stat: self.runs_by_stat.load(Ordering::Relaxed),
+            folders_as_listed: self.listings.get().map_or(0, Listings::kept_count),
         }
     }
 
@@ -305,6 +316,28 @@ impl RoundCache {
             old,
             old_record,
             used: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The run folders' listings kept in this cache, for a build that
+    /// began at `started` (`None` when the cache is unusable).
+    pub(crate) fn listings(&self, started: std::time::SystemTime) -> Option<&Listings> {
+        if !self.usable {
+            return None;
+        }
+        Some(
+            self.listings
+                .get_or_init(|| Listings::load(&self.dir, started, |n| self.notice(n))),
+        )
+    }
+
+    /// Once every run folder is listed: stages the listings' new file
+    /// when they changed (put in place by [`RoundCache::save`]), and lets
+    /// go of them.
+    pub(crate) fn stage_listings(&self) {
+        if let Some(bytes) = self.listings.get().and_then(Listings::take_to_save) {
+            let staged = self.stage(&bytes);
+            *lock(&self.listings_staged) = staged;
         }
     }
 
@@ -383,6 +416,14 @@ impl RoundCache {
                 }
             }
             keep.insert(file_name, ());
+        }
+        // The listings beside them (not counted: not a run's file).
+        if let Some(staged) = lock(&self.listings_staged).take()
+            && let Err(e) = staged
+                .path
+                .persist(self.dir.join(super::listing::FILE_NAME))
+        {
+            failure.get_or_insert(e.error.to_string());
         }
         if let Some(e) = failure {
             self.notice(format!(
@@ -487,6 +528,10 @@ impl Drop for RoundCache {
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        self.listings_staged
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         let staging = self.staging.get_mut().unwrap_or_else(|p| p.into_inner());
         for dir in staging.created.drain(..) {
             let _ = std::fs::remove_dir(dir);
@@ -777,6 +822,12 @@ fn create_cache_dir(dir: &Path) -> std::io::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A cache file's bytes, opened like an archive file (no link, no FIFO,
+/// capped); `None` when there is none.
+pub(super) fn read_cache_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    read_run_file(path)
 }
 
 /// A run file's bytes, opened like an archive file (no link, no FIFO,

@@ -17,7 +17,8 @@ pub(crate) enum Entry {
         /// Its `stat` (not following a link), taken from the folder's
         /// handle while listing: cheaper than a lookup of the whole path
         /// later, and what time trust and run records need of every file.
-        meta: Option<std::fs::Metadata>,
+        /// `None`: it could not be stat'ed (or is no longer a file).
+        meta: Option<crate::stat_stamp::Stamp>,
     },
     /// Not read, with the reason (symbolic links, non-UTF-8 names, …).
     Skipped(Skipped),
@@ -86,7 +87,10 @@ pub(crate) fn list_listed_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
         } else if file_type.is_dir() {
             out.push(Entry::Dir { name, path });
         } else if file_type.is_file() {
-            let meta = entry.metadata().ok();
+            let meta = entry
+                .metadata()
+                .ok()
+                .and_then(|m| crate::stat_stamp::of(&m));
             out.push(Entry::File { name, path, meta });
         } else {
             out.push(Entry::Skipped(Skipped {

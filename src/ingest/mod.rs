@@ -25,6 +25,7 @@ pub mod inspect;
 pub mod k6_summary;
 mod layout;
 pub mod limits;
+mod listing;
 pub mod raw;
 pub(crate) mod record;
 mod run_meta;
@@ -165,6 +166,9 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         || triage::load_triage(&real_root, &settings.limits),
     );
     reader.progress.finish_and_clear();
+    if let Some(cache) = &opts.cache {
+        cache.stage_listings();
+    }
     let counts = match &opts.cache {
         Some(cache) => cache.counts(),
         None => ReadCounts {
@@ -173,6 +177,7 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
                 .load(std::sync::atomic::Ordering::Relaxed),
             cached: 0,
             runs_by_stat: 0,
+            folders_as_listed: 0,
         },
     };
     let mut runs = Vec::new();
@@ -307,7 +312,7 @@ struct Job {
     path: PathBuf,
     rel: String,
     /// Its `stat` from the listing.
-    meta: Option<std::fs::Metadata>,
+    meta: Option<crate::stat_stamp::Stamp>,
 }
 
 /// A round of one endpoint offered by one file.
@@ -524,7 +529,14 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
         problems: Vec::new(),
         untrusted_time: None,
     };
-    let entries = match layout::list_listed_dir(dir) {
+    let mut lister = match reader.opts.cache.as_ref() {
+        Some(cache) => match cache.listings(reader.started) {
+            Some(listings) => listings.run(id),
+            None => listing::RunLister::uncached(id),
+        },
+        None => listing::RunLister::uncached(id),
+    };
+    let entries = match lister.list_run(dir) {
         Ok(e) => e,
         Err(e) => {
             diags.push(Diagnostic::from_error(
@@ -541,29 +553,24 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
         .filter(|e| matches!(e, layout::Entry::Dir { .. }))
         .count();
     let expected = reader.settings.analysis.expected_rounds as usize;
-    let mut jobs = Vec::with_capacity(folders.saturating_mul(expected).min(1 << 16));
-    let mut profile_jobs = Vec::new();
-    let mut steps_jobs = Vec::new();
+    let mut found = FolderFiles {
+        rounds: Vec::with_capacity(folders.saturating_mul(expected).min(1 << 16)),
+        profiles: Vec::new(),
+        steps: Vec::new(),
+    };
     let mut endpoint_dirs = Vec::new();
     for entry in entries {
         match entry {
             layout::Entry::Dir { name, path } => {
-                list_endpoint(
-                    root,
-                    &name,
-                    &path,
-                    &mut jobs,
-                    &mut profile_jobs,
-                    &mut steps_jobs,
-                    &mut diags,
-                );
+                let listed = lister.list_folder(&name, &path);
+                list_endpoint(root, &name, &path, listed, &mut found, &mut diags);
                 endpoint_dirs.push((name, path));
             }
             layout::Entry::File { name, .. } if name == "run.toml" => {}
             layout::Entry::File { name, .. } if layout::is_locust_companion(&name) => {}
             layout::Entry::File { name, path, meta } => match parse_round_file_name(&name) {
                 Some(n) if n.is_warmup() => {}
-                Some(n) => jobs.push(Job {
+                Some(n) => found.rounds.push(Job {
                     endpoint: None,
                     name: n,
                     rel: rel(&path),
@@ -583,24 +590,36 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
             layout::Entry::Skipped(d) => diags.push(d.relative_to(root)),
         }
     }
+    lister.finish();
+    let FolderFiles {
+        rounds: mut jobs,
+        profiles: profile_jobs,
+        steps: steps_jobs,
+    } = found;
 
     // One `stat` per file: the newest file time (time trust) and the
     // run's fingerprint (round and step files; see `record`).
-    let stat = |p: &Path| std::fs::symlink_metadata(p).ok();
-    let mut newest_file = stat(&meta_path).and_then(|m| m.modified().ok());
-    let mut note =
-        |fp: &mut record::Fingerprinter, rel: Option<&str>, meta: Option<std::fs::Metadata>| {
-            if let Some(rel) = rel {
-                fp.add_stat(rel, meta.as_ref());
-            }
-            let modified = meta.and_then(|m| m.modified().ok());
-            newest_file = newest_file.max(modified);
-        };
+    let stat = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .and_then(|m| crate::stat_stamp::of(&m))
+    };
+    let mut newest_file = std::fs::symlink_metadata(&meta_path)
+        .and_then(|m| m.modified())
+        .ok();
+    let mut note = |fp: &mut record::Fingerprinter,
+                    rel: Option<&str>,
+                    meta: Option<crate::stat_stamp::Stamp>| {
+        if let Some(rel) = rel {
+            fp.add_stat(rel, meta.as_ref());
+        }
+        newest_file = newest_file.max(meta.map(|m| m.modified()));
+    };
     for job in &jobs {
-        note(&mut fingerprint, Some(&job.rel), job.meta.clone());
+        note(&mut fingerprint, Some(&job.rel), job.meta);
     }
     for job in &steps_jobs {
-        note(&mut fingerprint, Some(&job.rel), job.meta.clone());
+        note(&mut fingerprint, Some(&job.rel), job.meta);
         let resources = relative(root, &job.resources);
         match stat(&job.resources) {
             Some(meta) => note(&mut fingerprint, Some(&resources), Some(meta)),
@@ -608,7 +627,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
         }
     }
     for job in &profile_jobs {
-        note(&mut fingerprint, Some(&job.rel), job.meta.clone());
+        note(&mut fingerprint, Some(&job.rel), job.meta);
     }
     let newest_file = newest_file.map(DateTime::<Utc>::from);
     // Of every file the run reads (a changed profile also costs the
@@ -945,7 +964,7 @@ struct StepsJob {
     rel: String,
     resources: PathBuf,
     /// Its `stat` from the listing.
-    meta: Option<std::fs::Metadata>,
+    meta: Option<crate::stat_stamp::Stamp>,
 }
 
 /// Reads the step-load files of a run in parallel and joins resource
@@ -1041,7 +1060,7 @@ struct ProfileJob {
     path: PathBuf,
     rel: String,
     /// Its `stat` from the listing.
-    meta: Option<std::fs::Metadata>,
+    meta: Option<crate::stat_stamp::Stamp>,
 }
 
 /// Reads profile files in parallel; one per (endpoint, kind), the first by
@@ -1116,17 +1135,24 @@ fn read_profiles(
     out
 }
 
-/// Lists the round files and profiles of one endpoint folder.
+/// The files a run's listings offer, by kind.
+struct FolderFiles {
+    rounds: Vec<Job>,
+    profiles: Vec<ProfileJob>,
+    steps: Vec<StepsJob>,
+}
+
+/// Sorts the files of one endpoint folder (`listed`: its listing) into
+/// `found`.
 fn list_endpoint(
     root: &Path,
     endpoint: &str,
     dir: &Path,
-    jobs: &mut Vec<Job>,
-    profiles: &mut Vec<ProfileJob>,
-    steps: &mut Vec<StepsJob>,
+    listed: std::io::Result<Vec<layout::Entry>>,
+    found: &mut FolderFiles,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let entries = match layout::list_listed_dir(dir) {
+    let entries = match listed {
         Ok(e) => e,
         Err(e) => {
             diags.push(Diagnostic::from_error(
@@ -1144,12 +1170,12 @@ fn list_endpoint(
         if let layout::Entry::File { name, path, meta } = &entry
             && let Some(kind) = crate::profile::kind_from_file_name(name)
         {
-            profiles.push(ProfileJob {
+            found.profiles.push(ProfileJob {
                 endpoint: endpoint.to_string(),
                 kind,
                 path: path.clone(),
                 rel: rel(name),
-                meta: meta.clone(),
+                meta: *meta,
             });
             continue;
         }
@@ -1157,12 +1183,12 @@ fn list_endpoint(
             && (capacity::is_steps_file_name(name) || name == capacity::RESOURCES_FILE)
         {
             if name != capacity::RESOURCES_FILE {
-                steps.push(StepsJob {
+                found.steps.push(StepsJob {
                     endpoint: endpoint.to_string(),
                     resources: dir.join(capacity::RESOURCES_FILE),
                     path: path.clone(),
                     rel: rel(name),
-                    meta: meta.clone(),
+                    meta: *meta,
                 });
             }
             continue;
@@ -1171,7 +1197,7 @@ fn list_endpoint(
             layout::Entry::File { name, .. } if layout::is_locust_companion(&name) => {}
             layout::Entry::File { name, path, meta } => match parse_round_file_name(&name) {
                 Some(n) if n.is_warmup() => {}
-                Some(n) => jobs.push(Job {
+                Some(n) => found.rounds.push(Job {
                     endpoint: Some(endpoint.to_string()),
                     name: n,
                     rel: rel(&name),

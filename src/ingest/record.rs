@@ -31,7 +31,6 @@
 //! stored as their bits, so a record gives back exactly what was read.
 
 use std::collections::BTreeMap;
-use std::fs::Metadata;
 use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::Xxh3;
@@ -82,8 +81,8 @@ impl Fingerprinter {
 
     /// A file known by its `stat` (`None`: it could not be stat'ed, so the
     /// run gets no record).
-    pub(crate) fn add_stat(&mut self, rel: &str, meta: Option<&Metadata>) {
-        let Some(stamp) = meta.and_then(crate::stat_stamp::of) else {
+    pub(crate) fn add_stat(&mut self, rel: &str, stamp: Option<&crate::stat_stamp::Stamp>) {
+        let Some(stamp) = stamp else {
             self.settled = false;
             return;
         };
@@ -574,7 +573,7 @@ mod tests {
             "y/".repeat(400),
         ] {
             let mut fingerprint = Fingerprinter::new(later, b"settings");
-            fingerprint.add_stat(&rel, Some(&meta));
+            fingerprint.add_stat(&rel, Some(&stamp));
             let mut want = Fingerprinter::new(later, b"settings").hasher;
             add_bytes(&mut want, b"stat");
             add_bytes(&mut want, rel.as_bytes());
@@ -601,13 +600,14 @@ mod tests {
         let file = tmp.path().join("round-1.json");
         std::fs::write(&file, "{}").unwrap();
         let meta = std::fs::metadata(&file).unwrap();
+        let stamp = |m: &std::fs::Metadata| crate::stat_stamp::of(m).unwrap();
         let mut now = Fingerprinter::new(SystemTime::now(), b"s");
-        now.add_stat("f", Some(&meta));
+        now.add_stat("f", Some(&stamp(&meta)));
         assert_eq!(now.finish(), None, "just written: racily clean");
         let later = SystemTime::now() + Duration::from_secs(60);
-        let fp = |m: &Metadata| {
+        let fp = |m: &std::fs::Metadata| {
             let mut f = Fingerprinter::new(later, b"s");
-            f.add_stat("f", Some(m));
+            f.add_stat("f", Some(&stamp(m)));
             f.finish().unwrap()
         };
         let first = fp(&meta);
