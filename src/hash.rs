@@ -169,13 +169,15 @@ pub fn debug_digest(value: &dyn std::fmt::Debug) -> u128 {
     hasher.digest()
 }
 
-/// A shared value (`Arc`) whose `Debug` form is the digest of its own
-/// ([`debug_digest`]), computed once for it and all its clones however
-/// often it is printed. For the page memo's keys (`render::memo`): a
-/// profile's stacks enter the keys of its flame page, of the next run's
-/// (as its baseline) and of each comparison that shows it, and printing
-/// them whole each time was most of those keys' cost. The digest stands
-/// for the whole form, as a key does.
+/// A shared value (`Arc`) whose `Debug` form is the digest of everything
+/// it serialises ([`serde_digest`]), computed once for it and all its
+/// clones however often it is printed. For the page memo's keys
+/// (`render::memo`): a profile's stacks enter the keys of its flame page,
+/// of the next run's (as its baseline) and of each comparison that shows
+/// it, and printing them whole each time was most of those keys' cost
+/// (and formatting them once per build, a twentieth of a build after one
+/// new run at 120 endpoints × 3 years). The digest stands for the whole
+/// value, as a key does: `T` must serialise every field.
 pub struct Digested<T> {
     value: std::sync::Arc<T>,
     digest: std::sync::Arc<std::sync::OnceLock<u128>>,
@@ -206,20 +208,28 @@ impl<T> std::ops::Deref for Digested<T> {
     }
 }
 
-impl<T: std::fmt::Debug> std::fmt::Debug for Digested<T> {
+impl<T: serde::Serialize> std::fmt::Debug for Digested<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let digest = self.digest.get_or_init(|| debug_digest(&*self.value));
+        let digest = self.digest.get_or_init(|| serde_digest(&*self.value));
         write!(f, "Digested({digest:032x})")
     }
 }
 
 /// A 128-bit digest of a `Serialize` value: every number and string it
-/// serialises, floats as their bits, each with a tag of its kind, struct
-/// fields with their names, sequences and maps with an end mark, so that
-/// two different values give different bytes to hash. Nothing is
-/// formatted: for a page memo key (`render::memo`) it is about ten times
-/// cheaper than hashing the value's `Debug` form. Fields a type skips
-/// when it serialises (`#[serde(skip)]`) are not in the digest.
+/// serialises, floats as their bits, each with a tag of its kind,
+/// sequences, maps and structs with an end mark, enum variants by their
+/// index, so that two different values of one type give different bytes
+/// to hash. Nothing is formatted: for a page memo key (`render::memo`) it
+/// is about ten times cheaper than hashing the value's `Debug` form.
+///
+/// Struct fields go by position, without their names: a type's fields
+/// come in one order, and a field left out by `skip_serializing_if` is
+/// marked (`serde_derive` calls `skip_field`), so a value's parts cannot
+/// shift into another field's place. The names would tell types apart,
+/// which a key never needs (one key holds one type; the memo salt names
+/// the binary): writing them was most of the bytes, and of the cost, of
+/// the year pages' keys. Fields a type always skips (`#[serde(skip)]`)
+/// are not in the digest.
 pub fn serde_digest(value: &impl serde::Serialize) -> u128 {
     // The bytes are gathered, then hashed at once: the streaming hasher's
     // cost per call dwarfed the few bytes of each field.
@@ -239,12 +249,17 @@ impl SerdeDigest {
         self.0.push(tag);
     }
     fn bytes(&mut self, tag: u8, bytes: &[u8]) {
-        self.tag(tag);
-        self.0
-            .extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.number(tag, bytes.len() as u64);
         self.0.extend_from_slice(bytes);
     }
-    fn number(&mut self, tag: u8, bits: u128) {
+    /// A tag and 8 bytes: every number but a 128-bit one.
+    fn number(&mut self, tag: u8, bits: u64) {
+        let mut buf = [0u8; 9];
+        buf[0] = tag;
+        buf[1..].copy_from_slice(&bits.to_le_bytes());
+        self.0.extend_from_slice(&buf);
+    }
+    fn wide(&mut self, tag: u8, bits: u128) {
         self.tag(tag);
         self.0.extend_from_slice(&bits.to_le_bytes());
     }
@@ -281,7 +296,7 @@ impl serde::Serializer for &mut SerdeDigest {
     type SerializeStructVariant = Self;
 
     fn serialize_bool(self, v: bool) -> DigestResult {
-        self.number(1, u128::from(v));
+        self.number(1, u64::from(v));
         Ok(())
     }
     fn serialize_i8(self, v: i8) -> DigestResult {
@@ -294,11 +309,11 @@ impl serde::Serializer for &mut SerdeDigest {
         self.serialize_i64(i64::from(v))
     }
     fn serialize_i64(self, v: i64) -> DigestResult {
-        self.number(2, v as i128 as u128);
+        self.number(2, v as u64);
         Ok(())
     }
     fn serialize_i128(self, v: i128) -> DigestResult {
-        self.number(2, v as u128);
+        self.wide(26, v as u128);
         Ok(())
     }
     fn serialize_u8(self, v: u8) -> DigestResult {
@@ -311,22 +326,22 @@ impl serde::Serializer for &mut SerdeDigest {
         self.serialize_u64(u64::from(v))
     }
     fn serialize_u64(self, v: u64) -> DigestResult {
-        self.number(3, u128::from(v));
+        self.number(3, v);
         Ok(())
     }
     fn serialize_u128(self, v: u128) -> DigestResult {
-        self.number(3, v);
+        self.wide(27, v);
         Ok(())
     }
     fn serialize_f32(self, v: f32) -> DigestResult {
         self.serialize_f64(f64::from(v))
     }
     fn serialize_f64(self, v: f64) -> DigestResult {
-        self.number(4, u128::from(v.to_bits()));
+        self.number(4, v.to_bits());
         Ok(())
     }
     fn serialize_char(self, v: char) -> DigestResult {
-        self.number(5, u128::from(u32::from(v)));
+        self.number(5, u64::from(u32::from(v)));
         Ok(())
     }
     fn serialize_str(self, v: &str) -> DigestResult {
@@ -349,37 +364,30 @@ impl serde::Serializer for &mut SerdeDigest {
         self.tag(10);
         Ok(())
     }
-    fn serialize_unit_struct(self, name: &'static str) -> DigestResult {
-        self.bytes(11, name.as_bytes());
+    fn serialize_unit_struct(self, _: &'static str) -> DigestResult {
+        self.tag(11);
         Ok(())
     }
-    fn serialize_unit_variant(
-        self,
-        name: &'static str,
-        index: u32,
-        _: &'static str,
-    ) -> DigestResult {
-        self.bytes(12, name.as_bytes());
-        self.number(12, u128::from(index));
+    fn serialize_unit_variant(self, _: &'static str, index: u32, _: &'static str) -> DigestResult {
+        self.number(12, u64::from(index));
         Ok(())
     }
     fn serialize_newtype_struct<T: serde::Serialize + ?Sized>(
         self,
-        name: &'static str,
+        _: &'static str,
         value: &T,
     ) -> DigestResult {
-        self.bytes(13, name.as_bytes());
+        self.tag(13);
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: serde::Serialize + ?Sized>(
         self,
-        name: &'static str,
+        _: &'static str,
         index: u32,
         _: &'static str,
         value: &T,
     ) -> DigestResult {
-        self.bytes(14, name.as_bytes());
-        self.number(14, u128::from(index));
+        self.number(14, u64::from(index));
         value.serialize(self)
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<Self, SerdeDigestError> {
@@ -390,42 +398,36 @@ impl serde::Serializer for &mut SerdeDigest {
         self.tag(16);
         Ok(self)
     }
-    fn serialize_tuple_struct(
-        self,
-        name: &'static str,
-        _: usize,
-    ) -> Result<Self, SerdeDigestError> {
-        self.bytes(17, name.as_bytes());
+    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self, SerdeDigestError> {
+        self.tag(17);
         Ok(self)
     }
     fn serialize_tuple_variant(
         self,
-        name: &'static str,
+        _: &'static str,
         index: u32,
         _: &'static str,
         _: usize,
     ) -> Result<Self, SerdeDigestError> {
-        self.bytes(18, name.as_bytes());
-        self.number(18, u128::from(index));
+        self.number(18, u64::from(index));
         Ok(self)
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Self, SerdeDigestError> {
         self.tag(19);
         Ok(self)
     }
-    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Self, SerdeDigestError> {
-        self.bytes(20, name.as_bytes());
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, SerdeDigestError> {
+        self.tag(20);
         Ok(self)
     }
     fn serialize_struct_variant(
         self,
-        name: &'static str,
+        _: &'static str,
         index: u32,
         _: &'static str,
         _: usize,
     ) -> Result<Self, SerdeDigestError> {
-        self.bytes(21, name.as_bytes());
-        self.number(21, u128::from(index));
+        self.number(21, u64::from(index));
         Ok(self)
     }
 }
@@ -475,7 +477,7 @@ impl serde::ser::SerializeMap for &mut SerdeDigest {
     }
 }
 
-/// The two struct kinds: fields with their names.
+/// The two struct kinds: fields by position, a skipped one marked.
 macro_rules! fields {
     ($($kind:ident),*) => {$(
         impl serde::ser::$kind for &mut SerdeDigest {
@@ -483,11 +485,15 @@ macro_rules! fields {
             type Error = SerdeDigestError;
             fn serialize_field<T: serde::Serialize + ?Sized>(
                 &mut self,
-                key: &'static str,
+                _: &'static str,
                 value: &T,
             ) -> DigestResult {
-                self.bytes(25, key.as_bytes());
+                self.tag(25);
                 value.serialize(&mut **self)
+            }
+            fn skip_field(&mut self, _: &'static str) -> DigestResult {
+                self.tag(28);
+                Ok(())
             }
             fn end(self) -> DigestResult {
                 self.tag(END);
@@ -573,6 +579,25 @@ mod tests {
         for (i, q) in changes.iter().enumerate() {
             assert_ne!(serde_digest(q), d, "change {i}");
         }
+        // Without field names: a value that moves to another skippable
+        // field still differs.
+        #[derive(serde::Serialize)]
+        struct Two {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            a: Option<u32>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            b: Option<u32>,
+        }
+        assert_ne!(
+            serde_digest(&Two {
+                a: Some(1),
+                b: None
+            }),
+            serde_digest(&Two {
+                a: None,
+                b: Some(1)
+            })
+        );
         // Strings that concatenate the same way still differ.
         assert_ne!(serde_digest(&("ab", "c")), serde_digest(&("a", "bc")));
         assert_ne!(
@@ -612,7 +637,7 @@ mod tests {
     }
 
     #[test]
-    fn a_digested_value_prints_the_digest_of_its_whole_debug_form() {
+    fn a_digested_value_prints_the_digest_of_the_whole_value() {
         let long = |last: char| {
             let mut v = vec!['x'; 40_000];
             v.push(last);

@@ -206,7 +206,7 @@ impl RunMeta {
 
 /// The values of the `[analysis] series_by` keys of one run: runs with
 /// the same values share baselines; others are not compared with them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct SeriesKey(pub Vec<(String, Option<String>)>);
 
 impl SeriesKey {

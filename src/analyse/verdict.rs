@@ -88,7 +88,8 @@ impl std::fmt::Display for Figure {
 }
 
 /// The lines of the figures other than p99 (`[analysis]` settings).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// (`Serialize`: page memo keys digest it, `render::memo::PointKey`.)
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct FigureLines {
     /// Error rate over max(baseline + this, `max_error_rate`) regresses.
     pub error_rate_delta: f64,
@@ -213,8 +214,9 @@ impl std::fmt::Display for Verdict {
     }
 }
 
-/// What the verdict is decided from.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What the verdict is decided from. (`Serialize`: page memo keys digest
+/// it, `render::memo::PointKey`; it is not in `analysis.json`.)
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Evidence {
     /// Rounds in the run, failed ones included.
     pub rounds: usize,
@@ -265,7 +267,7 @@ impl Evidence {
 }
 
 /// How finely a run's p99 figures were measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub enum Resolution {
     /// As finely as a float holds them (k6, JMeter, Gatling, raw files).
     #[default]

@@ -23,7 +23,8 @@ use crate::hash::FastMap;
 use std::borrow::Cow;
 
 /// A profile as it is compared: busy stacks with normalised frame names.
-#[derive(Debug, Clone, PartialEq)]
+/// (`Serialize`: page memo keys digest it, `hash::Digested`.)
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparable {
     /// Normalised `root;…;leaf` → weight; idle stacks left out (when idle is
     /// excluded), stacks that became equal merged. A stack that

@@ -28,6 +28,10 @@ pub struct Ctx<'a> {
     /// Each run's points (a branch run's are its branch points), in
     /// endpoint order, the first point of each endpoint.
     run_points: Vec<Vec<(&'a EndpointAnalysis, &'a RunPoint)>>,
+    /// The digests of each point's rounds, by their place in memory
+    /// (the analysis holds them while this lives): a run page and its
+    /// data file key the same rounds, encoded once.
+    rounds_digests: std::sync::Mutex<HashMap<(usize, usize), u128>>,
 }
 
 /// A commit as the site shows it: a short hash, the full one in its
@@ -91,7 +95,26 @@ impl<'a> Ctx<'a> {
             alarm_at,
             endpoint_alarms,
             run_points: points_by_run(analysis),
+            rounds_digests: Default::default(),
         }
+    }
+
+    /// A point's rounds as a page memo key holds them (see
+    /// [`super::memo::RawRounds`]).
+    pub fn raw_rounds(&self, rounds: &'a [crate::model::Round]) -> super::memo::RawRounds<'a> {
+        use super::memo::RawRounds;
+        let at = (rounds.as_ptr() as usize, rounds.len());
+        let lock = || {
+            self.rounds_digests
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+        };
+        if let Some(&digest) = lock().get(&at) {
+            return RawRounds::with_digest(rounds, digest);
+        }
+        let digest = RawRounds::digest(rounds);
+        lock().insert(at, digest);
+        RawRounds::with_digest(rounds, digest)
     }
 
     /// The site policy's alarm of `endpoint` whose candidate is `run`

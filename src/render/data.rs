@@ -382,7 +382,7 @@ impl<'a> RunRoundsInputs<'a> {
             endpoints: ctx
                 .points_of_run(i)
                 .iter()
-                .map(|&(e, p)| (e.id.as_str(), RawRounds(&p.rounds)))
+                .map(|&(e, p)| (e.id.as_str(), ctx.raw_rounds(&p.rounds)))
                 .collect(),
             pretty,
         }
@@ -399,7 +399,11 @@ impl<'a> RunRoundsInputs<'a> {
         let doc = RunRoundsJson {
             schema_version: SCHEMA_VERSION,
             run: self.run,
-            endpoints: self.endpoints.iter().map(|(e, r)| (*e, r.0)).collect(),
+            endpoints: self
+                .endpoints
+                .iter()
+                .map(|(e, r)| (*e, r.rounds()))
+                .collect(),
         };
         let mut bytes = match self.pretty {
             true => serde_json::to_vec_pretty(&doc),

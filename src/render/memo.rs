@@ -52,30 +52,53 @@ pub fn key(salt: u128, kind: &str, inputs: &dyn Debug) -> u128 {
 /// record's encoding (`ingest::record::round_bytes`: every field, float
 /// bits, decodable), not their `derive`d `Debug` form: writing every
 /// figure of 281k rounds in shortest decimal only to hash it cost more
-/// than the pages it keyed. (`hash::serde_digest` would do too, at 0.3
-/// CPU-s more per build after one new run at 120 endpoints × 3 years:
-/// it writes every field's name.)
-pub struct RawRounds<'a>(pub &'a [Round]);
+/// than the pages it keyed. A run page and the run's data file hold the
+/// same rounds: `render::context::Ctx::raw_rounds` digests each point's
+/// once per build.
+#[derive(Clone, Copy)]
+pub struct RawRounds<'a> {
+    rounds: &'a [Round],
+    digest: u128,
+}
 
-impl Debug for RawRounds<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut buf = Vec::with_capacity(self.0.len() * 128);
-        for r in self.0 {
+impl<'a> RawRounds<'a> {
+    /// `rounds` with their digest (a page gets them through
+    /// `Ctx::raw_rounds`, which digests each point's rounds once per
+    /// build).
+    pub fn of(rounds: &'a [Round]) -> RawRounds<'a> {
+        RawRounds {
+            rounds,
+            digest: Self::digest(rounds),
+        }
+    }
+
+    pub(super) fn with_digest(rounds: &'a [Round], digest: u128) -> RawRounds<'a> {
+        RawRounds { rounds, digest }
+    }
+
+    pub(super) fn digest(rounds: &[Round]) -> u128 {
+        let mut buf = Vec::with_capacity(rounds.len() * 128);
+        for r in rounds {
             crate::ingest::record::round_bytes(&mut buf, r);
         }
-        write!(
-            f,
-            "RawRounds({}, {:032x})",
-            self.0.len(),
-            xxhash_rust::xxh3::xxh3_128(&buf)
-        )
+        xxhash_rust::xxh3::xxh3_128(&buf)
+    }
+
+    pub fn rounds(&self) -> &'a [Round] {
+        self.rounds
     }
 }
 
-/// A run point in a page memo key: the digest of everything it
-/// serialises ([`crate::hash::serde_digest`], nothing formatted), and the
-/// `derive`d `Debug` form of what it does not serialise (and of its
-/// profiles, which skip some of theirs). The fields are listed by
+impl Debug for RawRounds<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RawRounds({}, {:032x})", self.rounds.len(), self.digest)
+    }
+}
+
+/// A run point in a page memo key: the digest
+/// ([`crate::hash::serde_digest`], nothing formatted) of everything it
+/// serialises and of the fields it does not, and the `derive`d `Debug`
+/// form of its profiles (which skip some of theirs when serialised). The fields are listed by
 /// destructuring, so a field added to `RunPoint` does not compile until it
 /// is placed here.
 pub struct PointKey<'a>(pub &'a RunPoint);
@@ -110,18 +133,17 @@ impl Debug for PointKey<'_> {
             series,
             profiles,
         } = self.0;
+        // Only the profiles are formatted (they hold digests, and are
+        // few): the figures behind the verdict as floats in shortest
+        // decimal were most of the cost of the year pages' keys.
         write!(
             f,
             "RunPoint({:032x}, {:?})",
-            crate::hash::serde_digest(self.0),
-            (
-                run_index,
-                commit,
-                decided_from,
-                untrusted_time,
-                series,
-                profiles
-            )
+            crate::hash::serde_digest(&(
+                self.0,
+                (run_index, commit, decided_from, untrusted_time, series)
+            )),
+            profiles
         )
     }
 }
@@ -186,7 +208,7 @@ mod tests {
                 error_rate: Some(0.0),
             },
         );
-        let k = |r: &Round| key(1, "run-rounds", &RawRounds(std::slice::from_ref(r)));
+        let k = |r: &Round| key(1, "run-rounds", &RawRounds::of(std::slice::from_ref(r)));
         let base = k(&round);
         assert_eq!(base, k(&round.clone()));
         type Change = Box<dyn Fn(&mut Round)>;
@@ -239,5 +261,46 @@ mod tests {
         b.label = Some("a".into());
         b.source = "bc".into();
         assert_ne!(k(&a), k(&b));
+    }
+
+    #[test]
+    fn a_point_key_changes_with_the_fields_a_point_does_not_serialise() {
+        use crate::test_support::archive_of;
+        let archive = archive_of(&[("orders", vec![vec![10.0; 5]; 4])]);
+        let analysis = crate::analyse::analyse(&archive, Vec::new());
+        let point = analysis.endpoints[0].points.last().unwrap().clone();
+        let k = |p: &RunPoint| key(1, "endpoint-year", &PointKey(p));
+        let base = k(&point);
+        assert_eq!(base, k(&point.clone()));
+        type Change = Box<dyn Fn(&mut RunPoint)>;
+        let changed: Vec<(&str, Change)> = vec![
+            ("run index", Box::new(|p| p.run_index += 1)),
+            ("commit", Box::new(|p| p.commit = Some("abc".into()))),
+            (
+                "threshold",
+                Box::new(|p| p.decided_from.threshold_ratio += f64::EPSILON),
+            ),
+            (
+                "error rate line",
+                Box::new(|p| p.decided_from.lines.max_error_rate = 0.5),
+            ),
+            (
+                "resolution",
+                Box::new(|p| {
+                    p.decided_from.resolution = crate::analyse::verdict::Resolution::LocustBuckets
+                }),
+            ),
+            ("untrusted time", Box::new(|p| p.untrusted_time = true)),
+            (
+                "series",
+                Box::new(|p| p.series.0.push(("region".into(), None))),
+            ),
+            ("a serialised field", Box::new(|p| p.median_p99_ms += 1.0)),
+        ];
+        for (field, change) in changed {
+            let mut p = point.clone();
+            change(&mut p);
+            assert_ne!(k(&p), base, "{field}");
+        }
     }
 }

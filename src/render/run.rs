@@ -162,7 +162,7 @@ pub fn run_view<'a>(ctx: &Ctx<'a>, i: usize) -> (String, RunPage<'a>) {
             verdict: VerdictView::of(p),
             figures: FiguresView::of_point(p),
             no_baseline: p.no_baseline_reason.clone().unwrap_or_default(),
-            rounds: RoundRows::of(p),
+            rounds: RoundRows::of(ctx, p),
             flames: flame_links(p, e, slugs, root),
             evidence: run_evidence(ctx, e, p),
             suspect: ctx
@@ -299,20 +299,22 @@ fn run_evidence(ctx: &Ctx, e: &EndpointAnalysis, p: &RunPoint) -> Option<(String
 
 /// One endpoint's rounds on a run page, made into rows only as the page
 /// is rendered, from these slices alone. Its `Debug` form, part of the
-/// page memo's key (`render::memo`), is the slices bit for bit:
+/// page memo's key (`render::memo`), holds the rounds as the digest of
+/// their bits ([`super::memo::RawRounds`]) and the rest as they are:
 /// formatting every figure of every round of every run only to find the
 /// page unchanged was about 7 % of a build's CPU after one new run at
 /// 120 endpoints × 3 years.
+#[derive(Debug)]
 pub struct RoundRows<'a> {
-    rounds: &'a [Round],
+    rounds: super::memo::RawRounds<'a>,
     outliers: &'a [OutlierRound],
     failed: &'a [FailedRound],
 }
 
 impl<'a> RoundRows<'a> {
-    fn of(p: &'a RunPoint) -> RoundRows<'a> {
+    fn of(ctx: &Ctx<'a>, p: &'a RunPoint) -> RoundRows<'a> {
         RoundRows {
-            rounds: &p.rounds,
+            rounds: ctx.raw_rounds(&p.rounds),
             outliers: &p.evidence.outlier_rounds,
             failed: &p.figures.failed_rounds,
         }
@@ -321,24 +323,13 @@ impl<'a> RoundRows<'a> {
     /// The rows, in the rounds' order.
     pub fn rows(&self) -> Vec<RoundRow> {
         self.rounds
+            .rounds()
             .iter()
             .map(|r| {
                 let outlier = self.outliers.iter().any(|o| o.round == r.number);
                 round_row(r, outlier, round_failure(self.failed, r))
             })
             .collect()
-    }
-}
-
-impl std::fmt::Debug for RoundRows<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{:?}{:?}{:?}",
-            super::memo::RawRounds(self.rounds),
-            self.outliers,
-            self.failed
-        )
     }
 }
 
