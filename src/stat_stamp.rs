@@ -122,7 +122,7 @@ mod tests {
         let through = |name: &str, want| {
             let st = rustix::fs::statat(
                 rustix::fs::CWD,
-                &dir.path().join(name),
+                dir.path().join(name),
                 AtFlags::SYMLINK_NOFOLLOW,
             )
             .unwrap();
