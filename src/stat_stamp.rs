@@ -73,26 +73,23 @@ pub fn of_stat(st: &rustix::fs::Stat, want: rustix::fs::FileType) -> Option<Stam
 
 /// Size, mtime (s, ns), ctime (s, ns), inode, device.
 fn from_numbers(numbers: [i64; 7]) -> Stamp {
-    let at = |s: i64, ns: i64| {
-        let since = Duration::new(s.max(0) as u64, ns.clamp(0, 999_999_999) as u32);
-        SystemTime::UNIX_EPOCH + since
-    };
-    let modified = at(numbers[1], numbers[2]);
-    let changed = at(numbers[3], numbers[4]);
+    let modified = time_at(numbers[1], numbers[2]);
+    let changed = time_at(numbers[3], numbers[4]);
     Stamp {
         numbers,
         changed: modified.max(changed),
     }
 }
 
+fn time_at(s: i64, ns: i64) -> SystemTime {
+    let since = Duration::new(s.max(0) as u64, ns.clamp(0, 999_999_999) as u32);
+    SystemTime::UNIX_EPOCH + since
+}
+
 impl Stamp {
     /// The modification time (what `touch` sets; time trust reads it).
     pub fn modified(&self) -> SystemTime {
-        let since = Duration::new(
-            self.numbers[1].max(0) as u64,
-            self.numbers[2].clamp(0, 999_999_999) as u32,
-        );
-        SystemTime::UNIX_EPOCH + since
+        time_at(self.numbers[1], self.numbers[2])
     }
 }
 
