@@ -36,7 +36,7 @@ pub struct Ctx<'a> {
 
 /// A commit as the site shows it: a short hash, the full one in its
 /// title, linked to the code host when `[site] commit_url` is set.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CommitView {
     pub short: String,
     pub full: String,
@@ -46,7 +46,7 @@ pub struct CommitView {
 
 /// A run wherever a page names it: its date linking to its page, its
 /// commit and its notes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RunLabel {
     pub id: String,
     pub href: String,
@@ -58,7 +58,7 @@ pub struct RunLabel {
 
 /// Where a change came in: the last run at the old level and the first at
 /// the new one, and the code host's page of the commits between them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SuspectView {
     /// `None` when the change came with the endpoint's first run.
     pub last_good: Option<RunLabel>,

@@ -5,7 +5,7 @@
 use super::format as f;
 use crate::analyse::evidence::Evidence;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct EvidenceView {
     /// `98.0–180 ms (93.75%)`: the rounds' [min, max], an interval for the
     /// run's median, with its coverage.

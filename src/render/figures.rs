@@ -10,7 +10,7 @@ use crate::analyse::{RunInfo, RunPoint};
 use crate::model::Round;
 
 /// One figure's cell.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct FigureCell {
     pub text: String,
     /// Crossed its line: shown in red.
@@ -20,7 +20,7 @@ pub struct FigureCell {
 }
 
 /// The figures of one run of one endpoint, display-ready.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct FiguresView {
     pub p99: FigureCell,
     pub p90: String,

@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::profile::{Category, format_weight};
 
 /// A link from an endpoint or run page to one flame page.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct FlameLink {
     pub kind: String,
     pub href: String,

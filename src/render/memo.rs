@@ -19,13 +19,15 @@
 //! covered by the salt.
 //!
 //! Where the `Debug` form is too slow to write for every page of every
-//! build (281k rounds, 56k run points at 120 endpoints × 3 years), a
-//! value writes a digest of its data instead, nothing formatted:
+//! build (281k rounds, 56k run points at 120 endpoints × 3 years, 469 run
+//! pages of short strings), a value writes a digest of its data instead,
+//! nothing formatted: [`Serialised`] (a run page's template value, by
+//! everything it serialises),
 //! [`RawRounds`] (the run record's encoding), and [`PointKey`]
-//! (`crate::hash::serde_digest` of what a run point
-//! serialises, and the `Debug` form of the rest, its fields listed by
-//! destructuring so that a new field does not compile until it is
-//! placed).
+//! (`crate::hash::serde_digest` of a run point's fields, the ones it does
+//! not serialise included, and the `Debug` form of its profiles; its
+//! fields listed by destructuring so that a new field does not compile
+//! until it is placed).
 //!
 //! A value whose `Debug` form is not stable between runs (a `HashMap`)
 //! would only make keys miss: never a wrong page, only a page rendered.
@@ -89,9 +91,31 @@ impl<'a> RawRounds<'a> {
     }
 }
 
+/// As its key: the count and the digest.
+impl serde::Serialize for RawRounds<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (self.rounds.len() as u64, self.digest).serialize(s)
+    }
+}
+
 impl Debug for RawRounds<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "RawRounds({}, {:032x})", self.rounds.len(), self.digest)
+    }
+}
+
+/// A value in a page memo key by the digest of everything it serialises
+/// ([`crate::hash::serde_digest`]), not by its `Debug` form: a run page's
+/// template value is a few hundred short strings per page, and `Debug`
+/// escapes a string one character at a time (7 % of the instructions of
+/// a build after one new run at 120 endpoints × 3 years went to the run
+/// pages' keys). `derive(Serialize)` writes every field, as `derive(Debug)`
+/// does: a field added later enters the key by itself.
+pub struct Serialised<'a, T: serde::Serialize>(pub &'a T);
+
+impl<T: serde::Serialize> Debug for Serialised<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Serialised({:032x})", crate::hash::serde_digest(self.0))
     }
 }
 

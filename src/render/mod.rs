@@ -283,7 +283,7 @@ pub fn render_site_into(
                 Job::Run(i) => {
                     // The template's own value: the page is made from it alone.
                     let view = run::run_view(&ctx, i);
-                    memo.pages("run", &view, || {
+                    memo.pages("run", &memo::Serialised(&view), || {
                         Ok(vec![(view.0.clone(), run::render_run(&view.1)?)])
                     })
                 }

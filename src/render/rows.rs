@@ -17,7 +17,7 @@ use crate::error::Error;
 /// A rendered page: its path relative to the site root, and its bytes.
 pub type Page = (String, Vec<u8>);
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct VerdictView {
     /// The contract string.
     pub key: &'static str,

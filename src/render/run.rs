@@ -39,7 +39,7 @@ pub struct RoundRow {
     pub failed: String,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 pub struct RunEndpointRow<'a> {
     pub name: String,
     pub href: String,
@@ -63,8 +63,8 @@ pub struct RunEndpointRow<'a> {
 }
 
 /// The run page's template value: everything the page shows, display-ready
-/// (its `Debug` form is the page memo's key, `render::memo`).
-#[derive(Debug, Template)]
+/// (what it serialises is the page memo's key, `render::memo::Serialised`).
+#[derive(Debug, Template, serde::Serialize)]
 #[template(path = "run.html")]
 pub struct RunPage<'a> {
     pub root: &'static str,
@@ -298,13 +298,13 @@ fn run_evidence(ctx: &Ctx, e: &EndpointAnalysis, p: &RunPoint) -> Option<(String
 }
 
 /// One endpoint's rounds on a run page, made into rows only as the page
-/// is rendered, from these slices alone. Its `Debug` form, part of the
-/// page memo's key (`render::memo`), holds the rounds as the digest of
-/// their bits ([`super::memo::RawRounds`]) and the rest as they are:
+/// is rendered, from these slices alone. In the page memo's key
+/// (`render::memo`) the rounds are the digest of their bits
+/// ([`super::memo::RawRounds`]), the rest as they are:
 /// formatting every figure of every round of every run only to find the
 /// page unchanged was about 7 % of a build's CPU after one new run at
 /// 120 endpoints × 3 years.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 pub struct RoundRows<'a> {
     rounds: super::memo::RawRounds<'a>,
     outliers: &'a [OutlierRound],
