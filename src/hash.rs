@@ -160,15 +160,6 @@ impl std::fmt::Write for DebugHasher {
     }
 }
 
-/// xxh3-128 of `value`'s `Debug` form.
-pub fn debug_digest(value: &dyn std::fmt::Debug) -> u128 {
-    use std::fmt::Write as _;
-    let mut hasher = DebugHasher::new();
-    // Writing into a hasher never fails.
-    let _ = write!(hasher, "{value:?}");
-    hasher.digest()
-}
-
 /// A shared value (`Arc`) whose `Debug` form is the digest of everything
 /// it serialises ([`serde_digest`]), computed once for it and all its
 /// clones however often it is printed. For the page memo's keys

@@ -278,7 +278,7 @@ impl RoundCache {
         let mut loaded_all = false;
         if self.usable {
             let path = self.dir.join(&file_name);
-            match read_run_file(&path) {
+            match read_cache_file(&path) {
                 Ok(Some(bytes)) => {
                     let (record, rest) = split_record_block(&bytes);
                     old_record = record.map(<[u8]>::to_vec);
@@ -824,15 +824,9 @@ fn create_cache_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A cache file's bytes, opened like an archive file (no link, no FIFO,
-/// capped); `None` when there is none.
+/// A cache file's bytes (a run's, the listings), opened like an archive
+/// file (no link, no FIFO, capped); `None` when there is none.
 pub(super) fn read_cache_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    read_run_file(path)
-}
-
-/// A run file's bytes, opened like an archive file (no link, no FIFO,
-/// capped); `None` when there is none.
-fn read_run_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     let file = match InputFile::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -84,7 +84,7 @@ enum Block {
 
 /// One folder as kept: the digest of its stamp (`None`: not to be
 /// trusted next time) and its names, each a folder (`true`) or a file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Listed {
     stamp: Option<u128>,
     names: Vec<(String, bool)>,
@@ -152,6 +152,7 @@ impl Listings {
         RunLister {
             listings: Some(self),
             id: id.to_string(),
+            kept_folders: kept.as_ref().map_or(0, |k| k.folders.len()),
             kept,
             handle: None,
             block: RunBlock::default(),
@@ -198,7 +199,9 @@ pub(crate) struct RunLister<'a> {
     /// `None`: nothing is kept (no cache).
     listings: Option<&'a Listings>,
     id: String,
+    /// The kept listings of this run, each taken out as it is used.
     kept: Option<RunBlock>,
+    kept_folders: usize,
     /// The run folder, opened only to `stat` what is in it.
     handle: Option<OwnedFd>,
     block: RunBlock,
@@ -216,6 +219,7 @@ impl RunLister<'_> {
             listings: None,
             id: id.to_string(),
             kept: None,
+            kept_folders: 0,
             handle: None,
             block: RunBlock::default(),
             all_kept: false,
@@ -225,7 +229,7 @@ impl RunLister<'_> {
 
     /// The run folder's entries (see [`layout::list_listed_dir`]).
     pub(crate) fn list_run(&mut self, dir: &Path) -> std::io::Result<Vec<Entry>> {
-        if let Some(kept) = &self.kept {
+        if let Some(kept) = &mut self.kept {
             // O_PATH: a handle to look names up through, nothing read.
             self.handle = rustix::fs::openat(
                 rustix::fs::CWD,
@@ -234,13 +238,16 @@ impl RunLister<'_> {
                 Mode::empty(),
             )
             .ok();
-            if let (Some(handle), Some(listed)) = (&self.handle, &kept.run)
-                && let Ok(st) = rustix::fs::fstat(handle)
-                && folder_numbers(&st) == listed.stamp
+            if let Some(handle) = &self.handle
+                && let Some(listed) = kept.run.take_if(|listed| {
+                    listed.stamp.is_some()
+                        && rustix::fs::fstat(handle)
+                            .is_ok_and(|st| folder_numbers(&st) == listed.stamp)
+                })
             {
                 let entries = entries_of(handle, None, dir, &listed.names);
+                self.block.run = Some(listed);
                 self.count_kept();
-                self.block.run = Some(listed.clone());
                 return Ok(entries);
             }
         }
@@ -252,22 +259,25 @@ impl RunLister<'_> {
 
     /// The entries of `dir`, the folder `name` of the run folder.
     pub(crate) fn list_folder(&mut self, name: &str, dir: &Path) -> std::io::Result<Vec<Entry>> {
-        let kept = self.kept.as_ref().and_then(|k| {
-            let at = match k.folders.get(self.next_kept) {
-                Some((n, _)) if n == name => self.next_kept,
+        let next = self.next_kept;
+        let kept = self.kept.as_mut().and_then(|k| {
+            let at = match k.folders.get(next) {
+                Some((n, _)) if n == name => next,
                 _ => k.folders.iter().position(|(n, _)| n == name)?,
             };
-            self.next_kept = at + 1;
-            Some(&k.folders[at].1)
+            Some((at, &mut k.folders[at].1))
         });
-        if let (Some(handle), Some(listed)) = (&self.handle, kept)
+        if let (Some(handle), Some((at, listed))) = (&self.handle, kept)
             && listed.stamp.is_some()
             && let Ok(st) = rustix::fs::statat(handle, name, AtFlags::SYMLINK_NOFOLLOW)
             && folder_numbers(&st) == listed.stamp
         {
+            // Each folder is listed once a run: moved, not copied.
+            let listed = std::mem::take(listed);
             let entries = entries_of(handle, Some(name), dir, &listed.names);
+            self.next_kept = at + 1;
+            self.block.folders.push((name.to_string(), listed));
             self.count_kept();
-            self.block.folders.push((name.to_string(), listed.clone()));
             return Ok(entries);
         }
         self.all_kept = false;
@@ -287,12 +297,8 @@ impl RunLister<'_> {
         let Some(listings) = self.listings else {
             return;
         };
-        let unchanged = self.all_kept
-            && self.kept.as_ref().is_some_and(|k| {
-                k.folders.len() == self.block.folders.len()
-                    && k.run.is_some()
-                    && self.block.run.is_some()
-            });
+        // Every listing as kept, and as many folders: the same block.
+        let unchanged = self.all_kept && self.kept_folders == self.block.folders.len();
         let block = match listings.index.get(&self.id) {
             Some(range) if unchanged => Block::Old(range.clone()),
             _ => Block::New(encode_block(&self.block)),

@@ -529,11 +529,13 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
         problems: Vec::new(),
         untrusted_time: None,
     };
-    let mut lister = match reader.opts.cache.as_ref() {
-        Some(cache) => match cache.listings(reader.started) {
-            Some(listings) => listings.run(id),
-            None => listing::RunLister::uncached(id),
-        },
+    let mut lister = match reader
+        .opts
+        .cache
+        .as_ref()
+        .and_then(|c| c.listings(reader.started))
+    {
+        Some(listings) => listings.run(id),
         None => listing::RunLister::uncached(id),
     };
     let entries = match lister.list_run(dir) {

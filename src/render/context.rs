@@ -102,7 +102,6 @@ impl<'a> Ctx<'a> {
     /// A point's rounds as a page memo key holds them (see
     /// [`super::memo::RawRounds`]).
     pub fn raw_rounds(&self, rounds: &'a [crate::model::Round]) -> super::memo::RawRounds<'a> {
-        use super::memo::RawRounds;
         let at = (rounds.as_ptr() as usize, rounds.len());
         let lock = || {
             self.rounds_digests
@@ -110,11 +109,12 @@ impl<'a> Ctx<'a> {
                 .unwrap_or_else(|p| p.into_inner())
         };
         if let Some(&digest) = lock().get(&at) {
-            return RawRounds::with_digest(rounds, digest);
+            return super::memo::RawRounds::known(rounds, digest);
         }
-        let digest = RawRounds::digest(rounds);
-        lock().insert(at, digest);
-        RawRounds::with_digest(rounds, digest)
+        // Digested outside the lock: two threads may both digest, alike.
+        let key = super::memo::RawRounds::of(rounds);
+        lock().insert(at, key.digest());
+        key
     }
 
     /// The site policy's alarm of `endpoint` whose candidate is `run`

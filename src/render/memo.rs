@@ -68,22 +68,23 @@ impl<'a> RawRounds<'a> {
     /// `Ctx::raw_rounds`, which digests each point's rounds once per
     /// build).
     pub fn of(rounds: &'a [Round]) -> RawRounds<'a> {
-        RawRounds {
-            rounds,
-            digest: Self::digest(rounds),
-        }
-    }
-
-    pub(super) fn with_digest(rounds: &'a [Round], digest: u128) -> RawRounds<'a> {
-        RawRounds { rounds, digest }
-    }
-
-    pub(super) fn digest(rounds: &[Round]) -> u128 {
         let mut buf = Vec::with_capacity(rounds.len() * 128);
         for r in rounds {
             crate::ingest::record::round_bytes(&mut buf, r);
         }
-        xxhash_rust::xxh3::xxh3_128(&buf)
+        RawRounds {
+            rounds,
+            digest: xxhash_rust::xxh3::xxh3_128(&buf),
+        }
+    }
+
+    /// `rounds` with the digest [`RawRounds::of`] gave them before.
+    pub(super) fn known(rounds: &'a [Round], digest: u128) -> RawRounds<'a> {
+        RawRounds { rounds, digest }
+    }
+
+    pub(super) fn digest(&self) -> u128 {
+        self.digest
     }
 
     pub fn rounds(&self) -> &'a [Round] {
@@ -122,9 +123,9 @@ impl<T: serde::Serialize> Debug for Serialised<'_, T> {
 /// A run point in a page memo key: the digest
 /// ([`crate::hash::serde_digest`], nothing formatted) of everything it
 /// serialises and of the fields it does not, and the `derive`d `Debug`
-/// form of its profiles (which skip some of theirs when serialised). The fields are listed by
-/// destructuring, so a field added to `RunPoint` does not compile until it
-/// is placed here.
+/// form of its profiles (which skip some of theirs when serialised). The
+/// fields are listed by destructuring, so a field added to `RunPoint` does
+/// not compile until it is placed here.
 pub struct PointKey<'a>(pub &'a RunPoint);
 
 impl Debug for PointKey<'_> {
