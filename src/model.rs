@@ -52,6 +52,15 @@ impl Annotation {
 }
 
 impl Archive {
+    /// How many round files the archive's runs hold.
+    pub fn round_files(&self) -> usize {
+        self.runs
+            .iter()
+            .flat_map(|r| r.endpoints.values())
+            .map(|e| e.rounds.len())
+            .sum()
+    }
+
     /// The latest run whose time can be trusted: what "latest" means for
     /// the overview, the weekly page, `compare latest` and `check --latest`.
     /// A run whose `started_at` is in the future (or otherwise untrusted,

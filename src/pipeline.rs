@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
+use crate::analyse::changepoint::{self, known::KnownJudgements};
 use crate::analyse::gate::{CheckOptions, CheckReport, RunSelector, check};
-use crate::analyse::{AnalyseOptions, Analysis, Policy, Scope, analyse, analyse_scoped};
+use crate::analyse::{AnalyseOptions, Analysis, Policy, Scope, analyse_scoped, analyse_with};
 use crate::error::{Diagnostic, Error};
 use crate::ingest::cache::{ReadCounts, RoundCache};
 use crate::ingest::{LoadOptions, load_archive_with};
@@ -85,6 +86,11 @@ pub struct BuildReport {
     pub runs_by_stat: usize,
     /// Folders listed from the cache, found as they were.
     pub folders_as_listed: usize,
+    /// Series of the `changepoint` policy whose judgements were found in
+    /// the cache (whole, or all but their newest runs), and series judged
+    /// from their first run.
+    pub changepoint_series_known: usize,
+    pub changepoint_series_judged: usize,
     /// Cache files written and removed after the site was in place.
     pub cache_files_written: usize,
     pub cache_files_removed: usize,
@@ -162,13 +168,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     };
     let loaded = load_archive_with(&opts.archive, &load)?;
     refuse_unusable(&loaded, opts)?;
-    let round_files = loaded
-        .archive
-        .runs
-        .iter()
-        .flat_map(|r| r.endpoints.values())
-        .map(|e| e.rounds.len())
-        .sum();
+    let round_files = loaded.archive.round_files();
     let counts = loaded.counts;
     // The inputs' fingerprint with everything else that decides the site.
     let inputs = loaded.inputs.and_then(|archive| {
@@ -184,7 +184,12 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         return Ok(up_to_date_report(summary, &load, counts, notices, clock));
     }
     clock.lap("read");
-    let mut analysis = analyse(&loaded.archive, loaded.diagnostics);
+    let (mut analysis, known) = analyse_for_site(
+        &loaded.archive,
+        loaded.diagnostics,
+        load.cache.as_ref(),
+        &mut notices,
+    );
     clock.lap("analyse");
     // The archive's rounds are shared with the analysis; the rest of the
     // archive is not needed any more.
@@ -231,8 +236,11 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     if opts.process_exits_after {
         std::mem::forget(analysis);
     }
+    let (known, judged) = known.map_or((0, 0), |k| k.counts());
     Ok(BuildReport {
         stages: clock.stages,
+        changepoint_series_known: known,
+        changepoint_series_judged: judged,
         ..report(
             summary,
             (written.unchanged, rendered.reused_pages),
@@ -242,6 +250,51 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
             false,
         )
     })
+}
+
+/// The site's analysis, with the `changepoint` policy's judgements of
+/// the previous build from `cache` (this build's are staged in it, put
+/// in place when the cache is saved).
+fn analyse_for_site(
+    archive: &crate::model::Archive,
+    diagnostics: Vec<Diagnostic>,
+    cache: Option<&RoundCache>,
+    notices: &mut Vec<String>,
+) -> (Analysis, Option<std::sync::Arc<KnownJudgements>>) {
+    let known = cache.and_then(|c| known_judgements(c, notices));
+    let options = AnalyseOptions {
+        known_judgements: known.clone(),
+        ..AnalyseOptions::default()
+    };
+    let analysis = analyse_with(archive, diagnostics, &options);
+    if let (Some(cache), Some(known)) = (cache, &known)
+        && let Some(bytes) = known.to_save()
+    {
+        cache.stage_side_file(changepoint::known::FILE_NAME, &bytes);
+    }
+    (analysis, known)
+}
+
+/// The `changepoint` policy's judgements the previous build kept in
+/// `cache` (none when it kept none, or they cannot be trusted: a notice),
+/// to be extended by this build's analysis. `None` when this perfdash
+/// cannot name itself (no salt): every run is judged.
+fn known_judgements(
+    cache: &RoundCache,
+    notices: &mut Vec<String>,
+) -> Option<std::sync::Arc<KnownJudgements>> {
+    let salt = crate::write::memo::salt()?;
+    let known = match cache.side_file(changepoint::known::FILE_NAME) {
+        None => KnownJudgements::new(salt),
+        Some(bytes) => KnownJudgements::decode(salt, &bytes).unwrap_or_else(|why| {
+            notices.push(format!(
+                "ignored the change-point judgements in {}: {why}; every run is judged again",
+                cache.dir().join(changepoint::known::FILE_NAME).display()
+            ));
+            KnownJudgements::new(salt)
+        }),
+    };
+    Some(std::sync::Arc::new(known))
 }
 
 /// Removes what interrupted builds left beside `out` (under the lock);
@@ -349,6 +402,8 @@ fn report(
         rounds_from_cache: counts.cached,
         runs_by_stat: counts.runs_by_stat,
         folders_as_listed: counts.folders_as_listed,
+        changepoint_series_known: 0,
+        changepoint_series_judged: 0,
         cache_files_written: saved.written,
         cache_files_removed: saved.removed,
         up_to_date,

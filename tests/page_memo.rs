@@ -102,11 +102,33 @@ fn pages(o: &Output) -> (usize, usize) {
     (numbers[0], numbers[1])
 }
 
+/// `(judged as before and extended, judged from their first run)`
+/// series of the `changepoint` policy, from `build -v`.
+fn changepoint_series(o: &Output) -> (usize, usize) {
+    let err = stderr(o);
+    let at = err
+        .find("change points: ")
+        .unwrap_or_else(|| panic!("{err}"));
+    let numbers: Vec<usize> = err[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .take(2)
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (numbers[0], numbers[1])
+}
+
 impl Case {
     /// Builds with the cache (and the memo) with `-v`, then without into
     /// a second output; the sites must be byte-identical. Returns the
     /// pages rendered and reused by the cached build.
     fn identical_to_no_cache(&self, step: &str) -> (usize, usize) {
+        pages(&self.cached_build_identical_to_no_cache(step))
+    }
+
+    /// [`Case::identical_to_no_cache`], returning the cached build's
+    /// output.
+    fn cached_build_identical_to_no_cache(&self, step: &str) -> Output {
         let cached = build(&self.archive, &self.out, &["-v"]);
         let fresh = self.dir.join("fresh");
         build(&self.archive, &fresh, &["--no-cache"]);
@@ -125,11 +147,15 @@ impl Case {
             differ
         );
         std::fs::remove_dir_all(&fresh).unwrap();
-        pages(&cached)
+        cached
     }
 
     fn memo(&self) -> PathBuf {
         self.dir.join(".perfdash-cache/site/pages.memo")
+    }
+
+    fn judgements(&self) -> PathBuf {
+        self.dir.join(".perfdash-cache/site/changepoints")
     }
 }
 
@@ -153,10 +179,15 @@ fn append(path: &Path, text: &str) {
 #[test]
 fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
     let c = case();
-    let (rendered, reused) = c.identical_to_no_cache("the first build");
+    let first = c.cached_build_identical_to_no_cache("the first build");
+    let (rendered, reused) = pages(&first);
     assert_eq!(reused, 0, "nothing to reuse yet");
     assert!(rendered > 0);
     assert!(c.memo().is_file(), "the memo is written with the cache");
+    let (known, judged) = changepoint_series(&first);
+    assert_eq!(known, 0, "no change-point judgements kept yet");
+    assert!(judged > 0);
+    assert!(c.judgements().is_file(), "kept for the next build");
 
     // One new run: the flame pages, the comparisons and the run pages of
     // the older runs are reused; the pages that show the new run are not.
@@ -171,8 +202,16 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
         &common::bundled_archive().join("runs").join(NEW_RUN),
         &c.archive.join("runs").join(NEW_RUN),
     );
-    let (rendered, reused) = c.identical_to_no_cache("a run added");
+    let added = c.cached_build_identical_to_no_cache("a run added");
+    let (rendered, reused) = pages(&added);
     assert!(reused >= RUNS.len() - 1, "the older runs' pages: {reused}");
+    // Every series grew by the new run: each is judged for it alone.
+    assert_eq!(
+        changepoint_series(&added),
+        (judged, 0),
+        "{}",
+        stderr(&added)
+    );
     assert!(rendered > 0, "the new run's pages are rendered");
     assert_eq!(
         std::fs::metadata(&rounds_file).unwrap().ino(),
@@ -247,9 +286,12 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
     );
     c.identical_to_no_cache("a profile's frame renamed under touch -r");
 
-    // A run removed.
+    // A run removed: every series lost a median in the middle, and is
+    // judged again from its first run.
     std::fs::remove_dir_all(c.archive.join("runs").join(RUNS[2])).unwrap();
-    c.identical_to_no_cache("a run removed");
+    let removed = c.cached_build_identical_to_no_cache("a run removed");
+    let (known, judged) = changepoint_series(&removed);
+    assert!(known == 0 && judged > 0, "{}", stderr(&removed));
 
     // A page the memo would reuse, edited by hand in the live site (size
     // and modification time kept): it is rendered again, the edit gone.
@@ -317,6 +359,44 @@ fn a_damaged_or_foreign_memo_is_ignored_with_a_notice_and_no_cache_never_touches
     add_run(NEW_RUN);
     let (_, reused) = c.identical_to_no_cache("the memo rewritten");
     assert!(reused > 0);
+}
+
+#[test]
+fn damaged_change_point_judgements_are_ignored_with_a_notice_and_judged_again() {
+    let c = case();
+    c.identical_to_no_cache("the first build");
+    let kept = std::fs::read(c.judgements()).unwrap();
+    // --no-cache neither reads nor writes them.
+    build(&c.archive, &c.out, &["--no-cache"]);
+    assert_eq!(std::fs::read(c.judgements()).unwrap(), kept);
+    let mut damaged = kept.clone();
+    let middle = damaged.len() / 2;
+    damaged[middle] ^= 1;
+    std::fs::write(c.judgements(), &damaged).unwrap();
+    common::copy_dir(
+        &common::bundled_archive().join("runs").join(NEW_RUN),
+        &c.archive.join("runs").join(NEW_RUN),
+    );
+    let o = c.cached_build_identical_to_no_cache("the judgements damaged");
+    let err = stderr(&o);
+    assert!(
+        err.contains("ignored the change-point judgements") && err.contains("damaged"),
+        "{err}"
+    );
+    let (known, judged) = changepoint_series(&o);
+    assert!(known == 0 && judged > 0, "{err}");
+    // Cut short: the same.
+    std::fs::write(c.judgements(), &kept[..kept.len() / 3]).unwrap();
+    let o = c.cached_build_identical_to_no_cache("the judgements cut short");
+    assert!(stderr(&o).contains("ignored the change-point judgements"));
+    // Rewritten by that build: used again by the next.
+    std::fs::remove_dir_all(c.archive.join("runs").join(NEW_RUN)).unwrap();
+    common::copy_dir(
+        &common::bundled_archive().join("runs").join(NEW_RUN),
+        &c.archive.join("runs").join(NEW_RUN),
+    );
+    let o = c.cached_build_identical_to_no_cache("the judgements rewritten");
+    assert_eq!(changepoint_series(&o).1, 0, "{}", stderr(&o));
 }
 
 /// The first file under `dir` (in name order) whose name ends in `suffix`.

@@ -40,6 +40,7 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::changepoint::known::KnownJudgements;
 use super::evidence::SuspectRange;
 use super::figures::FigureSummary;
 use super::policy::{Judgement, Policy, RaisedAt};
@@ -552,6 +553,7 @@ pub fn report(
     runs: &[RunInfo],
     triage: &[TriageLabel],
     settings: &Settings,
+    known: Option<&KnownJudgements>,
 ) -> AlarmReport {
     let weeks = history_weeks(endpoints);
     // Every endpoint's ratio to its baseline, by run.
@@ -575,7 +577,7 @@ pub fn report(
     let pieces: Vec<EndpointReport> = endpoints
         .par_iter()
         .with_max_len(1)
-        .map(|endpoint| endpoint_report(endpoint, runs, triage, settings, &run_ratios))
+        .map(|endpoint| endpoint_report(endpoint, runs, triage, settings, &run_ratios, known))
         .collect();
     for piece in pieces {
         report.alarms.extend(piece.alarms);
@@ -611,13 +613,14 @@ fn endpoint_report(
     triage: &[TriageLabel],
     settings: &Settings,
     run_ratios: &HashMap<&str, Vec<f64>>,
+    known: Option<&KnownJudgements>,
 ) -> EndpointReport {
     let len = endpoint.points.len();
     let labels = endpoint_labels(endpoint, triage);
     let levels = Levels::of(endpoint);
     let judged: Vec<(Policy, Vec<Judgement>)> = Policy::ALL
         .iter()
-        .map(|&p| (p, p.judge(endpoint, settings)))
+        .map(|&p| (p, p.judge_with(endpoint, settings, known)))
         .collect();
     let episodes_by_policy: Vec<(Policy, Vec<Episode>)> = judged
         .iter()

@@ -1033,6 +1033,7 @@ fn merge(
     cps
 }
 
+pub mod known;
 #[cfg(test)]
 mod reference;
 #[cfg(test)]

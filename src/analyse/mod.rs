@@ -139,6 +139,10 @@ pub struct AnalyseOptions {
     /// was an eighth of the instructions of a warm `check` at 120 endpoints
     /// × 156 weeks. `None`, and with [`Scope::Site`]: every point's.
     pub checked_run: Option<gate::RunSelector>,
+    /// The `changepoint` policy's judgements of the previous build (from
+    /// the cache): a series that only grew is judged for its new runs
+    /// only. `None`: every run is judged (`--no-cache`, `check`).
+    pub known_judgements: Option<std::sync::Arc<changepoint::known::KnownJudgements>>,
 }
 
 /// A branch run's merge base, found among the main runs.
@@ -459,7 +463,10 @@ pub fn analyse_scoped(
     // The alarms (on every core, by endpoint) and the run-wide rest are
     // independent: side by side.
     let (alarms, (environment_changes, (comparisons, compare_diagnostics), releases)) = rayon::join(
-        || alarms::report(&endpoints, &runs, &archive.triage, settings),
+        || {
+            let known = options.known_judgements.as_deref();
+            alarms::report(&endpoints, &runs, &archive.triage, settings, known)
+        },
         || {
             (
                 comparability::environment_changes(&main_archive.runs),

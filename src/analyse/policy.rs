@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::changepoint::known::KnownJudgements;
 use super::changepoint::{self, ChangePointParams};
 use super::verdict::{self, Figure, Verdict};
 use super::{EndpointAnalysis, RunPoint};
@@ -62,6 +63,17 @@ impl Policy {
     /// error-rate or throughput regression, is over the line under every
     /// policy: no reading of p99 makes a broken run pass.
     pub fn judge(self, endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement> {
+        self.judge_with(endpoint, settings, None)
+    }
+
+    /// [`Policy::judge`], with the `changepoint` policy's judgements of an
+    /// earlier build at hand (`known`: only new runs are judged).
+    pub fn judge_with(
+        self,
+        endpoint: &EndpointAnalysis,
+        settings: &Settings,
+        known: Option<&KnownJudgements>,
+    ) -> Vec<Judgement> {
         let latency: Vec<Judgement> = match self {
             Policy::Median | Policy::Persistent => endpoint
                 .points
@@ -102,7 +114,7 @@ impl Policy {
                     .map(|p| robust_judgement(p, &medians, settings))
                     .collect()
             }
-            Policy::ChangePoint => changepoint_judgements(endpoint, settings),
+            Policy::ChangePoint => changepoint_judgements(endpoint, settings, known),
         };
         latency
             .into_iter()
@@ -128,7 +140,11 @@ fn beyond_latency(p: &RunPoint) -> bool {
 /// ([`changepoint::comparable_series`]: runs with too few rounds left out,
 /// a new load profile starts afresh). Runs before a baseline exists are not
 /// judged, like under every other policy.
-fn changepoint_judgements(endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement> {
+fn changepoint_judgements(
+    endpoint: &EndpointAnalysis,
+    settings: &Settings,
+    known: Option<&KnownJudgements>,
+) -> Vec<Judgement> {
     let params = ChangePointParams::from(&settings.changepoint);
     let mut out = vec![Judgement::NotJudged; endpoint.points.len()];
     let series = changepoint::comparable_series(&endpoint.points)
@@ -139,12 +155,11 @@ fn changepoint_judgements(endpoint: &EndpointAnalysis, settings: &Settings) -> V
             .iter()
             .map(|&i| endpoint.points[i].median_p99_ms)
             .collect();
-        let online = changepoint::online_regressions(
-            &medians,
-            &params,
-            0,
-            settings.changepoint.min_runs_at_level,
-        );
+        let min_runs = settings.changepoint.min_runs_at_level;
+        let online = match known {
+            Some(known) => known.online_regressions(&medians, &params, min_runs),
+            None => changepoint::online_regressions(&medians, &params, 0, min_runs),
+        };
         for (k, &i) in usable.iter().enumerate() {
             if endpoint.points[i].verdict == Verdict::NoBaseline {
                 continue;

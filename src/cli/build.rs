@@ -135,7 +135,8 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         } else if args.verbose {
             say(&format!(
                 "rounds: {} in the archive; {} round files read, {} results from the cache ({} runs by stat, \
-                 no file opened, {} folders as last listed); pages: {} rendered, {} reused (same inputs as the previous site's); \
+                 no file opened, {} folders as last listed); change points: {} series judged as before and \
+                 extended, {} judged from their first run; pages: {} rendered, {} reused (same inputs as the previous site's); \
                  wrote {} files, {} bytes \
                  ({} unchanged, linked from the previous site); cache: {} file(s) saved, {} removed",
                 report.round_files,
@@ -143,6 +144,8 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
                 report.rounds_from_cache,
                 report.runs_by_stat,
                 report.folders_as_listed,
+                report.changepoint_series_known,
+                report.changepoint_series_judged,
                 report.pages - report.reused_pages,
                 report.reused_pages,
                 report.files,

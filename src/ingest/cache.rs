@@ -100,7 +100,9 @@ pub struct RoundCache {
     /// The run folders' listings (`super::listing`), read when first used,
     /// and their new file, staged once every run is listed.
     listings: std::sync::OnceLock<Listings>,
-    listings_staged: Mutex<Option<Staged>>,
+    /// New content of the files beside the run files (the listings, the
+    /// change-point judgements), by name, staged until [`RoundCache::save`].
+    side_files: Mutex<BTreeMap<&'static str, Staged>>,
 }
 
 #[derive(Debug)]
@@ -219,7 +221,7 @@ impl RoundCache {
             staging: Mutex::new(Staging::default()),
             notices: Mutex::new(notices),
             listings: std::sync::OnceLock::new(),
-            listings_staged: Mutex::new(None),
+            side_files: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -336,8 +338,36 @@ impl RoundCache {
     /// go of them.
     pub(crate) fn stage_listings(&self) {
         if let Some(bytes) = self.listings.get().and_then(Listings::take_to_save) {
-            let staged = self.stage(&bytes);
-            *lock(&self.listings_staged) = staged;
+            self.stage_side_file(super::listing::FILE_NAME, &bytes);
+        }
+    }
+
+    /// The content of the file `name` beside the run files (see
+    /// [`RoundCache::stage_side_file`]); `None` when there is none or the
+    /// cache is not used. A file that cannot be read is a notice.
+    pub fn side_file(&self, name: &str) -> Option<Vec<u8>> {
+        if !self.usable {
+            return None;
+        }
+        let path = self.dir.join(name);
+        read_cache_file(&path)
+            .map_err(|e| {
+                self.notice(format!(
+                    "could not read {}: {e}; what it holds is computed again",
+                    path.display()
+                ))
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Stages `bytes` as the new content of the file `name` beside the run
+    /// files, put in place by [`RoundCache::save`] (dropped with the cache
+    /// when the build fails). Not a run's file: never counted nor pruned.
+    pub fn stage_side_file(&self, name: &'static str, bytes: &[u8]) {
+        debug_assert!(!is_run_file_name(name) && !name.starts_with(TEMP_PREFIX));
+        if let Some(staged) = self.stage(bytes) {
+            lock(&self.side_files).insert(name, staged);
         }
     }
 
@@ -417,13 +447,11 @@ impl RoundCache {
             }
             keep.insert(file_name, ());
         }
-        // The listings beside them (not counted: not a run's file).
-        if let Some(staged) = lock(&self.listings_staged).take()
-            && let Err(e) = staged
-                .path
-                .persist(self.dir.join(super::listing::FILE_NAME))
-        {
-            failure.get_or_insert(e.error.to_string());
+        // The files beside them (not counted: not a run's).
+        for (name, staged) in std::mem::take(&mut *lock(&self.side_files)) {
+            if let Err(e) = staged.path.persist(self.dir.join(name)) {
+                failure.get_or_insert(e.error.to_string());
+            }
         }
         if let Some(e) = failure {
             self.notice(format!(
@@ -528,10 +556,10 @@ impl Drop for RoundCache {
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-        self.listings_staged
+        self.side_files
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
-            .take();
+            .clear();
         let staging = self.staging.get_mut().unwrap_or_else(|p| p.into_inner());
         for dir in staging.created.drain(..) {
             let _ = std::fs::remove_dir(dir);

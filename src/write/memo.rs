@@ -174,7 +174,7 @@ fn usable(cache_dir: &Path) -> bool {
 
 /// What names this perfdash: its version and its binary's `stat` (a
 /// rebuilt binary, with other templates or code, has another).
-fn salt() -> Option<u128> {
+pub(crate) fn salt() -> Option<u128> {
     let exe = std::env::current_exe().ok()?;
     let stamp = crate::stat_stamp::of(&std::fs::metadata(exe).ok()?)?;
     let mut bytes = format!("{HEADER} {}", version()).into_bytes();

@@ -1,0 +1,340 @@
+//! The `changepoint` policy's judgements kept from one build to the next.
+//!
+//! [`online_regressions`] judges run `t` from the medians up to `t` alone:
+//! a series that only grew since the last build keeps every judgement it
+//! had, and only the new runs need judging. Judging them still feeds the
+//! detector every earlier median, but that costs the complete windows
+//! once (O(history / window) window searches) instead of one search per
+//! run (O(history × window)): at 120 endpoints × 156 weeks the policy was
+//! 6.6 % of a build's instructions after one new run.
+//!
+//! A series is found by the digest of what decides its judgements (the
+//! salt naming the perfdash that judged, the parameters, the medians'
+//! bits), for its whole length or for a prefix up to [`MAX_NEW_RUNS`]
+//! shorter. Anything else (a run inserted in the middle, a median that
+//! moved, other parameters, another perfdash) finds nothing, and the
+//! series is judged from scratch, as with `--no-cache`.
+//!
+//! The file (in the cache folder, written by `ingest::cache`) holds the
+//! series of one build: a header line, the salt, the entries, and a digest
+//! of all of it; anything that does not check out is ignored whole.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{ChangePointParams, online_regressions};
+
+/// The file's name in the cache folder.
+pub const FILE_NAME: &str = "changepoints";
+
+/// A series found with at most this many runs fewer than now is extended;
+/// older ones are judged again (a build after months away).
+pub const MAX_NEW_RUNS: usize = 64;
+
+const HEADER: &[u8] = b"perfdash changepoint judgements 1\n";
+
+type Judgements = Box<[Option<bool>]>;
+
+/// Judgements of the previous build, and this build's (to keep for the
+/// next one). Shared by the endpoints judged on every core.
+#[derive(Debug)]
+pub struct KnownJudgements {
+    salt: u128,
+    previous: HashMap<u128, Judgements>,
+    made: Mutex<BTreeMap<u128, Judgements>>,
+    /// Series found whole or as a prefix.
+    reused: AtomicUsize,
+    judged: AtomicUsize,
+}
+
+impl KnownJudgements {
+    /// None known yet: every series is judged, and kept.
+    pub fn new(salt: u128) -> KnownJudgements {
+        KnownJudgements {
+            salt,
+            previous: HashMap::new(),
+            made: Mutex::new(BTreeMap::new()),
+            reused: AtomicUsize::new(0),
+            judged: AtomicUsize::new(0),
+        }
+    }
+
+    /// The judgements a previous build kept in `bytes`; those of another
+    /// perfdash (`salt` differs) are not used. `Err` says why a file that
+    /// is not one this code wrote cannot be trusted.
+    pub fn decode(salt: u128, bytes: &[u8]) -> Result<KnownJudgements, String> {
+        let mut known = KnownJudgements::new(salt);
+        let body = bytes
+            .strip_prefix(HEADER)
+            .ok_or("not a perfdash judgements file")?;
+        let (body, sum) = body
+            .split_last_chunk::<16>()
+            .ok_or("cut short before its digest")?;
+        if xxhash_rust::xxh3::xxh3_128(body) != u128::from_le_bytes(*sum) {
+            return Err("its digest does not match its content (damaged or cut short)".into());
+        }
+        let mut reader = Reader(body);
+        if reader.u128()? != salt {
+            // Another perfdash judged them: judge again.
+            return Ok(known);
+        }
+        let count = reader.u32()?;
+        for _ in 0..count {
+            let key = reader.u128()?;
+            let len = reader.u32()? as usize;
+            let judgements = reader
+                .take(len)?
+                .iter()
+                .map(|b| match b {
+                    0 => Ok(None),
+                    1 => Ok(Some(false)),
+                    2 => Ok(Some(true)),
+                    _ => Err(format!("a judgement coded {b}")),
+                })
+                .collect::<Result<Judgements, String>>()?;
+            known.previous.insert(key, judgements);
+        }
+        if !reader.0.is_empty() {
+            return Err("bytes after its last entry".into());
+        }
+        Ok(known)
+    }
+
+    /// This build's series, to keep for the next build; `None` when they
+    /// are the ones the previous build kept (the file need not change).
+    pub fn to_save(&self) -> Option<Vec<u8>> {
+        let made = lock(&self.made);
+        let same =
+            made.len() == self.previous.len() && made.keys().all(|k| self.previous.contains_key(k));
+        if same {
+            return None;
+        }
+        let mut body = Vec::with_capacity(64 + made.values().map(|j| 20 + j.len()).sum::<usize>());
+        body.extend_from_slice(&self.salt.to_le_bytes());
+        body.extend_from_slice(&(made.len() as u32).to_le_bytes());
+        for (key, judgements) in made.iter() {
+            body.extend_from_slice(&key.to_le_bytes());
+            body.extend_from_slice(&(judgements.len() as u32).to_le_bytes());
+            body.extend(judgements.iter().map(|j| match j {
+                None => 0u8,
+                Some(false) => 1,
+                Some(true) => 2,
+            }));
+        }
+        let mut file = HEADER.to_vec();
+        file.extend_from_slice(&body);
+        file.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
+        Some(file)
+    }
+
+    /// Series whose judgements were found (whole, or all but their newest
+    /// runs), and series judged from scratch, so far.
+    pub fn counts(&self) -> (usize, usize) {
+        (
+            self.reused.load(Ordering::Relaxed),
+            self.judged.load(Ordering::Relaxed),
+        )
+    }
+
+    /// [`online_regressions`]`(medians, params, 0, min_runs_at_level)`,
+    /// judging only the runs the previous build had not judged.
+    pub fn online_regressions(
+        &self,
+        medians: &[f64],
+        params: &ChangePointParams,
+        min_runs_at_level: usize,
+    ) -> Vec<Option<bool>> {
+        let key = |len: usize| self.key(&medians[..len], params, min_runs_at_level);
+        let shortest = medians.len().saturating_sub(MAX_NEW_RUNS).max(1);
+        let found = (shortest..=medians.len())
+            .rev()
+            .find_map(|len| self.previous.get(&key(len)).filter(|j| j.len() == len));
+        let judgements: Vec<Option<bool>> = match found {
+            Some(known) if known.len() == medians.len() => known.to_vec(),
+            Some(known) => {
+                let mut all = online_regressions(medians, params, known.len(), min_runs_at_level);
+                all[..known.len()].copy_from_slice(known);
+                all
+            }
+            None => online_regressions(medians, params, 0, min_runs_at_level),
+        };
+        let counter = if found.is_some() {
+            &self.reused
+        } else {
+            &self.judged
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        lock(&self.made).insert(key(medians.len()), judgements.clone().into());
+        judgements
+    }
+
+    /// What decides the judgements of `medians`: the perfdash, the
+    /// parameters and every median's bits.
+    fn key(&self, medians: &[f64], params: &ChangePointParams, min_runs_at_level: usize) -> u128 {
+        let ChangePointParams {
+            window_len,
+            max_pvalue,
+            min_magnitude,
+        } = *params;
+        let mut bytes = Vec::with_capacity(48 + medians.len() * 8);
+        bytes.extend_from_slice(&self.salt.to_le_bytes());
+        for n in [
+            window_len as u64,
+            max_pvalue.to_bits(),
+            min_magnitude.to_bits(),
+            min_runs_at_level as u64,
+        ] {
+            bytes.extend_from_slice(&n.to_le_bytes());
+        }
+        for m in medians {
+            bytes.extend_from_slice(&m.to_bits().to_le_bytes());
+        }
+        xxhash_rust::xxh3::xxh3_128(&bytes)
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.0.len() < n {
+            return Err("cut short".into());
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+
+    fn u128(&mut self) -> Result<u128, String> {
+        Ok(u128::from_le_bytes(
+            self.take(16)?.try_into().expect("16 bytes"),
+        ))
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn params() -> ChangePointParams {
+        ChangePointParams {
+            window_len: 8,
+            max_pvalue: 0.01,
+            min_magnitude: 0.05,
+        }
+    }
+
+    /// A level at 100 ms, then a step to 150 ms, with a little wobble.
+    fn step(len: usize) -> Vec<f64> {
+        (0..len)
+            .map(|i| if i < len / 2 { 100.0 } else { 150.0 } + (i % 3) as f64)
+            .collect()
+    }
+
+    fn saved_and_read(known: &KnownJudgements, salt: u128) -> KnownJudgements {
+        let bytes = known.to_save().expect("new series are saved");
+        KnownJudgements::decode(salt, &bytes).expect("reads back")
+    }
+
+    #[test]
+    fn a_grown_series_is_extended_and_judged_as_from_scratch() {
+        let series = step(40);
+        let first = KnownJudgements::new(7);
+        first.online_regressions(&series[..37], &params(), 2);
+        assert_eq!(first.counts(), (0, 1));
+        let second = saved_and_read(&first, 7);
+        let judged = second.online_regressions(&series, &params(), 2);
+        assert_eq!(second.counts(), (1, 0), "found as a prefix");
+        assert_eq!(judged, online_regressions(&series, &params(), 0, 2));
+        assert!(
+            judged.contains(&Some(true)),
+            "the step is over the line: {judged:?}"
+        );
+        // The same series again: found whole, the file need not change.
+        let third = saved_and_read(&second, 7);
+        assert_eq!(third.online_regressions(&series, &params(), 2), judged);
+        assert_eq!(third.counts(), (1, 0));
+        assert!(third.to_save().is_none());
+    }
+
+    #[test]
+    fn anything_that_decides_a_judgement_misses() {
+        let series = step(30);
+        let first = KnownJudgements::new(7);
+        first.online_regressions(&series, &params(), 2);
+        let bytes = first.to_save().unwrap();
+        let mut moved = series.clone();
+        moved[3] += 1e-9;
+        let other_params = ChangePointParams {
+            min_magnitude: 0.06,
+            ..params()
+        };
+        let tries: [(u128, &[f64], ChangePointParams, usize); 4] = [
+            (8, &series, params(), 2),
+            (7, &moved, params(), 2),
+            (7, &series, other_params, 2),
+            (7, &series, params(), 3),
+        ];
+        for (salt, medians, p, min_runs) in tries {
+            let known = KnownJudgements::decode(salt, &bytes).unwrap();
+            known.online_regressions(medians, &p, min_runs);
+            assert_eq!(known.counts(), (0, 1), "{salt} {p:?} {min_runs}");
+        }
+        // More new runs than MAX_NEW_RUNS: judged from scratch.
+        let long = step(30 + MAX_NEW_RUNS + 1);
+        let first = KnownJudgements::new(7);
+        first.online_regressions(&long[..30], &params(), 2);
+        let second = saved_and_read(&first, 7);
+        second.online_regressions(&long, &params(), 2);
+        assert_eq!(second.counts(), (0, 1));
+    }
+
+    #[test]
+    fn a_damaged_file_is_refused_whole() {
+        let first = KnownJudgements::new(7);
+        first.online_regressions(&step(20), &params(), 2);
+        let bytes = first.to_save().unwrap();
+        assert!(KnownJudgements::decode(7, &bytes[..bytes.len() - 1]).is_err());
+        let mut flipped = bytes.clone();
+        let at = HEADER.len() + 30;
+        flipped[at] ^= 1;
+        let err = KnownJudgements::decode(7, &flipped).unwrap_err();
+        assert!(err.contains("digest"), "{err}");
+        assert!(KnownJudgements::decode(7, b"something else").is_err());
+        assert!(KnownJudgements::decode(7, &bytes).is_ok());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Whatever prefix the previous build judged, the judgements are
+        /// the ones from scratch.
+        #[test]
+        fn judgements_from_a_prefix_equal_those_from_scratch(
+            series in proptest::collection::vec(50.0f64..200.0, 2..60),
+            cut in 0.0f64..1.0,
+            min_runs in 1usize..4,
+        ) {
+            let cut = ((series.len() as f64 * cut) as usize).max(1);
+            let first = KnownJudgements::new(1);
+            first.online_regressions(&series[..cut], &params(), min_runs);
+            let second = saved_and_read(&first, 1);
+            prop_assert_eq!(
+                second.online_regressions(&series, &params(), min_runs),
+                online_regressions(&series, &params(), 0, min_runs)
+            );
+            prop_assert_eq!(second.counts(), (1, 0));
+        }
+    }
+}
