@@ -120,8 +120,15 @@ fn split_count(line: &str) -> Option<(&str, f64)> {
     // `\s`): a no-break space inside a frame name is part of the name. It
     // also keeps `at + 1` on a character boundary (fuzzing found a U+00A0
     // here panicking the slice).
-    // Bytewise: an ASCII byte is never part of a longer character.
-    let at = line.bytes().rposition(|b| b.is_ascii_whitespace())?;
+    // Bytewise: an ASCII byte is never part of a longer character. The
+    // five bytes `u8::is_ascii_whitespace` accepts, found with memchr: a
+    // stack line without a second count is scanned whole from its end,
+    // and byte by byte that was 1.7 % of a build's instructions.
+    let bytes = line.as_bytes();
+    let at = memchr::memrchr3(b' ', b'\t', b'\r', bytes)
+        .into_iter()
+        .chain(memchr::memrchr2(b'\n', 0x0C, bytes))
+        .max()?;
     let token = &line[at + 1..];
     if !is_count(token) {
         return None;
@@ -148,5 +155,45 @@ fn shorten(line: &str) -> String {
     } else {
         let cut: String = line.chars().take(MAX).collect();
         format!("{cut}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `split_count` as it was written before memchr: the last byte
+    /// `u8::is_ascii_whitespace` accepts.
+    fn split_count_bytewise(line: &str) -> Option<(&str, f64)> {
+        let at = line.bytes().rposition(|b| b.is_ascii_whitespace())?;
+        let token = &line[at + 1..];
+        if !is_count(token) {
+            return None;
+        }
+        let count: f64 = token.parse().ok()?;
+        Some((line[..at].trim_end(), count))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// Every kind of ASCII whitespace (and a no-break space, which is
+        /// not one) anywhere in the line, counts or not at the end.
+        #[test]
+        fn split_count_finds_the_last_ascii_whitespace(
+            line in "[a-z;\\. \\t\\r\\n\\x0C\\u{A0}\\u{2003}0-9]{0,40}"
+        ) {
+            prop_assert_eq!(split_count(&line), split_count_bytewise(&line));
+        }
+    }
+
+    #[test]
+    fn each_ascii_whitespace_splits_a_count_off() {
+        for ws in [" ", "\t", "\r", "\n", "\x0C"] {
+            let line = format!("main;run{ws}12");
+            assert_eq!(split_count(&line), Some(("main;run", 12.0)), "{ws:?}");
+        }
+        assert_eq!(split_count("main;run\u{A0}12"), None, "no-break space");
+        assert_eq!(split_count("main;run 3 12"), Some(("main;run 3", 12.0)));
     }
 }

@@ -22,12 +22,18 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
+    median_of_sorted(&sorted)
+}
+
+/// [`median`] of values already sorted (by `f64::total_cmp`), without
+/// sorting a copy.
+pub fn median_of_sorted(sorted: &[f64]) -> Option<f64> {
     let n = sorted.len();
-    Some(if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    })
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
 }
 
 #[cfg(test)]
