@@ -199,10 +199,16 @@ impl<T> std::ops::Deref for Digested<T> {
     }
 }
 
+impl<T: serde::Serialize> Digested<T> {
+    /// The digest of everything the value serialises, computed once.
+    pub fn digest(&self) -> u128 {
+        *self.digest.get_or_init(|| serde_digest(&*self.value))
+    }
+}
+
 impl<T: serde::Serialize> std::fmt::Debug for Digested<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let digest = self.digest.get_or_init(|| serde_digest(&*self.value));
-        write!(f, "Digested({digest:032x})")
+        write!(f, "Digested({:032x})", self.digest())
     }
 }
 

@@ -18,7 +18,7 @@ use super::evidence::{EvidenceView, evidence_view};
 use super::figures::{FiguresView, environment_mark};
 use super::flame_pages::{FlameLink, flame_links};
 use super::format as f;
-use super::memo::PointKey;
+use super::memo::{PointKey, RawRounds};
 use super::rows::{
     ChangePointRow, EnvChangeRow, Page, PointRow, VerdictView, change_point_row, env_change_row,
     point_row, point_row_with, render, settings_line,
@@ -395,9 +395,26 @@ pub struct EndpointInputs<'a> {
 }
 
 /// The shown runs in a memo key: every field, each point as a
-/// [`PointKey`] (its rounds as a digest). Fields listed by destructuring:
-/// a field added to `EndpointAnalysis` does not compile until it is here.
-struct Shown<'a>(Cow<'a, EndpointAnalysis>);
+/// [`PointKey`] (its rounds as a digest, `rounds[i]` the digest of the
+/// rounds of the i-th of `points` then `branch_points`). Fields listed by
+/// destructuring: a field added to `EndpointAnalysis` does not compile
+/// until it is here.
+struct Shown<'a> {
+    analysis: Cow<'a, EndpointAnalysis>,
+    rounds: Vec<u128>,
+}
+
+impl<'a> Shown<'a> {
+    fn of(ctx: &Ctx<'_>, analysis: Cow<'a, EndpointAnalysis>) -> Shown<'a> {
+        let rounds = analysis
+            .points
+            .iter()
+            .chain(&analysis.branch_points)
+            .map(|p| ctx.raw_rounds(&p.rounds).digest())
+            .collect();
+        Shown { analysis, rounds }
+    }
+}
 
 impl std::fmt::Debug for Shown<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -408,17 +425,26 @@ impl std::fmt::Debug for Shown<'_> {
             points,
             branch_points,
             change_points,
-        } = &*self.0;
+        } = &*self.analysis;
         write!(f, "Shown{:?}", (id, name, threshold_ratio, change_points))?;
-        for p in points {
-            write!(f, "{:?}", PointKey(p))?;
-        }
+        let (main, branch) = self.rounds.split_at(points.len());
+        write_point_keys(f, points, main)?;
         f.write_str("|")?;
-        for p in branch_points {
-            write!(f, "{:?}", PointKey(p))?;
-        }
-        Ok(())
+        write_point_keys(f, branch_points, branch)
     }
+}
+
+/// Each of `points` as a [`PointKey`], `digests` its rounds'.
+fn write_point_keys(
+    f: &mut std::fmt::Formatter<'_>,
+    points: &[RunPoint],
+    digests: &[u128],
+) -> std::fmt::Result {
+    for (point, &digest) in points.iter().zip(digests) {
+        let rounds = RawRounds::known(&point.rounds, digest);
+        write!(f, "{:?}", PointKey { point, rounds })?;
+    }
+    Ok(())
 }
 
 impl<'a> EndpointInputs<'a> {
@@ -529,13 +555,13 @@ impl<'a> EndpointInputs<'a> {
             year,
             older,
             path,
-            shown: Shown(shown),
+            shown: Shown::of(ctx, shown),
         }
     }
 
     /// The page, from these inputs alone.
     pub fn render(&self) -> Result<Page, Error> {
-        let shown: &EndpointAnalysis = &self.shown.0;
+        let shown: &EndpointAnalysis = &self.shown.analysis;
         let (root, slug) = (self.root, self.slug);
         let infos: Vec<PointInfo> = shown
             .points

@@ -179,8 +179,8 @@ pub struct FlameInputs<'a> {
     baseline_slug: Option<&'a str>,
     verdict: &'static str,
     /// The profile, its baseline and their stacks (`Debug` prints the
-    /// digest of each profile's stacks, `crate::hash::Digested`).
-    pa: &'a ProfileAnalysis,
+    /// digest of all of it, nothing formatted: `render::memo::ProfileKey`).
+    pa: super::memo::ProfileKey<'a>,
     run_commit: Option<CommitView>,
     baseline_commit: Option<CommitView>,
     compare_href: String,
@@ -210,7 +210,7 @@ impl<'a> FlameInputs<'a> {
             run_slug: slugs.run(&p.run),
             baseline_slug: pa.baseline.as_ref().map(|b| slugs.run(&b.run)),
             verdict: p.verdict.as_str(),
-            pa,
+            pa: super::memo::ProfileKey(pa),
             run_commit: commit_of(&p.run),
             baseline_commit: pa.baseline.as_ref().and_then(|b| commit_of(&b.run)),
             compare_href: pa
@@ -380,7 +380,7 @@ fn render_one(inputs: &FlameInputs, site: &mut Site) -> Result<(), Error> {
             .as_ref()
             .map(|a| a.line())
             .unwrap_or_default(),
-        attribution_key: attribution_key(pa),
+        attribution_key: attribution_key(pa.0),
         shares,
         idle_excluded,
         idle_now: pct(pa.idle_pct),

@@ -23,11 +23,12 @@
 //! pages of short strings), a value writes a digest of its data instead,
 //! nothing formatted: [`Serialised`] (a run page's template value, by
 //! everything it serialises),
-//! [`RawRounds`] (the run record's encoding), and [`PointKey`]
+//! [`RawRounds`] (the run record's encoding), [`PointKey`]
 //! (`crate::hash::serde_digest` of a run point's fields, the ones it does
-//! not serialise included, and the `Debug` form of its profiles; its
-//! fields listed by destructuring so that a new field does not compile
-//! until it is placed).
+//! not serialise included) and [`ProfileKey`] (a profile's analysis with
+//! the digests of its stacks and its baseline's); their fields are listed
+//! by destructuring so that a new field does not compile until it is
+//! placed.
 //!
 //! A value whose `Debug` form is not stable between runs (a `HashMap`)
 //! would only make keys miss: never a wrong page, only a page rendered.
@@ -35,6 +36,7 @@
 use std::fmt::{Debug, Write as _};
 
 use crate::analyse::RunPoint;
+use crate::analyse::attribution::{ProfileAnalysis, ProfileBaseline};
 use crate::hash::DebugHasher;
 use crate::model::Round;
 
@@ -121,56 +123,121 @@ impl<T: serde::Serialize> Debug for Serialised<'_, T> {
 }
 
 /// A run point in a page memo key: the digest
-/// ([`crate::hash::serde_digest`], nothing formatted) of everything it
-/// serialises and of the fields it does not, and the `derive`d `Debug`
-/// form of its profiles (which skip some of theirs when serialised). The
-/// fields are listed by destructuring, so a field added to `RunPoint` does
-/// not compile until it is placed here.
-pub struct PointKey<'a>(pub &'a RunPoint);
+/// ([`crate::hash::serde_digest`], nothing formatted) of every field, the
+/// ones it does not serialise included, with its rounds as the digest
+/// [`RawRounds`] gives them (`Ctx::raw_rounds`: once per build, shared
+/// with the run pages; digesting every field of every round again was
+/// most of a year page's key) and its profiles as [`ProfileKey`]s (they
+/// skip their stacks when serialised). The fields are listed by
+/// destructuring, so a field added to `RunPoint` does not compile until it
+/// is placed here.
+pub struct PointKey<'a> {
+    pub point: &'a RunPoint,
+    pub rounds: RawRounds<'a>,
+}
 
 impl Debug for PointKey<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let RunPoint {
-            // Serialised:
-            run: _,
-            started_at: _,
-            rounds: _,
-            round_p99_ms: _,
-            median_p99_ms: _,
-            baseline_p99_ms: _,
-            ratio: _,
-            verdict: _,
-            baseline_runs: _,
-            not_comparable: _,
-            no_baseline_reason: _,
-            figures: _,
-            baseline_error_rate: _,
-            baseline_throughput_rps: _,
-            throughput_not_judged: _,
-            regressed: _,
-            accepted_change: _,
-            evidence: _,
-            // Not serialised, or not whole:
+            run,
+            started_at,
+            rounds,
+            round_p99_ms,
+            median_p99_ms,
+            baseline_p99_ms,
+            ratio,
+            verdict,
+            baseline_runs,
+            not_comparable,
+            no_baseline_reason,
+            figures,
+            baseline_error_rate,
+            baseline_throughput_rps,
+            throughput_not_judged,
+            regressed,
+            accepted_change,
+            evidence,
             run_index,
             commit,
             decided_from,
             untrusted_time,
             series,
             profiles,
-        } = self.0;
-        // Only the profiles are formatted (they hold digests, and are
-        // few): the figures behind the verdict as floats in shortest
-        // decimal were most of the cost of the year pages' keys.
+        } = self.point;
+        debug_assert!(std::ptr::eq(&rounds[..], self.rounds.rounds()));
+        let profiles: Vec<u128> = profiles.iter().map(profile_digest).collect();
         write!(
             f,
-            "RunPoint({:032x}, {:?})",
+            "RunPoint({:032x})",
             crate::hash::serde_digest(&(
-                self.0,
-                (run_index, commit, decided_from, untrusted_time, series)
+                (run, started_at, self.rounds, round_p99_ms, median_p99_ms),
+                (baseline_p99_ms, ratio, verdict, baseline_runs),
+                (not_comparable, no_baseline_reason, figures),
+                (baseline_error_rate, baseline_throughput_rps),
+                (throughput_not_judged, regressed, accepted_change, evidence),
+                (run_index, commit, decided_from, untrusted_time, series),
+                profiles
             )),
-            profiles
         )
     }
+}
+
+/// A profile's analysis in a page memo key: the digest of everything it
+/// serialises and of its stacks and its baseline's (which it does not
+/// serialise; their own digests, computed once per build), nothing
+/// formatted. Fields listed by destructuring, as for [`PointKey`].
+#[derive(Clone, Copy)]
+pub struct ProfileKey<'a>(pub &'a ProfileAnalysis);
+
+impl std::ops::Deref for ProfileKey<'_> {
+    type Target = ProfileAnalysis;
+    fn deref(&self) -> &ProfileAnalysis {
+        self.0
+    }
+}
+
+impl Debug for ProfileKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Profile({:032x})", profile_digest(self.0))
+    }
+}
+
+fn profile_digest(pa: &ProfileAnalysis) -> u128 {
+    let ProfileAnalysis {
+        // Serialised:
+        kind: _,
+        source: _,
+        format: _,
+        units: _,
+        total: _,
+        samples: _,
+        shares: _,
+        idle_pct: _,
+        busy_total: _,
+        busy_shares: _,
+        gc_in_mutator_pct: _,
+        normalisation: _,
+        baseline,
+        attribution: _,
+        grown_frames: _,
+        // Not serialised:
+        profile,
+        comparable,
+    } = pa;
+    let baseline_stacks = baseline.as_ref().map(|b| {
+        let ProfileBaseline {
+            run: _,
+            source: _,
+            total: _,
+            samples: _,
+            idle_pct: _,
+            changes: _,
+            profile,
+            comparable,
+        } = b;
+        (profile.digest(), comparable.digest())
+    });
+    crate::hash::serde_digest(&(pa, (profile.digest(), comparable.digest()), baseline_stacks))
 }
 
 #[cfg(test)]
@@ -294,7 +361,10 @@ mod tests {
         let archive = archive_of(&[("orders", vec![vec![10.0; 5]; 4])]);
         let analysis = crate::analyse::analyse(&archive, Vec::new());
         let point = analysis.endpoints[0].points.last().unwrap().clone();
-        let k = |p: &RunPoint| key(1, "endpoint-year", &PointKey(p));
+        let k = |p: &RunPoint| {
+            let rounds = RawRounds::of(&p.rounds);
+            key(1, "endpoint-year", &PointKey { point: p, rounds })
+        };
         let base = k(&point);
         assert_eq!(base, k(&point.clone()));
         type Change = Box<dyn Fn(&mut RunPoint)>;
@@ -321,11 +391,91 @@ mod tests {
                 Box::new(|p| p.series.0.push(("region".into(), None))),
             ),
             ("a serialised field", Box::new(|p| p.median_p99_ms += 1.0)),
+            (
+                "a round",
+                Box::new(|p| {
+                    let mut rounds = p.rounds.to_vec();
+                    rounds[0].stats.p99_ms += 1.0;
+                    p.rounds = rounds.into();
+                }),
+            ),
         ];
         for (field, change) in changed {
             let mut p = point.clone();
             change(&mut p);
             assert_ne!(k(&p), base, "{field}");
+        }
+    }
+
+    /// A profile's stacks and its baseline's are not serialised: the key
+    /// holds their digests. Run on the bundled archive's profiles.
+    #[test]
+    fn a_profile_key_changes_with_its_stacks_and_its_baselines() {
+        use crate::hash::Digested;
+        use std::sync::Arc;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
+        let loaded = crate::ingest::load_archive(&root).unwrap();
+        let analysis = crate::analyse::analyse(&loaded.archive, Vec::new());
+        let (point, pa) = analysis
+            .endpoints
+            .iter()
+            .flat_map(|e| &e.points)
+            .find_map(|p| {
+                let pa = p.profiles.iter().find(|pa| pa.baseline.is_some())?;
+                Some((p, pa))
+            })
+            .expect("the bundled archive has a profile with a baseline");
+        let pk = |pa: &ProfileAnalysis| key(1, "flame", &ProfileKey(pa));
+        let point_key = |pa: &ProfileAnalysis| {
+            let mut p = point.clone();
+            p.profiles = vec![pa.clone()];
+            let rounds = RawRounds::of(&p.rounds);
+            key(1, "endpoint-year", &PointKey { point: &p, rounds })
+        };
+        let base = (pk(pa), point_key(pa));
+        assert_eq!(base, (pk(&pa.clone()), point_key(&pa.clone())));
+        fn with_stack(profile: &crate::profile::Profile) -> Digested<crate::profile::Profile> {
+            let mut more = profile.clone();
+            more.add("main;one-more-frame", 1.0);
+            Digested::new(Arc::new(more))
+        }
+        type Change = Box<dyn Fn(&mut ProfileAnalysis)>;
+        let changed: Vec<(&str, Change)> = vec![
+            (
+                "stacks",
+                Box::new(|pa| pa.profile = with_stack(&pa.profile)),
+            ),
+            (
+                "normalised stacks",
+                Box::new(|pa| {
+                    let mut c = (*pa.comparable).clone();
+                    c.total += 1.0;
+                    pa.comparable = Digested::new(Arc::new(c));
+                }),
+            ),
+            (
+                "baseline stacks",
+                Box::new(|pa| {
+                    let b = pa.baseline.as_mut().unwrap();
+                    b.profile = with_stack(&b.profile);
+                }),
+            ),
+            (
+                "baseline normalised stacks",
+                Box::new(|pa| {
+                    let b = pa.baseline.as_mut().unwrap();
+                    let mut c = (*b.comparable).clone();
+                    c.total += 1.0;
+                    b.comparable = Digested::new(Arc::new(c));
+                }),
+            ),
+            ("a serialised field", Box::new(|pa| pa.idle_pct += 0.5)),
+        ];
+        for (field, change) in changed {
+            let mut changed = pa.clone();
+            change(&mut changed);
+            assert_ne!(pk(&changed), base.0, "{field}");
+            assert_ne!(point_key(&changed), base.1, "{field} in a point's key");
         }
     }
 }
