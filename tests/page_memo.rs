@@ -157,6 +157,14 @@ impl Case {
     fn judgements(&self) -> PathBuf {
         self.dir.join(".perfdash-cache/site/changepoints")
     }
+
+    /// Copies the bundled archive's run `name` into this archive.
+    fn add_run(&self, name: &str) {
+        common::copy_dir(
+            &common::bundled_archive().join("runs").join(name),
+            &self.archive.join("runs").join(name),
+        );
+    }
 }
 
 /// Replaces `from` with `to` in `path` (a new file, never an edit in
@@ -198,10 +206,7 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
         .out
         .join(format!("data/runs/{}.json", RUNS[0].to_lowercase()));
     let inode = std::fs::metadata(&rounds_file).unwrap().ino();
-    common::copy_dir(
-        &common::bundled_archive().join("runs").join(NEW_RUN),
-        &c.archive.join("runs").join(NEW_RUN),
-    );
+    c.add_run(NEW_RUN);
     let added = c.cached_build_identical_to_no_cache("a run added");
     let (rendered, reused) = pages(&added);
     assert!(reused >= RUNS.len() - 1, "the older runs' pages: {reused}");
@@ -295,10 +300,7 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
 
     // A page the memo would reuse, edited by hand in the live site (size
     // and modification time kept): it is rendered again, the edit gone.
-    common::copy_dir(
-        &common::bundled_archive().join("runs/2026-08-05T0305Z"),
-        &c.archive.join("runs/2026-08-05T0305Z"),
-    );
+    c.add_run("2026-08-05T0305Z");
     let flame = first_file(&c.out.join("flame"), ".html");
     common::edit_title_keeping_mtime(&flame);
     let (_, reused) = c.identical_to_no_cache("a page edited by hand");
@@ -313,18 +315,12 @@ fn a_damaged_or_foreign_memo_is_ignored_with_a_notice_and_no_cache_never_touches
     // --no-cache neither reads nor writes it.
     build(&c.archive, &c.out, &["--no-cache"]);
     assert_eq!(std::fs::read(c.memo()).unwrap(), memo);
-    let add_run = |name: &str| {
-        common::copy_dir(
-            &common::bundled_archive().join("runs").join(name),
-            &c.archive.join("runs").join(name),
-        );
-    };
     // A byte changed in the memo: its checksum no longer matches.
     let mut damaged = memo.clone();
     let last = damaged.len() - 2;
     damaged[last] ^= 1;
     std::fs::write(c.memo(), &damaged).unwrap();
-    add_run(NEW_RUN);
+    c.add_run(NEW_RUN);
     let o = build(&c.archive, &c.out, &["-v"]);
     assert!(
         stderr(&o).contains("ignored the page memo"),
@@ -337,7 +333,7 @@ fn a_damaged_or_foreign_memo_is_ignored_with_a_notice_and_no_cache_never_touches
     let text = String::from_utf8(std::fs::read(c.memo()).unwrap()).unwrap();
     let version = env!("CARGO_PKG_VERSION");
     std::fs::write(c.memo(), text.replacen(version, "0.0.1-other", 1)).unwrap();
-    add_run("2026-08-05T0305Z");
+    c.add_run("2026-08-05T0305Z");
     let o = build(&c.archive, &c.out, &["-v"]);
     assert!(
         stderr(&o).contains("written by perfdash 0.0.1-other"),
@@ -356,7 +352,7 @@ fn a_damaged_or_foreign_memo_is_ignored_with_a_notice_and_no_cache_never_touches
     );
     // Each time the site is what a --no-cache build makes, and the memo
     // written afterwards works again.
-    add_run(NEW_RUN);
+    c.add_run(NEW_RUN);
     let (_, reused) = c.identical_to_no_cache("the memo rewritten");
     assert!(reused > 0);
 }
@@ -373,10 +369,7 @@ fn damaged_change_point_judgements_are_ignored_with_a_notice_and_judged_again() 
     let middle = damaged.len() / 2;
     damaged[middle] ^= 1;
     std::fs::write(c.judgements(), &damaged).unwrap();
-    common::copy_dir(
-        &common::bundled_archive().join("runs").join(NEW_RUN),
-        &c.archive.join("runs").join(NEW_RUN),
-    );
+    c.add_run(NEW_RUN);
     let o = c.cached_build_identical_to_no_cache("the judgements damaged");
     let err = stderr(&o);
     assert!(
@@ -391,10 +384,7 @@ fn damaged_change_point_judgements_are_ignored_with_a_notice_and_judged_again() 
     assert!(stderr(&o).contains("ignored the change-point judgements"));
     // Rewritten by that build: used again by the next.
     std::fs::remove_dir_all(c.archive.join("runs").join(NEW_RUN)).unwrap();
-    common::copy_dir(
-        &common::bundled_archive().join("runs").join(NEW_RUN),
-        &c.archive.join("runs").join(NEW_RUN),
-    );
+    c.add_run(NEW_RUN);
     let o = c.cached_build_identical_to_no_cache("the judgements rewritten");
     assert_eq!(changepoint_series(&o).1, 0, "{}", stderr(&o));
 }
