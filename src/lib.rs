@@ -9,6 +9,7 @@ pub mod calendar;
 pub mod cleanup;
 pub mod cli;
 pub mod config;
+pub mod decimal;
 pub mod demo;
 pub mod doc_section;
 pub mod error;

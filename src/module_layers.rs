@@ -23,6 +23,7 @@ const LAYERS: &[&[&str]] = &[
         "escape",
         "term",
         "cleanup",
+        "decimal",
     ],
     &["slug"],
     // Settings: plain data and their validation.

@@ -261,7 +261,7 @@ pub fn spread(values: &[f64]) -> Option<f64> {
 /// A rate as a percentage for messages, to two decimals without trailing
 /// zeros: 5%, 0.1%, 1.1%, 0.25%, 100%.
 pub fn percent(rate: f64) -> String {
-    let text = format!("{:.2}", rate * 100.0);
+    let text = crate::decimal::fixed(rate * 100.0, 2, false);
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text}%")
 }

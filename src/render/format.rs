@@ -2,6 +2,8 @@
 
 use chrono::{DateTime, Utc};
 
+pub use crate::decimal::fixed;
+
 /// Milliseconds with three significant digits, never scientific.
 /// What a failed run shows where a median p99 would be: most of its
 /// requests failed, so its latencies (often the fast 500s, or 0) are not
@@ -30,53 +32,6 @@ pub fn ms(v: f64) -> String {
         fixed(v, 2, false)
     } else {
         fixed(v, 3, false)
-    }
-}
-
-/// `format!("{v:.digits$}")` (with `plus`: `format!("{v:+.digits$}")`),
-/// byte for byte, for up to three digits; several times faster for the
-/// usual values, which pages show by the hundred thousand (a fifth of
-/// rendering a +1-run build went to the standard library's exact
-/// formatting).
-///
-/// Why it is the same: the standard library prints the exact binary value
-/// rounded to `digits` decimals, ties to even. Here `n`, the nearest
-/// integer to `|v| × 10^digits` as a float product, is kept only when the
-/// exact product (`mul_add` rounds once) is less than 0.499 away from it:
-/// `n` is then that product rounded, and there was no tie. Anything else
-/// (a tie or nearly one, a huge value, NaN, infinity) goes to `format!`.
-pub fn fixed(v: f64, digits: usize, plus: bool) -> String {
-    const SCALE: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
-    const DIVISOR: [u64; 4] = [1, 10, 100, 1000];
-    if digits < SCALE.len() && v.is_finite() {
-        let a = v.abs();
-        let product = a * SCALE[digits];
-        // Integers below 2^53 are exact in an f64.
-        if product < 1e15 {
-            let n = product.round_ties_even();
-            if a.mul_add(SCALE[digits], -n).abs() < 0.499 {
-                use std::fmt::Write as _;
-                let n = n as u64;
-                let mut out = String::with_capacity(24);
-                // The standard library signs negative zero too.
-                if v.is_sign_negative() {
-                    out.push('-');
-                } else if plus {
-                    out.push('+');
-                }
-                let (whole, fraction) = (n / DIVISOR[digits], n % DIVISOR[digits]);
-                // Writing into a String never fails.
-                let _ = match digits {
-                    0 => write!(out, "{whole}"),
-                    _ => write!(out, "{whole}.{fraction:0digits$}"),
-                };
-                return out;
-            }
-        }
-    }
-    match plus {
-        true => format!("{v:+.digits$}"),
-        false => format!("{v:.digits$}"),
     }
 }
 
@@ -179,83 +134,5 @@ mod tests {
         assert_eq!(change(Some(0.9)), "-10.0%");
         assert_eq!(percent(Some(0.0004)), "<0.1%");
         assert_eq!(percent(Some(0.0)), "0.0%");
-    }
-
-    fn standard(v: f64, digits: usize, plus: bool) -> String {
-        match plus {
-            true => format!("{v:+.digits$}"),
-            false => format!("{v:.digits$}"),
-        }
-    }
-
-    #[test]
-    fn fixed_formats_ties_signs_and_edges_as_the_standard_library() {
-        let edges = [
-            0.0,
-            -0.0,
-            0.5,
-            1.5,
-            2.5,
-            -2.5,
-            0.125,
-            0.375,
-            1.005,
-            2.675,
-            0.0005,
-            0.0015,
-            -0.0004,
-            -0.04,
-            99.95,
-            9.995,
-            999.5,
-            1e14,
-            1e15,
-            1e16,
-            -1e300,
-            1e-300,
-            f64::MIN_POSITIVE,
-            f64::MAX,
-            f64::NAN,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            4503599627370495.5,
-            0.1 + 0.2,
-        ];
-        for v in edges {
-            for digits in 0..=3 {
-                for plus in [false, true] {
-                    assert_eq!(
-                        fixed(v, digits, plus),
-                        standard(v, digits, plus),
-                        "{v:e} {digits}"
-                    );
-                }
-            }
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
-        // Any f64 bit pattern, and the decimals pages show, with every
-        // tie (k / 2000 is a tie at three digits when k is odd).
-        #[test]
-        fn fixed_is_the_standard_library_s_format(
-            bits in proptest::prelude::any::<u64>(),
-            k in -40_000_000i64..40_000_000,
-            scale in 0usize..5,
-            digits in 0usize..4,
-            plus in proptest::prelude::any::<bool>(),
-        ) {
-            let any = f64::from_bits(bits);
-            proptest::prop_assert_eq!(fixed(any, digits, plus), standard(any, digits, plus));
-            let decimal = k as f64 / [2.0, 20.0, 200.0, 2000.0, 20000.0][scale];
-            proptest::prop_assert_eq!(
-                fixed(decimal, digits, plus),
-                standard(decimal, digits, plus),
-                "{}", decimal
-            );
-            let near = decimal * (1.0 + f64::EPSILON);
-            proptest::prop_assert_eq!(fixed(near, digits, plus), standard(near, digits, plus));
-        }
     }
 }
