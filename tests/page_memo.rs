@@ -89,10 +89,12 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// `(rendered, reused)` pages, from `build -v`.
-fn pages(o: &Output) -> (usize, usize) {
+/// The two numbers after `label` in `build -v`'s output.
+fn two_after(o: &Output, label: &str) -> (usize, usize) {
     let err = stderr(o);
-    let at = err.find("pages: ").unwrap_or_else(|| panic!("{err}"));
+    let at = err
+        .find(label)
+        .unwrap_or_else(|| panic!("{label} in {err}"));
     let numbers: Vec<usize> = err[at..]
         .split(|c: char| !c.is_ascii_digit())
         .filter(|s| !s.is_empty())
@@ -102,20 +104,15 @@ fn pages(o: &Output) -> (usize, usize) {
     (numbers[0], numbers[1])
 }
 
+/// `(rendered, reused)` pages, from `build -v`.
+fn pages(o: &Output) -> (usize, usize) {
+    two_after(o, "pages: ")
+}
+
 /// `(judged as before and extended, judged from their first run)`
 /// series of the `changepoint` policy, from `build -v`.
 fn changepoint_series(o: &Output) -> (usize, usize) {
-    let err = stderr(o);
-    let at = err
-        .find("change points: ")
-        .unwrap_or_else(|| panic!("{err}"));
-    let numbers: Vec<usize> = err[at..]
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .take(2)
-        .map(|s| s.parse().unwrap())
-        .collect();
-    (numbers[0], numbers[1])
+    two_after(o, "change points: ")
 }
 
 impl Case {
@@ -156,6 +153,21 @@ impl Case {
 
     fn judgements(&self) -> PathBuf {
         self.dir.join(".perfdash-cache/site/changepoints")
+    }
+
+    /// The first build; returns the bytes of the cache file `path`
+    /// it wrote, after checking that a `--no-cache` build neither reads
+    /// nor writes it.
+    fn first_build_keeping(&self, path: &Path) -> Vec<u8> {
+        self.identical_to_no_cache("the first build");
+        let kept = std::fs::read(path).unwrap();
+        build(&self.archive, &self.out, &["--no-cache"]);
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            kept,
+            "--no-cache left it alone"
+        );
+        kept
     }
 
     /// Copies the bundled archive's run `name` into this archive.
@@ -310,11 +322,7 @@ fn after_every_kind_of_change_the_site_is_what_a_no_cache_build_makes() {
 #[test]
 fn a_damaged_or_foreign_memo_is_ignored_with_a_notice_and_no_cache_never_touches_it() {
     let c = case();
-    c.identical_to_no_cache("the first build");
-    let memo = std::fs::read(c.memo()).unwrap();
-    // --no-cache neither reads nor writes it.
-    build(&c.archive, &c.out, &["--no-cache"]);
-    assert_eq!(std::fs::read(c.memo()).unwrap(), memo);
+    let memo = c.first_build_keeping(&c.memo());
     // A byte changed in the memo: its checksum no longer matches.
     let mut damaged = memo.clone();
     let last = damaged.len() - 2;
@@ -360,11 +368,7 @@ fn a_damaged_or_foreign_memo_is_ignored_with_a_notice_and_no_cache_never_touches
 #[test]
 fn damaged_change_point_judgements_are_ignored_with_a_notice_and_judged_again() {
     let c = case();
-    c.identical_to_no_cache("the first build");
-    let kept = std::fs::read(c.judgements()).unwrap();
-    // --no-cache neither reads nor writes them.
-    build(&c.archive, &c.out, &["--no-cache"]);
-    assert_eq!(std::fs::read(c.judgements()).unwrap(), kept);
+    let kept = c.first_build_keeping(&c.judgements());
     let mut damaged = kept.clone();
     let middle = damaged.len() / 2;
     damaged[middle] ^= 1;
