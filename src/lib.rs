@@ -19,6 +19,7 @@ pub mod eval;
 pub mod fuzzing;
 pub mod hash;
 pub mod ingest;
+pub(crate) mod le_bytes;
 pub mod model;
 #[cfg(test)]
 mod module_layers;

@@ -24,6 +24,7 @@ const LAYERS: &[&[&str]] = &[
         "term",
         "cleanup",
         "decimal",
+        "le_bytes",
     ],
     &["slug"],
     // Settings: plain data and their validation.

@@ -41,6 +41,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::layout::{self, Entry};
+use crate::le_bytes::{LeReader, push_varint};
 use crate::stat_stamp::Stamp;
 
 /// The file's name in the cache folder.
@@ -406,13 +407,13 @@ fn encode_block(block: &RunBlock) -> Vec<u8> {
         block.run.as_ref().unwrap_or(&unknown),
         &mut table,
     );
-    put_varint(&mut listings, block.folders.len() as u64);
+    push_varint(&mut listings, block.folders.len() as u64);
     for (name, listed) in &block.folders {
-        put_varint(&mut listings, table.number(name));
+        push_varint(&mut listings, table.number(name));
         put_listed(&mut listings, listed, &mut table);
     }
     let mut out = Vec::with_capacity(listings.len() + table.names.len() * 16);
-    put_varint(&mut out, table.names.len() as u64);
+    push_varint(&mut out, table.names.len() as u64);
     for name in &table.names {
         put_bytes(&mut out, name.as_bytes());
     }
@@ -446,22 +447,14 @@ fn put_listed<'a>(out: &mut Vec<u8>, listed: &'a Listed, table: &mut NameTable<'
             out.extend_from_slice(&digest.to_le_bytes());
         }
     }
-    put_varint(out, listed.names.len() as u64);
+    push_varint(out, listed.names.len() as u64);
     for (name, is_folder) in &listed.names {
-        put_varint(out, table.number(name) << 1 | u64::from(*is_folder));
+        push_varint(out, table.number(name) << 1 | u64::from(*is_folder));
     }
-}
-
-fn put_varint(out: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        out.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
 }
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    put_varint(out, bytes.len() as u64);
+    push_varint(out, bytes.len() as u64);
     out.extend_from_slice(bytes);
 }
 
@@ -475,21 +468,21 @@ fn decode_file(bytes: Vec<u8>) -> Result<KeptFile, String> {
     let Some(rest) = bytes.strip_prefix(header.as_bytes()) else {
         return Ok(Default::default());
     };
-    let mut r = Reader { bytes: rest, at: 0 };
+    let mut r = Reader::new(rest);
     let len = r.u64()? as usize;
     let body = r.take(len)?;
     let sum = r.take(16)?;
-    if r.at != rest.len() || xxh3_128(body).to_le_bytes() != sum {
+    if r.remaining() != 0 || xxh3_128(body).to_le_bytes() != sum {
         return Err("checksum does not match".into());
     }
     // Ranges into the whole file.
     let body_start = header.len() + 8;
     let mut index = HashMap::new();
-    let mut r = Reader { bytes: body, at: 0 };
-    while r.at < body.len() {
+    let mut r = Reader::new(body);
+    while r.remaining() != 0 {
         let id = r.string()?;
         let len = r.varint()? as usize;
-        let start = body_start + r.at;
+        let start = body_start + r.position();
         r.take(len)?;
         index.insert(id, start..start + len);
     }
@@ -497,7 +490,7 @@ fn decode_file(bytes: Vec<u8>) -> Result<KeptFile, String> {
 }
 
 fn decode_block(bytes: &[u8]) -> Result<RunBlock, String> {
-    let mut r = Reader { bytes, at: 0 };
+    let mut r = Reader::new(bytes);
     let n = r.varint()?;
     let mut table = Vec::with_capacity(n.min(1 << 16) as usize);
     for _ in 0..n {
@@ -514,52 +507,40 @@ fn decode_block(bytes: &[u8]) -> Result<RunBlock, String> {
     Ok(RunBlock { run, folders })
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
+/// The listings' own values on top of [`LeReader`]: names and listed
+/// folders.
+struct Reader<'a>(LeReader<'a>);
+
+impl<'a> std::ops::Deref for Reader<'a> {
+    type Target = LeReader<'a>;
+    fn deref(&self) -> &LeReader<'a> {
+        &self.0
+    }
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
-        let end = end.ok_or("truncated")?;
-        let out = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(out)
+impl std::ops::DerefMut for Reader<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
     }
+}
 
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
-    }
-
-    fn varint(&mut self) -> Result<u64, String> {
-        let mut n = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.take(1)?[0];
-            n |= u64::from(b & 0x7f) << shift;
-            if b < 0x80 {
-                return Ok(n);
-            }
-        }
-        Err("a bad number".into())
+impl Reader<'_> {
+    fn new(bytes: &[u8]) -> Reader<'_> {
+        Reader(LeReader::new(bytes))
     }
 
     fn string(&mut self) -> Result<String, String> {
         let len = self.varint()? as usize;
-        String::from_utf8(self.take(len)?.to_vec()).map_err(|_| "a name is not UTF-8".into())
+        self.utf8(len).map_err(|_| "a name is not UTF-8".into())
     }
 
     fn listed(
         &mut self,
         name: &dyn Fn(u64) -> Result<String, &'static str>,
     ) -> Result<Listed, String> {
-        let stamp = match self.take(1)?[0] {
+        let stamp = match self.u8()? {
             0 => None,
-            1 => Some(u128::from_le_bytes(
-                self.take(16)?.try_into().expect("16 bytes"),
-            )),
+            1 => Some(self.u128()?),
             _ => return Err("a bad stamp tag".into()),
         };
         let n = self.varint()?;

@@ -35,6 +35,7 @@ use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::le_bytes::LeReader;
 use crate::model::{CrossCheck, Round, RoundStats, SourceFormat, StepSeries};
 
 /// How much older than the build every fingerprinted file's times must be
@@ -173,8 +174,8 @@ pub(crate) fn encode(fingerprint: u128, record: &RunRecord) -> Option<Vec<u8>> {
 /// The record in `bytes` when it was made for `fingerprint`; `Err` when the
 /// bytes are not a whole record (damaged).
 pub(crate) fn decode(bytes: &[u8], fingerprint: u128) -> Result<Option<RunRecord>, String> {
-    let mut r = Reader { bytes, at: 0 };
-    let stored = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
+    let mut r = Reader(LeReader::new(bytes));
+    let stored = r.u128()?;
     if stored != fingerprint {
         return Ok(None);
     }
@@ -193,8 +194,8 @@ pub(crate) fn decode(bytes: &[u8], fingerprint: u128) -> Result<Option<RunRecord
         let series = serde_json::from_str(&r.string()?).map_err(|e| e.to_string())?;
         record.capacity.insert(endpoint, series);
     }
-    if r.at != bytes.len() {
-        return Err(format!("{} bytes after the record", bytes.len() - r.at));
+    if r.remaining() != 0 {
+        return Err(format!("{} bytes after the record", r.remaining()));
     }
     Ok(Some(record))
 }
@@ -332,25 +333,24 @@ impl Writer {
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
+/// The record's own values on top of [`LeReader`]: flags, lengths, text,
+/// rounds.
+struct Reader<'a>(LeReader<'a>);
+
+impl<'a> std::ops::Deref for Reader<'a> {
+    type Target = LeReader<'a>;
+    fn deref(&self) -> &LeReader<'a> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Reader<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], String> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.bytes.len())
-            .ok_or("the record ends early")?;
-        let out = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(out)
-    }
-    fn u8(&mut self) -> Result<u8, String> {
-        Ok(self.take(1)?[0])
-    }
     fn flag(&mut self) -> Result<bool, String> {
         match self.u8()? {
             0 => Ok(false),
@@ -358,21 +358,12 @@ impl Reader<'_> {
             b => Err(format!("a flag of {b}")),
         }
     }
-    fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4")))
-    }
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8")))
-    }
     fn len(&mut self) -> Result<usize, String> {
         Ok(self.u32()? as usize)
     }
     fn string(&mut self) -> Result<String, String> {
         let n = self.len()?;
-        String::from_utf8(self.take(n)?.to_vec()).map_err(|e| e.to_string())
-    }
-    fn f64(&mut self) -> Result<f64, String> {
-        Ok(f64::from_bits(self.u64()?))
+        self.utf8(n)
     }
     fn opt_f64(&mut self) -> Result<Option<f64>, String> {
         Ok(if self.flag()? {

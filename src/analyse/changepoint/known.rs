@@ -24,6 +24,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{ChangePointParams, online_regressions};
+use crate::le_bytes::LeReader;
 
 /// The file's name in the cache folder.
 pub const FILE_NAME: &str = "changepoints";
@@ -74,7 +75,7 @@ impl KnownJudgements {
         if xxhash_rust::xxh3::xxh3_128(body) != u128::from_le_bytes(*sum) {
             return Err("its digest does not match its content (damaged or cut short)".into());
         }
-        let mut reader = Reader(body);
+        let mut reader = LeReader::new(body);
         if reader.u128()? != salt {
             // Another perfdash judged them: judge again.
             return Ok(known);
@@ -95,7 +96,7 @@ impl KnownJudgements {
                 .collect::<Result<Judgements, String>>()?;
             known.previous.insert(key, judgements);
         }
-        if !reader.0.is_empty() {
+        if reader.remaining() != 0 {
             return Err("bytes after its last entry".into());
         }
         Ok(known)
@@ -191,31 +192,6 @@ impl KnownJudgements {
             bytes.extend_from_slice(&m.to_bits().to_le_bytes());
         }
         xxhash_rust::xxh3::xxh3_128(&bytes)
-    }
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        if self.0.len() < n {
-            return Err("cut short".into());
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Ok(head)
-    }
-
-    fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
-    }
-
-    fn u128(&mut self) -> Result<u128, String> {
-        Ok(u128::from_le_bytes(
-            self.take(16)?.try_into().expect("16 bytes"),
-        ))
     }
 }
 
