@@ -43,7 +43,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::figures::{FailedRound, RunFigures, percent};
+use super::figures::{FailedRound, RunFigures, rate_percent};
 use super::gate::Outcome;
 use super::verdict::{
     ComparisonEvidence, ComparisonVerdict, Figure, FigureLines, decide_comparison,
@@ -383,7 +383,8 @@ fn explain(e: &ComparisonEvidence, out: &EndpointComparison, a: &Side, b: &Side)
             b.failed_rounds.len(),
             b.round_p99_ms.len(),
             describe_failed(&b.failed_rounds),
-            b.error_rate.map_or("not reported".to_string(), percent)
+            b.error_rate
+                .map_or("not reported".to_string(), rate_percent)
         );
     }
     if e.failed_a {
@@ -399,9 +400,9 @@ fn explain(e: &ComparisonEvidence, out: &EndpointComparison, a: &Side, b: &Side)
     {
         parts.push(format!(
             "error rate {} over its line {} (A {})",
-            percent(eb),
-            percent(e.lines.error_rate_line(ea)),
-            percent(ea)
+            rate_percent(eb),
+            rate_percent(e.lines.error_rate_line(ea)),
+            rate_percent(ea)
         ));
     }
     if out.regressed.contains(&Figure::Throughput)

@@ -135,7 +135,7 @@ impl RunFigures {
     /// latency measured (p99 0 ms))": rounds that failed alike are grouped.
     pub fn describe_failed_rounds(&self) -> String {
         let why = |f: &FailedRound| match (f.reason, f.error_rate) {
-            (_, Some(e)) => format!("{} errors", percent(e)),
+            (_, Some(e)) => format!("{} errors", rate_percent(e)),
             (reason, None) => reason.describe().to_string(),
         };
         let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
@@ -259,8 +259,9 @@ pub fn spread(values: &[f64]) -> Option<f64> {
 }
 
 /// A rate as a percentage for messages, to two decimals without trailing
-/// zeros: 5%, 0.1%, 1.1%, 0.25%, 100%.
-pub fn percent(rate: f64) -> String {
+/// zeros: 5%, 0.1%, 1.1%, 0.25%, 100%. (Tables of shares use the pages'
+/// `render::format::percent`: one decimal, `<0.1%` for a trace.)
+pub fn rate_percent(rate: f64) -> String {
     let text = crate::decimal::fixed(rate * 100.0, 2, false);
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text}%")
@@ -396,11 +397,11 @@ mod tests {
 
     #[test]
     fn percentages() {
-        assert_eq!(percent(1.0), "100%");
-        assert_eq!(percent(0.05), "5%");
-        assert_eq!(percent(0.001), "0.1%");
-        assert_eq!(percent(0.0025), "0.25%");
-        assert_eq!(percent(0.001 + 0.01), "1.1%", "not 1.0999999999999999");
-        assert_eq!(percent(0.0), "0%");
+        assert_eq!(rate_percent(1.0), "100%");
+        assert_eq!(rate_percent(0.05), "5%");
+        assert_eq!(rate_percent(0.001), "0.1%");
+        assert_eq!(rate_percent(0.0025), "0.25%");
+        assert_eq!(rate_percent(0.001 + 0.01), "1.1%", "not 1.0999999999999999");
+        assert_eq!(rate_percent(0.0), "0%");
     }
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::alarms::{AlarmState, Episode};
 use super::environment::RunWideShift;
-use super::figures::{FigureSummary, percent};
+use super::figures::{FigureSummary, rate_percent};
 use super::policy::{Judgement, Policy, RaisedAt};
 use super::verdict::{CapacityVerdict, Figure};
 use super::{Analysis, BranchBase, EndpointAnalysis, RunPoint, Verdict};
@@ -565,7 +565,7 @@ fn endpoint_check(
                 point
                     .figures
                     .error_rate
-                    .map_or("not reported".to_string(), percent)
+                    .map_or("not reported".to_string(), rate_percent)
             ),
         ),
         Judgement::Over => {
@@ -680,12 +680,16 @@ fn describe_figures(p: &RunPoint, threshold_ratio: f64) -> String {
         let text = match (p.baseline_error_rate, p.error_rate_line()) {
             (Some(b), Some(line)) if p.regressed.contains(&Figure::ErrorRate) => format!(
                 "error rate {} over its line {} (baseline {})",
-                percent(e),
-                percent(line),
-                percent(b)
+                rate_percent(e),
+                rate_percent(line),
+                rate_percent(b)
             ),
-            (Some(b), _) => format!("error rate {} (baseline {})", percent(e), percent(b)),
-            _ => format!("error rate {}", percent(e)),
+            (Some(b), _) => format!(
+                "error rate {} (baseline {})",
+                rate_percent(e),
+                rate_percent(b)
+            ),
+            _ => format!("error rate {}", rate_percent(e)),
         };
         if p.regressed.contains(&Figure::ErrorRate) {
             over.push(text);

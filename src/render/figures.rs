@@ -4,7 +4,7 @@
 //! Every page takes them from here so they read the same everywhere.
 
 use super::format as f;
-use crate::analyse::figures::{FigureSummary, percent};
+use crate::analyse::figures::{FigureSummary, rate_percent};
 use crate::analyse::verdict::Figure;
 use crate::analyse::{RunInfo, RunPoint};
 use crate::model::Round;
@@ -50,13 +50,15 @@ impl FiguresView {
             },
             p90: f::opt_ms(s.p90_ms),
             error_rate: FigureCell {
-                text: s.error_rate.map(percent).unwrap_or_else(|| "–".into()),
+                text: s.error_rate.map(rate_percent).unwrap_or_else(|| "–".into()),
                 over: over(Figure::ErrorRate),
                 title: line(
                     s.baseline_error_rate
-                        .map(percent)
+                        .map(rate_percent)
                         .unwrap_or_else(|| "–".into()),
-                    s.error_rate_line.map(percent).unwrap_or_else(|| "–".into()),
+                    s.error_rate_line
+                        .map(rate_percent)
+                        .unwrap_or_else(|| "–".into()),
                 ),
             },
             throughput: FigureCell {
@@ -126,7 +128,7 @@ fn round_cell(p: &RunPoint, r: &Round) -> RoundCell {
 fn failure(failed: &[crate::analyse::figures::FailedRound], r: &Round) -> Option<String> {
     let failed = failed.iter().find(|f| f.round == r.number)?;
     Some(match failed.error_rate {
-        Some(e) => format!("{} errors", percent(e)),
+        Some(e) => format!("{} errors", rate_percent(e)),
         None => failed.reason.describe().to_string(),
     })
 }

@@ -121,12 +121,12 @@ pub(super) fn settings_line(analysis: &Analysis) -> String {
          left out). Baseline: median of the last {} accepted runs (at least {}). Regression: median above baseline ×{}, \
          error rate above max(baseline + {}, {}), or throughput below baseline × {} at the same load profile.",
         a.expected_rounds,
-        crate::analyse::figures::percent(a.failed_round_error_rate),
+        crate::analyse::figures::rate_percent(a.failed_round_error_rate),
         a.baseline_window,
         a.min_baseline_runs,
         a.threshold_ratio,
-        crate::analyse::figures::percent(a.error_rate_delta),
-        crate::analyse::figures::percent(a.max_error_rate),
+        crate::analyse::figures::rate_percent(a.error_rate_delta),
+        crate::analyse::figures::rate_percent(a.max_error_rate),
         1.0 - a.throughput_drop
     )
 }

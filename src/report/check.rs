@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::xml_escape;
 use crate::analyse::Analysis;
 use crate::analyse::environment::RunWideShift;
-use crate::analyse::figures::{FigureSummary, percent};
+use crate::analyse::figures::{FigureSummary, rate_percent};
 use crate::analyse::gate::{
     CannotVouch, CapacityCheck, CheckReport, CheckStatus, EndpointCheck, Outcome,
 };
@@ -146,7 +146,7 @@ fn ms(v: Option<f64>) -> String {
 }
 
 fn rate(v: Option<f64>) -> String {
-    v.map(percent).unwrap_or_else(|| "–".into())
+    v.map(rate_percent).unwrap_or_else(|| "–".into())
 }
 
 fn rps(v: Option<f64>) -> String {
@@ -178,7 +178,7 @@ pub(super) fn figure_cells(f: &FigureSummary, mark: fn(String) -> String) -> [St
         over(
             Figure::ErrorRate,
             rate(f.error_rate),
-            f.error_rate_line.map(percent),
+            f.error_rate_line.map(rate_percent),
         ),
         over(
             Figure::Throughput,
@@ -211,7 +211,7 @@ pub(super) fn rounds_cell(e: &EndpointCheck, failed_mark: fn(String) -> String) 
             let number = e.round_numbers.get(i).copied().unwrap_or(0);
             match f.failed_rounds.iter().find(|x| x.round == number) {
                 Some(x) => failed_mark(match x.error_rate {
-                    Some(rate) => format!("failed ({} errors)", percent(rate)),
+                    Some(rate) => format!("failed ({} errors)", rate_percent(rate)),
                     None => format!("failed ({r:.1})"),
                 }),
                 None => format!("{r:.1}"),
