@@ -25,6 +25,14 @@ pub fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
+/// A moment as a run gave it, for messages about that time: RFC 3339
+/// with `Z`, with the fraction of a second only when it has one
+/// (`2099-01-05T03:00:00.250Z`), so that the time a warning quotes is
+/// the time in the file.
+pub fn rfc3339_as_given(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
 /// A run id from its start, `2026-11-27T0302Z`: sorts by time, is a safe
 /// folder name on every system, and reads back with
 /// `ingest::run_time_from_id`.
@@ -77,6 +85,10 @@ mod tests {
         assert_eq!(date(t.date_naive()), "2026-11-27");
         assert_eq!(datetime(t), "2026-11-27 03:02 UTC");
         assert_eq!(rfc3339(t), "2026-11-27T03:02:09Z");
+        assert_eq!(rfc3339_as_given(t), "2026-11-27T03:02:09Z");
+        let t_ms = t + chrono::Duration::milliseconds(250);
+        assert_eq!(rfc3339(t_ms), "2026-11-27T03:02:09Z");
+        assert_eq!(rfc3339_as_given(t_ms), "2026-11-27T03:02:09.250Z");
         assert_eq!(run_id(t), "2026-11-27T0302Z");
         assert_eq!(junit_timestamp(t), "2026-11-27T03:02:09");
     }

@@ -188,7 +188,7 @@ pub(super) struct TimeEvidence {
 /// run is flagged can change, once the wall clock catches up with it).
 pub(super) fn untrusted_time(started_at: DateTime<Utc>, e: &TimeEvidence) -> Option<String> {
     let day = chrono::Duration::days(1);
-    let shown = started_at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+    let shown = crate::calendar::rfc3339_as_given(started_at);
     let year_2000 = NaiveDate::from_ymd_opt(2000, 1, 1)?
         .and_hms_opt(0, 0, 0)?
         .and_utc();

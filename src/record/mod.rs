@@ -15,7 +15,7 @@ pub mod rounds;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::error::{Diagnostic, Error};
 use crate::ingest::{
@@ -137,7 +137,7 @@ pub fn run_meta_text(req: &RecordRequest) -> String {
     let mut table = toml::Table::new();
     table.insert(
         "started_at".into(),
-        toml::Value::String(req.started_at.to_rfc3339_opts(SecondsFormat::Secs, true)),
+        toml::Value::String(crate::calendar::rfc3339(req.started_at)),
     );
     for (k, v) in top {
         table.insert(k, toml::Value::String(v));
