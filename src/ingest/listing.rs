@@ -468,7 +468,7 @@ fn decode_file(bytes: Vec<u8>) -> Result<KeptFile, String> {
     let Some(rest) = bytes.strip_prefix(header.as_bytes()) else {
         return Ok(Default::default());
     };
-    let mut r = Reader::new(rest);
+    let mut r = LeReader::new(rest);
     let len = r.u64()? as usize;
     let body = r.take(len)?;
     let sum = r.take(16)?;
@@ -478,7 +478,7 @@ fn decode_file(bytes: Vec<u8>) -> Result<KeptFile, String> {
     // Ranges into the whole file.
     let body_start = header.len() + 8;
     let mut index = HashMap::new();
-    let mut r = Reader::new(body);
+    let mut r = LeReader::new(body);
     while r.remaining() != 0 {
         let id = r.string()?;
         let len = r.varint()? as usize;
@@ -490,7 +490,7 @@ fn decode_file(bytes: Vec<u8>) -> Result<KeptFile, String> {
 }
 
 fn decode_block(bytes: &[u8]) -> Result<RunBlock, String> {
-    let mut r = Reader::new(bytes);
+    let mut r = LeReader::new(bytes);
     let n = r.varint()?;
     let mut table = Vec::with_capacity(n.min(1 << 16) as usize);
     for _ in 0..n {
@@ -507,28 +507,17 @@ fn decode_block(bytes: &[u8]) -> Result<RunBlock, String> {
     Ok(RunBlock { run, folders })
 }
 
-/// The listings' own values on top of [`LeReader`]: names and listed
-/// folders.
-struct Reader<'a>(LeReader<'a>);
-
-impl<'a> std::ops::Deref for Reader<'a> {
-    type Target = LeReader<'a>;
-    fn deref(&self) -> &LeReader<'a> {
-        &self.0
-    }
+/// The listings' own values read on top of [`LeReader`]: names and
+/// listed folders.
+trait ListingRead {
+    fn string(&mut self) -> Result<String, String>;
+    fn listed(
+        &mut self,
+        name: &dyn Fn(u64) -> Result<String, &'static str>,
+    ) -> Result<Listed, String>;
 }
 
-impl std::ops::DerefMut for Reader<'_> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
-    }
-}
-
-impl Reader<'_> {
-    fn new(bytes: &[u8]) -> Reader<'_> {
-        Reader(LeReader::new(bytes))
-    }
-
+impl ListingRead for LeReader<'_> {
     fn string(&mut self) -> Result<String, String> {
         let len = self.varint()? as usize;
         self.utf8(len).map_err(|_| "a name is not UTF-8".into())

@@ -174,7 +174,7 @@ pub(crate) fn encode(fingerprint: u128, record: &RunRecord) -> Option<Vec<u8>> {
 /// The record in `bytes` when it was made for `fingerprint`; `Err` when the
 /// bytes are not a whole record (damaged).
 pub(crate) fn decode(bytes: &[u8], fingerprint: u128) -> Result<Option<RunRecord>, String> {
-    let mut r = Reader(LeReader::new(bytes));
+    let mut r = LeReader::new(bytes);
     let stored = r.u128()?;
     if stored != fingerprint {
         return Ok(None);
@@ -333,24 +333,18 @@ impl Writer {
     }
 }
 
-/// The record's own values on top of [`LeReader`]: flags, lengths, text,
-/// rounds.
-struct Reader<'a>(LeReader<'a>);
-
-impl<'a> std::ops::Deref for Reader<'a> {
-    type Target = LeReader<'a>;
-    fn deref(&self) -> &LeReader<'a> {
-        &self.0
-    }
+/// The record's own values read on top of [`LeReader`]: flags, lengths,
+/// text, rounds.
+trait RecordRead {
+    fn flag(&mut self) -> Result<bool, String>;
+    fn len(&mut self) -> Result<usize, String>;
+    fn string(&mut self) -> Result<String, String>;
+    fn opt_f64(&mut self) -> Result<Option<f64>, String>;
+    fn format(&mut self) -> Result<SourceFormat, String>;
+    fn round(&mut self) -> Result<Round, String>;
 }
 
-impl std::ops::DerefMut for Reader<'_> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
-    }
-}
-
-impl Reader<'_> {
+impl RecordRead for LeReader<'_> {
     fn flag(&mut self) -> Result<bool, String> {
         match self.u8()? {
             0 => Ok(false),
