@@ -3,9 +3,8 @@
 
 /// `format!("{v:.digits$}")` (with `plus`: `format!("{v:+.digits$}")`),
 /// byte for byte, for up to three digits; several times faster for the
-/// usual values, which pages show by the hundred thousand (a fifth of
-/// rendering a +1-run build went to the standard library's exact
-/// formatting).
+/// usual values (a fifth of rendering a +1-run build went to the standard
+/// library's exact formatting).
 ///
 /// Why it is the same: the standard library prints the exact binary value
 /// rounded to `digits` decimals, ties to even. Here `n`, the nearest

@@ -173,8 +173,15 @@ fn usable(cache_dir: &Path) -> bool {
 }
 
 /// What names this perfdash: its version and its binary's `stat` (a
-/// rebuilt binary, with other templates or code, has another).
+/// rebuilt binary, with other templates or code, has another). Worked out
+/// once per process (the page memo and the change-point judgements both
+/// ask): the running code is the binary as it was when first asked.
 pub(crate) fn salt() -> Option<u128> {
+    static SALT: std::sync::OnceLock<Option<u128>> = std::sync::OnceLock::new();
+    *SALT.get_or_init(binary_salt)
+}
+
+fn binary_salt() -> Option<u128> {
     let exe = std::env::current_exe().ok()?;
     let stamp = crate::stat_stamp::of(&std::fs::metadata(exe).ok()?)?;
     let mut bytes = format!("{HEADER} {}", version()).into_bytes();

@@ -146,11 +146,18 @@ impl KnownJudgements {
         params: &ChangePointParams,
         min_runs_at_level: usize,
     ) -> Vec<Option<bool>> {
-        let key = |len: usize| self.key(&medians[..len], params, min_runs_at_level);
+        // Keys of the prefixes that may be known (none empty), and of the
+        // whole series, last: one pass over the medians.
         let shortest = medians.len().saturating_sub(MAX_NEW_RUNS).max(1);
-        let found = (shortest..=medians.len())
+        let first = shortest.min(medians.len());
+        let keys = self.prefix_keys(medians, params, min_runs_at_level, first);
+        let found = keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| (first + i, key))
             .rev()
-            .find_map(|len| self.previous.get(&key(len)).filter(|j| j.len() == len));
+            .filter(|&(len, _)| len >= shortest)
+            .find_map(|(len, key)| self.previous.get(key).filter(|j| j.len() == len));
         let judgements: Vec<Option<bool>> = match found {
             Some(known) if known.len() == medians.len() => known.to_vec(),
             Some(known) => {
@@ -166,32 +173,50 @@ impl KnownJudgements {
             &self.judged
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        lock(&self.made).insert(key(medians.len()), judgements.clone().into());
+        let whole = *keys
+            .last()
+            .expect("a key for each length from first to all");
+        lock(&self.made).insert(whole, judgements.clone().into());
         judgements
     }
 
-    /// What decides the judgements of `medians`: the perfdash, the
-    /// parameters and every median's bits.
-    fn key(&self, medians: &[f64], params: &ChangePointParams, min_runs_at_level: usize) -> u128 {
+    /// The key of each of `medians[..len]`, `len` from `shortest` (at
+    /// most all of them) to all of them: what decides their judgements (the perfdash, the
+    /// parameters and every median's bits), hashed in one pass. Each is
+    /// the xxh3-128 of those bytes, as the file keeps them.
+    fn prefix_keys(
+        &self,
+        medians: &[f64],
+        params: &ChangePointParams,
+        min_runs_at_level: usize,
+        shortest: usize,
+    ) -> Vec<u128> {
         let ChangePointParams {
             window_len,
             max_pvalue,
             min_magnitude,
         } = *params;
-        let mut bytes = Vec::with_capacity(48 + medians.len() * 8);
-        bytes.extend_from_slice(&self.salt.to_le_bytes());
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(&self.salt.to_le_bytes());
         for n in [
             window_len as u64,
             max_pvalue.to_bits(),
             min_magnitude.to_bits(),
             min_runs_at_level as u64,
         ] {
-            bytes.extend_from_slice(&n.to_le_bytes());
+            hasher.update(&n.to_le_bytes());
         }
-        for m in medians {
-            bytes.extend_from_slice(&m.to_bits().to_le_bytes());
+        let mut keys = Vec::with_capacity(medians.len() + 1 - shortest);
+        if shortest == 0 {
+            keys.push(hasher.digest128());
         }
-        xxhash_rust::xxh3::xxh3_128(&bytes)
+        for (len, m) in (1..).zip(medians) {
+            hasher.update(&m.to_bits().to_le_bytes());
+            if len >= shortest {
+                keys.push(hasher.digest128());
+            }
+        }
+        keys
     }
 }
 
@@ -222,6 +247,28 @@ mod tests {
     fn saved_and_read(known: &KnownJudgements, salt: u128) -> KnownJudgements {
         let bytes = known.to_save().expect("new series are saved");
         KnownJudgements::decode(salt, &bytes).expect("reads back")
+    }
+
+    /// The keys are hashed in one pass; each must be the xxh3-128 of its
+    /// prefix's bytes, as files already kept were written.
+    #[test]
+    fn prefix_keys_are_the_digests_of_each_prefix() {
+        let known = KnownJudgements::new(7);
+        let series = step(10);
+        let one_shot = |len: usize| {
+            let mut bytes = 7u128.to_le_bytes().to_vec();
+            for n in [8, 0.01f64.to_bits(), 0.05f64.to_bits(), 2] {
+                bytes.extend_from_slice(&n.to_le_bytes());
+            }
+            for m in &series[..len] {
+                bytes.extend_from_slice(&m.to_bits().to_le_bytes());
+            }
+            xxhash_rust::xxh3::xxh3_128(&bytes)
+        };
+        let from = |first: usize| known.prefix_keys(&series, &params(), 2, first);
+        assert_eq!(from(0), (0..=10).map(one_shot).collect::<Vec<_>>());
+        assert_eq!(from(4), (4..=10).map(one_shot).collect::<Vec<_>>());
+        assert_eq!(from(10), vec![one_shot(10)]);
     }
 
     #[test]
