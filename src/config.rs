@@ -16,7 +16,7 @@ mod policy;
 mod run_spec;
 
 pub use limits::Limits;
-pub use policy::{DEFAULT_POLICY, Policy};
+pub use policy::{DEFAULT_POLICY, Policy, SENSITIVE_POLICY};
 pub use run_spec::RunSpec;
 
 /// The file name of the settings file at the archive root.
@@ -320,6 +320,19 @@ pub struct AnalysisSettings {
     pub threshold_ratio: f64,
     /// The baseline is the median of the last this-many accepted runs' medians.
     pub baseline_window: usize,
+    /// The noise line: a run's median p99 regresses only above baseline ×
+    /// max(`threshold_ratio`, exp(`noise_k` × the endpoint's own run-to-run
+    /// spread)), so an endpoint whose runs differ by 15% from one to the
+    /// next is not judged by a 15% line (docs/detection.md). 0 turns it
+    /// off: the line is `threshold_ratio` everywhere.
+    pub noise_k: f64,
+    /// The spread is measured over the last this-many runs that measured a
+    /// level, accepted into the baseline or not (the robust scale of the
+    /// ratios of successive run medians) …
+    pub noise_window: usize,
+    /// … once at least this many of them are there; before, the line is
+    /// `threshold_ratio`.
+    pub noise_min_runs: usize,
     /// Fewer accepted runs than this before a run: its verdict is `no-baseline`.
     pub min_baseline_runs: usize,
     /// The k6 trend metric read from summaries.
@@ -356,6 +369,9 @@ impl Default for AnalysisSettings {
             expected_rounds: 5,
             threshold_ratio: 1.15,
             baseline_window: 10,
+            noise_k: 3.0,
+            noise_window: 20,
+            noise_min_runs: 3,
             min_baseline_runs: 3,
             metric: "http_req_duration".to_string(),
             error_rate_delta: 0.01,
@@ -469,6 +485,18 @@ fn validate_analysis(a: &AnalysisSettings) -> Result<(), String> {
     check_ratio("analysis.threshold_ratio", a.threshold_ratio)?;
     if a.baseline_window == 0 {
         return Err("analysis.baseline_window must be at least 1".into());
+    }
+    if !(a.noise_k.is_finite() && a.noise_k >= 0.0) {
+        return Err(format!(
+            "analysis.noise_k must be a number ≥ 0 (0 turns the noise line off), e.g. 3 (got {})",
+            a.noise_k
+        ));
+    }
+    if a.noise_min_runs < 3 || a.noise_min_runs > a.noise_window {
+        return Err(format!(
+            "analysis.noise_min_runs must be between 3 and noise_window ({})",
+            a.noise_window
+        ));
     }
     if a.min_baseline_runs == 0 || a.min_baseline_runs > a.baseline_window {
         return Err(format!(

@@ -41,13 +41,14 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::changepoint::known::KnownJudgements;
+use super::environment::{RunWideShift, ShiftDirection};
 use super::evidence::SuspectRange;
 use super::figures::FigureSummary;
-use super::policy::{Judgement, Policy, RaisedAt};
+use super::policy::{Dated, Judgement, Policy, RaisedAt, SENSITIVE_POLICY};
 use super::{EndpointAnalysis, RunInfo, RunPoint, Verdict};
 use crate::config::{AlarmSettings, Settings};
 use crate::model::{Label, TriageLabel};
-use crate::stats::{Interval, WILSON_Z95, median, wilson_interval};
+use crate::stats::{Interval, WILSON_Z95, median, rise_split, wilson_interval};
 
 /// The state of one alarm. The strings are part of the JSON contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -113,6 +114,12 @@ impl InferredLabel {
 /// One alarm episode as positions in an endpoint's points.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Episode {
+    /// The first run at the new level: where the alarm starts and its
+    /// suspect range ends ([`date_episodes`]). The candidate itself, or an
+    /// earlier run that was already at the new level while still within
+    /// the line (a +10% step on a quiet endpoint that crosses the line a
+    /// few runs later), or the `changepoint` policy's change point.
+    pub onset: usize,
     /// The first run over the line.
     pub candidate: usize,
     pub state: AlarmState,
@@ -144,21 +151,51 @@ impl Episode {
     }
 }
 
-/// The points' levels (median ÷ baseline, their `ratio`) and the
-/// endpoint's threshold ratio: what [`episodes`] needs besides the
-/// judgements to tell a new level from an episode's.
+/// The points' levels (median ÷ baseline, their `ratio`), the
+/// endpoint's threshold ratio, the run medians and where the policy dated
+/// its changes: what [`episodes`] needs besides the judgements to tell a
+/// new level from an episode's, and to date each episode.
 #[derive(Debug, Clone, Default)]
 pub struct Levels {
     pub ratios: Vec<Option<f64>>,
     pub threshold_ratio: f64,
+    /// The run medians of the points that measured the endpoint's level
+    /// (`None`: a failed run, one short of rounds, or one where most
+    /// endpoints moved together: it measured the environment).
+    pub medians: Vec<Option<f64>>,
+    /// Where the policy dates a run's change itself
+    /// ([`super::policy::Dated::onsets`]); empty: nowhere.
+    pub onsets: Vec<Option<usize>>,
 }
+
+/// How far before its first run over the line an episode may be dated:
+/// the runs of a new level that stayed within the line joined the
+/// baseline, and after half a baseline window of them the baseline sits
+/// at the new level and nothing is over the line any more.
+pub const ONSET_LOOKBACK: usize = 10;
 
 impl Levels {
     pub fn of(endpoint: &EndpointAnalysis) -> Levels {
         Levels {
             ratios: endpoint.points.iter().map(|p| p.ratio).collect(),
             threshold_ratio: endpoint.threshold_ratio,
+            medians: endpoint
+                .points
+                .iter()
+                .map(|p| {
+                    (super::verdict::measures_level(p.verdict)
+                        && !p.environment_suspect
+                        && p.median_p99_ms > 0.0)
+                        .then_some(p.median_p99_ms)
+                })
+                .collect(),
+            onsets: Vec::new(),
         }
+    }
+
+    /// These levels, with the policy's own dates of its changes.
+    pub fn with_onsets(self, onsets: Vec<Option<usize>>) -> Levels {
+        Levels { onsets, ..self }
     }
 
     fn at(&self, i: usize) -> Option<f64> {
@@ -196,6 +233,7 @@ pub fn episodes(
     settings: &AlarmSettings,
 ) -> Vec<Episode> {
     let start = |i: usize| Episode {
+        onset: i,
         candidate: i,
         state: AlarmState::Candidate,
         decided: None,
@@ -315,7 +353,74 @@ pub fn episodes(
         }
     }
     out.extend(open.map(|(ep, ..)| ep));
+    date_episodes(&mut out, levels);
     out
+}
+
+/// Dates each episode at the first run of its new level
+/// ([`Episode::onset`]), with what is known of the runs up to
+/// [`ONSET_LOOKAHEAD`] after its first run over the line (two runs after a
+/// change, a GC-heavy run at its start still looks like the new level; a
+/// few runs later it does not):
+///
+/// * where the policy dated the change itself (the `changepoint` policy's
+///   change point, as dated at the latest of those runs it judged over);
+/// * else at the split of the run medians into an old and a new level
+///   ([`rise_split`]) among the runs since the previous episode's last run
+///   over the line (at most [`ONSET_LOOKBACK`] before the candidate) and
+///   those after the candidate, up to the next episode. A noise run alone
+///   above the rest is its own onset; a step whose first runs stayed
+///   within the line is dated at its first run.
+///
+/// Never at or before the previous episode's last run over the line,
+/// never after the candidate.
+fn date_episodes(episodes: &mut [Episode], levels: &Levels) {
+    let mut floor = 0;
+    let candidates: Vec<usize> = episodes.iter().map(|ep| ep.candidate).collect();
+    for (k, ep) in episodes.iter_mut().enumerate() {
+        let lo = floor.max(ep.candidate.saturating_sub(ONSET_LOOKBACK));
+        let horizon = ep.candidate + ONSET_LOOKAHEAD;
+        let own = ep
+            .over
+            .iter()
+            .filter(|&&i| i <= horizon)
+            .rev()
+            .find_map(|&i| levels.onsets.get(i).copied().flatten());
+        let next = candidates.get(k + 1).copied().unwrap_or(usize::MAX);
+        ep.onset = match own {
+            Some(onset) => onset.clamp(lo, ep.candidate),
+            None => split_onset(ep.candidate, lo, horizon.min(next.saturating_sub(1)), levels)
+                .unwrap_or(ep.candidate),
+        };
+        // The runs after its last run over the line (the ones that reverted
+        // or closed it too) measured the old level again.
+        floor = ep.last_over + 1;
+    }
+}
+
+/// How many runs after an episode's first run over the line are read to
+/// date it ([`date_episodes`]).
+pub const ONSET_LOOKAHEAD: usize = 5;
+
+/// The onset [`rise_split`] finds for an episode whose first run over the
+/// line is `candidate`, among the measured runs `lo..=hi`.
+fn split_onset(candidate: usize, lo: usize, hi: usize, levels: &Levels) -> Option<usize> {
+    let measured = |i: usize| levels.medians.get(i).copied().flatten();
+    let positions: Vec<usize> = (lo..=hi.max(candidate))
+        .filter(|&i| measured(i).is_some())
+        .collect();
+    let last = positions.iter().position(|&i| i == candidate)?;
+    let logs: Vec<f64> = positions
+        .iter()
+        .filter_map(|&i| measured(i).map(f64::ln))
+        .collect();
+    // At least two runs of the old level to compare with.
+    let s = rise_split(&logs, 2, last)?;
+    // The new level must stand at least halfway from the old one to the
+    // candidate: a noise run followed by runs back at the old level is
+    // dated at itself, not at a split the noise happened to favour.
+    let (before, after) = (median(&logs[..s])?, median(&logs[s..])?);
+    (after - before >= 0.5 * (logs[last] - before)).then(|| positions[s])
 }
 
 /// The human label of an episode: the first label of this endpoint on a
@@ -327,7 +432,7 @@ pub fn episode_label<'a>(
     labels: &[(usize, &'a TriageLabel)],
     len: usize,
 ) -> Option<&'a TriageLabel> {
-    let span = ep.candidate..=ep.end(len);
+    let span = ep.onset..=ep.end(len);
     labels
         .iter()
         .find(|(i, _)| span.contains(i))
@@ -358,8 +463,13 @@ pub struct RunAlarm<'a> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Alarm {
     pub endpoint: String,
-    /// The candidate run: the first run over the line.
+    /// The alarm's first run: the first run at the new level
+    /// ([`Episode::onset`]), where the change came in. Usually the first
+    /// run over the line (`first_over_run`); earlier when the runs before
+    /// it were already at the new level (`changepoint`: its change point).
     pub run: String,
+    /// The first run over the line: the candidate, whose figures follow.
+    pub first_over_run: String,
     pub policy: Policy,
     pub state: AlarmState,
     /// The human label, when a triage file labels a run of this alarm.
@@ -369,6 +479,7 @@ pub struct Alarm {
     /// Where the label was read (`triage/x.toml:3`).
     pub label_source: Option<String>,
     pub label_note: Option<String>,
+    /// When `run` started.
     pub started_at: DateTime<Utc>,
     /// The run at which the policy raised it (the confirmation run for
     /// `persistent`).
@@ -398,15 +509,20 @@ pub struct Alarm {
     pub verdict: Verdict,
     pub figures: FigureSummary,
     /// Between the last run at the old level and the first at the new one
-    /// (the candidate), with both commits: where to look for the cause.
+    /// (`run`), with both commits: where to look for the cause; the
+    /// culprit is the range's last commit.
     pub suspect: SuspectRange,
     /// The candidate run's rounds (band, likely GC/noise rounds) and the
     /// shift of the episode's runs over the line against the candidate's
     /// baseline window (`analyse::evidence`).
     pub evidence: super::evidence::Evidence,
-    /// Positions in the endpoint's points (for pages, not the contract).
+    /// Positions in the endpoint's points (for pages, not the contract):
+    /// the first run over the line, the alarm's first run (`run`), the run
+    /// that raised it.
     #[serde(skip)]
     pub candidate_index: usize,
+    #[serde(skip)]
+    pub onset_index: usize,
     #[serde(skip)]
     pub raised_index: usize,
 }
@@ -487,6 +603,63 @@ pub struct EndpointAlarms {
     pub name: String,
     /// Policy name → what it did here, in [`Policy::ALL`] order of names.
     pub policies: BTreeMap<Policy, PolicyStats>,
+    /// How the sensitive policy reads the latest run (`None`: no run with
+    /// a trusted time).
+    pub sensitive: Option<SensitiveReading>,
+}
+
+/// How the sensitive policy ([`SENSITIVE_POLICY`]) reads an endpoint's
+/// latest run, beside the archive's policy: on a quiet endpoint a +10%
+/// step stays under a ×1.15 line, and a change point shows it
+/// (docs/detection.md). Shown, never gated on.
+#[derive(Debug, Clone, Serialize)]
+pub struct SensitiveReading {
+    pub policy: Policy,
+    /// The latest run whose time can be trusted.
+    pub run: String,
+    /// Over the sensitive policy's line, within it, or not judged (no
+    /// baseline, or a change point with one run after it).
+    pub judgement: Judgement,
+    /// When over: the first run of the change it sees (its alarm's run).
+    pub since_run: Option<String>,
+    /// When over: the median of the runs since then against the median of
+    /// up to [`ONSET_LOOKBACK`] runs before (0.10 = 10% slower).
+    pub change: Option<f64>,
+}
+
+impl SensitiveReading {
+    /// The reading of `endpoint`'s latest run from the sensitive policy's
+    /// judgements and episodes.
+    fn of(endpoint: &EndpointAnalysis, judgements: &[Judgement], episodes: &[Episode]) -> Option<Self> {
+        let points = &endpoint.points;
+        let latest = points.iter().rposition(|p| !p.untrusted_time)?;
+        let judgement = judgements.get(latest).copied().unwrap_or(Judgement::NotJudged);
+        let onset = episodes
+            .iter()
+            .find(|ep| (ep.candidate..=ep.end(points.len())).contains(&latest))
+            .map(|ep| ep.onset)
+            .filter(|_| judgement == Judgement::Over);
+        let level = |range: std::ops::Range<usize>| {
+            let medians: Vec<f64> = points[range]
+                .iter()
+                .filter(|p| super::verdict::measures_level(p.verdict) && !p.environment_suspect)
+                .map(|p| p.median_p99_ms)
+                .collect();
+            median(&medians)
+        };
+        let change = onset.and_then(|o| {
+            let before = level(o.saturating_sub(ONSET_LOOKBACK)..o)?;
+            let after = level(o..latest + 1)?;
+            (before > 0.0).then(|| after / before - 1.0)
+        });
+        Some(SensitiveReading {
+            policy: SENSITIVE_POLICY,
+            run: points[latest].run.clone(),
+            judgement,
+            since_run: onset.map(|o| points[o].run.clone()),
+            change,
+        })
+    }
 }
 
 /// Everything about alarms in one archive.
@@ -500,6 +673,10 @@ pub struct AlarmReport {
     pub totals: BTreeMap<Policy, PolicyStats>,
     /// Human-labelled regressions and how each policy caught them.
     pub regressions: Vec<Regression>,
+    /// One alarm per run where most endpoints moved slower together, per
+    /// policy, by time ([`RunWideAlarm`]); the endpoint alarms it stands
+    /// for are not in `alarms`.
+    pub run_wide: Vec<RunWideAlarm>,
     /// Weeks spanned by the history (at least 1), for per-week rates.
     pub weeks: f64,
     /// The human labels read from `triage/*.toml`, sorted by run, endpoint.
@@ -579,7 +756,14 @@ pub fn report(
         .with_max_len(1)
         .map(|endpoint| endpoint_report(endpoint, runs, triage, settings, &run_ratios, known))
         .collect();
+    let mut folded: BTreeMap<(Policy, usize), Vec<String>> = BTreeMap::new();
     for piece in pieces {
+        for key in piece.folded {
+            folded
+                .entry(key)
+                .or_default()
+                .push(piece.accounting.endpoint.clone());
+        }
         report.alarms.extend(piece.alarms);
         report.tracks.extend(piece.tracks);
         report.endpoints.push(piece.accounting);
@@ -595,12 +779,73 @@ pub fn report(
     report.alarms.sort_by(|a, b| {
         (&a.endpoint, a.policy, a.started_at).cmp(&(&b.endpoint, b.policy, b.started_at))
     });
+    report.run_wide = folded
+        .into_iter()
+        .filter_map(|((policy, run), endpoints)| {
+            let info = runs.get(run)?;
+            Some(RunWideAlarm {
+                run: info.id.clone(),
+                started_at: info.started_at,
+                policy,
+                shift: info.environment_suspect.clone()?,
+                endpoints,
+            })
+        })
+        .collect();
     report
+        .run_wide
+        .sort_by(|a, b| (a.policy, a.started_at).cmp(&(b.policy, b.started_at)));
+    report
+}
+
+/// Whether an episode is part of its run's run-wide alarm rather than an
+/// alarm of its own (issue 33: one problem, one alarm): it began in a run
+/// where most endpoints moved slower together (environment suspect,
+/// [`super::environment`]), over the line for latency or throughput
+/// (errors and failures are the service's own), and did not persist
+/// (not confirmed). Such episodes are left out of the endpoint's alarms
+/// and false-positive rate; the gate reads the same rule for the run it
+/// checks.
+pub fn part_of_run_wide(ep: &Episode, endpoint: &EndpointAnalysis, runs: &[RunInfo]) -> bool {
+    let point = &endpoint.points[ep.candidate];
+    let slower = runs
+        .get(point.run_index)
+        .and_then(|r| r.environment_suspect.as_ref())
+        .is_some_and(|s| s.direction == ShiftDirection::Slower);
+    slower
+        && ep.state != AlarmState::Confirmed
+        && point.verdict != Verdict::Failed
+        && !point.regressed.contains(&super::verdict::Figure::ErrorRate)
+}
+
+/// One alarm for a run whose endpoints moved slower together (environment
+/// suspect), standing for the alarms a policy would have raised on each of
+/// them ([`part_of_run_wide`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunWideAlarm {
+    pub run: String,
+    pub started_at: DateTime<Utc>,
+    pub policy: Policy,
+    /// "9 of 12 endpoints slower together (median ×1.20)": how many moved
+    /// beyond their line in the run, of how many judged.
+    pub shift: RunWideShift,
+    /// The endpoints whose alarms it stands for (over the policy's line in
+    /// this run and not persisting), by id.
+    pub endpoints: Vec<String>,
+}
+
+impl RunWideAlarm {
+    /// "run 2026-05-04T0300Z: 9 of 12 endpoints slower together (median ×1.20)".
+    pub fn describe(&self) -> String {
+        format!("run {}: {}", self.run, self.shift.describe())
+    }
 }
 
 /// One endpoint's part of the [`AlarmReport`].
 struct EndpointReport {
     alarms: Vec<Alarm>,
+    /// (policy, run index) of each episode folded into a run-wide alarm.
+    folded: Vec<(Policy, usize)>,
     tracks: Vec<((String, Policy), PolicyTrack)>,
     accounting: EndpointAlarms,
     regressions: Vec<Regression>,
@@ -618,14 +863,18 @@ fn endpoint_report(
     let len = endpoint.points.len();
     let labels = endpoint_labels(endpoint, triage);
     let levels = Levels::of(endpoint);
-    let judged: Vec<(Policy, Vec<Judgement>)> = Policy::ALL
+    let dated: Vec<(Policy, Dated)> = Policy::ALL
         .iter()
-        .map(|&p| (p, p.judge_with(endpoint, settings, known)))
+        .map(|&p| (p, p.judge_dated(endpoint, settings, known)))
         .collect();
-    let episodes_by_policy: Vec<(Policy, Vec<Episode>)> = judged
+    let episodes_by_policy: Vec<(Policy, Vec<Episode>)> = dated
         .iter()
-        .map(|(p, j)| (*p, episodes(j, &levels, &settings.alarms)))
+        .map(|(p, d)| {
+            let levels = levels.clone().with_onsets(d.onsets.clone());
+            (*p, episodes(&d.judgements, &levels, &settings.alarms))
+        })
         .collect();
+    let judged = dated.into_iter().map(|(p, d)| (p, d.judgements));
     let median_episodes = &episodes_by_policy
         .iter()
         .find(|(p, _)| *p == Policy::Median)
@@ -634,19 +883,32 @@ fn endpoint_report(
     let regressions = regressions_of(endpoint, &labels, median_episodes, &episodes_by_policy);
     let mut piece = EndpointReport {
         alarms: Vec::new(),
+        folded: Vec::new(),
         tracks: Vec::new(),
         accounting: EndpointAlarms {
             endpoint: endpoint.id.clone(),
             name: endpoint.name.clone(),
             policies: BTreeMap::new(),
+            sensitive: None,
         },
         regressions: Vec::new(),
     };
     for ((policy, eps), (_, judgements)) in episodes_by_policy.iter().zip(judged) {
-        let alarms: Vec<Alarm> = eps
-            .iter()
+        let (folded, own): (Vec<&Episode>, Vec<&Episode>) =
+            eps.iter().partition(|ep| part_of_run_wide(ep, endpoint, runs));
+        piece.folded.extend(
+            folded
+                .iter()
+                .filter(|ep| ep.raised(policy.raised_at()).is_some())
+                .map(|ep| (*policy, endpoint.points[ep.candidate].run_index)),
+        );
+        let alarms: Vec<Alarm> = own
+            .into_iter()
             .filter_map(|ep| make_alarm(endpoint, runs, *policy, ep, &labels, len, run_ratios))
             .collect();
+        if *policy == SENSITIVE_POLICY {
+            piece.accounting.sensitive = SensitiveReading::of(endpoint, &judgements, eps);
+        }
         let stats = stats_of(*policy, &alarms, &regressions, endpoint_weeks(endpoint));
         piece.accounting.policies.insert(*policy, stats);
         piece.alarms.extend(alarms);
@@ -676,8 +938,8 @@ pub fn gate_report(
     };
     for endpoint in endpoints {
         let labels = endpoint_labels(endpoint, triage);
-        let levels = Levels::of(endpoint);
-        let judgements = policy.judge(endpoint, settings);
+        let Dated { judgements, onsets } = policy.judge_dated(endpoint, settings, None);
+        let levels = Levels::of(endpoint).with_onsets(onsets);
         let eps = episodes(&judgements, &levels, &settings.alarms);
         report.tracks.insert(
             (endpoint.id.clone(), policy),
@@ -759,9 +1021,11 @@ fn make_alarm(
     let over_medians: Vec<f64> = ep.over.iter().map(|&i| points[i].median_p99_ms).collect();
     let evidence =
         super::evidence::evidence(candidate.rounds.iter(), &baseline_medians, &over_medians);
+    let onset = &points[ep.onset];
     Some(Alarm {
         endpoint: endpoint.id.clone(),
-        run: candidate.run.clone(),
+        run: onset.run.clone(),
+        first_over_run: candidate.run.clone(),
         policy,
         state: ep.state,
         label: label.map(|l| l.label),
@@ -771,7 +1035,7 @@ fn make_alarm(
         },
         label_source: label.map(|l| l.source.clone()),
         label_note: label.and_then(|l| l.note.clone()),
-        started_at: candidate.started_at,
+        started_at: onset.started_at,
         raised_run: points[raised].run.clone(),
         raised_at: points[raised].started_at,
         confirmed_run: (ep.state == AlarmState::Confirmed)
@@ -790,9 +1054,10 @@ fn make_alarm(
         environment_suspect,
         verdict: candidate.verdict,
         figures: FigureSummary::of(candidate),
-        suspect: SuspectRange::before(points, ep.candidate),
+        suspect: SuspectRange::before(points, ep.onset),
         evidence,
         candidate_index: ep.candidate,
+        onset_index: ep.onset,
         raised_index: raised,
     })
 }
@@ -811,7 +1076,7 @@ fn regressions_of(
     for &(i, label) in labels.iter().filter(|(_, l)| l.label == Label::Real) {
         let episode = median_episodes
             .iter()
-            .position(|ep| (ep.candidate..=ep.end(len)).contains(&i));
+            .position(|ep| (ep.onset..=ep.end(len)).contains(&i));
         match episode {
             Some(e) if seen_episodes.contains(&e) => continue,
             Some(e) => seen_episodes.push(e),

@@ -16,7 +16,7 @@ use super::figures::RunFigures;
 use super::verdict::{self, AcceptedChanges, Decision, Evidence, FigureLines, Verdict};
 use crate::config::AnalysisSettings;
 use crate::model::SeriesKey;
-use crate::stats::median;
+use crate::stats::{median, successive_log_spread};
 
 /// The last `size` accepted entries of a walk, oldest first.
 #[derive(Debug, Clone)]
@@ -64,6 +64,14 @@ struct AcceptedRun {
     load: Arc<BTreeMap<String, String>>,
 }
 
+/// A run that measured a level (neither failed nor short of rounds), for
+/// the noise line.
+#[derive(Debug, Clone)]
+struct MeasuredRun {
+    p99_ms: f64,
+    load: Arc<BTreeMap<String, String>>,
+}
+
 /// What a run is compared with.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Baseline {
@@ -85,6 +93,17 @@ pub struct Baseline {
     /// Why the run is not comparable with the runs before it (a different
     /// load profile), when that is why there is no baseline.
     pub not_comparable: Option<String>,
+    /// The endpoint's own run-to-run noise: σ of the log of the last
+    /// `noise_window` run medians with this load profile, accepted or not
+    /// ([`crate::stats::successive_log_spread`]: ratios of successive runs,
+    /// so a regression adds one large ratio, not a wider spread); `None`
+    /// with fewer than `noise_min_runs` of them (or without a baseline).
+    ///
+    /// Every measured run counts, not only the accepted ones: runs over
+    /// the line stay out of the baseline, and a spread measured without
+    /// them would shrink with every run the line excludes (the line would
+    /// then exclude more: the ratchet this line is there to stop).
+    pub noise_spread: Option<f64>,
 }
 
 /// One run as the walk takes it.
@@ -131,6 +150,9 @@ pub struct SeriesWalk {
     settings: AnalysisSettings,
     threshold_ratio: f64,
     window: RollingWindow<AcceptedRun>,
+    /// The last `noise_window` runs that measured a level, accepted or
+    /// not: the endpoint's own noise ([`Baseline::noise_spread`]).
+    measured: RollingWindow<MeasuredRun>,
     accepted_changes: AcceptedChanges,
     left_out: LeftOut,
 }
@@ -141,6 +163,7 @@ impl SeriesWalk {
             settings: settings.clone(),
             threshold_ratio,
             window: RollingWindow::new(settings.baseline_window),
+            measured: RollingWindow::new(settings.noise_window),
             accepted_changes: AcceptedChanges::new(settings.baseline_window),
             left_out: LeftOut::default(),
         }
@@ -234,6 +257,7 @@ impl SeriesWalk {
             _ => None,
         };
         Baseline {
+            noise_spread: self.noise_spread(load),
             p99_ms,
             error_rate,
             throughput_rps,
@@ -245,11 +269,37 @@ impl SeriesWalk {
         }
     }
 
-    /// `load`, shared with the last accepted run when it recorded the same.
+    /// The spread of the recent measured runs under `load`
+    /// ([`Baseline::noise_spread`]).
+    fn noise_spread(&self, load: &BTreeMap<String, String>) -> Option<f64> {
+        let mut last: Option<(&Arc<BTreeMap<String, String>>, bool)> = None;
+        let levels: Vec<f64> = self
+            .measured
+            .recent()
+            .iter()
+            .filter(|r| match last {
+                Some((seen, same)) if Arc::ptr_eq(seen, &r.load) => same,
+                _ => {
+                    let same = comparability::same_load(&r.load, load);
+                    last = Some((&r.load, same));
+                    same
+                }
+            })
+            .map(|r| r.p99_ms)
+            .collect();
+        (levels.len() >= self.settings.noise_min_runs)
+            .then(|| successive_log_spread(&levels))
+            .flatten()
+    }
+
+    /// `load`, shared with the last measured or accepted run when it
+    /// recorded the same.
     fn shared_load(&self, load: &BTreeMap<String, String>) -> Arc<BTreeMap<String, String>> {
-        match self.window.accepted.last() {
-            Some(last) if *last.load == *load => Arc::clone(&last.load),
-            _ => Arc::new(load.clone()),
+        let measured = self.measured.accepted.last().map(|r| &r.load);
+        let accepted = self.window.accepted.last().map(|r| &r.load);
+        match measured.into_iter().chain(accepted).find(|l| ***l == *load) {
+            Some(same) => Arc::clone(same),
+            None => Arc::new(load.clone()),
         }
     }
 
@@ -296,6 +346,8 @@ impl SeriesWalk {
             baseline_throughput_rps: baseline.throughput_rps,
             lines: FigureLines::of(&self.settings),
             resolution: run.resolution,
+            noise_spread: baseline.noise_spread,
+            noise_k: self.settings.noise_k,
         };
         let decision = verdict::decide(&evidence);
         Judged {
@@ -318,13 +370,20 @@ impl SeriesWalk {
             run.labelled_accepted,
             self.threshold_ratio,
         );
+        let load = self.shared_load(run.load);
+        if verdict::measures_level(verdict) {
+            self.measured.accept(MeasuredRun {
+                p99_ms: run.median_p99_ms,
+                load: Arc::clone(&load),
+            });
+        }
         match verdict::baseline_effect(verdict, judged.accepted_change) {
             verdict::BaselineEffect::Join => self.window.accept(AcceptedRun {
                 id: Arc::from(run.id),
                 p99_ms: run.median_p99_ms,
                 error_rate: run.figures.error_rate,
                 throughput_rps: run.figures.throughput_rps,
-                load: self.shared_load(run.load),
+                load,
             }),
             verdict::BaselineEffect::Skip => match verdict {
                 Verdict::Failed => self.left_out.failed += 1,

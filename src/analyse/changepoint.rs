@@ -156,6 +156,31 @@ pub fn weak_change_points(series: &[f64], params: &ChangePointParams) -> Vec<Cha
     detector.weak_change_points()
 }
 
+/// One run as the `changepoint` policy judges it when it arrives
+/// ([`online_regressions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnlineJudgement {
+    /// Not judged: before `skip`, or the latest change point has fewer
+    /// than `min_runs_at_level` runs after it (not a level yet).
+    NotJudged,
+    /// No change point, or the latest one did not raise the level, or the
+    /// run is back near the old level.
+    Within,
+    /// The latest change point raised the level and the run is still
+    /// above it. `change` is that change point's index (Otava's: the first
+    /// point of the new level) and `level_from` the change point before it
+    /// (0 without one): where the old level began. [`dated_onset`] dates
+    /// the change from them; the alarm and its suspect range start there,
+    /// so the culprit commit is the range's last.
+    Over { change: usize, level_from: usize },
+}
+
+impl OnlineJudgement {
+    pub fn is_over(self) -> bool {
+        matches!(self, OnlineJudgement::Over { .. })
+    }
+}
+
 /// The `changepoint` policy's view of each run, as it would have been
 /// computed when that run arrived: change points are detected on the run
 /// medians up to and including run `t`, and run `t` is *over* when the most
@@ -170,7 +195,8 @@ pub fn weak_change_points(series: &[f64], params: &ChangePointParams) -> Vec<Cha
 /// neither raises, confirms nor reverts an alarm. With 2, a one-run spike
 /// does not alarm (while fresh it is not judged; one run later the run is
 /// back at the old level), at the cost of one run of delay. The first `skip` runs are
-/// not judged either (other policies have no baseline there).
+/// not judged either (other policies have no baseline there). A run over
+/// the line carries the change's first run ([`OnlineJudgement::Over`]).
 ///
 /// Cost: about one window's work per judged run (see [`OnlineDetector`]);
 /// runs before `skip` cost only the complete windows they add up to. A gate
@@ -182,7 +208,7 @@ pub fn online_regressions(
     params: &ChangePointParams,
     skip: usize,
     min_runs_at_level: usize,
-) -> Vec<Option<bool>> {
+) -> Vec<OnlineJudgement> {
     // One detector fed run by run: each run costs about one window's work
     // (see OnlineDetector), not a detection over the whole history.
     let mut detector = OnlineDetector::new(*params);
@@ -193,14 +219,14 @@ pub fn online_regressions(
         .map(|(t, &value)| {
             detector.push(value);
             if t < skip {
-                return None;
+                return OnlineJudgement::NotJudged;
             }
             let cps = detector.change_points();
             let Some(cp) = cps.last() else {
-                return Some(false);
+                return OnlineJudgement::Within;
             };
             if t + 1 - cp.index < min_runs_at_level {
-                return None;
+                return OnlineJudgement::NotJudged;
             }
             let previous = cps.len().checked_sub(2).map_or(0, |i| cps[i].index);
             let before = levels
@@ -208,7 +234,14 @@ pub fn online_regressions(
                 .unwrap_or(cp.mean_before);
             let after = levels.since(medians, cp.index, t);
             let line = before * (1.0 + params.min_magnitude);
-            Some(cp.forward_change > 0.0 && medians[t] > line && after > line)
+            if cp.forward_change > 0.0 && medians[t] > line && after > line {
+                OnlineJudgement::Over {
+                    change: cp.index,
+                    level_from: previous,
+                }
+            } else {
+                OnlineJudgement::Within
+            }
         })
         .collect()
 }
@@ -262,7 +295,10 @@ impl Levels {
 /// A change point on one endpoint's history, as the charts and the history
 /// page show it. The levels are the medians of the run medians between
 /// neighbouring change points (recomputed on the final segments; Otava's
-/// own means can be left over from the merge pass).
+/// own means can be left over from the merge pass), unless those do not
+/// show the change the statistic found (its direction, a magnitude above
+/// `min_magnitude`): then the statistic's own means. The direction is
+/// always the statistic's.
 #[derive(Debug, Clone, Serialize)]
 pub struct LevelShift {
     /// The first run at the new level.
@@ -332,6 +368,7 @@ pub fn endpoint_change_points(
     let mut out = Vec::new();
     for usable in comparable_series(points) {
         let medians: Vec<f64> = usable.iter().map(|&i| points[i].median_p99_ms).collect();
+        let measured = |k: usize| !points[usable[k]].environment_suspect;
         let cps = detect(&medians, &params);
         let bounds: Vec<usize> = std::iter::once(0)
             .chain(cps.iter().map(|c| c.index))
@@ -339,11 +376,17 @@ pub fn endpoint_change_points(
             .collect();
         for (k, cp) in cps.iter().enumerate() {
             let (lo, hi) = (bounds[k], bounds[k + 2]);
-            let onset = refine_onset(&medians, lo, cp.index, hi);
-            let (Some(before), Some(after)) =
-                (median(&medians[lo..onset]), median(&medians[onset..hi]))
-            else {
-                continue;
+            let rising = cp.forward_change > 0.0;
+            let onset = dated_onset(&medians, lo, cp.index, hi, rising, params.min_magnitude, &measured);
+            // The levels either side of the onset, when they show the
+            // change the statistic found; else the statistic's own means
+            // (the median of a segment that also holds a short episode can
+            // sit at the other side's level: the end of a ×1.8 episode
+            // was once drawn as a "+0.6% regression" when its statistic
+            // said −15.4%).
+            let (before, after) = match level_change(&medians, lo, onset, hi, &measured) {
+                Some((b, a)) if shows_change(b, a, rising, params.min_magnitude) => (b, a),
+                _ => (cp.mean_before, cp.mean_after),
             };
             let point = &points[usable[onset]];
             let change = if before == 0.0 {
@@ -358,7 +401,8 @@ pub fn endpoint_change_points(
                 level_before_ms: before,
                 level_after_ms: after,
                 change,
-                direction: if after > before {
+                // The direction of the statistic that found the point.
+                direction: if cp.forward_change > 0.0 {
                     "regression"
                 } else {
                     "improvement"
@@ -371,37 +415,130 @@ pub fn endpoint_change_points(
     out
 }
 
-/// The first run at the new level, checked against the run medians on
-/// both sides of the split Otava chose (`index`, between the neighbouring
-/// change points `lo` and `hi`): the onset moves earlier while the run
-/// before it is nearer (on a log scale) the level after than the level
-/// before, and later while the onset run itself is nearer the level
-/// before. E-divisive places a split where the energy statistic peaks,
-/// which can be one run late when the first run at the new level is a
-/// little short of it (order-detail's improvement on the bundled archive
-/// was dated 2026-10-07 while 2026-10-05 was already at the new level).
-fn refine_onset(medians: &[f64], lo: usize, index: usize, hi: usize) -> usize {
-    let levels = |at: usize| {
-        (
-            median(&medians[lo..at]).unwrap_or(f64::NAN),
-            median(&medians[at..hi]).unwrap_or(f64::NAN),
-        )
-    };
-    // Distance on a log scale; a non-positive median is no level.
-    let nearer_after = |v: f64, (before, after): (f64, f64)| {
-        v > 0.0 && before > 0.0 && after > 0.0 && (v / after).ln().abs() < (v / before).ln().abs()
-    };
-    let (before, after) = levels(index);
-    let mut onset = index;
-    while onset > lo + 1 && nearer_after(medians[onset - 1], (before, after)) {
-        onset -= 1;
+/// The runs of `lo..hi` that measured the endpoint's level (`measured`:
+/// not in a run where most endpoints moved together), and the position
+/// among them of the first at or after `at`.
+fn kept_runs(lo: usize, at: usize, hi: usize, measured: &dyn Fn(usize) -> bool) -> (Vec<usize>, usize) {
+    let kept: Vec<usize> = (lo..hi).filter(|&i| measured(i)).collect();
+    let position = kept.partition_point(|&i| i < at);
+    (kept, position)
+}
+
+/// The levels either side of an onset at `at`: the medians of the
+/// measured runs of `lo..at` and of `at..hi`.
+fn level_change(
+    medians: &[f64],
+    lo: usize,
+    at: usize,
+    hi: usize,
+    measured: &dyn Fn(usize) -> bool,
+) -> Option<(f64, f64)> {
+    let (kept, k) = kept_runs(lo, at, hi, measured);
+    let values: Vec<f64> = kept.iter().map(|&i| medians[i]).collect();
+    Some((median(&values[..k])?, median(&values[k..])?))
+}
+
+/// Whether levels `before` → `after` show the change a change point's
+/// statistic found: its direction (`rising`), and a change (after ÷
+/// before − 1, as the charts print it) larger than `min_magnitude`.
+fn shows_change(before: f64, after: f64, rising: bool, min_magnitude: f64) -> bool {
+    before > 0.0
+        && after > 0.0
+        && (after > before) == rising
+        && (after / before - 1.0).abs() > min_magnitude
+}
+
+/// The first run of the change found at `index` (between the neighbouring
+/// change points `lo` and `hi`; `rising`: the direction of its statistic):
+/// [`refine_onset`]'s on the runs that measured the endpoint's level
+/// (`measured`; a run where most endpoints moved together measured the
+/// environment, and a noisy-neighbour run just before a step was once
+/// taken for its first run), unless at the refined onset the run medians
+/// would no longer show the change the statistic found (another
+/// direction, or a magnitude not above `min_magnitude`: once a refined
+/// onset showed +3.3% on a 5% floor); then the first measured run from
+/// Otava's own index.
+pub fn dated_onset(
+    medians: &[f64],
+    lo: usize,
+    index: usize,
+    hi: usize,
+    rising: bool,
+    min_magnitude: f64,
+    measured: &dyn Fn(usize) -> bool,
+) -> usize {
+    let (kept, at) = kept_runs(lo, index, hi, measured);
+    if at == 0 || at >= kept.len() {
+        return kept.get(at).copied().unwrap_or(index);
     }
-    if onset == index {
-        while onset + 1 < hi && !nearer_after(medians[onset], (before, after)) {
-            onset += 1;
+    let values: Vec<f64> = kept.iter().map(|&i| medians[i]).collect();
+    let refined = refine_onset(&values, at);
+    let shows = |k: usize| match (median(&values[..k]), median(&values[k..])) {
+        (Some(b), Some(a)) => shows_change(b, a, rising, min_magnitude),
+        _ => false,
+    };
+    if refined == at || shows(refined) {
+        kept[refined]
+    } else {
+        kept[at]
+    }
+}
+
+/// How far from Otava's index [`refine_onset`] may move a change's first
+/// run, and how many runs either side of it it reads.
+const ONSET_REACH: usize = 10;
+
+/// The first run at the new level near the split Otava chose (`index`,
+/// `0 < index < len`): the split of the run medians within
+/// [`ONSET_REACH`] of it into an old and a new level whose sums of
+/// absolute deviations (on a log scale) from each side's median are least;
+/// on a tie, the nearest to Otava's index. E-divisive places a split where
+/// the energy statistic peaks, which can be a run or more away from the
+/// first run at the new level when the runs around it are noisy
+/// (order-detail's improvement on the bundled archive was dated
+/// 2026-10-07 while 2026-10-05 was already at the new level).
+///
+/// A run beyond the new level by more than twice the change (a GC-heavy
+/// run ×1.7 just before a +10% step) is at neither level: it is left out,
+/// never taken for the first run of the new one.
+fn refine_onset(medians: &[f64], index: usize) -> usize {
+    let (Some(before), Some(after)) = (median(&medians[..index]), median(&medians[index..]))
+    else {
+        return index;
+    };
+    if !(before > 0.0 && after > 0.0) {
+        return index;
+    }
+    let step = (after / before).ln();
+    let outlier = |v: f64| {
+        let from_after = (v / after).ln();
+        !(v > 0.0) || (from_after.signum() == step.signum() && from_after.abs() > 2.0 * step.abs())
+    };
+    let from = index.saturating_sub(2 * ONSET_REACH);
+    let to = (index + 2 * ONSET_REACH).min(medians.len());
+    let kept: Vec<usize> = (from..to).filter(|&i| !outlier(medians[i])).collect();
+    let logs: Vec<f64> = kept.iter().map(|&i| medians[i].ln()).collect();
+    let deviations = |side: &[f64]| -> f64 {
+        let m = median(side).unwrap_or(0.0);
+        side.iter().map(|v| (v - m).abs()).sum()
+    };
+    let mut best: Option<(f64, usize, usize)> = None;
+    for k in 1..kept.len() {
+        let at = kept[k];
+        if at == 0 || at.abs_diff(index) > ONSET_REACH {
+            continue;
+        }
+        let cost = deviations(&logs[..k]) + deviations(&logs[k..]);
+        let distance = at.abs_diff(index);
+        let better = match best {
+            None => true,
+            Some((c, _, d)) => cost < c || (cost == c && distance < d),
+        };
+        if better {
+            best = Some((cost, at, distance));
         }
     }
-    onset
+    best.map_or(index, |(_, at, _)| at)
 }
 
 /// Means, standard deviations and p-value either side of a split (Otava's

@@ -216,7 +216,7 @@ impl FigureSummary {
         FigureSummary {
             p99_ms: f.p99_ms,
             baseline_p99_ms: p.baseline_p99_ms,
-            p99_line_ms: p.threshold_p99_ms(p.decided_from.threshold_ratio),
+            p99_line_ms: p.p99_line_ms(),
             p90_ms: f.p90_ms,
             error_rate: f.error_rate,
             baseline_error_rate: p.baseline_error_rate,

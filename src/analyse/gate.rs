@@ -10,7 +10,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::alarms::{AlarmState, Episode};
+use super::alarms::{self, AlarmState, Episode};
 use super::environment::RunWideShift;
 use super::figures::{FigureSummary, rate_percent};
 use super::policy::{Judgement, Policy, RaisedAt};
@@ -132,8 +132,11 @@ pub enum CheckStatus {
     Regression,
     /// `persistent` only: over the line, waiting for the next runs.
     Pending,
-    /// Over the line in a run marked environment suspect, with `[alarms]
-    /// fail_on_environment_suspect = false`: reported, passes.
+    /// Over the line for latency or throughput in a run where most
+    /// endpoints moved slower together (environment suspect), as one of
+    /// them: part of the run's one run-wide alarm ([`RunWideCheck`]),
+    /// which fails the gate unless `[alarms] fail_on_environment_suspect =
+    /// false`. Passes on its own.
     EnvironmentSuspect,
     /// Over the line, but a human labelled this alarm `noise`.
     TriagedNoise,
@@ -265,6 +268,9 @@ pub struct CheckReport {
     pub cannot_vouch: Vec<CannotVouch>,
     /// Most endpoints of this run moved together: likely the environment.
     pub environment_suspect: Option<RunWideShift>,
+    /// The run's one run-wide alarm, when endpoints over their line moved
+    /// slower together in it (their status is `environment-suspect`).
+    pub run_wide_alarm: Option<RunWideCheck>,
     /// Sorted by endpoint id.
     pub endpoints: Vec<EndpointCheck>,
     /// Endpoints with a step-load file in this run, sorted by id; a
@@ -286,6 +292,18 @@ impl CheckReport {
     pub fn capacity_count(&self, status: CheckStatus) -> usize {
         self.capacity.iter().filter(|c| c.status == status).count()
     }
+}
+
+/// One alarm for the whole checked run: its endpoints moved slower
+/// together (issue 33: one problem, one alarm, not one per endpoint).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunWideCheck {
+    /// "9 of 12 endpoints slower together (median ×1.20)".
+    pub summary: String,
+    /// The endpoints over their line that it stands for, by id.
+    pub endpoints: Vec<String>,
+    /// Whether it fails the gate (`[alarms] fail_on_environment_suspect`).
+    pub fails: bool,
 }
 
 /// The index of the run `which` names among `runs` (an analysis' runs, in
@@ -365,13 +383,20 @@ pub fn check(
             }
             continue;
         };
-        endpoints.push(endpoint_check(
-            analysis,
-            endpoint,
-            &at,
-            run.environment_suspect.is_some(),
-        ));
+        endpoints.push(endpoint_check(analysis, endpoint, &at));
     }
+    let run_wide_alarm = run.environment_suspect.as_ref().and_then(|shift| {
+        let moved: Vec<String> = endpoints
+            .iter()
+            .filter(|e| e.status == CheckStatus::EnvironmentSuspect)
+            .map(|e| e.endpoint.clone())
+            .collect();
+        (!moved.is_empty()).then(|| RunWideCheck {
+            summary: shift.describe(),
+            endpoints: moved,
+            fails: analysis.settings.alarms.fail_on_environment_suspect,
+        })
+    });
     // Only diagnostics whose kind casts doubt on the figures (a skipped
     // round, a cut-short file, an untrusted time) stop the gate vouching;
     // the rest (notes, a second flame graph) are listed as harmless. Each
@@ -448,6 +473,7 @@ pub fn check(
         .map(|e| e.status)
         .chain(capacity.iter().map(|c| c.status))
         .any(CheckStatus::fails)
+        || run_wide_alarm.as_ref().is_some_and(|a| a.fails)
     {
         Outcome::Regression
     } else {
@@ -462,6 +488,7 @@ pub fn check(
         main_branch: analysis.main_branch.clone(),
         cannot_vouch,
         environment_suspect: run.environment_suspect.clone(),
+        run_wide_alarm,
         endpoints,
         capacity,
         problems,
@@ -478,6 +505,9 @@ struct PointAt<'a> {
     /// Over the line but not raised yet: `persistent` waits for later
     /// runs to confirm.
     awaiting_confirmation: bool,
+    /// Its alarm begins in this run and is part of the run's run-wide
+    /// alarm ([`alarms::part_of_run_wide`]).
+    run_wide: bool,
 }
 
 impl<'a> PointAt<'a> {
@@ -499,6 +529,9 @@ impl<'a> PointAt<'a> {
             episode,
             label: at.and_then(|a| a.label).map(|l| l.label),
             awaiting_confirmation: policy.raised_at() == RaisedAt::Confirmation && !confirmed_here,
+            run_wide: episode.is_some_and(|e| {
+                e.candidate == index && alarms::part_of_run_wide(e, endpoint, &analysis.runs)
+            }),
         }
     }
 
@@ -539,17 +572,15 @@ impl<'a> PointAt<'a> {
                 .label_of_run(&point.run, &endpoint.id)
                 .map(|l| l.label),
             awaiting_confirmation: false,
+            // A branch run is never in an environment-suspect run: only
+            // the main history is marked.
+            run_wide: false,
         }
     }
 }
 
 /// One endpoint's status in the checked run.
-fn endpoint_check(
-    analysis: &Analysis,
-    endpoint: &EndpointAnalysis,
-    at: &PointAt,
-    environment_suspect: bool,
-) -> EndpointCheck {
+fn endpoint_check(analysis: &Analysis, endpoint: &EndpointAnalysis, at: &PointAt) -> EndpointCheck {
     let settings = &analysis.settings;
     let point = at.point;
     let (judgement, episode, label) = (at.judgement, at.episode, at.label);
@@ -569,9 +600,22 @@ fn endpoint_check(
             ),
         ),
         Judgement::Over => {
-            // Only latency and throughput move with the host; errors and
-            // failures are the service's own.
-            let excusable = !point.regressed.contains(&Figure::ErrorRate);
+            let run_wide = |shift: &RunWideShift| {
+                format!(
+                    "{figures}; one of {} endpoints slower together in this run: part of its \
+                     run-wide alarm{}",
+                    shift.moved,
+                    if settings.alarms.fail_on_environment_suspect {
+                        ""
+                    } else {
+                        " (which passes: [alarms] fail_on_environment_suspect = false)"
+                    }
+                )
+            };
+            let shift = analysis
+                .runs
+                .get(point.run_index)
+                .and_then(|r| r.environment_suspect.as_ref());
             match label {
                 Some(Label::Noise) => (
                     CheckStatus::TriagedNoise,
@@ -585,18 +629,10 @@ fn endpoint_check(
                     CheckStatus::Pending,
                     format!("{figures}; over the line, not yet confirmed by later runs"),
                 ),
-                _ if environment_suspect
-                    && excusable
-                    && !settings.alarms.fail_on_environment_suspect =>
-                {
-                    (
-                        CheckStatus::EnvironmentSuspect,
-                        format!(
-                            "{figures}; the run is environment suspect and [alarms] fail_on_environment_suspect = false"
-                        ),
-                    )
-                }
-                _ => (CheckStatus::Regression, figures),
+                _ => match shift.filter(|_| at.run_wide) {
+                    Some(shift) => (CheckStatus::EnvironmentSuspect, run_wide(shift)),
+                    None => (CheckStatus::Regression, figures),
+                },
             }
         }
         Judgement::Within if point.verdict == Verdict::Improvement => {

@@ -350,12 +350,24 @@ pub struct RunPoint {
     /// The run's series (`[analysis] series_by`); empty without it.
     #[serde(skip)]
     pub series: SeriesKey,
+    /// The run is environment suspect (most endpoints moved together,
+    /// [`RunInfo::environment_suspect`]): it measured the environment, so
+    /// it never dates a change (change points, alarm onsets).
+    #[serde(skip)]
+    pub environment_suspect: bool,
 }
 
 impl RunPoint {
-    /// The regression line: baseline × threshold ratio.
-    pub fn threshold_p99_ms(&self, ratio: f64) -> Option<f64> {
-        self.baseline_p99_ms.map(|b| b * ratio)
+    /// The p99 line this run was judged by, as a ratio to its baseline:
+    /// the threshold ratio, or the endpoint's noise line where that is
+    /// wider ([`verdict::line_ratio`]).
+    pub fn line_ratio(&self) -> f64 {
+        self.decided_from.line_ratio()
+    }
+
+    /// The regression line: baseline × [`Self::line_ratio`].
+    pub fn p99_line_ms(&self) -> Option<f64> {
+        self.baseline_p99_ms.map(|b| b * self.line_ratio())
     }
 
     /// The error rate above which this run regressed, when judged.
@@ -428,16 +440,23 @@ pub fn analyse_scoped(
     // Endpoints are independent of each other until the run-wide steps
     // below: one task each, on every core; `collect` keeps the id order,
     // so the analysis is the same whatever the number of threads.
-    let endpoints: Vec<EndpointAnalysis> = archive
+    let mut endpoints: Vec<EndpointAnalysis> = archive
         .endpoint_ids()
         .into_par_iter()
         .map(|id| {
             let classifier = classifier.as_ref().filter(|_| site);
-            analyse_endpoint(id, archive, &history, classifier, site, evidence_for)
+            analyse_endpoint(id, archive, &history, classifier, evidence_for)
         })
         .collect();
 
-    mark_run_wide_changes(&mut runs, &endpoints, archive);
+    mark_run_wide_changes(&mut runs, &mut endpoints, archive);
+    if site {
+        // Change points leave out the runs the environment moved, so they
+        // are found once those are known.
+        endpoints.par_iter_mut().for_each(|e| {
+            e.change_points = changepoint::endpoint_change_points(&e.points, &settings.changepoint);
+        });
+    }
     // Capacity baselines and environment markers belong to the main
     // history too.
     let main_archive = history.main_archive(archive);
@@ -491,15 +510,14 @@ pub fn analyse_scoped(
     }
 }
 
-/// One endpoint's history, judged: its points (main and branch runs), its
-/// profiles attributed (`classifier`, the site only) and, for the site,
-/// its change points.
+/// One endpoint's history, judged: its points (main and branch runs) and
+/// its profiles attributed (`classifier`, the site only). Its change
+/// points come later, once the run-wide shifts are known.
 fn analyse_endpoint(
     id: String,
     archive: &Archive,
     history: &History,
     classifier: Option<&crate::profile::Classifier>,
-    site: bool,
     evidence_for: EvidenceFor,
 ) -> EndpointAnalysis {
     let settings = &archive.settings;
@@ -538,29 +556,36 @@ fn analyse_endpoint(
     points.shrink_to_fit();
     branch_points.shrink_to_fit();
     branch_points.sort_by_key(|p| p.run_index);
-    let change_points = match site {
-        true => changepoint::endpoint_change_points(&points, &settings.changepoint),
-        false => Vec::new(),
-    };
     EndpointAnalysis {
         name: settings.endpoint_name(&id),
         id,
         threshold_ratio,
         points,
         branch_points,
-        change_points,
+        change_points: Vec::new(),
     }
 }
 
 /// Marks the runs where most endpoints moved together (environment
-/// suspect), and, without `series_by`, those whose host changed against
-/// their baseline runs.
-fn mark_run_wide_changes(runs: &mut [RunInfo], endpoints: &[EndpointAnalysis], archive: &Archive) {
+/// suspect), on the runs and on their points, and, without `series_by`,
+/// those whose host changed against their baseline runs.
+fn mark_run_wide_changes(
+    runs: &mut [RunInfo],
+    endpoints: &mut [EndpointAnalysis],
+    archive: &Archive,
+) {
     for (run, shift) in runs
         .iter_mut()
         .zip(environment::run_wide_shifts(endpoints, archive.runs.len()))
     {
         run.environment_suspect = shift;
+    }
+    for e in endpoints.iter_mut() {
+        for p in &mut e.points {
+            p.environment_suspect = runs
+                .get(p.run_index)
+                .is_some_and(|r| r.environment_suspect.is_some());
+        }
     }
     if archive.settings.analysis.series_by.is_empty() {
         for (run, changed) in runs
@@ -835,6 +860,8 @@ fn judge_point(
         evidence: evidence::Evidence::not_computed(),
         untrusted_time: run.untrusted_time.is_some(),
         series: series.clone(),
+        // Marked once every endpoint is judged (`mark_run_wide_changes`).
+        environment_suspect: false,
     };
     Some((point, baseline_medians))
 }

@@ -15,13 +15,13 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::changepoint::known::KnownJudgements;
-use super::changepoint::{self, ChangePointParams};
+use super::changepoint::{self, ChangePointParams, OnlineJudgement};
 use super::verdict::{self, Figure, Verdict};
 use super::{EndpointAnalysis, RunPoint};
 use crate::config::Settings;
 use crate::stats::{median, robust_z};
 
-pub use crate::config::{DEFAULT_POLICY, Policy};
+pub use crate::config::{DEFAULT_POLICY, Policy, SENSITIVE_POLICY};
 
 /// One run as one policy sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -74,6 +74,18 @@ impl Policy {
         settings: &Settings,
         known: Option<&KnownJudgements>,
     ) -> Vec<Judgement> {
+        self.judge_dated(endpoint, settings, known).judgements
+    }
+
+    /// [`Policy::judge_with`], and where the policy itself dates the
+    /// changes it judges over the line ([`Dated::onsets`]).
+    pub fn judge_dated(
+        self,
+        endpoint: &EndpointAnalysis,
+        settings: &Settings,
+        known: Option<&KnownJudgements>,
+    ) -> Dated {
+        let mut onsets = vec![None; endpoint.points.len()];
         let latency: Vec<Judgement> = match self {
             Policy::Median | Policy::Persistent => endpoint
                 .points
@@ -93,10 +105,12 @@ impl Policy {
                         .find(|r| !p.figures.failed_rounds.iter().any(|f| f.round == r.number))
                         .map(|r| r.stats.p99_ms)
                         .unwrap_or(p.median_p99_ms);
+                    // What teams did before: one round against the
+                    // threshold ratio, without the noise line.
                     from_verdict(
                         verdict::decide(&verdict::Evidence {
                             median_p99_ms: first_round,
-                            ..p.decided_from
+                            ..p.decided_from.without_noise_line()
                         })
                         .verdict,
                     )
@@ -114,9 +128,9 @@ impl Policy {
                     .map(|p| robust_judgement(p, &medians, settings))
                     .collect()
             }
-            Policy::ChangePoint => changepoint_judgements(endpoint, settings, known),
+            Policy::ChangePoint => changepoint_judgements(endpoint, settings, known, &mut onsets),
         };
-        latency
+        let judgements = latency
             .into_iter()
             .zip(&endpoint.points)
             .map(|(j, p)| {
@@ -126,8 +140,21 @@ impl Policy {
                     j
                 }
             })
-            .collect()
+            .collect();
+        Dated { judgements, onsets }
     }
+}
+
+/// A policy's judgements of one endpoint ([`Policy::judge_dated`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dated {
+    /// One per point, in order.
+    pub judgements: Vec<Judgement>,
+    /// One per point: for a run over the line, the first run (a point
+    /// index) of the change the policy saw, when the policy dates it
+    /// itself (`changepoint`: the change point's first run); `None` leaves
+    /// the date to the alarm rules (`alarms::episodes`).
+    pub onsets: Vec<Option<usize>>,
 }
 
 /// Over the line whatever the policy: the run failed, or a figure other
@@ -144,6 +171,7 @@ fn changepoint_judgements(
     endpoint: &EndpointAnalysis,
     settings: &Settings,
     known: Option<&KnownJudgements>,
+    onsets: &mut [Option<usize>],
 ) -> Vec<Judgement> {
     let params = ChangePointParams::from(&settings.changepoint);
     let mut out = vec![Judgement::NotJudged; endpoint.points.len()];
@@ -155,6 +183,7 @@ fn changepoint_judgements(
             .iter()
             .map(|&i| endpoint.points[i].median_p99_ms)
             .collect();
+        let measured = |k: usize| !endpoint.points[usable[k]].environment_suspect;
         let min_runs = settings.changepoint.min_runs_at_level;
         let online = match known {
             Some(known) => known.online_regressions(&medians, &params, min_runs),
@@ -165,9 +194,23 @@ fn changepoint_judgements(
                 continue;
             }
             out[i] = match online[k] {
-                Some(true) => Judgement::Over,
-                Some(false) => Judgement::Within,
-                None => Judgement::NotJudged,
+                OnlineJudgement::Over { change, level_from } => {
+                    // Dated as the charts date change points, on the runs
+                    // known so far.
+                    let onset = changepoint::dated_onset(
+                        &medians,
+                        level_from,
+                        change,
+                        k + 1,
+                        true,
+                        params.min_magnitude,
+                        &measured,
+                    );
+                    onsets[i] = usable.get(onset).copied();
+                    Judgement::Over
+                }
+                OnlineJudgement::Within => Judgement::Within,
+                OnlineJudgement::NotJudged => Judgement::NotJudged,
             };
         }
     }

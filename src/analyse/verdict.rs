@@ -127,6 +127,14 @@ pub enum BaselineEffect {
     Skip,
 }
 
+/// Whether a run with this verdict measured the endpoint's level: every
+/// run but a failed one and one short of rounds. These runs, accepted into
+/// the baseline or not, measure the endpoint's own noise (the noise line,
+/// [`line_ratio`]).
+pub fn measures_level(verdict: Verdict) -> bool {
+    !matches!(verdict, Verdict::Failed | Verdict::Insufficient)
+}
+
 /// Decides what a run does to later baselines. `accepted` says the run is
 /// part of an accepted change: a human triaged its regression, or an
 /// earlier one in the same unbroken stretch of regressions, as `accepted`
@@ -237,9 +245,42 @@ pub struct Evidence {
     pub lines: FigureLines,
     /// How finely the p99 figures were measured.
     pub resolution: Resolution,
+    /// The endpoint's own run-to-run spread: σ of the log of its recent
+    /// accepted run medians ([`crate::stats::successive_log_spread`]),
+    /// `None` until enough accepted runs are there to measure it.
+    pub noise_spread: Option<f64>,
+    /// `[analysis] noise_k`: the noise line is exp(`noise_k` × spread).
+    pub noise_k: f64,
+}
+
+/// The p99 line as a ratio to the baseline: the threshold ratio, widened
+/// to the noise line exp(`noise_k` × `spread`) where the endpoint's own
+/// run-to-run noise makes the threshold meaningless (docs/detection.md).
+/// Where the noise is typical the noise line is under the threshold ratio
+/// and the team's rule stands as it is.
+pub fn line_ratio(threshold_ratio: f64, spread: Option<f64>, noise_k: f64) -> f64 {
+    match spread {
+        Some(s) if noise_k > 0.0 && s.is_finite() => threshold_ratio.max((noise_k * s).exp()),
+        _ => threshold_ratio,
+    }
 }
 
 impl Evidence {
+    /// The p99 line this run was judged by, as a ratio to the baseline
+    /// ([`line_ratio`]).
+    pub fn line_ratio(&self) -> f64 {
+        line_ratio(self.threshold_ratio, self.noise_spread, self.noise_k)
+    }
+
+    /// The same evidence judged by the threshold ratio alone (the `naive`
+    /// policy: what teams did before).
+    pub fn without_noise_line(self) -> Evidence {
+        Evidence {
+            noise_spread: None,
+            ..self
+        }
+    }
+
     /// Evidence with only p99 figures (no error rate, no throughput), as
     /// summaries that report nothing else give.
     pub fn latency_only(
@@ -262,6 +303,8 @@ impl Evidence {
             baseline_throughput_rps: None,
             lines: FigureLines::of(&crate::config::AnalysisSettings::default()),
             resolution: Resolution::Exact,
+            noise_spread: None,
+            noise_k: 0.0,
         }
     }
 }
@@ -328,7 +371,9 @@ pub struct Decision {
 /// 2. `insufficient` when fewer usable rounds than expected;
 /// 3. `no-baseline` without a (positive) p99 baseline;
 /// 4. `regression` when any figure crossed its line: the median p99 over
-///    baseline × ratio ([`band`]), the error rate over
+///    baseline × the line ratio ([`line_ratio`]: the threshold ratio, or
+///    the endpoint's noise line where that is wider; [`band`]), the error
+///    rate over
 ///    max(baseline + delta, floor), or the throughput under baseline ×
 ///    (1 − drop) (only with a throughput baseline, which needs the same
 ///    recorded load profile);
@@ -358,7 +403,7 @@ pub fn decide(e: &Evidence) -> Decision {
     let Some(baseline) = e.baseline_p99_ms.filter(|b| *b > 0.0) else {
         return plain(Verdict::NoBaseline);
     };
-    let latency = latency_band(e.median_p99_ms, baseline, e.threshold_ratio, e.resolution);
+    let latency = latency_band(e.median_p99_ms, baseline, e.line_ratio(), e.resolution);
     let mut regressed = Vec::new();
     if latency == Band::Above {
         regressed.push(Figure::P99);

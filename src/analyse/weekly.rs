@@ -168,8 +168,10 @@ pub fn weekly_review(analysis: &Analysis, spec: WeekSpec, policy: Policy) -> Opt
             .collect(),
     };
     let of_policy = || analysis.alarms.of(policy);
+    // New: raised in the week. An alarm is dated at its change's first
+    // run, which can be in an earlier week than the run that raised it.
     let mut new_alarms: Vec<ReviewAlarm> = of_policy()
-        .filter(|a| in_week(a.started_at))
+        .filter(|a| in_week(a.raised_at))
         .map(review)
         .collect();
     new_alarms.sort_by(|a, b| {
@@ -182,12 +184,12 @@ pub fn weekly_review(analysis: &Analysis, spec: WeekSpec, policy: Policy) -> Opt
             analysis
                 .alarms
                 .of(p)
-                .filter(|a| in_week(a.started_at))
+                .filter(|a| in_week(a.raised_at))
                 .count(),
         );
     }
     let mut untriaged: Vec<ReviewAlarm> = of_policy()
-        .filter(|a| a.label.is_none() && a.started_at < to)
+        .filter(|a| a.label.is_none() && a.raised_at < to)
         .map(review)
         .collect();
     untriaged.sort_by(|a, b| {
@@ -201,7 +203,7 @@ pub fn weekly_review(analysis: &Analysis, spec: WeekSpec, policy: Policy) -> Opt
             .map(|r| r.started_at)
     };
     let mut confirmed: Vec<ReviewAlarm> = of_policy()
-        .filter(|a| a.state == AlarmState::Confirmed && a.started_at < to)
+        .filter(|a| a.state == AlarmState::Confirmed && a.raised_at < to)
         .filter(|a| match a.closed_run.as_deref().and_then(run_time) {
             Some(closed) => closed >= from,
             None => true,

@@ -16,8 +16,14 @@ pub struct EvalArgs {
     /// Replace the generated section of this Markdown file (between
     /// `<!-- BEGIN perfdash eval -->` and `<!-- END perfdash eval -->`)
     /// instead of printing the tables.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "check")]
     pub write: Option<PathBuf>,
+    /// Compare the generated section of this Markdown file with what the
+    /// evaluation gives now, write nothing, and exit 1 when they differ
+    /// (`scripts/check-detection-doc.sh`: the numbers in docs/detection.md
+    /// are the ones perfdash computes).
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
     /// Seed of the generated histories.
     #[arg(long, default_value_t = EvalConfig::default().seed)]
     pub seed: u64,
@@ -28,7 +34,7 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = EvalConfig::default().runs)]
     pub runs: usize,
     /// Print the full results as JSON instead of Markdown.
-    #[arg(long, conflicts_with = "write")]
+    #[arg(long, conflicts_with_all = ["write", "check"])]
     pub json: bool,
 }
 
@@ -52,6 +58,29 @@ pub(super) fn run(args: EvalArgs) -> anyhow::Result<u8> {
         return Ok(EXIT_OK);
     }
     let tables = report.to_markdown();
+    if let Some(path) = args.check {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        return match crate::doc_section::section(&text, "eval") {
+            Some(quoted) if quoted == tables => {
+                eprintln!("{}: the evaluation's numbers are the ones quoted", path.display());
+                Ok(EXIT_OK)
+            }
+            Some(_) => {
+                eprintln!(
+                    "{}: the generated section differs from what `perfdash eval` computes now; \
+                     regenerate it with `perfdash eval --write {}`",
+                    path.display(),
+                    path.display()
+                );
+                Ok(super::EXIT_FINDINGS)
+            }
+            None => bail!(
+                "{} has no generated section (<!-- BEGIN perfdash eval --> … <!-- END perfdash eval -->)",
+                path.display()
+            ),
+        };
+    }
     match args.write {
         None => out!("{tables}")?,
         Some(path) => {

@@ -39,6 +39,12 @@ pub enum Policy {
 /// the evaluation in docs/detection.md (a test keeps the two in step).
 pub const DEFAULT_POLICY: Policy = Policy::Median;
 
+/// The sensitive reading beside the archive's policy: for quiet endpoints,
+/// whose +10% steps stay under a ×1.15 line, the level shifts a change
+/// point shows (docs/detection.md: the evaluation it follows from). Shown
+/// on each endpoint page and in `analysis.json`; it never gates.
+pub const SENSITIVE_POLICY: Policy = Policy::ChangePoint;
+
 impl Policy {
     /// Every policy, in the order tables list them.
     pub const ALL: [Policy; 5] = [

@@ -835,7 +835,7 @@ fn triage_labels(plan: &Plan) -> Vec<TriageLabel> {
             let over = judged.verdict == Verdict::Regression
                 || verdict::decide(&verdict::Evidence {
                     median_p99_ms: first_round,
-                    ..judged.evidence
+                    ..judged.evidence.without_noise_line()
                 })
                 .verdict
                     == Verdict::Regression;

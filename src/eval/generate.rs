@@ -176,6 +176,149 @@ pub fn history(
     }
 }
 
+/// A kind of endpoint in a generated fleet: its noise (the neighbour
+/// fields of [`NoiseModel`] are unused: noisy neighbours hit the whole fleet
+/// at once, [`FleetModel`]) and the one step it may take.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct EndpointClass {
+    pub name: &'static str,
+    pub noise: NoiseModel,
+    /// How many endpoints of the fleet are of this class.
+    pub count: usize,
+    /// The step each of them takes at a random run, if any.
+    pub step: StepSize,
+}
+
+/// The size of an endpoint's one step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum StepSize {
+    /// No step: the endpoint never regresses.
+    None,
+    /// Slower by this factor (1.10 = +10%).
+    Fixed(f64),
+    /// A factor drawn uniformly from `lo..hi`.
+    Between(f64, f64),
+}
+
+/// A fleet: endpoints of several classes measured in the same runs, with
+/// noisy-neighbour runs that slow every endpoint of a run together (what
+/// perfdash marks environment suspect).
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetModel {
+    pub name: &'static str,
+    pub classes: Vec<EndpointClass>,
+    /// Chance that a run shares its host with a noisy neighbour …
+    pub neighbour_run_prob: f64,
+    /// … multiplying every round of every endpoint of it by this.
+    pub neighbour_factor: f64,
+    /// Runs per history (3 a week: 78 runs = 26 weeks).
+    pub runs: usize,
+    /// Steps start uniformly in `first_onset..=last_onset`.
+    pub first_onset: usize,
+    pub last_onset: usize,
+}
+
+/// One generated fleet history: an endpoint history per endpoint (class
+/// order), and which runs a noisy neighbour slowed.
+#[derive(Debug, Clone)]
+pub struct Fleet {
+    pub endpoints: Vec<FleetEndpoint>,
+    pub neighbour_runs: Vec<bool>,
+}
+
+/// One endpoint of a fleet.
+#[derive(Debug, Clone)]
+pub struct FleetEndpoint {
+    /// Index into [`FleetModel::classes`].
+    pub class: usize,
+    pub history: History,
+    /// Its step: the first slower run and the factor.
+    pub step: Option<(usize, f64)>,
+}
+
+/// Generates one fleet history. Every endpoint has its own stream (`rng`
+/// is only used to derive them and to place the neighbour runs), so adding
+/// an endpoint class leaves the others' histories as they were.
+pub fn fleet(seed: u64, path: &[u64], model: &FleetModel, rounds: usize) -> Fleet {
+    let mut rng = Rng::derive(seed, path);
+    let neighbour_runs: Vec<bool> = (0..model.runs)
+        .map(|_| rng.uniform() < model.neighbour_run_prob)
+        .collect();
+    let mut endpoints = Vec::new();
+    for (ci, class) in model.classes.iter().enumerate() {
+        for k in 0..class.count {
+            let mut own: Vec<u64> = path.to_vec();
+            own.extend([ci as u64, k as u64]);
+            let mut rng = Rng::derive(seed, &own);
+            let onset = rng.range(model.first_onset, model.last_onset);
+            let factor = match class.step {
+                StepSize::None => None,
+                StepSize::Fixed(f) => Some(f),
+                StepSize::Between(lo, hi) => Some(lo + (hi - lo) * rng.uniform()),
+            };
+            let level = |i: usize| match factor {
+                Some(f) if i >= onset => f,
+                _ => 1.0,
+            };
+            let mut history = leveled_history(
+                &mut rng,
+                &class.noise,
+                level,
+                &neighbour_runs,
+                model.neighbour_factor,
+                rounds,
+            );
+            history.onset = factor.map(|_| onset);
+            endpoints.push(FleetEndpoint {
+                class: ci,
+                history,
+                step: factor.map(|f| (onset, f)),
+            });
+        }
+    }
+    Fleet {
+        endpoints,
+        neighbour_runs,
+    }
+}
+
+/// A history around 100 ms × `level(run)`, with the noise of `noise`
+/// (between-run, within-run, GC-tail rounds) and the given neighbour runs
+/// slowed by `neighbour_factor`.
+pub fn leveled_history(
+    rng: &mut Rng,
+    noise: &NoiseModel,
+    level: impl Fn(usize) -> f64,
+    neighbour_runs: &[bool],
+    neighbour_factor: f64,
+    rounds: usize,
+) -> History {
+    let base = 100.0;
+    let rounds = neighbour_runs
+        .iter()
+        .enumerate()
+        .map(|(i, &neighbour)| {
+            let mut run_level = base * level(i) * (noise.between_run * rng.normal()).exp();
+            if neighbour {
+                run_level *= neighbour_factor;
+            }
+            (0..rounds)
+                .map(|_| {
+                    let mut v = run_level * (noise.within_run * rng.normal()).exp();
+                    if rng.uniform() < noise.gc_round_prob {
+                        v *= noise.gc_factor;
+                    }
+                    v
+                })
+                .collect()
+        })
+        .collect();
+    History {
+        rounds,
+        onset: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,15 +4,16 @@
 
 use crate::analyse::EndpointAnalysis;
 use crate::analyse::alarms;
-use crate::analyse::policy::{Judgement, Policy, RaisedAt};
+use crate::analyse::policy::{Dated, Judgement, Policy, RaisedAt};
 use crate::config::Settings;
 
 /// A policy under evaluation.
 pub trait EvalPolicy: Sync {
     /// The name in tables (`naive`, `median`, …).
     fn name(&self) -> &str;
-    /// One judgement per point of the endpoint, in order.
-    fn judge(&self, endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement>;
+    /// One judgement per point of the endpoint, in order, and where the
+    /// policy dates the changes it judges over the line.
+    fn judge(&self, endpoint: &EndpointAnalysis, settings: &Settings) -> Dated;
     /// When the alarm is raised.
     fn raised_at(&self) -> RaisedAt;
 }
@@ -21,8 +22,8 @@ impl EvalPolicy for Policy {
     fn name(&self) -> &str {
         Policy::name(*self)
     }
-    fn judge(&self, endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement> {
-        Policy::judge(*self, endpoint, settings)
+    fn judge(&self, endpoint: &EndpointAnalysis, settings: &Settings) -> Dated {
+        Policy::judge_dated(*self, endpoint, settings, None)
     }
     fn raised_at(&self) -> RaisedAt {
         Policy::raised_at(*self)
@@ -37,10 +38,10 @@ impl EvalPolicy for ChangePointWithoutWait {
     fn name(&self) -> &str {
         "changepoint-1run"
     }
-    fn judge(&self, endpoint: &EndpointAnalysis, settings: &Settings) -> Vec<Judgement> {
+    fn judge(&self, endpoint: &EndpointAnalysis, settings: &Settings) -> Dated {
         let mut settings = settings.clone();
         settings.changepoint.min_runs_at_level = 1;
-        Policy::ChangePoint.judge(endpoint, &settings)
+        Policy::ChangePoint.judge_dated(endpoint, &settings, None)
     }
     fn raised_at(&self) -> RaisedAt {
         RaisedAt::Candidate

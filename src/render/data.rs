@@ -28,8 +28,11 @@ use super::memo::RawRounds;
 /// `failed`, `regression` also for error rate and throughput (`figures`),
 /// alarm episodes that end at the first run back under the line. 3: a
 /// point's rounds are in its run's `data/runs/<slug>.json`
-/// (`rounds_file`), no longer copied into `analysis.json`.
-pub const SCHEMA_VERSION: u32 = 3;
+/// (`rounds_file`), no longer copied into `analysis.json`. 4: an alarm's
+/// `run` is its first run at the new level (the first run over the line is
+/// `first_over_run`), and the alarms a run-wide shift would have raised on
+/// each endpoint are one `run_wide_alarms` entry instead.
+pub const SCHEMA_VERSION: u32 = 4;
 
 #[derive(Serialize)]
 struct AnalysisJson<'a> {
@@ -43,6 +46,8 @@ struct AnalysisJson<'a> {
     alarm_settings: &'a AlarmSettings,
     policies: Vec<PolicyJson>,
     alarms: &'a [Alarm],
+    /// Issue 33: one alarm per run whose endpoints moved slower together.
+    run_wide_alarms: &'a [crate::analyse::alarms::RunWideAlarm],
     alarm_totals: &'a BTreeMap<Policy, PolicyStats>,
     regressions: &'a [Regression],
     alarm_weeks: f64,
@@ -155,6 +160,8 @@ struct EndpointJson<'a> {
     /// never part of `runs`.
     branch_runs: Vec<PointJson<'a>>,
     policies: Option<&'a BTreeMap<Policy, PolicyStats>>,
+    /// Issue 33: how the sensitive policy reads the latest run.
+    sensitive_reading: Option<&'a crate::analyse::alarms::SensitiveReading>,
     /// Issue 6: level shifts found by change-point detection.
     change_points: &'a [LevelShift],
 }
@@ -167,6 +174,12 @@ struct PointJson<'a> {
     median_p99_ms: f64,
     baseline_p99_ms: Option<f64>,
     ratio: Option<f64>,
+    /// Issue 33: the p99 line as a ratio to the baseline: the threshold
+    /// ratio, or the noise line where the endpoint's own noise is wider.
+    line_ratio: f64,
+    /// Issue 33: the endpoint's run-to-run spread the line was widened by
+    /// (σ of the log of its recent run medians); `null` until measured.
+    noise_spread: Option<f64>,
     verdict: &'static str,
     baseline_runs: &'a [std::sync::Arc<str>],
     not_comparable: Option<&'a str>,
@@ -198,6 +211,8 @@ fn point_json<'a>(p: &'a RunPoint, slugs: &Slugs) -> PointJson<'a> {
         median_p99_ms: p.median_p99_ms,
         baseline_p99_ms: p.baseline_p99_ms,
         ratio: p.ratio,
+        line_ratio: p.line_ratio(),
+        noise_spread: p.decided_from.noise_spread,
         verdict: p.verdict.as_str(),
         baseline_runs: &p.baseline_runs,
         not_comparable: p.not_comparable.as_deref(),
@@ -225,6 +240,10 @@ fn endpoint_json<'a>(
         runs: points(&e.points),
         branch_runs: points(&e.branch_points),
         policies: analysis.alarms.endpoint(&e.id).map(|a| &a.policies),
+        sensitive_reading: analysis
+            .alarms
+            .endpoint(&e.id)
+            .and_then(|a| a.sensitive.as_ref()),
         change_points: &e.change_points,
     }
 }
@@ -305,6 +324,7 @@ pub fn write_analysis_json(
             })
             .collect(),
         alarms: &analysis.alarms.alarms,
+        run_wide_alarms: &analysis.alarms.run_wide,
         alarm_totals: &analysis.alarms.totals,
         regressions: &analysis.alarms.regressions,
         alarm_weeks: analysis.alarms.weeks,

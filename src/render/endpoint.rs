@@ -72,6 +72,10 @@ pub struct EndpointPage {
     pub untrusted: Vec<super::context::UntrustedRun>,
     pub rows: Vec<PointRow>,
     pub latest: Option<PointRow>,
+    /// How the latest run was judged besides the plain ratio: its noise
+    /// line, and the sensitive reading ([`reading_line`]); empty on a
+    /// year page.
+    pub reading: String,
     pub threshold_ratio: String,
     pub settings_line: String,
     /// The capacity page and its one-line summary, when the endpoint has
@@ -118,10 +122,54 @@ pub struct WeekRow {
 /// weekly medians there and in full on their year's page.
 const FULL_HISTORY_DAYS: i64 = 365;
 
+/// One sentence or two under the lede (issue 33): the latest run's noise
+/// line when the endpoint's own noise widened it past the threshold ratio,
+/// and how the sensitive policy reads the latest run.
+fn reading_line(ctx: &Ctx, e: &EndpointAnalysis) -> String {
+    let mut parts = Vec::new();
+    if let Some(p) = e.latest() {
+        let (line, ratio) = (p.line_ratio(), p.decided_from.threshold_ratio);
+        if let Some(spread) = p.decided_from.noise_spread.filter(|_| line > ratio) {
+            parts.push(format!(
+                "Judged against ×{line:.2}, not ×{ratio}: this endpoint's runs differ by σ {:.1}% \
+                 from one to the next, too much for a ×{ratio} line to mean anything (the noise line).",
+                100.0 * spread
+            ));
+        }
+    }
+    let sensitive = ctx
+        .analysis
+        .alarms
+        .endpoint(&e.id)
+        .and_then(|a| a.sensitive.as_ref());
+    if let Some(r) = sensitive {
+        let default_over = e.latest().is_some_and(|p| p.verdict == crate::analyse::Verdict::Regression);
+        let reading = match (r.judgement, &r.since_run) {
+            (crate::analyse::policy::Judgement::Over, Some(since)) => format!(
+                "the level rose{} from run {since} on{}",
+                r.change.map(|c| format!(" {}", f::signed_percent(c))).unwrap_or_default(),
+                if default_over {
+                    ""
+                } else {
+                    ", a shift the line does not alarm on"
+                }
+            ),
+            (crate::analyse::policy::Judgement::Over, None) => "over its line".to_string(),
+            (crate::analyse::policy::Judgement::Within, _) => "no level shift".to_string(),
+            (crate::analyse::policy::Judgement::NotJudged, _) => "not judged yet".to_string(),
+        };
+        parts.push(format!(
+            "Sensitive reading (the {} policy, for quiet endpoints): {reading}.",
+            r.policy
+        ));
+    }
+    parts.join(" ")
+}
+
 fn alarm_row(ctx: &Ctx, a: &Alarm, e: &EndpointAnalysis, root: &str) -> AlarmRow {
     AlarmRow {
         run: ctx.run_label(&a.run, root, Some(ctx.slugs.endpoint(&a.endpoint))),
-        suspect: ctx.suspect(e, a.candidate_index, root),
+        suspect: ctx.suspect(e, a.onset_index, root),
         state: a.state.as_str(),
         label: a
             .label
@@ -389,6 +437,7 @@ pub struct EndpointInputs<'a> {
     policy: &'static str,
     untrusted: Vec<super::context::UntrustedRun>,
     latest: Option<PointRow>,
+    reading: String,
     settings_line: String,
     capacity: Option<(String, String)>,
     service: Option<(String, String)>,
@@ -549,6 +598,10 @@ impl<'a> EndpointInputs<'a> {
                 Some(_) => None,
                 None => e.latest().map(|p| point_row(ctx, p, e, root)),
             },
+            reading: match year {
+                Some(_) => String::new(),
+                None => reading_line(ctx, e),
+            },
             settings_line: settings_line(analysis),
             capacity: capacity_line(ctx, e, root),
             service: super::service::service_link(analysis, &e.id, root),
@@ -597,13 +650,7 @@ impl<'a> EndpointInputs<'a> {
             .zip(self.labels.iter().zip(&self.environment_marks))
             .zip(&self.flames)
             .map(|((p, (run, env)), flames)| {
-                point_row_with(
-                    p,
-                    shown.threshold_ratio,
-                    run.clone(),
-                    env.clone(),
-                    flames.clone(),
-                )
+                point_row_with(p, run.clone(), env.clone(), flames.clone())
             })
             .collect();
         rows.reverse(); // newest first
@@ -630,6 +677,7 @@ impl<'a> EndpointInputs<'a> {
             csv_href: format!("{root}data/endpoints/{slug}.csv"),
             untrusted: self.untrusted.clone(),
             latest: self.latest.clone(),
+            reading: self.reading.clone(),
             rows,
             threshold_ratio: format!("×{}", shown.threshold_ratio),
             settings_line: self.settings_line.clone(),

@@ -163,6 +163,7 @@ impl Debug for PointKey<'_> {
             untrusted_time,
             series,
             profiles,
+            environment_suspect,
         } = self.point;
         debug_assert!(std::ptr::eq(&rounds[..], self.rounds.rounds()));
         let profiles: Vec<u128> = profiles.iter().map(profile_digest).collect();
@@ -176,7 +177,7 @@ impl Debug for PointKey<'_> {
                 (baseline_error_rate, baseline_throughput_rps),
                 (throughput_not_judged, regressed, accepted_change, evidence),
                 (run_index, commit, decided_from, untrusted_time, series),
-                profiles
+                (profiles, environment_suspect)
             )),
         )
     }

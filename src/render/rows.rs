@@ -140,14 +140,13 @@ pub(super) fn point_row(ctx: &Ctx, p: &RunPoint, e: &EndpointAnalysis, root: &st
         .map(environment_mark)
         .unwrap_or_default();
     let flames = flame_links(p, e, ctx.slugs, root);
-    point_row_with(p, e.threshold_ratio, run, environment, flames)
+    point_row_with(p, run, environment, flames)
 }
 
 /// A point's row from what it shows besides the point: its run, the
 /// run's environment mark, its flame-graph links.
 pub(super) fn point_row_with(
     p: &RunPoint,
-    threshold_ratio: f64,
     run: RunLabel,
     environment: String,
     flames: Vec<FlameLink>,
@@ -158,7 +157,7 @@ pub(super) fn point_row_with(
         round_count: p.rounds.len(),
         median: f::median_p99(p),
         baseline: f::opt_ms(p.baseline_p99_ms),
-        threshold: f::opt_ms(p.threshold_p99_ms(threshold_ratio)),
+        threshold: f::opt_ms(p.p99_line_ms()),
         ratio: f::ratio(p.ratio),
         change: f::change(p.ratio),
         verdict: VerdictView::of(p),

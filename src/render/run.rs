@@ -167,7 +167,7 @@ pub fn run_view<'a>(ctx: &Ctx<'a>, i: usize) -> (String, RunPage<'a>) {
             evidence: run_evidence(ctx, e, p),
             suspect: ctx
                 .alarm_at(&e.id, &p.run)
-                .and_then(|a| ctx.suspect(e, a.candidate_index, root)),
+                .and_then(|a| ctx.suspect(e, a.onset_index, root)),
         });
     }
     let regressions = rows

@@ -335,7 +335,7 @@ fn problem_groups(ctx: &Ctx, problems: &[Problem]) -> Vec<ProblemGroup> {
 /// Where an alarm's change came in ([`Ctx::suspect`]).
 fn alarm_suspect(ctx: &Ctx, a: &Alarm) -> Option<SuspectView> {
     let e = ctx.analysis.endpoints.iter().find(|e| e.id == a.endpoint)?;
-    ctx.suspect(e, a.candidate_index, "")
+    ctx.suspect(e, a.onset_index, "")
 }
 
 /// An alarm's median p99, or "no valid latency" when its run failed.

@@ -11,7 +11,7 @@ use crate::analyse::Analysis;
 use crate::analyse::environment::RunWideShift;
 use crate::analyse::figures::{FigureSummary, rate_percent};
 use crate::analyse::gate::{
-    CannotVouch, CapacityCheck, CheckReport, CheckStatus, EndpointCheck, Outcome,
+    CannotVouch, CapacityCheck, CheckReport, CheckStatus, EndpointCheck, Outcome, RunWideCheck,
 };
 use crate::analyse::verdict::Figure;
 
@@ -78,6 +78,9 @@ pub fn headline(report: &CheckReport) -> String {
                     "{capacity} capacity regression{}",
                     plural(capacity)
                 ));
+            }
+            if let Some(alarm) = report.run_wide_alarm.as_ref().filter(|a| a.fails) {
+                parts.push(format!("a run-wide shift ({})", alarm.summary));
             }
             format!(
                 "{} in run {} (policy {})",
@@ -321,6 +324,7 @@ struct CheckJson<'a> {
     branch: &'a Option<crate::analyse::BranchBase>,
     cannot_vouch: &'a [CannotVouch],
     environment_suspect: &'a Option<RunWideShift>,
+    run_wide_alarm: &'a Option<RunWideCheck>,
     endpoints: &'a [EndpointCheck],
     capacity: &'a [CapacityCheck],
     problems: &'a [String],
@@ -338,6 +342,7 @@ pub fn json(report: &CheckReport, exit_code: u8) -> String {
         branch: &report.branch,
         cannot_vouch: &report.cannot_vouch,
         environment_suspect: &report.environment_suspect,
+        run_wide_alarm: &report.run_wide_alarm,
         endpoints: &report.endpoints,
         capacity: &report.capacity,
         problems: &report.problems,
@@ -391,15 +396,18 @@ fn junit_case(out: &mut String, case: JunitCase) {
 
 /// JUnit XML: one test case per endpoint; regressions and failed runs are
 /// failures, unjudged endpoints are skipped, and each reason the gate
-/// cannot vouch for the run is an error.
+/// cannot vouch for the run is an error. A run-wide alarm is one more test
+/// case (`environment`), a failure when it fails the gate.
 pub fn junit(report: &CheckReport) -> String {
+    let run_wide = report.run_wide_alarm.as_ref();
     let failures = report
         .endpoints
         .iter()
         .map(|e| e.status)
         .chain(report.capacity.iter().map(|c| c.status))
         .filter(|s| s.fails())
-        .count();
+        .count()
+        + usize::from(run_wide.is_some_and(|a| a.fails));
     let skipped = report
         .endpoints
         .iter()
@@ -408,7 +416,8 @@ pub fn junit(report: &CheckReport) -> String {
         .filter(|s| s.is_skipped())
         .count();
     let errors = report.cannot_vouch.len();
-    let tests = report.endpoints.len() + report.capacity.len() + errors;
+    let tests =
+        report.endpoints.len() + report.capacity.len() + errors + usize::from(run_wide.is_some());
     let suite = format!("perfdash check {} ({})", report.run, report.policy);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -467,6 +476,28 @@ pub fn junit(report: &CheckReport) -> String {
                 reason: &c.reason,
                 failure_type: "capacity-regression",
                 failure_body: format!("{} ({}): {}", c.name, c.endpoint, c.reason),
+            },
+        );
+    }
+    if let Some(alarm) = run_wide {
+        let reason = format!(
+            "{}: one alarm for the run, standing for {}",
+            alarm.summary,
+            alarm.endpoints.join(", ")
+        );
+        junit_case(
+            &mut out,
+            JunitCase {
+                classname: &policy_class,
+                name: "environment",
+                status: if alarm.fails {
+                    CheckStatus::Regression
+                } else {
+                    CheckStatus::EnvironmentSuspect
+                },
+                reason: &reason,
+                failure_type: "run-wide-shift",
+                failure_body: reason.clone(),
             },
         );
     }

@@ -70,6 +70,7 @@ fn state_machine_rules() {
         let levels = Levels {
             ratios: ratios.to_vec(),
             threshold_ratio: 1.15,
+            ..Levels::default()
         };
         episodes(j, &levels, &s)
             .iter()
@@ -574,7 +575,7 @@ mod properties {
             levels in proptest::collection::vec(proptest::option::of(0.8f64..3.0), 60),
         ) {
             let s = AlarmSettings::default();
-            let levels = Levels { ratios: levels, threshold_ratio: 1.15 };
+            let levels = Levels { ratios: levels, threshold_ratio: 1.15, ..Levels::default() };
             let eps = episodes(&js, &levels, &s);
             let mut previous_end: Option<usize> = None;
             for ep in &eps {

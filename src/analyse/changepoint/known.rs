@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{ChangePointParams, online_regressions};
+use super::{ChangePointParams, OnlineJudgement, online_regressions};
 use crate::le_bytes::LeReader;
 
 /// The file's name in the cache folder.
@@ -33,9 +33,16 @@ pub const FILE_NAME: &str = "changepoints";
 /// older ones are judged again (a build after months away).
 pub const MAX_NEW_RUNS: usize = 64;
 
-const HEADER: &[u8] = b"perfdash changepoint judgements 1\n";
+/// Version 2: a run over the line also keeps its change point and the one
+/// before it (the alarm is dated from them, issue 33); files of version 1
+/// are not read.
+const HEADER: &[u8] = b"perfdash changepoint judgements 2\n";
 
-type Judgements = Box<[Option<bool>]>;
+/// What every version's header starts with: a file of another version is
+/// not damaged, only not ours to reuse.
+const HEADER_STEM: &[u8] = b"perfdash changepoint judgements ";
+
+type Judgements = Box<[OnlineJudgement]>;
 
 /// Judgements of the previous build, and this build's (to keep for the
 /// next one). Shared by the endpoints judged on every core.
@@ -66,6 +73,10 @@ impl KnownJudgements {
     /// is not one this code wrote cannot be trusted.
     pub fn decode(salt: u128, bytes: &[u8]) -> Result<KnownJudgements, String> {
         let mut known = KnownJudgements::new(salt);
+        if !bytes.starts_with(HEADER) && bytes.starts_with(HEADER_STEM) {
+            // Another version's judgements: judge again.
+            return Ok(known);
+        }
         let body = bytes
             .strip_prefix(HEADER)
             .ok_or("not a perfdash judgements file")?;
@@ -84,14 +95,15 @@ impl KnownJudgements {
         for _ in 0..count {
             let key = reader.u128()?;
             let len = reader.u32()? as usize;
-            let judgements = reader
-                .take(len)?
-                .iter()
-                .map(|b| match b {
-                    0 => Ok(None),
-                    1 => Ok(Some(false)),
-                    2 => Ok(Some(true)),
-                    _ => Err(format!("a judgement coded {b}")),
+            let judgements = (0..len)
+                .map(|_| match reader.take(1)?[0] {
+                    0 => Ok(OnlineJudgement::NotJudged),
+                    1 => Ok(OnlineJudgement::Within),
+                    2 => Ok(OnlineJudgement::Over {
+                        change: reader.u32()? as usize,
+                        level_from: reader.u32()? as usize,
+                    }),
+                    b => Err(format!("a judgement coded {b}")),
                 })
                 .collect::<Result<Judgements, String>>()?;
             known.previous.insert(key, judgements);
@@ -117,11 +129,17 @@ impl KnownJudgements {
         for (key, judgements) in made.iter() {
             body.extend_from_slice(&key.to_le_bytes());
             body.extend_from_slice(&(judgements.len() as u32).to_le_bytes());
-            body.extend(judgements.iter().map(|j| match j {
-                None => 0u8,
-                Some(false) => 1,
-                Some(true) => 2,
-            }));
+            for j in judgements.iter() {
+                match j {
+                    OnlineJudgement::NotJudged => body.push(0u8),
+                    OnlineJudgement::Within => body.push(1),
+                    OnlineJudgement::Over { change, level_from } => {
+                        body.push(2);
+                        body.extend_from_slice(&(*change as u32).to_le_bytes());
+                        body.extend_from_slice(&(*level_from as u32).to_le_bytes());
+                    }
+                }
+            }
         }
         let mut file = HEADER.to_vec();
         file.extend_from_slice(&body);
@@ -145,7 +163,7 @@ impl KnownJudgements {
         medians: &[f64],
         params: &ChangePointParams,
         min_runs_at_level: usize,
-    ) -> Vec<Option<bool>> {
+    ) -> Vec<OnlineJudgement> {
         // Keys of the prefixes that may be known (none empty), and of the
         // whole series, last: one pass over the medians.
         let shortest = medians.len().saturating_sub(MAX_NEW_RUNS).max(1);
@@ -158,7 +176,7 @@ impl KnownJudgements {
             .rev()
             .filter(|&(len, _)| len >= shortest)
             .find_map(|(len, key)| self.previous.get(key).filter(|j| j.len() == len));
-        let judgements: Vec<Option<bool>> = match found {
+        let judgements: Vec<OnlineJudgement> = match found {
             Some(known) if known.len() == medians.len() => known.to_vec(),
             Some(known) => {
                 let mut all = online_regressions(medians, params, known.len(), min_runs_at_level);
@@ -282,7 +300,7 @@ mod tests {
         assert_eq!(second.counts(), (1, 0), "found as a prefix");
         assert_eq!(judged, online_regressions(&series, &params(), 0, 2));
         assert!(
-            judged.contains(&Some(true)),
+            judged.iter().any(|j| j.is_over()),
             "the step is over the line: {judged:?}"
         );
         // The same series again: found whole, the file need not change.

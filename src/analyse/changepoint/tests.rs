@@ -414,24 +414,31 @@ fn online_regressions_from_scratch(
     params: &ChangePointParams,
     skip: usize,
     min_runs_at_level: usize,
-) -> Vec<Option<bool>> {
+) -> Vec<OnlineJudgement> {
     (0..medians.len())
         .map(|t| {
             if t < skip {
-                return None;
+                return OnlineJudgement::NotJudged;
             }
             let cps = detect(&medians[..=t], params);
             let Some(cp) = cps.last() else {
-                return Some(false);
+                return OnlineJudgement::Within;
             };
             if t + 1 - cp.index < min_runs_at_level {
-                return None;
+                return OnlineJudgement::NotJudged;
             }
             let previous = cps.len().checked_sub(2).map_or(0, |i| cps[i].index);
             let before = median(&medians[previous..cp.index]).unwrap_or(cp.mean_before);
             let after = median(&medians[cp.index..=t]).unwrap_or(medians[t]);
             let line = before * (1.0 + params.min_magnitude);
-            Some(cp.forward_change > 0.0 && medians[t] > line && after > line)
+            if cp.forward_change > 0.0 && medians[t] > line && after > line {
+                OnlineJudgement::Over {
+                    change: cp.index,
+                    level_from: previous,
+                }
+            } else {
+                OnlineJudgement::Within
+            }
         })
         .collect()
 }
@@ -549,16 +556,23 @@ fn online_view_of_a_spike_and_a_step() {
     let mut spike = noisy(40, None, 0.0, 11);
     spike[30] *= 1.5;
     let marks = online_regressions(&spike, &params, 3, 2);
-    assert!(marks.iter().all(|m| *m != Some(true)), "{marks:?}");
+    assert!(marks.iter().all(|m| !m.is_over()), "{marks:?}");
     let step = noisy(40, Some(30), 0.3, 11);
     let marks = online_regressions(&step, &params, 3, 2);
-    assert_eq!(marks[30], None);
+    assert_eq!(marks[30], OnlineJudgement::NotJudged);
+    // Over from the step's second run, each with the step's change point.
     assert!(
-        marks[31..].iter().all(|m| *m == Some(true)),
+        marks[31..].iter().all(|m| matches!(
+            m,
+            OnlineJudgement::Over {
+                change: 30,
+                level_from: 0
+            }
+        )),
         "{:?}",
         &marks[29..]
     );
-    assert!(marks[3..30].iter().all(|m| *m == Some(false)));
+    assert!(marks[3..30].iter().all(|m| *m == OnlineJudgement::Within));
 }
 
 mod bundled_archive {
@@ -666,16 +680,76 @@ fn the_onset_is_the_first_run_at_the_new_level() {
     let mut m = vec![100.0; 10];
     m.push(70.0); // nearer 65 than 100
     m.extend([65.0; 10]);
-    assert_eq!(refine_onset(&m, 0, 11, m.len()), 10);
-    assert_eq!(refine_onset(&m, 0, 10, m.len()), 10);
+    assert_eq!(refine_onset(&m, 11), 10);
+    assert_eq!(refine_onset(&m, 10), 10);
     let mut m = vec![100.0; 10];
     m.push(98.0); // still at the old level
     m.extend([65.0; 10]);
-    assert_eq!(refine_onset(&m, 0, 10, m.len()), 11);
+    assert_eq!(refine_onset(&m, 10), 11);
     // Never past the neighbouring change points, and never leaving a side
     // empty.
     let m = [100.0, 60.0, 60.0, 60.0];
-    assert_eq!(refine_onset(&m, 0, 1, m.len()), 1);
+    assert_eq!(refine_onset(&m, 1), 1);
     let m = [100.0, 100.0, 100.0, 99.0];
-    assert_eq!(refine_onset(&m, 0, 3, m.len()), 3);
+    assert_eq!(refine_onset(&m, 3), 3);
+}
+
+/// Issue 33: a noisy-neighbour run just before a +10% step is nearer the
+/// new level than the old, and was taken for the step's first run; runs
+/// that measured the environment (environment suspect) are left out of
+/// the dating, so the change is dated at the step.
+#[test]
+fn a_run_the_environment_moved_never_dates_a_change() {
+    // 100 ms, a neighbour run ×1.08 at 10, back at 100, the step at 12.
+    let mut m = vec![100.0; 10];
+    m.extend([108.0, 100.0]);
+    m.extend([110.0; 6]);
+    let all = |_: usize| true;
+    assert_eq!(dated_onset(&m, 0, 10, m.len(), true, 0.05, &all), 10);
+    let measured = |i: usize| i != 10;
+    assert_eq!(dated_onset(&m, 0, 10, m.len(), true, 0.05, &measured), 12);
+    // Found at the neighbour run itself or after it: the same.
+    assert_eq!(dated_onset(&m, 0, 11, m.len(), true, 0.05, &measured), 12);
+}
+
+/// Issue 33: one outlier run (a GC-heavy run ×1.7) just before or at the
+/// start of a +10% step is at neither level and never dates the step.
+#[test]
+fn an_outlier_run_never_dates_a_change() {
+    let all = |_: usize| true;
+    // Otava's split at the outlier (10): the step starts at 12.
+    let mut m = vec![100.0; 10];
+    m.extend([170.0, 101.0]);
+    m.extend([110.0; 6]);
+    assert_eq!(dated_onset(&m, 0, 10, m.len(), true, 0.05, &all), 12);
+    // The outlier between the step's first run and Otava's split.
+    let mut m = vec![100.0; 10];
+    m.extend([110.0, 170.0]);
+    m.extend([110.0; 6]);
+    assert_eq!(dated_onset(&m, 0, 12, m.len(), true, 0.05, &all), 10);
+    // A first run a little above the new level is at it.
+    let mut m = vec![100.0; 10];
+    m.extend([113.0]);
+    m.extend([110.0; 6]);
+    assert_eq!(dated_onset(&m, 0, 11, m.len(), true, 0.05, &all), 10);
+}
+
+/// Issue 33: a refined onset never shows a change under `min_magnitude`
+/// nor one against the statistic's direction; the charts then keep
+/// Otava's index.
+#[test]
+fn a_refined_onset_keeps_the_change_the_statistic_found() {
+    // Found at 10 (+5.5%); the run before, 104.9, is nearer the new level,
+    // but from it the medians would show +4.9% only.
+    let mut m = vec![100.0; 5];
+    m.extend([96.0, 100.0, 100.0, 100.0, 104.9]);
+    m.extend([104.0, 107.0, 104.0, 107.0, 104.0, 107.0]);
+    let all = |_: usize| true;
+    let refined = refine_onset(&m, 10);
+    assert_eq!(refined, 9, "refine_onset alone moves it back");
+    let shown = |at: usize| median(&m[at..]).unwrap() / median(&m[..at]).unwrap() - 1.0;
+    assert!(shown(9) <= 0.05 && shown(10) > 0.05, "{} {}", shown(9), shown(10));
+    assert_eq!(dated_onset(&m, 0, 10, m.len(), true, 0.05, &all), 10);
+    // A statistic that found a fall is never drawn as a rise.
+    assert_eq!(dated_onset(&m, 0, 10, m.len(), false, 0.05, &all), 10);
 }

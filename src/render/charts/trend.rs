@@ -201,7 +201,7 @@ impl<'a> Frame<'a> {
                 p.round_p99_ms
                     .iter()
                     .copied()
-                    .chain(p.threshold_p99_ms(e.threshold_ratio))
+                    .chain(p.p99_line_ms())
             })
             .filter(|v| v.is_finite())
             .fold(0.0f64, f64::max);
@@ -358,9 +358,8 @@ fn series(frame: &Frame) -> String {
         }
     }
     let _ = write!(s, r#"<path class="t-round" d="{rounds}"/>"#);
-    let ratio = frame.threshold_ratio;
     for segment in contiguous(frame.pts().map(|p| {
-        p.threshold_p99_ms(ratio)
+        p.p99_line_ms()
             .map(|t| (frame.x(p.started_at), frame.y(t)))
     })) {
         s.push_str(&polyline("t-line", &segment));
@@ -413,6 +412,16 @@ fn series(frame: &Frame) -> String {
     s
 }
 
+/// A line ratio as the chart labels it: the threshold as configured
+/// (`1.15`), a wider noise line to two decimals (`1.58`).
+fn line_label(line: f64, threshold_ratio: f64) -> String {
+    if line == threshold_ratio {
+        format!("{threshold_ratio}")
+    } else {
+        format!("{line:.2}")
+    }
+}
+
 /// The lines named where they end, instead of a legend to look up.
 fn direct_labels(frame: &Frame) -> String {
     let Some(last) = frame.pts().last() else {
@@ -437,8 +446,8 @@ fn direct_labels(frame: &Frame) -> String {
         labels.push(("t-baseline-label", "baseline".into(), frame.y(b)));
         labels.push((
             "t-line-label",
-            format!("line ×{}", frame.threshold_ratio),
-            frame.y(b * frame.threshold_ratio),
+            format!("line ×{}", line_label(p.line_ratio(), frame.threshold_ratio)),
+            frame.y(b * p.line_ratio()),
         ));
     }
     let ys: Vec<f64> = labels.iter().map(|l| l.2 + 4.0).collect();
