@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
         "cleanup",
         "decimal",
         "le_bytes",
+        "lookalike",
     ],
     &["slug"],
     // Settings: plain data and their validation.

@@ -289,5 +289,11 @@ fn format_name(f: SourceFormat) -> &'static str {
         SourceFormat::GatlingLog => "gatling-log",
         SourceFormat::GatlingBinaryLog => "gatling-binary-log",
         SourceFormat::LocustStats => "locust-stats",
+        SourceFormat::LocustJson => "locust-json",
+        SourceFormat::ArtilleryReport => "artillery-report",
+        SourceFormat::JmeterStatistics => "jmeter-statistics",
+        SourceFormat::HeyCsv => "hey-csv",
+        SourceFormat::AbGnuplot => "ab-gnuplot",
+        SourceFormat::AbPercentiles => "ab-percentiles",
     }
 }

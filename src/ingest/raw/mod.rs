@@ -12,20 +12,29 @@
 //! | JMeter JTL XML | [`jmeter_xml`] | request start |
 //! | Gatling text `simulation.log` (3.0–3.12) | [`gatling`] | request start |
 //! | Gatling binary `simulation.log` (3.12.1+) | [`gatling_binary`] | request start |
-//! | Locust `_stats.csv` | [`locust`] | summary only: no trimming |
+//! | Locust `_stats.csv` and `--json` | [`locust`] | summary only: no trimming |
+//! | hey `-o csv` | [`hey`] | request start (offset from the test start) |
+//! | ab `-g` TSV / `-e` percentiles | [`ab`] | request start (whole seconds) / summary only |
+//! | Artillery 2.x JSON report | [`artillery`] | summary only: no trimming |
+//! | JMeter dashboard `statistics.json` | [`jmeter_stats`] | summary only: no trimming |
 //!
 //! Parsers stream: they keep 16 bytes per retained latency sample
 //! ([`Sample`]) plus a fixed amount, never the whole file.
 
+pub mod ab;
+pub mod artillery;
 pub(crate) mod csv_scan;
 pub mod gatling;
 pub mod gatling_binary;
+pub mod hey;
 pub(crate) mod io;
 pub mod jmeter_csv;
+pub mod jmeter_stats;
 pub mod jmeter_xml;
 mod k6_any_order;
 pub mod k6_csv;
 pub mod k6_ndjson;
+mod lines;
 pub mod locust;
 mod slices;
 mod time;
@@ -146,6 +155,12 @@ pub enum Sniffed {
     GatlingText,
     GatlingBinary,
     LocustStats,
+    LocustJson,
+    ArtilleryReport,
+    JmeterStatistics,
+    HeyCsv,
+    AbGnuplot,
+    AbPercentiles,
 }
 
 /// Tells the format from the first bytes of the plain content. `Err`
@@ -167,14 +182,23 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if trimmed.starts_with(b"{") {
         // NDJSON records start `{"type":"Metric"` or `{"metric":…,"type":"Point"`.
         let line = trim_cr(&trimmed[..memchr::memchr(b'\n', trimmed).unwrap_or(trimmed.len())]);
-        let is_k6_record = k6_ndjson::is_record(line);
-        return Ok(if is_k6_record {
+        return Ok(if k6_ndjson::is_record(line) {
             Sniffed::K6Ndjson
+        } else if artillery::looks_like(trimmed) {
+            Sniffed::ArtilleryReport
+        } else if jmeter_stats::looks_like(trimmed) {
+            Sniffed::JmeterStatistics
         } else {
             Sniffed::K6Summary
         });
     }
+    if trimmed.starts_with(b"[") && locust::looks_like_json(trimmed) {
+        return Ok(Sniffed::LocustJson);
+    }
     if trimmed.starts_with(b"<") {
+        if let Some(advice) = crate::lookalike::recognise(trimmed) {
+            return Err(advice.to_string());
+        }
         return if memchr::memmem::find(&trimmed[..trimmed.len().min(4096)], b"<testResults")
             .is_some()
         {
@@ -190,10 +214,22 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     {
         return Ok(Sniffed::GatlingText);
     }
+    if let Some(advice) = crate::lookalike::recognise(head) {
+        return Err(advice.to_string());
+    }
     if text[..text.len().min(512)].contains(&0)
         || std::str::from_utf8(&text[..text.len().min(64)]).is_err()
     {
         return Err("binary content: not a load-test output perfdash reads".into());
+    }
+    if first == hey::HEADER {
+        return Ok(Sniffed::HeyCsv);
+    }
+    if first == ab::GNUPLOT_HEADER {
+        return Ok(Sniffed::AbGnuplot);
+    }
+    if first == ab::PERCENTILES_HEADER {
+        return Ok(Sniffed::AbPercentiles);
     }
     if first.starts_with(b"metric_name,timestamp,metric_value") {
         return Ok(Sniffed::K6Csv);
@@ -204,8 +240,12 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if jmeter_csv::looks_like_jtl_csv(text) {
         return Ok(Sniffed::JmeterCsv);
     }
-    Err("unknown content: not a k6 summary/NDJSON/CSV, JMeter JTL, Gatling simulation.log or Locust _stats.csv".into())
+    Err(UNKNOWN.into())
 }
+
+/// What a file that is no known format is told.
+const UNKNOWN: &str = "unknown content: not a k6 summary/NDJSON/CSV, JMeter JTL or statistics.json, \
+     Gatling simulation.log, Locust _stats.csv or --json, Artillery JSON report, hey CSV or ab -g/-e output";
 
 fn trim_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
@@ -231,7 +271,8 @@ pub fn read_input(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<
         }
     };
     let head = io::head(file, 64 * 1024, &opts.limits).map_err(corrupt)?;
-    let kind = sniff(&head).map_err(|msg| Error::at(shown, None, msg))?;
+    let kind = sniff(&head).map_err(|msg| Error::at(shown, None, not_a_result(&head, msg)))?;
+    let document = || crate::ingest::limits::read_document(file, &opts.limits).map_err(corrupt);
     match kind {
         Sniffed::K6Summary => {
             // Read whole, so under the document cap (and the gzip caps).
@@ -253,6 +294,25 @@ pub fn read_input(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<
         Sniffed::GatlingText => gatling::read(file, shown, opts),
         Sniffed::LocustStats => locust::read(file, shown, opts),
         Sniffed::GatlingBinary => gatling_binary::read(file, shown, opts),
+        Sniffed::LocustJson => locust::parse_json(&document()?, shown, opts),
+        Sniffed::ArtilleryReport => artillery::parse(&document()?, shown, opts),
+        Sniffed::JmeterStatistics => jmeter_stats::parse(&document()?, shown, opts),
+        Sniffed::HeyCsv => hey::read(file, shown, opts),
+        Sniffed::AbGnuplot => ab::read_gnuplot(file, shown, opts),
+        Sniffed::AbPercentiles => ab::read_percentiles(file, shown, opts),
+    }
+}
+
+/// The message for a file that is no load-test output: a flame-graph
+/// profile in a round file's place is told so, with where profiles go.
+fn not_a_result(head: &[u8], message: String) -> String {
+    match crate::profile::sniff(head) {
+        Some(crate::profile::Likeness::Certain) => format!(
+            "{} profile, not a load-test result: profiles are read from files named \
+             flame[.<kind>].<ext> in the endpoint folder (docs/profiles.md)",
+            crate::profile::describe_head(head)
+        ),
+        _ => message,
     }
 }
 
@@ -439,6 +499,7 @@ pub fn analyse_input(
 /// Turns parsed content into per-endpoint results (pure).
 pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
     let split = settings.read.split_tag.is_some();
+    let records_failures = raw.format.records_failures();
     let endpoint_of = |key: &str| -> String {
         if !split {
             return key.to_string();
@@ -502,15 +563,19 @@ pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
                         .first()
                         .copied()
                 };
-                let result =
-                    round_stats_in_place(&mut set, test_start, time_is_start, &opts).map(|stats| {
+                let result = round_stats_in_place(&mut set, test_start, time_is_start, &opts).map(
+                    |mut stats| {
+                        if !records_failures {
+                            stats.error_rate = None;
+                        }
                         GroupResult {
                             stats,
                             untrimmed_p99_ms,
                             trimmed: true,
                             warmup_s,
                         }
-                    });
+                    },
+                );
                 groups.insert(endpoint, result);
             }
         }
