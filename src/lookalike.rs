@@ -64,6 +64,29 @@ pub fn recognise(head: &[u8]) -> Option<&'static str> {
     None
 }
 
+/// A load-test result in a profile's place, from its first line: the
+/// profile reader must never take one for folded stacks (ab's `-g` rows
+/// end in a number, as folded lines do).
+pub fn load_test_result(first_line: &str) -> Option<&'static str> {
+    let line = first_line.trim_start_matches('\u{feff}').trim_end();
+    let what = if line.starts_with("starttime\tseconds\tctime") {
+        "ab's -g output"
+    } else if line.starts_with("Percentage served,Time in ms") {
+        "ab's -e output"
+    } else if line.starts_with("response-time,DNS+dialup") {
+        "hey's CSV"
+    } else if line.starts_with("metric_name,timestamp,metric_value") {
+        "k6's CSV output"
+    } else if line.starts_with("timeStamp,elapsed,") || line.starts_with("timeStamp\telapsed\t") {
+        "a JMeter JTL"
+    } else if line.starts_with("Type,Name,Request Count") || line.starts_with("\"Type\",\"Name\"") {
+        "Locust's _stats.csv"
+    } else {
+        return None;
+    };
+    Some(what)
+}
+
 /// HTML and XML that is not a flame graph.
 fn html(lower: &str) -> Option<&'static str> {
     let has = |s: &str| lower.contains(s);

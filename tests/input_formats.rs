@@ -275,3 +275,208 @@ fn jmeter_statistics_json_is_jmeters_own_golden_file() {
     let total = analyse_file(&stats, Path::new("statistics.json"), &settings(0.0, false)).unwrap();
     assert_eq!(total.groups[""].as_ref().unwrap().stats.count, Some(255));
 }
+
+/// A load-test output or report must never pass for a flame graph, whatever
+/// it is called: each is refused by the profile reader, saying what it is.
+#[test]
+fn load_test_outputs_are_never_read_as_profiles() {
+    let tsv = std::fs::read(dir("ab").join("orders.tsv")).unwrap();
+    let err = perfdash::profile::parse(&tsv, Path::new("flame.txt")).unwrap_err().to_string();
+    assert!(err.contains("ab's -g output, a load-test result"), "ab -g as a profile: {err}");
+    for (bytes, says) in [
+        (b"<!DOCTYPE html>\n<html lang=\"en\"><head><title>Locust</title></head><script>window.templateArgs = {}</script>".to_vec(), "Locust HTML report"),
+        (b"<!DOCTYPE html><html><head><title>k6 report</title></head><body><div id=\"report\">k6 web dashboard</div>".to_vec(), "k6 web-dashboard report"),
+        (b"PERFILE2h\0\0\0\0\0\0\0\x10\x01\0\0".to_vec(), "perf script"),
+    ] {
+        let err = perfdash::profile::parse(&bytes, Path::new("flame.html")).unwrap_err().to_string();
+        assert!(err.contains(says), "{err}");
+        assert!(!err.contains("without frames"), "{err}");
+    }
+}
+
+/// Files as Windows tools and editors leave them: a byte-order mark and
+/// CRLF line ends read the same; a last line cut short is left out with a
+/// warning; a truncated gzip profile is an error naming gzip.
+#[test]
+fn boms_crlf_and_cut_files_read_as_users_have_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = std::fs::read_to_string(dir("hey").join("orders.csv")).unwrap();
+    let windows = format!("\u{feff}{}", plain.replace('\n', "\r\n"));
+    let path = tmp.path().join("round-1.csv");
+    std::fs::write(&path, &windows).unwrap();
+    let (_, a) = group(&path, &settings(1.0, false), "");
+    let (_, b) = group(&dir("hey").join("orders.csv"), &settings(1.0, false), "");
+    assert_eq!(a, b);
+    // Cut in the middle of the last line.
+    std::fs::write(&path, &plain[..plain.len() - 3]).unwrap();
+    let r = analyse_file(&path, Path::new("round-1.csv"), &settings(0.0, false)).unwrap();
+    assert!(r.warnings.iter().any(|w| w.message.contains("last line is incomplete")), "{:?}", r.warnings);
+    let rows = expected("hey")["orders"]["rows"].as_u64().unwrap();
+    assert_eq!(r.groups[""].as_ref().unwrap().stats.count, Some(rows - 1));
+    // A truncated gzip pprof.
+    let pprof = std::fs::read(dir("go").join("cpu.pprof")).unwrap();
+    let err = perfdash::profile::parse(&pprof[..pprof.len() / 2], Path::new("flame.pb.gz")).unwrap_err();
+    assert!(err.to_string().contains("gzip"), "{err}");
+}
+
+/// The formats in an archive: `build` reads each by content from the
+/// endpoint folders, a hey file at run level (which cannot name its
+/// endpoint) is refused with where to put it, and profiles of every new
+/// kind get their flame pages.
+#[test]
+fn build_reads_every_new_format_from_an_archive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let runs = ["2026-11-02T0300Z", "2026-11-04T0300Z", "2026-11-06T0300Z"];
+    for run in runs {
+        let put = |rel: &str, from: PathBuf| {
+            let to = archive.join("runs").join(run).join(rel);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(from, to).unwrap();
+        };
+        put("hey/round-1.csv", dir("hey").join("orders.csv"));
+        put("ab/round-1.tsv", dir("ab").join("orders.tsv"));
+        put("ab/round-1.csv", dir("ab").join("orders.csv"));
+        put("artillery/round-1.json", dir("artillery").join("report.json"));
+        put("locust/round-1.json", dir("locust").join("round-1.json"));
+        put("hey/flame.pb.gz", dir("go").join("cpu.pprof"));
+        put("ab/flame.jfr", dir("jfr").join("samples.jfr"));
+        put("locust/flame.json", dir("pyspy").join("trace.json"));
+        put("round-1.csv", dir("hey").join("fail.csv"));
+    }
+    std::fs::write(archive.join("perfdash.toml"), "[analysis]\nexpected_rounds = 1\n[raw]\nwarmup_seconds = 1\n").unwrap();
+    let out = tmp.path().join("site");
+    let run = assert_cmd::Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["build", "--no-cache", "--archive"])
+        .arg(&archive)
+        .arg("--out")
+        .arg(&out)
+        .env("PERFDASH_NOW", "2026-11-07T00:00:00Z")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("round-1.csv: skipped: hey -o csv does not say which endpoint it measured"), "{stderr}");
+    assert!(!stderr.contains("already read"), "ab's -e beside its -g is no duplicate: {stderr}");
+    let data: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/runs").join(format!("{}.json", runs[2]).to_lowercase())).unwrap_or_else(|_| {
+            let dir = std::fs::read_dir(out.join("data/runs")).unwrap().last().unwrap().unwrap().path();
+            std::fs::read(dir).unwrap()
+        }))
+        .unwrap();
+    let text = data.to_string();
+    for format in ["hey-csv", "ab-gnuplot", "artillery-report", "locust-json"] {
+        assert!(text.contains(format), "{format} missing from {text:.400}");
+    }
+    let flames: Vec<String> = walk(&out.join("flame"));
+    for endpoint in ["hey", "ab", "locust"] {
+        assert!(flames.iter().any(|f| f.contains(&format!("flame/{endpoint}/")) && f.ends_with(".html")), "{flames:?}");
+    }
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p.display().to_string());
+        }
+    }
+    out
+}
+
+mod property {
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    /// An independent reading of "folded stacks": lines `stack count`
+    /// (a count of digits with an optional fraction after the last ASCII
+    /// whitespace, the stack holding no tab), at least half of the lines
+    /// that are not comments.
+    fn reads_as_folded(bytes: &[u8]) -> bool {
+        let Ok(text) = std::str::from_utf8(bytes) else { return false };
+        let text = text.trim_start_matches('\u{feff}');
+        let (mut good, mut bad) = (0, 0);
+        for line in text.split('\n') {
+            let line = line.trim_end_matches('\r').trim();
+            if line.is_empty() || line.starts_with('#') || line.starts_with("//") {
+                continue;
+            }
+            let ok = match line.rfind(|c: char| c.is_ascii_whitespace()) {
+                Some(at) => {
+                    let (stack, count) = (line[..at].trim_end(), &line[at + 1..]);
+                    let digits = count.split_once('.').map_or((count, ""), |(a, b)| (a, b));
+                    !digits.0.is_empty()
+                        && digits.0.bytes().all(|b| b.is_ascii_digit())
+                        && digits.1.bytes().all(|b| b.is_ascii_digit())
+                        && !stack.is_empty()
+                        && !stack.contains('\t')
+                }
+                None => line.bytes().all(|b| b.is_ascii_digit() || b == b'.'),
+            };
+            if ok { good += 1 } else { bad += 1 }
+        }
+        good >= bad
+    }
+
+    fn number() -> impl Strategy<Value = String> {
+        (0u32..100_000, 0u32..10_000).prop_map(|(a, b)| format!("{a}.{b:04}"))
+    }
+
+    /// Rows of the load-test outputs perfdash reads, as their tools write them.
+    fn load_test_output() -> impl Strategy<Value = String> {
+        let rows = |header: &'static str, row: BoxedStrategy<String>| {
+            prop::collection::vec(row, 1..40).prop_map(move |rows| format!("{header}\n{}\n", rows.join("\n")))
+        };
+        prop_oneof![
+            rows("starttime\tseconds\tctime\tdtime\tttime\twait",
+                 (1_700_000_000u64..1_800_000_000, 0u32..50, 0u32..500).prop_map(|(s, c, d)| format!("Thu Dec 03 17:57:08 2026\t{s}\t{c}\t{d}\t{}\t{d}", c + d)).boxed()),
+            rows("response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset",
+                 (number(), 100u16..600, number()).prop_map(|(t, s, o)| format!("{t},0.0001,0.0000,0.0000,{t},0.0001,{s},{o}")).boxed()),
+            rows("timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect",
+                 (1_700_000_000_000u64..1_800_000_000_000, 1u32..5000).prop_map(|(t, e)| format!("{t},{e},GET /orders,200,OK,Thread Group 1-1,text,true,,120,80,1,1,http://localhost/orders,{e},0,1")).boxed()),
+            rows("metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata",
+                 (1_700_000_000u64..1_800_000_000, number()).prop_map(|(t, v)| format!("http_req_duration,{t},{v},,,,true,,GET,GET /orders,HTTP/1.1,default,,200,,,http://localhost/orders,,")).boxed()),
+            rows("Percentage served,Time in ms",
+                 (0u32..101, number()).prop_map(|(p, t)| format!("{p},{t}")).boxed()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn no_load_test_output_is_read_as_a_profile(text in load_test_output()) {
+            let r = perfdash::profile::parse(text.as_bytes(), Path::new("flame.txt"));
+            prop_assert!(r.is_err(), "read as a profile: {:?}", r.map(|p| p.format));
+        }
+
+        #[test]
+        fn text_is_a_profile_only_when_it_parses_as_one(
+            lines in prop::collection::vec("[a-zA-Z_;:./ \\t0-9<>(){}-]{0,30}", 0..20),
+            crlf in any::<bool>(),
+        ) {
+            let text = lines.join(if crlf { "\r\n" } else { "\n" });
+            if let Ok(p) = perfdash::profile::parse(text.as_bytes(), Path::new("flame.txt")) {
+                match p.format {
+                    perfdash::profile::ProfileFormat::Folded => prop_assert!(reads_as_folded(text.as_bytes()), "{text:?}"),
+                    other => prop_assert!(false, "{text:?} read as {other:?}"),
+                }
+            }
+        }
+
+        #[test]
+        fn bytes_are_a_profile_only_when_they_parse_as_one(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+            if let Ok(p) = perfdash::profile::parse(&bytes, Path::new("flame.bin")) {
+                match p.format {
+                    perfdash::profile::ProfileFormat::Folded => prop_assert!(reads_as_folded(&bytes) || p.stacks.is_empty()),
+                    perfdash::profile::ProfileFormat::Pprof => prop_assert!(!p.stacks.is_empty() || p.total == 0.0),
+                    _ => {}
+                }
+            }
+        }
+    }
+}

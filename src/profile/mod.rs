@@ -485,6 +485,16 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Profile, Error> {
     {
         return Err(Error::at(path, None, format!("not a profile: {advice}")));
     }
+    if let Some(result) = input.lines().next().and_then(crate::lookalike::load_test_result) {
+        return Err(Error::at(
+            path,
+            Some(1),
+            format!(
+                "not a profile: {result}, a load-test result; name it round-<n>.<ext> to have it \
+                 read as one (docs/raw-results.md)"
+            ),
+        ));
+    }
     let mut profile = match detect(input) {
         Detected::Empty => {
             let mut p = Profile::empty(&kind, ProfileFormat::Folded);

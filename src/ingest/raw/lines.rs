@@ -13,15 +13,15 @@ use crate::ingest::limits::Limits;
 
 /// What [`for_each_line`] found besides the lines it handed over.
 pub(crate) struct Ending {
-    /// The 1-based number of a last line that had no `\n` and did not
-    /// parse: a writer stopped mid-line. It was left out.
+    /// The 1-based number of a last line that had no `\n`: a writer
+    /// stopped mid-line. It was left out.
     pub cut_line: Option<u64>,
 }
 
 /// Calls `f(line_number, line)` for every line (1-based numbers, empty
 /// lines included). An `Err(message)` from `f` stops reading with an error
-/// naming the file and line, except on a last line without a newline,
-/// which is left out and reported in [`Ending::cut_line`].
+/// naming the file and line. A last line without a newline (after the
+/// header) is left out and reported in [`Ending::cut_line`].
 pub(crate) fn for_each_line(
     file: &InputFile,
     shown: &Path,
@@ -62,18 +62,15 @@ pub(crate) fn for_each_line(
         if number == 1 {
             line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
         }
-        match f(number, line) {
-            Ok(()) => {}
-            Err(_) if !terminated => {
-                return Ok(Ending {
-                    cut_line: Some(number),
-                });
-            }
-            Err(message) => return Err(Error::at(shown, Some(number), message)),
+        // A last line without its newline: the writer was stopped
+        // mid-line, and a number cut short still parses (`5.98` of
+        // `5.9868`), so the line is left out whatever it holds.
+        if !terminated && number > 1 && !line.is_empty() {
+            return Ok(Ending {
+                cut_line: Some(number),
+            });
         }
-        if !terminated {
-            return Ok(Ending { cut_line: None });
-        }
+        f(number, line).map_err(|message| Error::at(shown, Some(number), message))?;
     }
 }
 
