@@ -744,7 +744,20 @@ fn settings_that_do_not_parse() {
     );
     build(&case).failed("perfdash.toml:2:");
     put(&case, "perfdash.toml", "[limits]\nmax_line_bytes = 0\n");
-    build(&case).failed("limits.* must all be at least 1");
+    build(&case).failed("perfdash.toml:1: limits.* must all be at least 1");
+    // Values that parse but are invalid name the line that sets them.
+    put(
+        &case,
+        "perfdash.toml",
+        "# settings\n[analysis]\nthreshold_ratio = 1.2\nexpected_rounds = 0\n",
+    );
+    build(&case).failed("perfdash.toml:4: analysis.expected_rounds must be at least 1");
+    put(
+        &case,
+        "perfdash.toml",
+        "[endpoints.\"order-list\"]\nname = \"x\"\nservice = \"\"\n",
+    );
+    build(&case).failed("perfdash.toml:3: endpoints.order-list.service must not be empty");
 }
 
 #[cfg(unix)]

@@ -588,7 +588,7 @@ mod tests {
                 assert_eq!(format_code(f), code);
             }
         }
-        assert_eq!((0..=255u8).filter_map(format_from_code).count(), 10);
+        assert_eq!((0..=255u8).filter_map(format_from_code).count(), 16);
     }
 
     #[test]
