@@ -558,7 +558,11 @@ fn line_of_setting(text: &str, message: &str) -> Option<u64> {
     if !setting.contains('.') {
         return None;
     }
-    let plain = |s: &str| s.chars().filter(|c| !matches!(c, '"' | '\'' | ' ' | '\t')).collect::<String>();
+    let plain = |s: &str| {
+        s.chars()
+            .filter(|c| !matches!(c, '"' | '\'' | ' ' | '\t'))
+            .collect::<String>()
+    };
     let mut table = String::new();
     let mut header_line = None;
     for (i, raw) in text.lines().enumerate() {

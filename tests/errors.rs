@@ -553,10 +553,13 @@ fn absurdly_long_lines() {
     );
     // One 1 MiB line: a summary padded with spaces (still valid JSON).
     let padded = common::k6_summary(100.0).replacen('{', &format!("{{{}", " ".repeat(1 << 20)), 1);
+    let len = padded.len();
     put(&case, ROUND, padded);
+    // Refused from its size: not a byte of it is read.
     build(&case)
         .warned(&format!(
-            "{ROUND}: skipped: stopped after 65536 bytes: the file is larger than the limit"
+            "{ROUND}: skipped: the file is {len} bytes, over the limit of 65536 \
+             (limits.max_document_bytes): refused without reading it"
         ))
         .incomplete(RUN);
 }

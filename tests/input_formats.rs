@@ -16,7 +16,9 @@ use perfdash::stats::PercentileMethod;
 mod common;
 
 fn dir(tool: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inputs").join(tool)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/inputs")
+        .join(tool)
 }
 
 fn expected(tool: &str) -> serde_json::Value {
@@ -60,7 +62,9 @@ fn assert_figures(got: &RoundStats, want: &serde_json::Value, what: &str) {
 
 fn group(path: &Path, s: &FileSettings, key: &str) -> (SourceFormat, RoundStats) {
     let r = analyse_file(path, Path::new("round-1"), s).unwrap();
-    let g = r.groups[key].as_ref().unwrap_or_else(|e| panic!("{key}: {e}"));
+    let g = r.groups[key]
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{key}: {e}"));
     (r.format, g.stats.clone())
 }
 
@@ -74,7 +78,12 @@ fn hey_csv_rounds_are_recomputed_with_the_warm_up_trimmed() {
     }
     // hey's own summary of the same kind of run (fail.txt) has every
     // request answered 500: failed requests, no latency to measure.
-    let r = analyse_file(&dir("hey").join("fail.csv"), Path::new("f"), &settings(0.0, false)).unwrap();
+    let r = analyse_file(
+        &dir("hey").join("fail.csv"),
+        Path::new("f"),
+        &settings(0.0, false),
+    )
+    .unwrap();
     let err = r.groups[""].as_ref().unwrap_err();
     assert!(err.contains("failed: no latency"), "{err}");
     let rows = want["fail"]["rows"].as_u64().unwrap();
@@ -88,7 +97,10 @@ fn ab_gnuplot_rounds_are_recomputed_and_have_no_error_rate() {
         let (format, stats) = group(&dir("ab").join("orders.tsv"), &settings(warmup, false), "");
         assert_eq!(format, SourceFormat::AbGnuplot);
         assert_figures(&stats, &want[key], &format!("ab -g, {key}"));
-        assert_eq!(stats.error_rate, None, "ab's -g file does not say which failed");
+        assert_eq!(
+            stats.error_rate, None,
+            "ab's -g file does not say which failed"
+        );
     }
     // ab's text report of the same run counts the same requests.
     let text = std::fs::read_to_string(dir("ab").join("orders.txt")).unwrap();
@@ -114,7 +126,10 @@ fn ab_percentiles_are_abs_own() {
     assert_eq!(stats.p95_ms, at("95"));
     assert_eq!(stats.min_ms, at("0"));
     assert_eq!(stats.max_ms, at("100"));
-    assert_eq!((stats.count, stats.error_rate, stats.mean_ms), (None, None, None));
+    assert_eq!(
+        (stats.count, stats.error_rate, stats.mean_ms),
+        (None, None, None)
+    );
 }
 
 #[test]
@@ -142,10 +157,18 @@ fn artillery_reports_give_artillerys_own_figures_per_endpoint() {
     // A run whose target was down: every request failed without a
     // response, a failed round (p99 0, 100 % errors), never bad input.
     let down = dir("artillery").join("down.json");
-    let errors: u64 = want["down_errors"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    let errors: u64 = want["down_errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
     assert!(errors > 0);
     let (_, d) = group(&down, &settings(15.0, false), "");
-    assert_eq!((d.count, d.error_rate, d.p99_ms), (Some(errors), Some(1.0), 0.0));
+    assert_eq!(
+        (d.count, d.error_rate, d.p99_ms),
+        (Some(errors), Some(1.0), 0.0)
+    );
 }
 
 #[test]
@@ -155,7 +178,9 @@ fn locust_json_percentiles_are_locusts_own() {
     let r = analyse_file(&path, Path::new("r"), &settings(15.0, true)).unwrap();
     assert_eq!(r.format, SourceFormat::LocustJson);
     for (name, figures) in want["json"].as_object().unwrap() {
-        let g = r.groups[&perfdash::ingest::raw::slug(name)].as_ref().unwrap();
+        let g = r.groups[&perfdash::ingest::raw::slug(name)]
+            .as_ref()
+            .unwrap();
         assert_figures(&g.stats, figures, name);
         assert_eq!(
             g.stats.error_rate.unwrap() * figures["count"].as_f64().unwrap(),
@@ -208,8 +233,13 @@ fn go_pprof_cpu_profiles_read_as_go_tool_pprof_shows_them() {
 #[test]
 fn a_go_heap_profile_is_refused_as_cpu_and_read_as_heap() {
     let bytes = std::fs::read(dir("go").join("heap.pprof")).unwrap();
-    let err = perfdash::profile::parse(&bytes, Path::new("flame.pb.gz")).unwrap_err().to_string();
-    assert!(err.contains("a Go heap profile") && err.contains("flame.heap."), "{err}");
+    let err = perfdash::profile::parse(&bytes, Path::new("flame.pb.gz"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("a Go heap profile") && err.contains("flame.heap."),
+        "{err}"
+    );
     let heap = perfdash::profile::parse(&bytes, Path::new("flame.heap.pb.gz")).unwrap();
     assert_eq!((heap.kind.as_str(), heap.units.as_str()), ("heap", "bytes"));
 }
@@ -222,10 +252,16 @@ fn jfr_execution_samples_read_as_jfr_print_shows_them() {
     assert_eq!(stacks(&p), want);
     assert_eq!(p.samples, Some(want.values().sum::<f64>() as u64));
     let bytes = std::fs::read(dir("jfr").join("no-samples.jfr")).unwrap();
-    let err = perfdash::profile::parse(&bytes, Path::new("flame.jfr")).unwrap_err().to_string();
-    assert!(err.contains("without execution samples") && err.contains("jdk.CPULoad"), "{err}");
+    let err = perfdash::profile::parse(&bytes, Path::new("flame.jfr"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("without execution samples") && err.contains("jdk.CPULoad"),
+        "{err}"
+    );
     // Cut short (copied while the JVM was still writing it).
-    let cut = perfdash::profile::parse(&bytes[..bytes.len() / 2], Path::new("flame.jfr")).unwrap_err();
+    let cut =
+        perfdash::profile::parse(&bytes[..bytes.len() / 2], Path::new("flame.jfr")).unwrap_err();
     assert!(cut.to_string().contains("cut short"), "{cut}");
 }
 
@@ -236,7 +272,10 @@ fn pyspy_chrometrace_replays_to_the_same_stacks() {
     assert_eq!(p.units, "seconds");
     let want = collapsed(&dir("pyspy").join("expected.collapsed"));
     let got = stacks(&p);
-    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
     for (k, w) in &want {
         assert!((got[k] - w).abs() < 1e-9, "{k}: {} vs {w}", got[k]);
     }
@@ -245,10 +284,14 @@ fn pyspy_chrometrace_replays_to_the_same_stacks() {
 #[test]
 fn jmeter_statistics_json_is_jmeters_own_golden_file() {
     let Some(shared) = common::shared_fixtures() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must have ../shared/fixtures");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have ../shared/fixtures"
+        );
         return;
     };
-    let report = shared.join("jmeter/src/dist-check/src/test/resources/org/apache/jmeter/gui/report");
+    let report =
+        shared.join("jmeter/src/dist-check/src/test/resources/org/apache/jmeter/gui/report");
     let stats = report.join("HTMLReportExpect.json");
     let r = analyse_file(&stats, Path::new("statistics.json"), &settings(0.0, true)).unwrap();
     assert_eq!(r.format, SourceFormat::JmeterStatistics);
@@ -256,7 +299,10 @@ fn jmeter_statistics_json_is_jmeters_own_golden_file() {
     assert_eq!(ok.stats.count, Some(252));
     assert_eq!(ok.stats.p99_ms, 353.0);
     assert_eq!(ok.stats.p95_ms, Some(339.35));
-    assert_eq!(r.groups["jr-ko"].as_ref().unwrap().stats.error_rate, Some(1.0));
+    assert_eq!(
+        r.groups["jr-ko"].as_ref().unwrap().stats.error_rate,
+        Some(1.0)
+    );
     // The same figures from the JTL it was made from, recomputed by
     // perfdash with JMeter's estimator and failures counted, as the
     // dashboard does: an independent path to the same numbers.
@@ -269,7 +315,11 @@ fn jmeter_statistics_json_is_jmeters_own_golden_file() {
         for key in ["jr-ok", "jr-ko"] {
             let a = &r.groups[key].as_ref().unwrap().stats;
             let b = &raw.groups[key].as_ref().unwrap().stats;
-            assert_eq!((a.count, a.p99_ms, a.p90_ms, a.max_ms), (b.count, b.p99_ms, b.p90_ms, b.max_ms), "{key}");
+            assert_eq!(
+                (a.count, a.p99_ms, a.p90_ms, a.max_ms),
+                (b.count, b.p99_ms, b.p90_ms, b.max_ms),
+                "{key}"
+            );
         }
     }
     let total = analyse_file(&stats, Path::new("statistics.json"), &settings(0.0, false)).unwrap();
@@ -281,8 +331,13 @@ fn jmeter_statistics_json_is_jmeters_own_golden_file() {
 #[test]
 fn load_test_outputs_are_never_read_as_profiles() {
     let tsv = std::fs::read(dir("ab").join("orders.tsv")).unwrap();
-    let err = perfdash::profile::parse(&tsv, Path::new("flame.txt")).unwrap_err().to_string();
-    assert!(err.contains("ab's -g output, a load-test result"), "ab -g as a profile: {err}");
+    let err = perfdash::profile::parse(&tsv, Path::new("flame.txt"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("ab's -g output, a load-test result"),
+        "ab -g as a profile: {err}"
+    );
     for (bytes, says) in [
         (b"<!DOCTYPE html>\n<html lang=\"en\"><head><title>Locust</title></head><script>window.templateArgs = {}</script>".to_vec(), "Locust HTML report"),
         (b"<!DOCTYPE html><html><head><title>k6 report</title></head><body><div id=\"report\">k6 web dashboard</div>".to_vec(), "k6 web-dashboard report"),
@@ -310,12 +365,19 @@ fn boms_crlf_and_cut_files_read_as_users_have_them() {
     // Cut in the middle of the last line.
     std::fs::write(&path, &plain[..plain.len() - 3]).unwrap();
     let r = analyse_file(&path, Path::new("round-1.csv"), &settings(0.0, false)).unwrap();
-    assert!(r.warnings.iter().any(|w| w.message.contains("last line is incomplete")), "{:?}", r.warnings);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("last line is incomplete")),
+        "{:?}",
+        r.warnings
+    );
     let rows = expected("hey")["orders"]["rows"].as_u64().unwrap();
     assert_eq!(r.groups[""].as_ref().unwrap().stats.count, Some(rows - 1));
     // A truncated gzip pprof.
     let pprof = std::fs::read(dir("go").join("cpu.pprof")).unwrap();
-    let err = perfdash::profile::parse(&pprof[..pprof.len() / 2], Path::new("flame.pb.gz")).unwrap_err();
+    let err =
+        perfdash::profile::parse(&pprof[..pprof.len() / 2], Path::new("flame.pb.gz")).unwrap_err();
     assert!(err.to_string().contains("gzip"), "{err}");
 }
 
@@ -337,14 +399,21 @@ fn build_reads_every_new_format_from_an_archive() {
         put("hey/round-1.csv", dir("hey").join("orders.csv"));
         put("ab/round-1.tsv", dir("ab").join("orders.tsv"));
         put("ab/round-1.csv", dir("ab").join("orders.csv"));
-        put("artillery/round-1.json", dir("artillery").join("report.json"));
+        put(
+            "artillery/round-1.json",
+            dir("artillery").join("report.json"),
+        );
         put("locust/round-1.json", dir("locust").join("round-1.json"));
         put("hey/flame.pb.gz", dir("go").join("cpu.pprof"));
         put("ab/flame.jfr", dir("jfr").join("samples.jfr"));
         put("locust/flame.json", dir("pyspy").join("trace.json"));
         put("round-1.csv", dir("hey").join("fail.csv"));
     }
-    std::fs::write(archive.join("perfdash.toml"), "[analysis]\nexpected_rounds = 1\n[raw]\nwarmup_seconds = 1\n").unwrap();
+    std::fs::write(
+        archive.join("perfdash.toml"),
+        "[analysis]\nexpected_rounds = 1\n[raw]\nwarmup_seconds = 1\n",
+    )
+    .unwrap();
     let out = tmp.path().join("site");
     let run = assert_cmd::Command::cargo_bin("perfdash")
         .unwrap()
@@ -357,21 +426,42 @@ fn build_reads_every_new_format_from_an_archive() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("round-1.csv: skipped: hey -o csv does not say which endpoint it measured"), "{stderr}");
-    assert!(!stderr.contains("already read"), "ab's -e beside its -g is no duplicate: {stderr}");
-    let data: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("data/runs").join(format!("{}.json", runs[2]).to_lowercase())).unwrap_or_else(|_| {
-            let dir = std::fs::read_dir(out.join("data/runs")).unwrap().last().unwrap().unwrap().path();
+    assert!(
+        stderr.contains("round-1.csv: skipped: hey -o csv does not say which endpoint it measured"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("already read"),
+        "ab's -e beside its -g is no duplicate: {stderr}"
+    );
+    let data: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            out.join("data/runs")
+                .join(format!("{}.json", runs[2]).to_lowercase()),
+        )
+        .unwrap_or_else(|_| {
+            let dir = std::fs::read_dir(out.join("data/runs"))
+                .unwrap()
+                .last()
+                .unwrap()
+                .unwrap()
+                .path();
             std::fs::read(dir).unwrap()
-        }))
-        .unwrap();
+        }),
+    )
+    .unwrap();
     let text = data.to_string();
     for format in ["hey-csv", "ab-gnuplot", "artillery-report", "locust-json"] {
         assert!(text.contains(format), "{format} missing from {text:.400}");
     }
     let flames: Vec<String> = walk(&out.join("flame"));
     for endpoint in ["hey", "ab", "locust"] {
-        assert!(flames.iter().any(|f| f.contains(&format!("flame/{endpoint}/")) && f.ends_with(".html")), "{flames:?}");
+        assert!(
+            flames
+                .iter()
+                .any(|f| f.contains(&format!("flame/{endpoint}/")) && f.ends_with(".html")),
+            "{flames:?}"
+        );
     }
 }
 
@@ -397,7 +487,9 @@ mod property {
     /// whitespace, the stack holding no tab), at least half of the lines
     /// that are not comments.
     fn reads_as_folded(bytes: &[u8]) -> bool {
-        let Ok(text) = std::str::from_utf8(bytes) else { return false };
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return false;
+        };
         let text = text.trim_start_matches('\u{feff}');
         let (mut good, mut bad) = (0, 0);
         for line in text.split('\n') {
@@ -429,7 +521,8 @@ mod property {
     /// Rows of the load-test outputs perfdash reads, as their tools write them.
     fn load_test_output() -> impl Strategy<Value = String> {
         let rows = |header: &'static str, row: BoxedStrategy<String>| {
-            prop::collection::vec(row, 1..40).prop_map(move |rows| format!("{header}\n{}\n", rows.join("\n")))
+            prop::collection::vec(row, 1..40)
+                .prop_map(move |rows| format!("{header}\n{}\n", rows.join("\n")))
         };
         prop_oneof![
             rows("starttime\tseconds\tctime\tdtime\tttime\twait",

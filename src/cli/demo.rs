@@ -30,9 +30,9 @@ pub struct DemoArgs {
 }
 
 /// The longest history `demo` writes: ten years.
-pub const MAX_WEEKS: u32 = 520;
+const MAX_WEEKS: u32 = 520;
 /// The most endpoints `demo` writes.
-pub const MAX_ENDPOINTS: usize = 1200;
+const MAX_ENDPOINTS: usize = 1200;
 /// The most bytes `demo` writes (about ten years of 120 endpoints).
 const MAX_BYTES: u64 = 4 << 30;
 /// What one round file and its share of the rest (run.toml, profiles,
@@ -75,7 +75,11 @@ pub(super) fn run(args: DemoArgs) -> anyhow::Result<u8> {
     // Written into a folder beside OUT and renamed into place when whole:
     // an interrupted or failed demo leaves nothing (the signal thread
     // removes the folder being written).
-    let name = args.out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "archive".into());
+    let name = args
+        .out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "archive".into());
     let parent = args
         .out
         .parent()
@@ -85,15 +89,17 @@ pub(super) fn run(args: DemoArgs) -> anyhow::Result<u8> {
     let staging = parent.join(format!(".{name}.perfdash-demo-{}", std::process::id()));
     crate::cleanup::install_signal_handlers()?;
     let registered = crate::cleanup::register(&staging);
-    let written = generate(&staging, &opts).map_err(anyhow::Error::from).and_then(|report| {
-        let mut held = crate::cleanup::hold();
-        if args.out.is_dir() {
-            std::fs::remove_dir(&args.out)?;
-        }
-        std::fs::rename(&staging, &args.out)?;
-        held.remove(&staging);
-        Ok(report)
-    });
+    let written = generate(&staging, &opts)
+        .map_err(anyhow::Error::from)
+        .and_then(|report| {
+            let mut held = crate::cleanup::hold();
+            if args.out.is_dir() {
+                std::fs::remove_dir(&args.out)?;
+            }
+            std::fs::rename(&staging, &args.out)?;
+            held.remove(&staging);
+            Ok(report)
+        });
     drop(registered);
     let report = match written {
         Ok(report) => report,

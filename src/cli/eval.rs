@@ -84,8 +84,9 @@ fn write_section(path: &std::path::Path, tables: &str) -> anyhow::Result<()> {
             "--write {}: not a plain file (a symbolic link or a folder): nothing written",
             path.display()
         ),
-        Ok(_) => std::fs::read_to_string(path)
-            .with_context(|| format!("reading {}", path.display()))?,
+        Ok(_) => {
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };

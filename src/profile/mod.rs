@@ -485,7 +485,11 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Profile, Error> {
     {
         return Err(Error::at(path, None, format!("not a profile: {advice}")));
     }
-    if let Some(result) = input.lines().next().and_then(crate::lookalike::load_test_result) {
+    if let Some(result) = input
+        .lines()
+        .next()
+        .and_then(crate::lookalike::load_test_result)
+    {
         return Err(Error::at(
             path,
             Some(1),

@@ -493,7 +493,51 @@ pub fn analyse_input(
     settings: &FileSettings,
 ) -> Result<FileResult, Error> {
     let raw = read_input(file, shown, &settings.read)?;
+    check_endpoint_count(&raw, shown, &settings.read)?;
     Ok(compute(raw, settings))
+}
+
+/// A file split by tag into more endpoints than `[limits]
+/// max_endpoints_per_run` is refused with advice, before any round is
+/// computed: k6 names a request by its full URL unless the script names
+/// it, and 85,728 URLs made 85,728 endpoint pages.
+pub(crate) fn check_endpoint_count(
+    raw: &RawFile,
+    shown: &Path,
+    read: &ReadOptions,
+) -> Result<(), Error> {
+    let (Some(tag), max) = (&read.split_tag, read.limits.max_endpoints_per_run) else {
+        return Ok(());
+    };
+    let count = match &raw.content {
+        RawContent::Samples { groups, .. } => groups.len(),
+        RawContent::Summary { groups } => groups.len(),
+    };
+    if count <= max {
+        return Ok(());
+    }
+    let advice = match raw.format {
+        SourceFormat::K6Ndjson | SourceFormat::K6Csv => format!(
+            "k6 tags each request with its full URL as `{tag}` unless the script names it: \
+             name requests (`http.get(url, {{ tags: {{ name: 'GET /orders/{{id}}' }} }})`) or \
+             build URLs with a template (http.url`…/orders/${{id}}`), or split by another tag \
+             ([raw] split_tag)"
+        ),
+        _ => "give the requests names that group them (a label per endpoint, not per URL)"
+            .to_string(),
+    };
+    Err(Error::at(
+        shown,
+        None,
+        format!(
+            "it splits into {count} endpoints by {}, more than [limits] max_endpoints_per_run \
+             ({max}): {advice}; or raise the limit if these really are endpoints",
+            match raw.format {
+                SourceFormat::K6Ndjson | SourceFormat::K6Csv => format!("the k6 tag `{tag}`"),
+                _ => "request name".to_string(),
+            }
+        ),
+    ))
 }
 
 /// Turns parsed content into per-endpoint results (pure).
