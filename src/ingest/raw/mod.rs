@@ -18,8 +18,9 @@
 //! | Artillery 2.x JSON report | [`artillery`] | summary only: no trimming |
 //! | JMeter dashboard `statistics.json` | [`jmeter_stats`] | summary only: no trimming |
 //!
-//! Parsers stream: they keep 16 bytes per retained latency sample
-//! ([`Sample`]) plus a fixed amount, never the whole file.
+//! Parsers stream: they keep 12 bytes per retained latency sample
+//! ([`samples::Samples`]) plus a fixed amount, never the whole file; a
+//! round's statistics add 8 bytes a sample while they are computed.
 
 pub mod ab;
 pub mod artillery;
@@ -36,6 +37,7 @@ pub mod k6_csv;
 pub mod k6_ndjson;
 mod lines;
 pub mod locust;
+pub mod samples;
 mod slices;
 mod time;
 
@@ -59,11 +61,13 @@ pub struct Sample {
     pub ms: f64,
 }
 
+pub use samples::Samples;
+
 /// The samples of one endpoint (group), successful and failed apart.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SampleSet {
-    pub ok: Vec<Sample>,
-    pub failed: Vec<Sample>,
+    pub ok: Samples,
+    pub failed: Samples,
 }
 
 impl SampleSet {
@@ -89,7 +93,7 @@ impl SampleSet {
     }
 
     fn first_time(&self) -> Option<i64> {
-        self.ok.iter().chain(&self.failed).map(|s| s.t_us).min()
+        self.ok.first_time().into_iter().chain(self.failed.first_time()).min()
     }
 }
 
@@ -361,83 +365,99 @@ pub fn round_stats(
     time_is_start: bool,
     opts: &StatsOptions,
 ) -> Result<RoundStats, String> {
-    round_stats_in_place(&mut set.clone(), test_start_us, time_is_start, opts)
+    group_stats(set.clone(), test_start_us, time_is_start, opts).0
 }
 
-/// [`round_stats`] without copying: drops the trimmed samples from `set`
-/// and reorders the rest, so that memory stays at the 16 bytes per sample
-/// already held.
-pub fn round_stats_in_place(
-    set: &mut SampleSet,
+/// [`round_stats`] of a set it consumes, and the p99 of every sample (no
+/// warm-up trimmed, for the cross-check with a summary of the same round).
+/// The samples are moved into one slice of latencies block by block,
+/// freeing each block as it goes: 12 bytes a sample held, plus 8 while
+/// the statistics are computed.
+pub fn group_stats(
+    set: SampleSet,
     test_start_us: i64,
     time_is_start: bool,
     opts: &StatsOptions,
-) -> Result<RoundStats, String> {
+) -> (Result<RoundStats, String>, Option<f64>) {
     let cutoff = test_start_us.saturating_add((opts.warmup_s * 1e6).round() as i64);
     let before = set.len();
-    let last = set.ok.iter().chain(&set.failed).map(|s| s.t_us).max();
-    set.ok.retain(|s| s.t_us >= cutoff);
-    set.failed.retain(|s| s.t_us >= cutoff);
-    let count = set.len();
-    if count == 0 {
-        let span = last
-            .map(|l| l.saturating_sub(test_start_us) as f64 / 1e6)
-            .unwrap_or(0.0);
-        return Err(format!(
-            "the warm-up of {} s removes all {before} samples (the samples span {span:.1} s from the start); \
-             lower the warm-up (--warmup, or warmup_seconds in perfdash.toml/run.toml)",
-            opts.warmup_s,
-        ));
-    }
-    let failed = set.failed.len();
-    let window_start = set
-        .ok
-        .iter()
-        .chain(&set.failed)
-        .map(|s| s.t_us)
-        .min()
-        .unwrap_or(cutoff);
-    let window_end = set
-        .ok
-        .iter()
-        .chain(&set.failed)
-        .map(|s| {
-            if time_is_start {
+    let in_latency = |ok: bool| ok || opts.failures_in_latency;
+    let timed = set.ok.len() + if opts.failures_in_latency { set.failed.len() } else { 0 };
+    // Kept latencies from the front, trimmed ones from the back: the
+    // statistics read the front, the whole-test p99 all of it.
+    let mut latencies = vec![0.0f64; timed];
+    let (mut front, mut back) = (0usize, timed);
+    let (mut count, mut failed) = (0usize, 0usize);
+    let mut last: Option<i64> = None;
+    let mut window: Option<(i64, i64)> = None;
+    let mut visit = |s: Sample, ok: bool| {
+        last = Some(last.map_or(s.t_us, |l| l.max(s.t_us)));
+        let kept = s.t_us >= cutoff;
+        if kept {
+            count += 1;
+            failed += usize::from(!ok);
+            let end = if time_is_start {
                 // Saturating: a corrupt elapsed time must not overflow.
                 s.t_us.saturating_add((s.ms * 1000.0).round() as i64)
             } else {
                 s.t_us
+            };
+            window = Some(window.map_or((s.t_us, end), |(a, b)| (a.min(s.t_us), b.max(end))));
+        }
+        if in_latency(ok) {
+            if kept {
+                latencies[front] = s.ms;
+                front += 1;
+            } else {
+                back -= 1;
+                latencies[back] = s.ms;
             }
+        }
+    };
+    let SampleSet { ok, failed: failures } = set;
+    ok.drain(|s| visit(s, true));
+    failures.drain(|s| visit(s, false));
+    let kept = front;
+    let stats = (|| {
+        if count == 0 {
+            let span = last
+                .map(|l| l.saturating_sub(test_start_us) as f64 / 1e6)
+                .unwrap_or(0.0);
+            return Err(format!(
+                "the warm-up of {} s removes all {before} samples (the samples span {span:.1} s from the start); \
+                 lower the warm-up (--warmup, or warmup_seconds in perfdash.toml/run.toml)",
+                opts.warmup_s,
+            ));
+        }
+        if kept == 0 {
+            return Err(format!(
+                "all {count} requests after the warm-up failed: no latency to measure \
+                 (set failures_in_latency = true in [raw] to measure them anyway)"
+            ));
+        }
+        let (window_start, window_end) = window.expect("count > 0");
+        let window_s = window_end.saturating_sub(window_start) as f64 / 1e6;
+        let lat = &mut latencies[..kept];
+        let m = moments_by(lat, |v| *v).expect("not empty");
+        let p = percentiles_by(lat, &PERCENTS, opts.method, |v| *v);
+        Ok(RoundStats {
+            count: Some(count as u64),
+            throughput_rps: (window_s > 0.0).then(|| count as f64 / window_s),
+            mean_ms: Some(m.mean),
+            stddev_ms: Some(m.stddev),
+            min_ms: Some(m.min),
+            p50_ms: Some(p[0]),
+            p90_ms: Some(p[1]),
+            p95_ms: Some(p[2]),
+            p99_ms: p[3],
+            max_ms: Some(m.max),
+            error_rate: Some(failed as f64 / count as f64),
         })
-        .max()
-        .unwrap_or(window_start);
-    if opts.failures_in_latency {
-        set.ok.extend_from_slice(&set.failed);
-        set.failed.clear();
-    }
-    let latencies = &mut set.ok;
-    if latencies.is_empty() {
-        return Err(format!(
-            "all {count} requests after the warm-up failed: no latency to measure \
-             (set failures_in_latency = true in [raw] to measure them anyway)"
-        ));
-    }
-    let window_s = window_end.saturating_sub(window_start) as f64 / 1e6;
-    let m = moments_by(latencies, |s| s.ms).expect("not empty");
-    let p = percentiles_by(latencies, &PERCENTS, opts.method, |s| s.ms);
-    Ok(RoundStats {
-        count: Some(count as u64),
-        throughput_rps: (window_s > 0.0).then(|| count as f64 / window_s),
-        mean_ms: Some(m.mean),
-        stddev_ms: Some(m.stddev),
-        min_ms: Some(m.min),
-        p50_ms: Some(p[0]),
-        p90_ms: Some(p[1]),
-        p95_ms: Some(p[2]),
-        p99_ms: p[3],
-        max_ms: Some(m.max),
-        error_rate: Some(failed as f64 / count as f64),
-    })
+    })();
+    let untrimmed_p99 = percentiles_by(&mut latencies, &[99.0], opts.method, |v| *v)
+        .first()
+        .copied();
+    (stats, untrimmed_p99)
 }
 
 /// The statistics of one endpoint (group) of a file, as cached and shown.
@@ -593,33 +613,19 @@ pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
                     warmup_s,
                     ..settings.stats
                 };
-                // The whole test's p99 first (selection only reorders), then
-                // trim in place: no copy of the samples.
-                let mut set = set;
-                let untrimmed_p99_ms = if opts.failures_in_latency {
-                    let mut all = set.ok.clone();
-                    all.extend_from_slice(&set.failed);
-                    percentiles_by(&mut all, &[99.0], opts.method, |s| s.ms)
-                        .first()
-                        .copied()
-                } else {
-                    percentiles_by(&mut set.ok, &[99.0], opts.method, |s| s.ms)
-                        .first()
-                        .copied()
-                };
-                let result = round_stats_in_place(&mut set, test_start, time_is_start, &opts).map(
-                    |mut stats| {
-                        if !records_failures {
-                            stats.error_rate = None;
-                        }
-                        GroupResult {
-                            stats,
-                            untrimmed_p99_ms,
-                            trimmed: true,
-                            warmup_s,
-                        }
-                    },
-                );
+                let (stats, untrimmed_p99_ms) =
+                    group_stats(set, test_start, time_is_start, &opts);
+                let result = stats.map(|mut stats| {
+                    if !records_failures {
+                        stats.error_rate = None;
+                    }
+                    GroupResult {
+                        stats,
+                        untrimmed_p99_ms,
+                        trimmed: true,
+                        warmup_s,
+                    }
+                });
                 groups.insert(endpoint, result);
             }
         }
