@@ -261,7 +261,9 @@ fn k6_urls(out: &mut impl Write, urls: u64, rng: &mut Rng) -> std::io::Result<u6
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 4 {
-        eprintln!("usage: gen_raw ndjson|ndjson-shuffled|jtl MEGABYTES OUT, or hey-rows|folded-frames|k6-urls COUNT OUT");
+        eprintln!(
+            "usage: gen_raw ndjson|ndjson-shuffled|jtl MEGABYTES OUT, or hey-rows|folded-frames|k6-urls COUNT OUT"
+        );
         std::process::exit(2);
     }
     let target: u64 = args[2].parse::<u64>().expect("MEGABYTES is a number") * 1_000_000;

@@ -144,6 +144,16 @@ pub fn read_document(file: &InputFile, limits: &Limits) -> io::Result<Vec<u8>> {
     let cap = limits.max_document_bytes;
     let gzip = gzip_content_size(file)?;
     let expected = gzip.unwrap_or(file.len());
+    if gzip.is_some() && expected > file.len().saturating_mul(MAX_DEFLATE_RATIO) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "corrupt gzip: its trailer records {expected} bytes of content, more than deflate \
+                 can hold in {} bytes (the file was cut short?)",
+                file.len()
+            ),
+        ));
+    }
     if expected > cap {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -158,11 +168,21 @@ pub fn read_document(file: &InputFile, limits: &Limits) -> io::Result<Vec<u8>> {
             ),
         ));
     }
+    // A gzip stream stops at its decompression cap whatever its trailer
+    // says: no more is reserved or allocated than can be read.
+    let expected = match gzip {
+        Some(size) => size.min(limits.decompressed_cap(file.len())),
+        None => expected,
+    };
     let _room = reserve(expected, limits.memory_budget_bytes);
     let mut out = Vec::with_capacity(usize::try_from(expected).unwrap_or(0).saturating_add(1));
     LimitedReader::new(open_input(file, limits)?, cap, "the file").read_to_end(&mut out)?;
     Ok(out)
 }
+
+/// Deflate's best case: 258 bytes from a 2-bit code, about 1032:1; a gzip
+/// trailer claiming more content than that is no trailer (a cut file).
+const MAX_DEFLATE_RATIO: u64 = 1032;
 
 /// The size a gzip file's trailer records for its (last member's) content,
 /// which the whole content is at least; `None` when the file is no gzip.

@@ -159,42 +159,7 @@ pub(crate) fn parse(p: &PprofProfile, path: &Path, kind: &str) -> Result<Profile
         let counts = units == "samples";
         (i, units, counts)
     };
-    let functions: HashMap<u64, &str> = p
-        .function
-        .iter()
-        .map(|f| Ok((f.id, string(f.name)?)))
-        .collect::<Result<_, Error>>()?;
-    let mappings: HashMap<u64, &str> = p
-        .mapping
-        .iter()
-        .map(|m| Ok((m.id, string(m.filename)?)))
-        .collect::<Result<_, Error>>()?;
-    // Each location's frames, innermost first, as folded-stack names.
-    let mut locations: HashMap<u64, Vec<String>> = HashMap::with_capacity(p.location.len());
-    for loc in &p.location {
-        let mut frames = Vec::with_capacity(loc.line.len().max(1));
-        for line in &loc.line {
-            let name = functions.get(&line.function_id).ok_or_else(|| {
-                err(format!(
-                    "pprof location {} names function {}, which does not exist",
-                    loc.id, line.function_id
-                ))
-            })?;
-            frames.push(name.replace(';', ":"));
-        }
-        if frames.is_empty() {
-            // Not symbolised: the address, and the binary it is in.
-            let binary = mappings
-                .get(&loc.mapping_id)
-                .and_then(|f| f.rsplit('/').next())
-                .filter(|f| !f.is_empty());
-            frames.push(match binary {
-                Some(b) => format!("{b}+0x{:x}", loc.address),
-                None => format!("0x{:x}", loc.address),
-            });
-        }
-        locations.insert(loc.id, frames);
-    }
+    let locations = location_frames(p, &err)?;
     let mut profile = Profile::empty(kind, ProfileFormat::Pprof);
     profile.units = units;
     let mut samples = 0u64;
@@ -237,6 +202,56 @@ pub(crate) fn parse(p: &PprofProfile, path: &Path, kind: &str) -> Result<Profile
             .push("the pprof profile holds no samples".to_string());
     }
     Ok(profile)
+}
+
+/// Each location's frames, innermost first, as folded-stack names.
+fn location_frames(
+    p: &PprofProfile,
+    err: &dyn Fn(String) -> Error,
+) -> Result<HashMap<u64, Vec<String>>, Error> {
+    let string = |i: i64| -> Result<&str, Error> {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| p.string_table.get(i))
+            .map(String::as_str)
+            .ok_or_else(|| err(format!("pprof string {i} does not exist")))
+    };
+    let functions: HashMap<u64, &str> = p
+        .function
+        .iter()
+        .map(|f| Ok((f.id, string(f.name)?)))
+        .collect::<Result<_, Error>>()?;
+    let mappings: HashMap<u64, &str> = p
+        .mapping
+        .iter()
+        .map(|m| Ok((m.id, string(m.filename)?)))
+        .collect::<Result<_, Error>>()?;
+    let mut locations: HashMap<u64, Vec<String>> = HashMap::with_capacity(p.location.len());
+    for loc in &p.location {
+        let mut frames = Vec::with_capacity(loc.line.len().max(1));
+        for line in &loc.line {
+            let name = functions.get(&line.function_id).ok_or_else(|| {
+                err(format!(
+                    "pprof location {} names function {}, which does not exist",
+                    loc.id, line.function_id
+                ))
+            })?;
+            frames.push(name.replace(';', ":"));
+        }
+        if frames.is_empty() {
+            // Not symbolised: the address, and the binary it is in.
+            let binary = mappings
+                .get(&loc.mapping_id)
+                .and_then(|f| f.rsplit('/').next())
+                .filter(|f| !f.is_empty());
+            frames.push(match binary {
+                Some(b) => format!("{b}+0x{:x}", loc.address),
+                None => format!("0x{:x}", loc.address),
+            });
+        }
+        locations.insert(loc.id, frames);
+    }
+    Ok(locations)
 }
 
 /// "heap", "goroutine", … from a profile's sample types.

@@ -93,7 +93,11 @@ impl SampleSet {
     }
 
     fn first_time(&self) -> Option<i64> {
-        self.ok.first_time().into_iter().chain(self.failed.first_time()).min()
+        self.ok
+            .first_time()
+            .into_iter()
+            .chain(self.failed.first_time())
+            .min()
     }
 }
 
@@ -382,7 +386,12 @@ pub fn group_stats(
     let cutoff = test_start_us.saturating_add((opts.warmup_s * 1e6).round() as i64);
     let before = set.len();
     let in_latency = |ok: bool| ok || opts.failures_in_latency;
-    let timed = set.ok.len() + if opts.failures_in_latency { set.failed.len() } else { 0 };
+    let timed = set.ok.len()
+        + if opts.failures_in_latency {
+            set.failed.len()
+        } else {
+            0
+        };
     // Kept latencies from the front, trimmed ones from the back: the
     // statistics read the front, the whole-test p99 all of it.
     let mut latencies = vec![0.0f64; timed];
@@ -414,7 +423,10 @@ pub fn group_stats(
             }
         }
     };
-    let SampleSet { ok, failed: failures } = set;
+    let SampleSet {
+        ok,
+        failed: failures,
+    } = set;
     ok.drain(|s| visit(s, true));
     failures.drain(|s| visit(s, false));
     let kept = front;
@@ -613,8 +625,7 @@ pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
                     warmup_s,
                     ..settings.stats
                 };
-                let (stats, untrimmed_p99_ms) =
-                    group_stats(set, test_start, time_is_start, &opts);
+                let (stats, untrimmed_p99_ms) = group_stats(set, test_start, time_is_start, &opts);
                 let result = stats.map(|mut stats| {
                     if !records_failures {
                         stats.error_rate = None;
