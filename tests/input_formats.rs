@@ -573,3 +573,45 @@ mod property {
         }
     }
 }
+
+mod damaged {
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    fn real(name: &str) -> Vec<u8> {
+        std::fs::read(super::dir(name.split('/').next().unwrap()).join(name.split('/').nth(1).unwrap())).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        /// A real JFR recording or pprof profile with bytes changed or cut
+        /// anywhere is read or refused, never a panic, a hang or an
+        /// allocation of whatever size a damaged length claims.
+        #[test]
+        fn damaged_recordings_are_read_or_refused(
+            which in 0usize..3,
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+            cut in any::<prop::sample::Index>(),
+            do_cut in any::<bool>(),
+        ) {
+            let mut bytes = match which {
+                0 => real("jfr/samples.jfr"),
+                1 => real("jfr/no-samples.jfr"),
+                _ => {
+                    use std::io::Read;
+                    let mut plain = Vec::new();
+                    flate2::read::GzDecoder::new(&real("go/cpu.pprof")[..]).read_to_end(&mut plain).unwrap();
+                    plain
+                }
+            };
+            for (at, b) in edits {
+                let i = at.index(bytes.len());
+                bytes[i] = b;
+            }
+            if do_cut {
+                bytes.truncate(cut.index(bytes.len()));
+            }
+            let _ = perfdash::profile::parse(&bytes, Path::new("flame.bin"));
+        }
+    }
+}

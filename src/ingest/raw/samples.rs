@@ -14,7 +14,7 @@
 //! merging sets moves blocks instead of copying samples (which doubled the
 //! peak memory of every big file).
 //!
-//! Statistics need the latencies in one slice: [`Samples::into_latencies`]
+//! Statistics need the latencies in one slice: [`Samples::drain`]
 //! moves them out block by block, freeing each block as it goes, so a
 //! round's peak is 12 bytes a sample held plus 8 for the slice.
 
