@@ -579,7 +579,10 @@ mod damaged {
     use std::path::Path;
 
     fn real(name: &str) -> Vec<u8> {
-        std::fs::read(super::dir(name.split('/').next().unwrap()).join(name.split('/').nth(1).unwrap())).unwrap()
+        std::fs::read(
+            super::dir(name.split('/').next().unwrap()).join(name.split('/').nth(1).unwrap()),
+        )
+        .unwrap()
     }
 
     proptest! {
