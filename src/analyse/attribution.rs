@@ -1,32 +1,53 @@
 //! Attribution: is a regression code, or GC/lock? Decided here only.
 //!
-//! Inputs are the **busy** category shares of the run's profile and of the
-//! baseline profile (the most recent accepted run with a profile of the
-//! same endpoint and kind): percent of the weight that is not idle, so a
-//! server that waits for requests most of the time does not dilute the
-//! change (idle is shown apart). Shares, not sample counts, so profiles of
-//! different lengths compare.
+//! A regressed run's profile is compared with the baseline profile (the
+//! most recent accepted run with a profile of the same endpoint and kind),
+//! on **busy** weight: idle stacks (threads waiting for work) are left out,
+//! so a server that waits for requests most of the time does not dilute
+//! the change. Three things are read, all format-independent (they use
+//! only the stacks, their categories and the run's figures):
 //!
-//! * `code regression` — the application share grew by at least
-//!   `min_shift_pts` (default 5) and by at least twice the growth of
-//!   GC + lock + VM/safepoint combined;
-//! * `GC/lock` — GC + lock + VM/safepoint grew by at least `min_shift_pts`
-//!   and by at least twice the application growth;
-//! * `inconclusive` — anything else, including profiles with fewer than
-//!   [`MIN_SAMPLES`] busy samples.
+//! 1. **Where the width grew.** Frames ranked by the growth of their
+//!    inclusive (total) share ([`crate::profile::compare::grown_frames`]);
+//!    the (up to) three that grew most and are not merely callers of a
+//!    frame ranked above are *named*, and the growth of the stacks through
+//!    them is split by category (application, GC + lock + VM/safepoint).
+//! 2. **Whether there is more busy work at all.** Shares always add up to
+//!    100 %, so when something shrinks every other frame gains share. The
+//!    **busy time per request** (busy weight ÷ requests served while the
+//!    profiler ran: the run's throughput × `[profile] duration`, in seconds
+//!    when the weights are time or `[profile] rate` is given) says it
+//!    directly; without it, the frames both profiles hold say it
+//!    ([`shared_work_ratio`]): when new work is added, they lose share in
+//!    proportion.
+//! 3. **Category shares**, as before: the busy share of application code
+//!    and of GC + lock + VM/safepoint, in points.
 //!
-//! [`Attribution::line`] adds the (up to) three frames whose total share
-//! grew most ([`crate::profile::compare::culprits`]); the flame page shows
-//! it, the shorter summary goes where many runs are listed.
+//! * `code regression` — more busy work, and the application growth (the
+//!   application share, or the named frames' growth in application
+//!   stacks) is at least `min_shift_pts` (default 5) and at least twice the
+//!   GC + lock + VM/safepoint growth: "code regression: rules_for_line
+//!   (shop.py) +83.1 pts". A real N+1 query on a service whose baseline is
+//!   already 96 % application code moves the category shares by 3 points,
+//!   but its function goes from 0 % to 96 % of the busy time.
+//! * `GC/lock` — more busy work, and GC + lock + VM/safepoint grew by at
+//!   least `min_shift_pts` and at least twice the application growth;
+//! * `inconclusive` — anything else: both grew, nothing grew enough, no
+//!   more busy work than the baseline (the time went to waits the profiler
+//!   does not sample, or outside the process), or too few samples
+//!   ([`MIN_SAMPLES`] busy samples in either profile) to tell.
 //!
 //! Why these numbers: a 30 s profile at 100 Hz holds ~3,000 samples, where
 //! the sampling noise of a share difference is about 1.3 points (binomial,
 //! p = 0.5), and steady services move a couple of points between runs; 5
 //! points is well clear of both. The 2× dominance keeps a verdict from being
 //! given when code and environment both moved: then neither explains the
-//! regression alone, and saying so is more useful than a coin toss. The
-//! minimum counts samples, never weight: 2,016 py-spy samples weigh 20.16
-//! seconds, and 100 samples of 1 MB allocations are still 100 samples.
+//! regression alone, and saying so is more useful than a coin toss. More
+//! busy work means a busy time per request at least `min_shift_pts` percent
+//! and two standard errors of its sampling noise above the baseline's, or,
+//! estimated from the shared frames, at least [`SHARED_MIN_GROWTH`] above.
+//! The minimum counts samples, never weight: 2,016 py-spy samples weigh
+//! 20.16 seconds, and 100 samples of 1 MB allocations are still 100 samples.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -37,11 +58,11 @@ use serde::Serialize;
 
 use super::RunPoint;
 use super::verdict::{self, BaselineEffect, Verdict};
-use crate::model::{Archive, EndpointRun};
+use crate::model::{Archive, EndpointRun, ProfileCapture};
 use crate::profile::classify::StackCategories;
 use crate::profile::compare::{
-    Comparable, FrameNumbers, FrameTable, StackNormaliser, culprits, grown_frames_in,
-    short_frame_name,
+    Comparable, FrameNumbers, FrameTable, SharedWork, StackNormaliser, culprits, grown_frames_in,
+    share_through, shared_work_ratio, short_frame_name,
 };
 use crate::profile::{
     Category, CategoryShares, Classifier, FrameGrowth, Normalisation, Profile, ProfileFormat,
@@ -60,6 +81,12 @@ pub const NAMED_FRAMES: usize = 3;
 /// The categories that count as environment or configuration.
 pub const ENVIRONMENT: [Category; 3] = [Category::Gc, Category::Lock, Category::Vm];
 
+/// Estimated from the shared frames ([`shared_work_ratio`]), the busy
+/// work must have grown by at least this fraction to be called more: the
+/// median of a handful of frames' share ratios moves by a few percent
+/// between two captures of the same code.
+pub const SHARED_MIN_GROWTH: f64 = 0.10;
+
 /// The outcome of an attribution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -68,7 +95,7 @@ pub enum AttributionKind {
     CodeRegression,
     /// Width moved into GC, lock or VM/safepoint frames.
     GcLock,
-    /// Neither side clearly explains it.
+    /// Neither side clearly explains it, or the profiles cannot tell.
     Inconclusive,
 }
 
@@ -104,7 +131,8 @@ pub struct CategoryChange {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Attribution {
     pub kind: AttributionKind,
-    /// One line, e.g. `code regression (application +18 pts)`.
+    /// One short line for tables that list many runs, e.g. `code
+    /// regression: rules_for_line (shop.py) +83.1 pts`.
     pub summary: String,
     /// Change of the application share, points.
     pub application_delta_pts: f64,
@@ -116,6 +144,23 @@ pub struct Attribution {
     /// The frames [`line`](Self::line) names: the largest total-share
     /// growth, callers of a frame ranked above skipped.
     pub top_frames: Vec<NamedFrame>,
+    /// Growth of the busy share of the stacks through the named frames
+    /// (each stack once), in application stacks and in GC + lock +
+    /// VM/safepoint stacks, points.
+    pub frames_application_pts: f64,
+    pub frames_environment_pts: f64,
+    /// The busy time per request of both profiles, or why it is not known.
+    pub per_request: PerRequest,
+    /// What the frames both profiles hold say about the busy work
+    /// ([`shared_work_ratio`]); `None` with too few such frames.
+    pub shared_work: Option<SharedWork>,
+    /// Whether the comparison found more busy work than the baseline's
+    /// (`None`: neither the busy time per request nor the shared frames
+    /// could say; the shares are then read alone).
+    pub more_work: Option<bool>,
+    /// Something to say beside the reading ("per request: cannot tell: …").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A grown frame named in the attribution line.
@@ -124,29 +169,149 @@ pub struct NamedFrame {
     pub frame: String,
     /// Change of its total (inclusive) busy share, points.
     pub total_delta_pts: f64,
+    /// The category most of that growth is in (the categories of the
+    /// stacks through the frame).
+    pub category: Category,
+}
+
+/// The busy time (or weight) per request served while the profiler ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum PerRequest {
+    /// Both profiles' busy weight per request, in `unit` (`s` for time).
+    Measured {
+        unit: String,
+        before: f64,
+        after: f64,
+        /// `after ÷ before`.
+        ratio: f64,
+        /// The relative sampling noise of `ratio` (one standard error of
+        /// its logarithm, from the busy sample counts; 0 when unknown).
+        noise: f64,
+    },
+    /// Why it cannot be told.
+    Unknown { reason: String },
+}
+
+/// What a run says about how one of its profiles was recorded, besides the
+/// file: with the endpoint's throughput, the requests the profiler saw.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Capture {
+    /// Requests per second the endpoint served in the run (the median of
+    /// its rounds').
+    pub throughput_rps: Option<f64>,
+    /// run.toml `[profile]`.
+    pub recorded: ProfileCapture,
+}
+
+/// One side of the comparison: a profile's busy shares, its busy stacks as
+/// compared, and how it was recorded.
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    pub shares: &'a CategoryShares,
+    pub comparable: &'a Comparable,
+    pub capture: Capture,
 }
 
 impl Attribution {
-    /// The summary with the frames that grew most, as the flame page shows
-    /// it: `code regression (application +7 pts of busy time); grew most:
-    /// DiscountRules.forLine +27.4 pts, …`. The summary alone stays short
-    /// for tables that list many runs.
+    /// The reading with every frame it names and what the busy time per
+    /// request says, as the flame page and `perfdash check` show it:
+    /// `code regression: DiscountRules.forLine +27.4 pts,
+    /// DiscountRuleRepository.findByProduct +19.8 pts (application +7 pts
+    /// of busy time)`. [`summary`](Self::summary) stays short for tables
+    /// that list many runs.
     pub fn line(&self) -> String {
-        if self.top_frames.is_empty() {
-            return self.summary.clone();
-        }
-        let frames: Vec<String> = self
-            .top_frames
-            .iter()
-            .map(|f| {
+        let frames = || {
+            self.top_frames
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {:+.1} pts",
+                        short_frame_name(&f.frame),
+                        f.total_delta_pts
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut out = match (self.kind, self.top_frames.is_empty()) {
+            (AttributionKind::CodeRegression, false) if self.names_code_frame() => {
                 format!(
-                    "{} {:+.1} pts",
-                    short_frame_name(&f.frame),
-                    f.total_delta_pts
+                    "code regression: {} ({})",
+                    frames(),
+                    category_points(Category::Application, self.application_delta_pts, self)
                 )
+            }
+            (_, false) => format!("{}; grew most: {}", self.summary, frames()),
+            (_, true) => self.summary.clone(),
+        };
+        if let PerRequest::Measured {
+            unit,
+            before,
+            after,
+            ratio,
+            ..
+        } = &self.per_request
+            && !self.summary.contains("per request")
+        {
+            out.push_str(&format!(
+                "; busy time per request ×{} ({} → {})",
+                ratio_text(*ratio),
+                cost_text(*before, unit),
+                cost_text(*after, unit)
+            ));
+        }
+        if let Some(note) = &self.note {
+            out.push_str("; ");
+            out.push_str(note);
+        }
+        out
+    }
+
+    /// Whether the summary names an application frame (it does for a code
+    /// regression whose growth is in named frames).
+    fn names_code_frame(&self) -> bool {
+        self.top_frames
+            .iter()
+            .find(|f| f.category == Category::Application)
+            .is_some_and(|f| {
+                self.summary
+                    .starts_with(&format!("code regression: {} ", short_frame_name(&f.frame)))
             })
-            .collect();
-        format!("{}; grew most: {}", self.summary, frames.join(", "))
+    }
+}
+
+fn category_points(c: Category, d: f64, a: &Attribution) -> String {
+    let busy = if a.changes.iter().all(|x| x.category != Category::IdleWait) {
+        " of busy time"
+    } else {
+        ""
+    };
+    format!("{} {:+.0} pts{busy}", c.label(), d)
+}
+
+/// `9.7`, `1.02`, `0.34`: enough digits to tell it from 1.
+fn ratio_text(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}")
+    } else if r >= 2.0 {
+        format!("{r:.1}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+/// A busy time per request: `5.6 ms`, `120 µs`; other units as they are.
+fn cost_text(v: f64, unit: &str) -> String {
+    if unit != "s" {
+        return format!("{} {unit}", crate::profile::format_weight(v));
+    }
+    if v >= 1.0 {
+        format!("{v:.2} s")
+    } else if v >= 1e-3 {
+        format!("{:.1} ms", v * 1e3)
+    } else {
+        format!("{:.0} µs", v * 1e6)
     }
 }
 
@@ -164,17 +329,102 @@ pub fn changes(current: &CategoryShares, baseline: &CategoryShares) -> Vec<Categ
         .collect()
 }
 
+/// Seconds per unit of a time unit (`seconds`, `ms`, `nanoseconds`, …).
+fn seconds_per(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "seconds" | "second" | "s" => 1.0,
+        "milliseconds" | "millisecond" | "ms" => 1e-3,
+        "microseconds" | "microsecond" | "us" | "µs" => 1e-6,
+        "nanoseconds" | "nanosecond" | "ns" => 1e-9,
+        _ => return None,
+    })
+}
+
+/// The busy weight per request of one side, in a unit (`s` when it is
+/// time), or why it cannot be told.
+fn cost_of(side: &Side<'_>, which: &str) -> Result<(f64, String), String> {
+    let c = &side.capture;
+    let units = side.comparable.units.as_str();
+    let (busy, unit) = if let Some(f) = seconds_per(units) {
+        (side.comparable.total * f, "s".to_string())
+    } else if units == "samples" {
+        match c.recorded.rate_hz {
+            Some(rate) => (side.comparable.total / rate, "s".to_string()),
+            None => {
+                return Err(format!(
+                    "the {which}'s sampling rate is not known ([profile] rate in its run.toml)"
+                ));
+            }
+        }
+    } else {
+        (side.comparable.total, units.to_string())
+    };
+    let Some(duration) = c.recorded.duration_s else {
+        return Err(format!(
+            "the {which} does not say how long it was recorded ([profile] duration in its run.toml)"
+        ));
+    };
+    let requests = match c.throughput_rps {
+        Some(rps) if rps > 0.0 => rps * duration,
+        _ => return Err(format!("no request count: the {which} run's throughput is not known")),
+    };
+    Ok((busy / requests, unit))
+}
+
+/// The busy time per request of both sides, when both runs say enough.
+pub fn per_request(current: &Side<'_>, baseline: &Side<'_>) -> PerRequest {
+    let unknown = |reason: String| PerRequest::Unknown { reason };
+    let (a, b) = match (cost_of(current, "profile"), cost_of(baseline, "baseline profile")) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return unknown(e),
+    };
+    if a.1 != b.1 {
+        return unknown(format!(
+            "the profiles weigh different things ({} and {})",
+            a.1, b.1
+        ));
+    }
+    if !(b.0 > 0.0 && a.0.is_finite()) {
+        return unknown("the baseline profile holds no busy weight".into());
+    }
+    let noise = match (current.shares.busy_samples(), baseline.shares.busy_samples()) {
+        (Some(x), Some(y)) if x > 0.0 && y > 0.0 => (1.0 / x + 1.0 / y).sqrt(),
+        _ => 0.0,
+    };
+    PerRequest::Measured {
+        unit: a.1,
+        before: b.0,
+        after: a.0,
+        ratio: a.0 / b.0,
+        noise,
+    }
+}
+
+/// Per category, the growth of the busy share of the stacks through
+/// `frames` from `baseline` to `current`, points.
+fn growth_through(current: &Comparable, baseline: &Comparable, frames: &[&str]) -> BTreeMap<Category, f64> {
+    let mut out = share_through(current, frames);
+    for (c, before) in share_through(baseline, frames) {
+        *out.entry(c).or_insert(0.0) -= before;
+    }
+    out
+}
+
+fn environment_part(by: &BTreeMap<Category, f64>) -> f64 {
+    ENVIRONMENT.iter().map(|c| by.get(c).copied().unwrap_or(0.0)).sum()
+}
+
 /// Decides whether a regression is code or GC/lock (see the module docs),
 /// naming the frames in `grown` (ranked, as
-/// [`grown_frames`](crate::profile::grown_frames) gives them)
-/// that grew most.
+/// [`grown_frames`](crate::profile::grown_frames) gives them) that grew
+/// most.
 pub fn attribute(
-    current: &CategoryShares,
-    baseline: &CategoryShares,
+    current: &Side<'_>,
+    baseline: &Side<'_>,
     min_shift_pts: f64,
     grown: &[FrameGrowth],
 ) -> Attribution {
-    let changes = changes(current, baseline);
+    let changes = changes(current.shares, baseline.shares);
     let delta = |c: Category| {
         changes
             .iter()
@@ -187,22 +437,76 @@ pub fn attribute(
     // Unknown sample counts (bytes or ns without counts) are not held
     // against the profile: there is nothing to check.
     let busy = |s: &CategoryShares| s.busy_samples().unwrap_or(f64::INFINITY);
-    let enough = busy(current) >= MIN_SAMPLES && busy(baseline) >= MIN_SAMPLES;
+    let enough = busy(current.shares) >= MIN_SAMPLES && busy(baseline.shares) >= MIN_SAMPLES;
 
-    let kind = if !enough {
+    // Too few samples: no frame is named either.
+    let named: Vec<&FrameGrowth> = if enough {
+        culprits(grown, NAMED_FRAMES)
+    } else {
+        Vec::new()
+    };
+    let (now, then) = (current.comparable, baseline.comparable);
+    let top_frames: Vec<NamedFrame> = named
+        .iter()
+        .map(|g| {
+            let by = growth_through(now, then, &[g.frame.as_str()]);
+            let category = by
+                .iter()
+                .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
+                .map_or(Category::Other, |(c, _)| *c);
+            NamedFrame {
+                frame: g.frame.clone(),
+                total_delta_pts: g.total_delta_pts(),
+                category,
+            }
+        })
+        .collect();
+    let names: Vec<&str> = named.iter().map(|g| g.frame.as_str()).collect();
+    let through = growth_through(now, then, &names);
+    let frames_app = through.get(&Category::Application).copied().unwrap_or(0.0);
+    let frames_env = environment_part(&through);
+
+    let per_request = per_request(current, baseline);
+    let shared_work = shared_work_ratio(then, now);
+    let more_work = match (&per_request, shared_work) {
+        (PerRequest::Measured { ratio, noise, .. }, _) => {
+            Some(*ratio >= 1.0 + (min_shift_pts / 100.0).max(2.0 * noise))
+        }
+        (_, Some(s)) => Some(s.ratio >= 1.0 + SHARED_MIN_GROWTH),
+        _ => None,
+    };
+    let app_evidence = app.max(frames_app);
+    let env_evidence = env.max(frames_env);
+    let kind = if !enough || more_work == Some(false) {
         AttributionKind::Inconclusive
-    } else if app >= min_shift_pts && app >= 2.0 * env.max(0.0) {
+    } else if app_evidence >= min_shift_pts && app_evidence >= 2.0 * env_evidence.max(0.0) {
         AttributionKind::CodeRegression
-    } else if env >= min_shift_pts && env >= 2.0 * app.max(0.0) {
+    } else if env_evidence >= min_shift_pts && env_evidence >= 2.0 * app_evidence.max(0.0) {
         AttributionKind::GcLock
     } else {
         AttributionKind::Inconclusive
     };
 
+    let of_busy = if current.shares.excludes_idle() {
+        " of busy time"
+    } else {
+        ""
+    };
     let pts = |c: Category, d: f64| format!("{} {:+.0} pts", c.label(), d);
-    let busy_word = if current.excludes_idle() { "busy " } else { "" };
-    let mut detail = match kind {
-        AttributionKind::CodeRegression => pts(Category::Application, app),
+    let detail = match kind {
+        AttributionKind::CodeRegression => {
+            match top_frames
+                .iter()
+                .find(|f| f.category == Category::Application)
+            {
+                Some(f) if frames_app >= min_shift_pts => format!(
+                    "{} {:+.1} pts",
+                    short_frame_name(&f.frame),
+                    f.total_delta_pts
+                ),
+                _ => format!("{}{of_busy}", pts(Category::Application, app)),
+            }
+        }
         AttributionKind::GcLock => {
             let mut grown: Vec<(Category, f64)> = ENVIRONMENT
                 .iter()
@@ -210,17 +514,58 @@ pub fn attribute(
                 .filter(|(_, d)| *d >= 0.5)
                 .collect();
             grown.sort_by(|a, b| b.1.total_cmp(&a.1));
-            grown
-                .iter()
-                .map(|&(c, d)| pts(c, d))
-                .collect::<Vec<_>>()
-                .join(", ")
+            match grown.is_empty() {
+                false => format!(
+                    "{}{of_busy}",
+                    grown
+                        .iter()
+                        .map(|&(c, d)| pts(c, d))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                true => top_frames
+                    .iter()
+                    .find(|f| ENVIRONMENT.contains(&f.category))
+                    .map(|f| {
+                        format!(
+                            "{} {:+.1} pts",
+                            short_frame_name(&f.frame),
+                            f.total_delta_pts
+                        )
+                    })
+                    .unwrap_or_else(|| format!("{}{of_busy}", pts(Category::Gc, env))),
+            }
         }
         AttributionKind::Inconclusive if !enough => format!(
-            "{} and {} {busy_word}samples; at least {MIN_SAMPLES:.0} needed",
-            busy(current).round(),
-            busy(baseline).round()
+            "{} and {} {}samples, at least {MIN_SAMPLES:.0} needed",
+            busy(current.shares).round(),
+            busy(baseline.shares).round(),
+            if current.shares.excludes_idle() {
+                "busy "
+            } else {
+                ""
+            }
         ),
+        AttributionKind::Inconclusive if more_work == Some(false) => {
+            match (&per_request, shared_work) {
+                (PerRequest::Measured { ratio, .. }, _) => format!(
+                    "busy time per request ×{}, no more than the baseline's: the time went to \
+                     waits the profile does not show, or outside the process",
+                    ratio_text(*ratio)
+                ),
+                (_, Some(s)) if s.ratio < 1.0 => format!(
+                    "less busy work than the baseline (the frames both profiles hold gained \
+                     share: ×{}), so no frame's growth is new work",
+                    ratio_text(s.ratio)
+                ),
+                (_, Some(s)) => format!(
+                    "no more busy work than the baseline (the frames both profiles hold kept \
+                     their share: ×{})",
+                    ratio_text(s.ratio)
+                ),
+                _ => unreachable!("more_work is known"),
+            }
+        }
         AttributionKind::Inconclusive => {
             let mut moved: Vec<&CategoryChange> = changes.iter().collect();
             moved.sort_by(|a, b| {
@@ -229,36 +574,41 @@ pub fn attribute(
                     .total_cmp(&a.delta_pts.abs())
                     .then(a.category.cmp(&b.category))
             });
-            moved
-                .iter()
-                .take(2)
-                .map(|c| pts(c.category, c.delta_pts))
-                .collect::<Vec<_>>()
-                .join(", ")
+            format!(
+                "{}{of_busy}",
+                moved
+                    .iter()
+                    .take(2)
+                    .map(|c| pts(c.category, c.delta_pts))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
     };
-    if enough && current.excludes_idle() {
-        detail.push_str(" of busy time");
-    }
-    // Too few samples: no frame is named either.
-    let named = if enough {
-        culprits(grown, NAMED_FRAMES)
-    } else {
-        Vec::new()
+    // Say when the busy time per request was asked for (the runs record
+    // part of it) but cannot be told.
+    let asked = [current, baseline].iter().any(|s| {
+        s.capture.recorded.duration_s.is_some() || s.capture.recorded.rate_hz.is_some()
+    });
+    let note = match &per_request {
+        PerRequest::Unknown { reason } if asked && enough => {
+            Some(format!("per request: cannot tell: {reason}"))
+        }
+        _ => None,
     };
     Attribution {
         kind,
-        summary: format!("{} ({detail})", kind.label()),
+        summary: format!("{}: {detail}", kind.label()),
         application_delta_pts: app,
         environment_delta_pts: env,
         changes,
-        top_frames: named
-            .iter()
-            .map(|g| NamedFrame {
-                frame: g.frame.clone(),
-                total_delta_pts: g.total_delta_pts(),
-            })
-            .collect(),
+        top_frames,
+        frames_application_pts: frames_app,
+        frames_environment_pts: frames_env,
+        per_request,
+        shared_work,
+        more_work,
+        note,
     }
 }
 
@@ -345,6 +695,7 @@ pub fn attach_profiles(
         comparable: Digested<Comparable>,
         table: FrameTable,
         shares: CategoryShares,
+        capture: Capture,
     }
     let mut bases: HashMap<String, Base> = HashMap::new();
     let main_branch = archive.main_branch();
@@ -358,6 +709,10 @@ pub fn attach_profiles(
             continue;
         };
         let files = &endpoint_runs[at].1.profiles;
+        let capture = Capture {
+            throughput_rps: point.figures.throughput_rps,
+            recorded: run.meta.profile,
+        };
         let mut analysed = Vec::with_capacity(files.len());
         let mut new_bases = Vec::new();
         for file in files {
@@ -394,9 +749,20 @@ pub fn attach_profiles(
                 })
                 .unwrap_or_default();
             let attribution = match base {
-                Some(b) if point.verdict == Verdict::Regression => {
-                    Some(attribute(&shares, &b.shares, min_shift_pts, &grown))
-                }
+                Some(b) if point.verdict == Verdict::Regression => Some(attribute(
+                    &Side {
+                        shares: &shares,
+                        comparable: &comparable,
+                        capture,
+                    },
+                    &Side {
+                        shares: &b.shares,
+                        comparable: &b.comparable,
+                        capture: b.capture,
+                    },
+                    min_shift_pts,
+                    &grown,
+                )),
                 _ => None,
             };
             analysed.push(ProfileAnalysis {
@@ -427,6 +793,7 @@ pub fn attach_profiles(
                     comparable,
                     table,
                     shares,
+                    capture,
                 },
             ));
         }
@@ -443,185 +810,4 @@ pub fn attach_profiles(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn shares(total: f64, pairs: &[(Category, f64)]) -> CategoryShares {
-        let of = |c: &Category| {
-            pairs
-                .iter()
-                .find(|(x, _)| x == c)
-                .map(|(_, v)| *v)
-                .unwrap_or(0.0)
-        };
-        let idle = of(&Category::IdleWait);
-        let busy = 100.0 - idle;
-        CategoryShares {
-            total,
-            samples: Some(total as u64),
-            busy: total * busy / 100.0,
-            shares: Category::ALL.iter().map(|c| (*c, of(c))).collect(),
-            busy_shares: Category::ALL
-                .iter()
-                .filter(|c| **c != Category::IdleWait)
-                .map(|c| (*c, 100.0 * of(c) / busy))
-                .collect(),
-            gc_in_mutator_pct: 0.0,
-        }
-    }
-
-    use Category::*;
-
-    #[test]
-    fn application_growth_is_a_code_regression() {
-        let base = shares(
-            3000.0,
-            &[(Application, 50.0), (Gc, 10.0), (Io, 30.0), (Other, 10.0)],
-        );
-        let now = shares(
-            3000.0,
-            &[(Application, 68.0), (Gc, 10.0), (Io, 15.0), (Other, 7.0)],
-        );
-        let a = attribute(&now, &base, 5.0, &[]);
-        assert_eq!(a.kind, AttributionKind::CodeRegression);
-        assert_eq!(
-            a.summary,
-            "code regression (application +18 pts of busy time)"
-        );
-    }
-
-    #[test]
-    fn gc_growth_is_gc_lock() {
-        let base = shares(
-            3000.0,
-            &[(Application, 60.0), (Gc, 8.0), (Lock, 1.0), (Other, 31.0)],
-        );
-        let now = shares(
-            3000.0,
-            &[(Application, 50.0), (Gc, 20.0), (Lock, 4.0), (Other, 26.0)],
-        );
-        let a = attribute(&now, &base, 5.0, &[]);
-        assert_eq!(a.kind, AttributionKind::GcLock);
-        assert_eq!(a.summary, "GC/lock (GC +12 pts, lock +3 pts of busy time)");
-        assert!((a.environment_delta_pts - 15.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn both_growing_is_inconclusive() {
-        let base = shares(3000.0, &[(Application, 40.0), (Gc, 10.0), (Other, 50.0)]);
-        let now = shares(3000.0, &[(Application, 48.0), (Gc, 16.0), (Other, 36.0)]);
-        let a = attribute(&now, &base, 5.0, &[]);
-        assert_eq!(a.kind, AttributionKind::Inconclusive);
-        assert_eq!(
-            a.summary,
-            "inconclusive (other -14 pts, application +8 pts of busy time)"
-        );
-    }
-
-    #[test]
-    fn small_shifts_and_small_profiles_are_inconclusive() {
-        let base = shares(3000.0, &[(Application, 50.0), (Other, 50.0)]);
-        let now = shares(3000.0, &[(Application, 53.0), (Other, 47.0)]);
-        assert_eq!(
-            attribute(&now, &base, 5.0, &[]).kind,
-            AttributionKind::Inconclusive
-        );
-        let tiny = shares(40.0, &[(Application, 90.0), (Other, 10.0)]);
-        let a = attribute(&tiny, &base, 5.0, &[]);
-        assert_eq!(a.kind, AttributionKind::Inconclusive);
-        assert!(a.summary.contains("at least 100"), "{}", a.summary);
-    }
-
-    /// py-spy's speedscope weighs 2,016 samples as 20.16 seconds: the
-    /// minimum is on samples, of busy time.
-    #[test]
-    fn the_minimum_counts_busy_samples_not_weight() {
-        let mut base = shares(15.49, &[(Application, 30.0), (IdleWait, 40.0), (Io, 30.0)]);
-        let mut now = shares(20.16, &[(Application, 60.0), (IdleWait, 20.0), (Io, 20.0)]);
-        base.samples = Some(1549);
-        now.samples = Some(2016);
-        let a = attribute(&now, &base, 5.0, &[]);
-        assert_eq!(a.kind, AttributionKind::CodeRegression, "{}", a.summary);
-        // Busy: 30/60 → 60/80 of the samples, +25 points.
-        assert_eq!(
-            a.summary,
-            "code regression (application +25 pts of busy time)"
-        );
-        // 150 samples of which 40 % idle leave 90 busy ones: too few.
-        base.samples = Some(150);
-        let a = attribute(&now, &base, 5.0, &[]);
-        assert_eq!(a.kind, AttributionKind::Inconclusive);
-        assert_eq!(
-            a.summary,
-            "inconclusive (1613 and 90 busy samples; at least 100 needed)"
-        );
-        // No sample count in the format (bytes, ns): not held against it.
-        base.samples = None;
-        assert_eq!(
-            attribute(&now, &base, 5.0, &[]).kind,
-            AttributionKind::CodeRegression
-        );
-    }
-
-    #[test]
-    fn the_line_names_the_top_three_frames_but_not_their_callers() {
-        let row = |frame: &str, before: f64, after: f64, caller_of: Option<&str>| FrameGrowth {
-            frame: frame.to_string(),
-            self_before_pct: 0.0,
-            self_after_pct: 0.0,
-            total_before_pct: before,
-            total_after_pct: after,
-            caller_of: caller_of.map(str::to_string),
-        };
-        let grown = [
-            row("com/acme/pricing/DiscountRules.forLine", 0.0, 26.3, None),
-            row(
-                "com/acme/pricing/QuoteService.quote",
-                37.7,
-                54.6,
-                Some("com/acme/pricing/DiscountRules.forLine"),
-            ),
-            row(
-                "com/acme/pricing/DiscountRuleRepository.findByProduct",
-                0.0,
-                19.1,
-                None,
-            ),
-            row(
-                "org/springframework/jdbc/core/JdbcTemplate.query",
-                3.1,
-                21.2,
-                None,
-            ),
-            row("java/util/HashSet.contains", 0.0, 3.9, None),
-        ];
-        let base = shares(3000.0, &[(Application, 50.0), (Other, 50.0)]);
-        let now = shares(3000.0, &[(Application, 70.0), (Other, 30.0)]);
-        let a = attribute(&now, &base, 5.0, &grown);
-        assert_eq!(
-            a.summary,
-            "code regression (application +20 pts of busy time)"
-        );
-        assert_eq!(
-            a.line(),
-            "code regression (application +20 pts of busy time); grew most: \
-             DiscountRules.forLine +26.3 pts, DiscountRuleRepository.findByProduct +19.1 pts, \
-             JdbcTemplate.query +18.1 pts"
-        );
-        assert_eq!(
-            a.top_frames[0].frame,
-            "com/acme/pricing/DiscountRules.forLine"
-        );
-        assert_eq!(a.top_frames.len(), 3);
-    }
-
-    #[test]
-    fn the_threshold_is_configurable() {
-        let base = shares(3000.0, &[(Application, 50.0), (Other, 50.0)]);
-        let now = shares(3000.0, &[(Application, 53.0), (Other, 47.0)]);
-        assert_eq!(
-            attribute(&now, &base, 2.5, &[]).kind,
-            AttributionKind::CodeRegression
-        );
-    }
-}
+mod tests;
