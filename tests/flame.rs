@@ -97,7 +97,7 @@ fn profiles_become_flame_pages_with_attribution() {
     assert_eq!(profile["attribution"]["kind"], "code-regression");
     let summary = profile["attribution"]["summary"].as_str().unwrap();
     assert!(
-        summary.starts_with("code regression (application +"),
+        summary.starts_with("code regression: slow_scan (orders_service.py) +"),
         "{summary}"
     );
     assert!(profile["shares"]["application"].as_f64().unwrap() > 40.0);
@@ -129,7 +129,7 @@ fn profiles_become_flame_pages_with_attribution() {
     let stem = page_name.trim_end_matches(".html");
     let page = std::fs::read_to_string(dir.join(page_name)).unwrap();
     assert!(
-        page.contains("Attribution: code regression (application +"),
+        page.contains("Attribution: code regression: slow_scan (orders_service.py) +"),
         "attribution shown"
     );
     assert!(
@@ -155,7 +155,7 @@ fn profiles_become_flame_pages_with_attribution() {
         run_page.contains(&format!("href=\"../flame/orders/{page_name}\"")),
         "run page links it"
     );
-    assert!(run_page.contains("code regression (application +"));
+    assert!(run_page.contains("code regression: slow_scan (orders_service.py) +"));
 
     // Deterministic: a second build gives byte-identical flame pages, SVGs and data.
     let again = tmp.path().join("site2");
@@ -212,7 +212,7 @@ fn gc_growth_is_attributed_to_gc_and_names_are_escaped_everywhere() {
         run["profiles"][0]["attribution"]["summary"]
             .as_str()
             .unwrap()
-            .starts_with("GC/lock (GC +")
+            .starts_with("GC/lock: GC +")
     );
 
     // Every flame page and SVG escapes `<`, `>`, `&` and quotes in frame names.
@@ -352,7 +352,11 @@ fn real_pyspy_regression_in_the_archive_leads_to_the_injected_function() {
         let a = &p["attribution"];
         assert_eq!(a["kind"], "code-regression", "{id}: {a}");
         let summary = a["summary"].as_str().unwrap();
-        assert!(summary.ends_with("pts of busy time)"), "{id}: {summary}");
+        assert!(
+            summary.starts_with("code regression: rules_for_line (shop.py) +"),
+            "{id}: {summary}"
+        );
+        assert_eq!(a["more_work"], true, "{id}: {a}");
         assert_eq!(
             a["top_frames"][0]["frame"], "rules_for_line (shop.py)",
             "{id}: {a}"
@@ -387,11 +391,10 @@ fn real_pyspy_regression_in_the_archive_leads_to_the_injected_function() {
             std::fs::read_to_string(out.join(format!("flame/{id}/{run_slug}.cpu.html"))).unwrap();
         // The page names the injected function in the attribution line.
         assert!(
-            page.contains(&format!(
-                "Attribution: {summary}; grew most: rules_for_line (shop.py) +"
-            )),
+            page.contains("Attribution: code regression: rules_for_line (shop.py) +"),
             "{id}"
         );
+        assert!(page.contains(" pts of busy time)"), "{id}");
         assert!(page.contains("<strong>Idle: "), "{id}: idle shown apart");
         assert!(
             page.contains(

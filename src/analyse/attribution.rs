@@ -58,7 +58,7 @@ use serde::Serialize;
 
 use super::RunPoint;
 use super::verdict::{self, BaselineEffect, Verdict};
-use crate::model::{Archive, EndpointRun, ProfileCapture};
+use crate::model::{Archive, EndpointRun, ProfileCapture, ProfileFile, RunMeta};
 use crate::profile::classify::StackCategories;
 use crate::profile::compare::{
     Comparable, FrameNumbers, FrameTable, SharedWork, StackNormaliser, culprits, grown_frames_in,
@@ -344,6 +344,19 @@ fn seconds_per(unit: &str) -> Option<f64> {
 /// time), or why it cannot be told.
 fn cost_of(side: &Side<'_>, which: &str) -> Result<(f64, String), String> {
     let c = &side.capture;
+    let Some(duration) = c.recorded.duration_s else {
+        return Err(format!(
+            "the {which} does not say how long it was recorded ([profile] duration in its run.toml)"
+        ));
+    };
+    let requests = match c.throughput_rps {
+        Some(rps) if rps > 0.0 => rps * duration,
+        _ => {
+            return Err(format!(
+                "no request count: the {which} run's throughput is not known"
+            ));
+        }
+    };
     let units = side.comparable.units.as_str();
     let (busy, unit) = if let Some(f) = seconds_per(units) {
         (side.comparable.total * f, "s".to_string())
@@ -359,22 +372,16 @@ fn cost_of(side: &Side<'_>, which: &str) -> Result<(f64, String), String> {
     } else {
         (side.comparable.total, units.to_string())
     };
-    let Some(duration) = c.recorded.duration_s else {
-        return Err(format!(
-            "the {which} does not say how long it was recorded ([profile] duration in its run.toml)"
-        ));
-    };
-    let requests = match c.throughput_rps {
-        Some(rps) if rps > 0.0 => rps * duration,
-        _ => return Err(format!("no request count: the {which} run's throughput is not known")),
-    };
     Ok((busy / requests, unit))
 }
 
 /// The busy time per request of both sides, when both runs say enough.
 pub fn per_request(current: &Side<'_>, baseline: &Side<'_>) -> PerRequest {
     let unknown = |reason: String| PerRequest::Unknown { reason };
-    let (a, b) = match (cost_of(current, "profile"), cost_of(baseline, "baseline profile")) {
+    let (a, b) = match (
+        cost_of(current, "profile"),
+        cost_of(baseline, "baseline profile"),
+    ) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return unknown(e),
     };
@@ -387,7 +394,10 @@ pub fn per_request(current: &Side<'_>, baseline: &Side<'_>) -> PerRequest {
     if !(b.0 > 0.0 && a.0.is_finite()) {
         return unknown("the baseline profile holds no busy weight".into());
     }
-    let noise = match (current.shares.busy_samples(), baseline.shares.busy_samples()) {
+    let noise = match (
+        current.shares.busy_samples(),
+        baseline.shares.busy_samples(),
+    ) {
         (Some(x), Some(y)) if x > 0.0 && y > 0.0 => (1.0 / x + 1.0 / y).sqrt(),
         _ => 0.0,
     };
@@ -402,7 +412,11 @@ pub fn per_request(current: &Side<'_>, baseline: &Side<'_>) -> PerRequest {
 
 /// Per category, the growth of the busy share of the stacks through
 /// `frames` from `baseline` to `current`, points.
-fn growth_through(current: &Comparable, baseline: &Comparable, frames: &[&str]) -> BTreeMap<Category, f64> {
+fn growth_through(
+    current: &Comparable,
+    baseline: &Comparable,
+    frames: &[&str],
+) -> BTreeMap<Category, f64> {
     let mut out = share_through(current, frames);
     for (c, before) in share_through(baseline, frames) {
         *out.entry(c).or_insert(0.0) -= before;
@@ -411,7 +425,10 @@ fn growth_through(current: &Comparable, baseline: &Comparable, frames: &[&str]) 
 }
 
 fn environment_part(by: &BTreeMap<Category, f64>) -> f64 {
-    ENVIRONMENT.iter().map(|c| by.get(c).copied().unwrap_or(0.0)).sum()
+    ENVIRONMENT
+        .iter()
+        .map(|c| by.get(c).copied().unwrap_or(0.0))
+        .sum()
 }
 
 /// Decides whether a regression is code or GC/lock (see the module docs),
@@ -587,9 +604,9 @@ pub fn attribute(
     };
     // Say when the busy time per request was asked for (the runs record
     // part of it) but cannot be told.
-    let asked = [current, baseline].iter().any(|s| {
-        s.capture.recorded.duration_s.is_some() || s.capture.recorded.rate_hz.is_some()
-    });
+    let asked = [current, baseline]
+        .iter()
+        .any(|s| s.capture.recorded.duration_s.is_some() || s.capture.recorded.rate_hz.is_some());
     let note = match &per_request {
         PerRequest::Unknown { reason } if asked && enough => {
             Some(format!("per request: cannot tell: {reason}"))
@@ -674,6 +691,150 @@ pub struct ProfileBaseline {
     pub comparable: Digested<Comparable>,
 }
 
+/// A profile classified, with its busy stacks as compared and their frame
+/// table: ready to be compared, or to serve as a baseline.
+struct Prepared {
+    run: String,
+    kind: String,
+    source: String,
+    /// One digest for this profile wherever it is shown.
+    profile: Digested<Profile>,
+    comparable: Digested<Comparable>,
+    table: FrameTable,
+    shares: CategoryShares,
+    capture: Capture,
+}
+
+/// Prepares and compares the profiles of one endpoint, with one memo for
+/// all of them: most stacks recur in every run. The one place a profile is
+/// compared with its baseline, for the site ([`attach_profiles`]) and for
+/// `perfdash check` ([`attribute_checked`]).
+struct Comparer<'p> {
+    classifier: &'p Classifier,
+    min_shift_pts: f64,
+    normaliser: StackNormaliser<'p>,
+    numbers: FrameNumbers,
+    classified: StackCategories<'p>,
+}
+
+impl<'p> Comparer<'p> {
+    fn new(classifier: &'p Classifier, min_shift_pts: f64) -> Comparer<'p> {
+        Comparer {
+            classifier,
+            min_shift_pts,
+            normaliser: StackNormaliser::new(classifier.normalisation()),
+            numbers: FrameNumbers::default(),
+            classified: StackCategories::default(),
+        }
+    }
+
+    fn prepare(&mut self, file: &'p ProfileFile, run: &str, capture: Capture) -> Prepared {
+        let (shares, categories) = self
+            .classifier
+            .shares_and_categories_with(&file.profile, &mut self.classified);
+        let comparable = Digested::new(Arc::new(Comparable::from_categories_with(
+            &file.profile,
+            &categories,
+            self.classifier,
+            &mut self.normaliser,
+        )));
+        let table = FrameTable::of(&comparable, &mut self.numbers);
+        Prepared {
+            run: run.to_string(),
+            kind: file.kind.clone(),
+            source: file.source.clone(),
+            profile: Digested::new(file.profile.clone()),
+            comparable,
+            table,
+            shares,
+            capture,
+        }
+    }
+
+    /// `current` against `base`, attributed when `regressed`.
+    fn compare(
+        &self,
+        current: &Prepared,
+        base: Option<&Prepared>,
+        regressed: bool,
+    ) -> ProfileAnalysis {
+        let shares = &current.shares;
+        let baseline = base.map(|b| ProfileBaseline {
+            run: b.run.clone(),
+            source: b.source.clone(),
+            total: b.profile.total,
+            samples: b.profile.samples,
+            idle_pct: b.shares.idle_pct(),
+            changes: changes(shares, &b.shares),
+            profile: b.profile.clone(),
+            comparable: b.comparable.clone(),
+        });
+        let grown = base
+            .map(|b| {
+                grown_frames_in(
+                    (&b.comparable, &b.table),
+                    (&current.comparable, &current.table),
+                    &self.numbers,
+                    GROWN_FRAMES,
+                )
+            })
+            .unwrap_or_default();
+        let attribution = base.filter(|_| regressed).map(|b| {
+            attribute(
+                &Side {
+                    shares,
+                    comparable: &current.comparable,
+                    capture: current.capture,
+                },
+                &Side {
+                    shares: &b.shares,
+                    comparable: &b.comparable,
+                    capture: b.capture,
+                },
+                self.min_shift_pts,
+                &grown,
+            )
+        });
+        let profile = &current.profile;
+        ProfileAnalysis {
+            kind: current.kind.clone(),
+            source: current.source.clone(),
+            format: profile.format,
+            units: profile.units.clone(),
+            total: profile.total,
+            samples: profile.samples,
+            shares: shares.shares.iter().copied().collect(),
+            idle_pct: shares.idle_pct(),
+            busy_total: shares.busy,
+            busy_shares: shares.busy_shares.iter().copied().collect(),
+            gc_in_mutator_pct: shares.gc_in_mutator_pct,
+            normalisation: self.classifier.normalisation(),
+            baseline,
+            attribution,
+            grown_frames: grown,
+            profile: profile.clone(),
+            comparable: current.comparable.clone(),
+        }
+    }
+}
+
+/// What a point says about how its run's profiles were recorded.
+fn capture_of(point: &RunPoint, meta: &RunMeta) -> Capture {
+    Capture {
+        throughput_rps: point.figures.throughput_rps,
+        recorded: meta.profile,
+    }
+}
+
+/// Whether a point's profiles may serve as baseline profiles: profiles
+/// follow the latency baseline, so a run that joined it (including one
+/// inside an accepted change) becomes the reference; a branch run's never
+/// does (it never joins a main baseline).
+fn serves_as_baseline(point: &RunPoint, meta: &RunMeta, main_branch: Option<&str>) -> bool {
+    verdict::baseline_effect(point.verdict, point.accepted_change) != BaselineEffect::Skip
+        && meta.on_main(main_branch)
+}
+
 /// Classifies and compares the profiles of one endpoint's runs, in time
 /// order, and attributes each regressed run that has a baseline profile.
 /// The baseline of a kind is the most recent earlier run of this endpoint
@@ -688,125 +849,89 @@ pub fn attach_profiles(
     classifier: &Classifier,
     min_shift_pts: f64,
 ) {
-    struct Base {
-        run: String,
-        source: String,
-        profile: Digested<Profile>,
-        comparable: Digested<Comparable>,
-        table: FrameTable,
-        shares: CategoryShares,
-        capture: Capture,
-    }
-    let mut bases: HashMap<String, Base> = HashMap::new();
+    let mut bases: HashMap<String, Prepared> = HashMap::new();
     let main_branch = archive.main_branch();
-    // One memo for all the endpoint's profiles: most stacks recur in every run.
-    let mut normaliser = StackNormaliser::new(classifier.normalisation());
-    let mut numbers = FrameNumbers::default();
-    let mut classified = StackCategories::default();
+    let mut comparer = Comparer::new(classifier, min_shift_pts);
     for point in points.iter_mut() {
         let run = &archive.runs[point.run_index];
         let Ok(at) = endpoint_runs.binary_search_by_key(&point.run_index, |&(i, _)| i) else {
             continue;
         };
         let files = &endpoint_runs[at].1.profiles;
-        let capture = Capture {
-            throughput_rps: point.figures.throughput_rps,
-            recorded: run.meta.profile,
-        };
+        let capture = capture_of(point, &run.meta);
         let mut analysed = Vec::with_capacity(files.len());
         let mut new_bases = Vec::new();
         for file in files {
-            let (shares, categories) =
-                classifier.shares_and_categories_with(&file.profile, &mut classified);
-            let comparable = Digested::new(Arc::new(Comparable::from_categories_with(
-                &file.profile,
-                &categories,
-                classifier,
-                &mut normaliser,
-            )));
-            // One digest for this profile wherever it is shown.
-            let profile = Digested::new(file.profile.clone());
-            let base = bases.get(&file.kind);
-            let baseline = base.map(|b| ProfileBaseline {
-                run: b.run.clone(),
-                source: b.source.clone(),
-                total: b.profile.total,
-                samples: b.profile.samples,
-                idle_pct: b.shares.idle_pct(),
-                changes: changes(&shares, &b.shares),
-                profile: b.profile.clone(),
-                comparable: b.comparable.clone(),
-            });
-            let table = FrameTable::of(&comparable, &mut numbers);
-            let grown = base
-                .map(|b| {
-                    grown_frames_in(
-                        (&b.comparable, &b.table),
-                        (&comparable, &table),
-                        &numbers,
-                        GROWN_FRAMES,
-                    )
-                })
-                .unwrap_or_default();
-            let attribution = match base {
-                Some(b) if point.verdict == Verdict::Regression => Some(attribute(
-                    &Side {
-                        shares: &shares,
-                        comparable: &comparable,
-                        capture,
-                    },
-                    &Side {
-                        shares: &b.shares,
-                        comparable: &b.comparable,
-                        capture: b.capture,
-                    },
-                    min_shift_pts,
-                    &grown,
-                )),
-                _ => None,
-            };
-            analysed.push(ProfileAnalysis {
-                kind: file.kind.clone(),
-                source: file.source.clone(),
-                format: file.profile.format,
-                units: file.profile.units.clone(),
-                total: file.profile.total,
-                samples: file.profile.samples,
-                shares: shares.shares.iter().copied().collect(),
-                idle_pct: shares.idle_pct(),
-                busy_total: shares.busy,
-                busy_shares: shares.busy_shares.iter().copied().collect(),
-                gc_in_mutator_pct: shares.gc_in_mutator_pct,
-                normalisation: classifier.normalisation(),
-                baseline,
-                attribution,
-                grown_frames: grown,
-                profile: profile.clone(),
-                comparable: comparable.clone(),
-            });
-            new_bases.push((
-                file.kind.clone(),
-                Base {
-                    run: run.id.clone(),
-                    source: file.source.clone(),
-                    profile,
-                    comparable,
-                    table,
-                    shares,
-                    capture,
-                },
+            let prepared = comparer.prepare(file, &run.id, capture);
+            analysed.push(comparer.compare(
+                &prepared,
+                bases.get(&file.kind),
+                point.verdict == Verdict::Regression,
             ));
+            new_bases.push((file.kind.clone(), prepared));
         }
         point.profiles = analysed;
-        // Profiles follow the latency baseline: a run that joined it
-        // (including one inside an accepted change) becomes the reference.
-        // A branch run's never does: it never joins a main baseline.
-        if verdict::baseline_effect(point.verdict, point.accepted_change) != BaselineEffect::Skip
-            && run.meta.on_main(main_branch.as_deref())
-        {
+        if serves_as_baseline(point, &run.meta, main_branch.as_deref()) {
             bases.extend(new_bases);
         }
     }
+}
+
+/// One earlier point of an endpoint that may hold a baseline profile, for
+/// [`attribute_checked`].
+pub struct Candidate<'a> {
+    pub point: &'a RunPoint,
+    pub meta: &'a RunMeta,
+}
+
+/// The profiles of one regressed point compared with their baseline
+/// profiles, exactly as the site's walk compares them ([`attach_profiles`]),
+/// for `perfdash check`, which classifies no other profile. `files`: the
+/// point's profiles; `earlier`: the endpoint's points before it, newest
+/// first; `load` gives a point's profiles (read on demand: only until each
+/// kind has found its baseline). Returns one analysis per profile, with
+/// its baseline when one was found, attributed (when it was) if
+/// `regressed`: the gate asks for every run over its policy's line.
+pub fn attribute_checked<'a>(
+    checked: Candidate<'_>,
+    files: &[ProfileFile],
+    earlier: impl Iterator<Item = Candidate<'a>>,
+    mut load: impl FnMut(&RunPoint) -> Vec<ProfileFile>,
+    main_branch: Option<&str>,
+    classifier: &Classifier,
+    (min_shift_pts, regressed): (f64, bool),
+) -> Vec<ProfileAnalysis> {
+    let (point, meta) = (checked.point, checked.meta);
+    let mut wanted: Vec<&str> = files.iter().map(|f| f.kind.as_str()).collect();
+    let mut found: Vec<(ProfileFile, String, Capture)> = Vec::new();
+    for c in earlier {
+        if wanted.is_empty() {
+            break;
+        }
+        if !serves_as_baseline(c.point, c.meta, main_branch) {
+            continue;
+        }
+        for file in load(c.point) {
+            if let Some(at) = wanted.iter().position(|k| *k == file.kind) {
+                wanted.remove(at);
+                found.push((file, c.point.run.clone(), capture_of(c.point, c.meta)));
+            }
+        }
+    }
+    let mut comparer = Comparer::new(classifier, min_shift_pts);
+    let bases: Vec<Prepared> = found
+        .iter()
+        .map(|(file, run, capture)| comparer.prepare(file, run, *capture))
+        .collect();
+    let capture = capture_of(point, meta);
+    files
+        .iter()
+        .map(|file| {
+            let prepared = comparer.prepare(file, &point.run, capture);
+            let base = bases.iter().find(|b| b.kind == file.kind);
+            comparer.compare(&prepared, base, regressed)
+        })
+        .collect()
 }
 
 #[cfg(test)]

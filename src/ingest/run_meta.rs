@@ -121,7 +121,13 @@ fn parse_profile_capture(
 ) -> Result<crate::model::ProfileCapture, Error> {
     let line = text
         .lines()
-        .position(|l| l.trim().trim_start_matches('[').trim_end_matches(']').trim() == "profile")
+        .position(|l| {
+            l.trim()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+                == "profile"
+        })
         .map(|n| n as u64 + 1)
         .or_else(|| key_line(text, "profile"));
     let err = |message: String| Error::at(path, line, message);

@@ -652,8 +652,7 @@ pub fn shared_work_ratio(baseline: &Comparable, current: &Comparable) -> Option<
         .filter_map(|(frame, &b)| {
             let a = *after.get(frame)?;
             let (b, a) = (baseline.pct(b), current.pct(a));
-            (b > 0.0 && a > 0.0 && (b >= VOTER_MIN_PCT || a >= VOTER_MIN_PCT))
-                .then(|| (b / a).ln())
+            (b > 0.0 && a > 0.0 && (b >= VOTER_MIN_PCT || a >= VOTER_MIN_PCT)).then(|| (b / a).ln())
         })
         .collect();
     if logs.len() < MIN_VOTERS {

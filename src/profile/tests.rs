@@ -991,7 +991,10 @@ fn pyspy_shop_n_plus_one_is_a_code_regression_named_by_its_function() {
             assert!(a.application_delta_pts >= 10.0, "{v2}: {}", a.summary);
             // More busy work: the functions both versions share lost share.
             let shared = a.shared_work.unwrap();
-            println!("{v2}: shared work ×{:.2} over {} frames", shared.ratio, shared.frames);
+            println!(
+                "{v2}: shared work ×{:.2} over {} frames",
+                shared.ratio, shared.frames
+            );
             assert!(shared.ratio >= 2.0, "{v2}: {shared:?}");
             // Idle is left out of the shares compared, and it was large.
             assert!(a.changes.iter().all(|x| x.category != Category::IdleWait));

@@ -271,9 +271,9 @@ fn an_n_plus_one_in_an_all_application_service_is_named() {
     assert_eq!(shared.frames, 6);
     assert_eq!(a.more_work, Some(true));
     assert!(
-        a.line().starts_with(
-            "code regression: attach_reviewer_stats (shop.py) +"
-        ) && a.line().contains("(application +"),
+        a.line()
+            .starts_with("code regression: attach_reviewer_stats (shop.py) +")
+            && a.line().contains("(application +"),
         "{}",
         a.line()
     );
@@ -347,7 +347,8 @@ fn busy_time_per_request_compares_profiles_at_different_rates() {
     assert!((ratio - after / before).abs() < 1e-12);
     assert_eq!(a.kind, AttributionKind::CodeRegression);
     assert!(
-        a.line().contains("; busy time per request ×11 (14.6 ms → 165.8 ms)"),
+        a.line()
+            .contains("; busy time per request ×11 (14.6 ms → 165.8 ms)"),
         "{}",
         a.line()
     );
@@ -418,7 +419,9 @@ fn per_request_says_what_it_misses() {
     let a = compare_with(&now, with_rate(durations), &base, with_rate(no_rps));
     assert_eq!(
         a.note.as_deref(),
-        Some("per request: cannot tell: no request count: the baseline profile run's throughput is not known")
+        Some(
+            "per request: cannot tell: no request count: the baseline profile run's throughput is not known"
+        )
     );
 }
 
