@@ -217,8 +217,8 @@ impl Attribution {
     /// The reading with every frame it names and what the busy time per
     /// request says, as the flame page and `perfdash check` show it:
     /// `code regression: DiscountRules.forLine +27.4 pts,
-    /// DiscountRuleRepository.findByProduct +19.8 pts (application +7 pts
-    /// of busy time)`. [`summary`](Self::summary) stays short for tables
+    /// DiscountRuleRepository.findByProduct +19.8 pts, JdbcTemplate.query
+    /// +18.8 pts; application share +7 pts of busy time`. [`summary`](Self::summary) stays short for tables
     /// that list many runs.
     pub fn line(&self) -> String {
         let frames = || {
@@ -237,7 +237,7 @@ impl Attribution {
         let mut out = match (self.kind, self.top_frames.is_empty()) {
             (AttributionKind::CodeRegression, false) if self.names_code_frame() => {
                 format!(
-                    "code regression: {} ({})",
+                    "code regression: {}; {}",
                     frames(),
                     category_points(Category::Application, self.application_delta_pts, self)
                 )
@@ -287,7 +287,7 @@ fn category_points(c: Category, d: f64, a: &Attribution) -> String {
     } else {
         ""
     };
-    format!("{} {:+.0} pts{busy}", c.label(), d)
+    format!("{} share {:+.0} pts{busy}", c.label(), d)
 }
 
 /// `9.7`, `1.02`, `0.34`: enough digits to tell it from 1.
@@ -565,19 +565,23 @@ pub fn attribute(
         ),
         AttributionKind::Inconclusive if more_work == Some(false) => {
             match (&per_request, shared_work) {
-                (PerRequest::Measured { ratio, .. }, _) => format!(
-                    "busy time per request ×{}, no more than the baseline's: the time went to \
+                (PerRequest::Measured { ratio, noise, .. }, _) => format!(
+                    "busy time per request ×{}, {} the baseline's: the extra latency is in \
                      waits the profile does not show, or outside the process",
-                    ratio_text(*ratio)
+                    ratio_text(*ratio),
+                    if *ratio < 1.0 - (2.0 * noise).max(0.05) {
+                        "less than"
+                    } else {
+                        "no more than"
+                    }
                 ),
                 (_, Some(s)) if s.ratio < 1.0 => format!(
-                    "less busy work than the baseline (the frames both profiles hold gained \
-                     share: ×{}), so no frame's growth is new work",
+                    "less busy work than the baseline (×{} by the frames both profiles hold): \
+                     the frames that grew only gained share",
                     ratio_text(s.ratio)
                 ),
                 (_, Some(s)) => format!(
-                    "no more busy work than the baseline (the frames both profiles hold kept \
-                     their share: ×{})",
+                    "no more busy work than the baseline (×{} by the frames both profiles hold)",
                     ratio_text(s.ratio)
                 ),
                 _ => unreachable!("more_work is known"),

@@ -866,7 +866,21 @@ fn attribute_pair(
     baseline: &Profile,
     current: &Profile,
 ) -> (crate::analyse::attribution::Attribution, Vec<FrameGrowth>) {
-    use crate::analyse::attribution::{Capture, GROWN_FRAMES, Side, attribute};
+    use crate::analyse::attribution::Capture;
+    attribute_pair_with(
+        c,
+        (baseline, Capture::default()),
+        (current, Capture::default()),
+    )
+}
+
+/// [`attribute_pair`] with what the runs say about each capture.
+fn attribute_pair_with(
+    c: &Classifier,
+    (baseline, base_capture): (&Profile, crate::analyse::attribution::Capture),
+    (current, capture): (&Profile, crate::analyse::attribution::Capture),
+) -> (crate::analyse::attribution::Attribution, Vec<FrameGrowth>) {
+    use crate::analyse::attribution::{GROWN_FRAMES, Side, attribute};
     use compare::Comparable;
     let (b, a) = (
         Comparable::new(baseline, c, c.normalisation()),
@@ -878,12 +892,12 @@ fn attribute_pair(
         &Side {
             shares: &now,
             comparable: &a,
-            capture: Capture::default(),
+            capture,
         },
         &Side {
             shares: &then,
             comparable: &b,
-            capture: Capture::default(),
+            capture: base_capture,
         },
         ProfileSettings::default().min_shift_pts,
         &grown,
@@ -987,7 +1001,7 @@ fn pyspy_shop_n_plus_one_is_a_code_regression_named_by_its_function() {
                 "{v2}: {}",
                 a.summary
             );
-            assert!(a.line().contains(" pts of busy time)"), "{}", a.line());
+            assert!(a.line().contains("; application share +"), "{}", a.line());
             assert!(a.application_delta_pts >= 10.0, "{v2}: {}", a.summary);
             // More busy work: the functions both versions share lost share.
             let shared = a.shared_work.unwrap();
@@ -1014,6 +1028,79 @@ fn pyspy_shop_n_plus_one_is_a_code_regression_named_by_its_function() {
             assert_eq!(fix.kind, AttributionKind::Inconclusive, "{}", fix.line());
             assert_eq!(fix.more_work, Some(false), "{}", fix.line());
         }
+    }
+}
+
+/// The throughput k6 measured while py-spy recorded (`*.k6.txt`, k6's own
+/// summary: `http_reqs ... 1005   71.626566/s`).
+fn shop_throughput(name: &str) -> f64 {
+    let text = std::fs::read_to_string(
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/pyspy-shop"
+        ))
+        .join(format!("{name}.k6.txt")),
+    )
+    .unwrap();
+    let line = text.lines().find(|l| l.contains("http_reqs")).unwrap();
+    let rate = line.split_whitespace().last().unwrap();
+    rate.trim_end_matches("/s").parse().unwrap()
+}
+
+/// The busy time per request of the real captures, from the throughput k6
+/// measured and how `record.sh` ran py-spy (10 s at 100 Hz): v2's N+1
+/// costs several times v1's busy time per request; the fix costs less.
+/// The folded files count samples (the rate converts them to seconds), the
+/// speedscope files weigh seconds already.
+#[test]
+fn pyspy_shop_busy_time_per_request() {
+    use crate::analyse::attribution::{AttributionKind, Capture, PerRequest};
+    use crate::model::ProfileCapture;
+    let capture = |name: &str| Capture {
+        throughput_rps: Some(shop_throughput(name)),
+        recorded: ProfileCapture {
+            duration_s: Some(10.0),
+            rate_hz: Some(100.0),
+        },
+    };
+    let c = &shop_classifiers()[0];
+    for (v1, v2) in [
+        ("v1.folded", "v2.folded"),
+        ("v1.speedscope.json", "v2.speedscope.json"),
+    ] {
+        let (before, after) = (shop(v1), shop(v2));
+        let (a, _) = attribute_pair_with(c, (&before, capture(v1)), (&after, capture(v2)));
+        println!("{v2}: {}", a.line());
+        let PerRequest::Measured {
+            unit,
+            before: b,
+            after: x,
+            ratio,
+            noise,
+        } = &a.per_request
+        else {
+            panic!("{v2}: {:?}", a.per_request);
+        };
+        assert_eq!(unit, "s");
+        // v1 spends a few ms of busy thread time per quote; v2 several times that.
+        assert!((0.002..0.02).contains(b), "{v1}: {b} s per request");
+        assert!(*ratio > 4.0, "{v2}: ×{ratio} ({b} → {x})");
+        assert!(*noise < 0.1, "{noise}");
+        assert_eq!(a.kind, AttributionKind::CodeRegression, "{}", a.line());
+        assert!(
+            a.line().contains("; busy time per request ×"),
+            "{}",
+            a.line()
+        );
+        let (fix, _) = attribute_pair_with(c, (&after, capture(v2)), (&before, capture(v1)));
+        println!("{v1} after {v2}: {}", fix.line());
+        assert_eq!(fix.kind, AttributionKind::Inconclusive, "{}", fix.line());
+        assert!(
+            fix.summary
+                .starts_with("inconclusive: busy time per request ×0."),
+            "{}",
+            fix.summary
+        );
     }
 }
 

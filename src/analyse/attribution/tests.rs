@@ -273,7 +273,7 @@ fn an_n_plus_one_in_an_all_application_service_is_named() {
     assert!(
         a.line()
             .starts_with("code regression: attach_reviewer_stats (shop.py) +")
-            && a.line().contains("(application +"),
+            && a.line().contains("; application share +"),
         "{}",
         a.line()
     );
