@@ -576,7 +576,11 @@ fn compare_checked_profiles(
             profiles_of,
             main_branch.as_deref(),
             &classifier,
-            (settings.profiles.min_shift_pts, true),
+            // Attributed exactly where the site attributes: a regression.
+            (
+                settings.profiles.min_shift_pts,
+                point.verdict == crate::analyse::Verdict::Regression,
+            ),
         );
         check.profiles = analysed.iter().map(CheckedProfile::of).collect();
     }

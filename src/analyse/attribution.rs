@@ -14,12 +14,15 @@
 //!    them is split by category (application, GC + lock + VM/safepoint).
 //! 2. **Whether there is more busy work at all.** Shares always add up to
 //!    100 %, so when something shrinks every other frame gains share. The
-//!    **busy time per request** (busy weight ÷ requests served while the
-//!    profiler ran: the run's throughput × `[profile] duration`, in seconds
-//!    when the weights are time or `[profile] rate` is given) says it
-//!    directly; without it, the frames both profiles hold say it
-//!    ([`shared_work_ratio`]): when new work is added, they lose share in
-//!    proportion.
+//!    **busy time per request** says it directly: the busy weight ÷ the
+//!    requests served while the profiler ran (the run's throughput ×
+//!    `[profile] duration` in run.toml; in seconds when the weights are
+//!    time or `[profile] rate` is given). Without a duration, the frames
+//!    both profiles hold say it ([`shared_work_ratio`]: when new work is
+//!    added they lose share in proportion), and the busy weight per unit
+//!    of throughput is shown beside it (its ratio is the per-request one
+//!    when both profiles ran as long, as a CI step that profiles every run
+//!    alike records them; it decides only when too few frames are shared).
 //! 3. **Category shares**, as before: the busy share of application code
 //!    and of GC + lock + VM/safepoint, in points.
 //!
@@ -178,7 +181,9 @@ pub struct NamedFrame {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum PerRequest {
-    /// Both profiles' busy weight per request, in `unit` (`s` for time).
+    /// Both runs say how long their profiler ran (`[profile] duration`):
+    /// each profile's busy weight per request, in `unit` (`s` when it is
+    /// time).
     Measured {
         unit: String,
         before: f64,
@@ -189,8 +194,77 @@ pub enum PerRequest {
         /// its logarithm, from the busy sample counts; 0 when unknown).
         noise: f64,
     },
+    /// The profiles do not say how long they ran: the busy weight ÷ the
+    /// run's throughput, whose ratio is the busy weight per request's when
+    /// both profiles ran as long (and, counted in samples, at one rate),
+    /// as a CI step that profiles every run alike records them.
+    Relative {
+        /// `samples`, `s`, or the profiles' unit.
+        unit: String,
+        ratio: f64,
+        noise: f64,
+    },
     /// Why it cannot be told.
     Unknown { reason: String },
+}
+
+impl PerRequest {
+    /// The ratio and its noise, when there is one.
+    pub fn ratio(&self) -> Option<(f64, f64)> {
+        match self {
+            PerRequest::Measured { ratio, noise, .. }
+            | PerRequest::Relative { ratio, noise, .. } => Some((*ratio, *noise)),
+            PerRequest::Unknown { .. } => None,
+        }
+    }
+
+    /// `busy time per request ×9.7`, `busy samples per request ×1.38`.
+    fn words(&self) -> Option<String> {
+        let what = |unit: &str| match unit {
+            "s" => "busy time",
+            "samples" => "busy samples",
+            _ => "busy weight",
+        };
+        match self {
+            PerRequest::Measured { unit, ratio, .. } | PerRequest::Relative { unit, ratio, .. } => {
+                Some(format!(
+                    "{} per request ×{}",
+                    what(unit),
+                    ratio_text(*ratio)
+                ))
+            }
+            PerRequest::Unknown { .. } => None,
+        }
+    }
+
+    /// What the ratio assumes, in brackets, or the values it compares.
+    fn qualifier(&self) -> String {
+        match self {
+            PerRequest::Measured {
+                unit,
+                before,
+                after,
+                ..
+            } => format!(
+                " ({} → {})",
+                cost_text(*before, unit),
+                cost_text(*after, unit)
+            ),
+            PerRequest::Relative { unit, .. } if unit == "samples" => {
+                " (if both profiles ran as long, at one rate)".to_string()
+            }
+            PerRequest::Relative { .. } => " (if both profiles ran as long)".to_string(),
+            PerRequest::Unknown { .. } => String::new(),
+        }
+    }
+}
+
+/// Which measure decides whether the regressed profile does more busy work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WorkMeasure {
+    PerRequest,
+    SharedFrames,
+    None,
 }
 
 /// What a run says about how one of its profiles was recorded, besides the
@@ -245,21 +319,10 @@ impl Attribution {
             (_, false) => format!("{}; grew most: {}", self.summary, frames()),
             (_, true) => self.summary.clone(),
         };
-        if let PerRequest::Measured {
-            unit,
-            before,
-            after,
-            ratio,
-            ..
-        } = &self.per_request
+        if let Some(words) = self.per_request.words()
             && !self.summary.contains("per request")
         {
-            out.push_str(&format!(
-                "; busy time per request ×{} ({} → {})",
-                ratio_text(*ratio),
-                cost_text(*before, unit),
-                cost_text(*after, unit)
-            ));
+            out.push_str(&format!("; {words}{}", self.per_request.qualifier()));
         }
         if let Some(note) = &self.note {
             out.push_str("; ");
@@ -340,58 +403,55 @@ fn seconds_per(unit: &str) -> Option<f64> {
     })
 }
 
-/// The busy weight per request of one side, in a unit (`s` when it is
-/// time), or why it cannot be told.
-fn cost_of(side: &Side<'_>, which: &str) -> Result<(f64, String), String> {
-    let c = &side.capture;
-    let Some(duration) = c.recorded.duration_s else {
-        return Err(format!(
-            "the {which} does not say how long it was recorded ([profile] duration in its run.toml)"
-        ));
-    };
-    let requests = match c.throughput_rps {
-        Some(rps) if rps > 0.0 => rps * duration,
-        _ => {
-            return Err(format!(
-                "no request count: the {which} run's throughput is not known"
-            ));
-        }
-    };
+/// The busy weight of one side in seconds when it is time (time units, or
+/// samples at a known rate), else in its own unit.
+fn busy_of(side: &Side<'_>) -> (f64, String) {
     let units = side.comparable.units.as_str();
-    let (busy, unit) = if let Some(f) = seconds_per(units) {
-        (side.comparable.total * f, "s".to_string())
-    } else if units == "samples" {
-        match c.recorded.rate_hz {
-            Some(rate) => (side.comparable.total / rate, "s".to_string()),
-            None => {
-                return Err(format!(
-                    "the {which}'s sampling rate is not known ([profile] rate in its run.toml)"
-                ));
-            }
-        }
-    } else {
-        (side.comparable.total, units.to_string())
-    };
-    Ok((busy / requests, unit))
+    let total = side.comparable.total;
+    match (seconds_per(units), side.capture.recorded.rate_hz) {
+        (Some(f), _) => (total * f, "s".to_string()),
+        (None, Some(rate)) if units == "samples" => (total / rate, "s".to_string()),
+        _ => (total, units.to_string()),
+    }
 }
 
-/// The busy time per request of both sides, when both runs say enough.
+/// The busy time per request of both sides ([`PerRequest`]): measured when
+/// both runs say how long their profiler ran, else relative to the
+/// throughput, else why not.
 pub fn per_request(current: &Side<'_>, baseline: &Side<'_>) -> PerRequest {
     let unknown = |reason: String| PerRequest::Unknown { reason };
-    let (a, b) = match (
-        cost_of(current, "profile"),
-        cost_of(baseline, "baseline profile"),
-    ) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => return unknown(e),
+    let rps = |s: &Side<'_>| {
+        s.capture
+            .throughput_rps
+            .filter(|r| *r > 0.0 && r.is_finite())
     };
-    if a.1 != b.1 {
-        return unknown(format!(
-            "the profiles weigh different things ({} and {})",
-            a.1, b.1
-        ));
+    let (ra, rb) = match (rps(current), rps(baseline)) {
+        (Some(a), Some(b)) => (a, b),
+        (None, _) => return unknown("no request count: the run's throughput is not known".into()),
+        (_, None) => {
+            return unknown(
+                "no request count: the baseline profile's run's throughput is not known".into(),
+            );
+        }
+    };
+    let ((wa, ua), (wb, ub)) = (busy_of(current), busy_of(baseline));
+    if ua != ub {
+        let rates = [current, baseline].map(|s| s.capture.recorded.rate_hz);
+        return unknown(if rates[0].is_some() != rates[1].is_some() {
+            format!(
+                "one profile's sampling rate is known, the other's not ([profile] rate in {} \
+                 run.toml)",
+                if rates[0].is_none() {
+                    "this run's"
+                } else {
+                    "the baseline's"
+                }
+            )
+        } else {
+            format!("the profiles weigh different things ({ua} and {ub})")
+        });
     }
-    if !(b.0 > 0.0 && a.0.is_finite()) {
+    if !(wb > 0.0 && wa.is_finite()) {
         return unknown("the baseline profile holds no busy weight".into());
     }
     let noise = match (
@@ -401,12 +461,23 @@ pub fn per_request(current: &Side<'_>, baseline: &Side<'_>) -> PerRequest {
         (Some(x), Some(y)) if x > 0.0 && y > 0.0 => (1.0 / x + 1.0 / y).sqrt(),
         _ => 0.0,
     };
-    PerRequest::Measured {
-        unit: a.1,
-        before: b.0,
-        after: a.0,
-        ratio: a.0 / b.0,
-        noise,
+    let duration = |s: &Side<'_>| s.capture.recorded.duration_s;
+    match (duration(current), duration(baseline)) {
+        (Some(da), Some(db)) => {
+            let (after, before) = (wa / (ra * da), wb / (rb * db));
+            PerRequest::Measured {
+                unit: ua,
+                before,
+                after,
+                ratio: after / before,
+                noise,
+            }
+        }
+        _ => PerRequest::Relative {
+            unit: ua,
+            ratio: (wa / ra) / (wb / rb),
+            noise,
+        },
     }
 }
 
@@ -485,12 +556,24 @@ pub fn attribute(
 
     let per_request = per_request(current, baseline);
     let shared_work = shared_work_ratio(then, now);
-    let more_work = match (&per_request, shared_work) {
-        (PerRequest::Measured { ratio, noise, .. }, _) => {
-            Some(*ratio >= 1.0 + (min_shift_pts / 100.0).max(2.0 * noise))
-        }
-        (_, Some(s)) => Some(s.ratio >= 1.0 + SHARED_MIN_GROWTH),
-        _ => None,
+    // Which measure says whether there is more busy work: the measured
+    // busy time per request (facts the runs declare), else the frames both
+    // profiles hold (no assumption about the captures), else the busy
+    // weight per unit of throughput (assumes both profiles ran as long).
+    let per_request_more = per_request
+        .ratio()
+        .map(|(ratio, noise)| ratio >= 1.0 + (min_shift_pts / 100.0).max(2.0 * noise));
+    let shared_more = shared_work.map(|s| s.ratio >= 1.0 + SHARED_MIN_GROWTH);
+    let decided_by = match (&per_request, shared_work) {
+        (PerRequest::Measured { .. }, _) => WorkMeasure::PerRequest,
+        (_, Some(_)) => WorkMeasure::SharedFrames,
+        (PerRequest::Relative { .. }, None) => WorkMeasure::PerRequest,
+        _ => WorkMeasure::None,
+    };
+    let more_work = match decided_by {
+        WorkMeasure::PerRequest => per_request_more,
+        WorkMeasure::SharedFrames => shared_more,
+        WorkMeasure::None => None,
     };
     let app_evidence = app.max(frames_app);
     let env_evidence = env.max(frames_env);
@@ -565,16 +648,23 @@ pub fn attribute(
         ),
         AttributionKind::Inconclusive if more_work == Some(false) => {
             match (&per_request, shared_work) {
-                (PerRequest::Measured { ratio, noise, .. }, _) => format!(
-                    "busy time per request ×{}, {} the baseline's: the extra latency is in \
-                     waits the profile does not show, or outside the process",
-                    ratio_text(*ratio),
-                    if *ratio < 1.0 - (2.0 * noise).max(0.05) {
-                        "less than"
-                    } else {
-                        "no more than"
-                    }
-                ),
+                (p, _) if decided_by == WorkMeasure::PerRequest => {
+                    let (ratio, noise) = p.ratio().expect("matched");
+                    format!(
+                        "{}, {} the baseline's{}: the extra latency is in waits the profile \
+                         does not show, or outside the process",
+                        p.words().expect("a ratio"),
+                        if ratio < 1.0 - (2.0 * noise).max(0.05) {
+                            "less than"
+                        } else {
+                            "no more than"
+                        },
+                        match p {
+                            PerRequest::Relative { .. } => p.qualifier(),
+                            _ => String::new(),
+                        }
+                    )
+                }
                 (_, Some(s)) if s.ratio < 1.0 => format!(
                     "less busy work than the baseline (×{} by the frames both profiles hold): \
                      the frames that grew only gained share",
@@ -611,11 +701,36 @@ pub fn attribute(
     let asked = [current, baseline]
         .iter()
         .any(|s| s.capture.recorded.duration_s.is_some() || s.capture.recorded.rate_hz.is_some());
+    // The two estimates disagree: one of their assumptions does not hold.
+    let disagree = match (&per_request, shared_work) {
+        (PerRequest::Relative { .. }, Some(shared))
+            if enough && per_request_more.is_some() && per_request_more != shared_more =>
+        {
+            Some(format!(
+                "the frames both profiles hold say ×{}: did both profiles run as long?",
+                ratio_text(shared.ratio)
+            ))
+        }
+        _ => None,
+    };
     let note = match &per_request {
         PerRequest::Unknown { reason } if asked && enough => {
             Some(format!("per request: cannot tell: {reason}"))
         }
+        PerRequest::Relative { .. } if asked && enough => Some(format!(
+            "per request: relative only: {} does not say how long it was recorded ([profile] \
+             duration in its run.toml)",
+            if current.capture.recorded.duration_s.is_none() {
+                "this run"
+            } else {
+                "the baseline profile's run"
+            }
+        )),
         _ => None,
+    };
+    let note = match (note, disagree) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
     };
     Attribution {
         kind,

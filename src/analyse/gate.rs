@@ -287,6 +287,27 @@ impl CheckedProfile {
     }
 }
 
+/// Fills [`EndpointCheck::profiles`] from an analysis that compared every
+/// profile (a site's, [`super::Scope::Site`]): each endpoint over the line
+/// gets its point's profiles as the site shows them. `perfdash check`
+/// analyses no profile and compares the checked run's alone
+/// (`pipeline::gate`); the tests hold the two equal.
+pub fn profiles_from(report: &mut CheckReport, analysis: &Analysis) {
+    for check in report.endpoints.iter_mut().filter(|c| c.over_the_line()) {
+        let Some(e) = analysis.endpoints.iter().find(|e| e.id == check.endpoint) else {
+            continue;
+        };
+        if let Some(point) = e
+            .points
+            .iter()
+            .chain(&e.branch_points)
+            .find(|p| p.run == report.run)
+        {
+            check.profiles = point.profiles.iter().map(CheckedProfile::of).collect();
+        }
+    }
+}
+
 /// One endpoint's step-load result in the checked run: its knee against
 /// the knees of earlier runs (docs/capacity.md). Independent of the policy.
 #[derive(Debug, Clone, Serialize)]

@@ -379,48 +379,112 @@ fn no_more_busy_time_per_request_is_inconclusive() {
     );
 }
 
-/// When a run records part of what per request needs, the line says what
-/// is missing; when none does, it says nothing (the shares are read).
+/// What per request can say from what the runs record, and the line says
+/// what is missing when a run recorded part of it.
 #[test]
 fn per_request_says_what_it_misses() {
     let (base, now) = (prof(&reviews_baseline()), prof(&reviews_n_plus_one()));
+    let capture = |rps: Option<f64>, duration: Option<f64>, rate: Option<f64>| Capture {
+        throughput_rps: rps,
+        recorded: ProfileCapture {
+            duration_s: duration,
+            rate_hz: rate,
+        },
+    };
+    // Nothing known: the shared frames decide; nothing to say.
     let a = compare(&now, &base);
     assert!(matches!(a.per_request, PerRequest::Unknown { .. }));
     assert_eq!(a.note, None);
-    let durations = Capture {
-        throughput_rps: Some(100.0),
-        recorded: ProfileCapture {
-            duration_s: Some(10.0),
-            rate_hz: None,
-        },
+    assert!(!a.line().contains("per request"), "{}", a.line());
+    // The throughputs alone: relative, assuming both profiles ran as long.
+    let (fast, slow) = (
+        capture(Some(200.0), None, None),
+        capture(Some(40.0), None, None),
+    );
+    let a = compare_with(&now, slow, &base, fast);
+    let PerRequest::Relative { unit, ratio, .. } = &a.per_request else {
+        panic!("{:?}", a.per_request);
     };
-    let a = compare_with(&now, durations, &base, durations);
+    assert_eq!(unit, "samples");
+    assert!((ratio - (16584.0 / 40.0) / (2920.0 / 200.0)).abs() < 1e-9);
+    assert_eq!(a.note, None);
+    assert!(
+        a.line()
+            .contains("; busy samples per request ×28 (if both profiles ran as long, at one rate)"),
+        "{}",
+        a.line()
+    );
+    // Relative per request and the shared frames disagree (the profiles
+    // did not run as long, or not under the rounds' load): the frames,
+    // which assume nothing about the captures, decide; the line says so.
+    let a = compare_with(
+        &now,
+        capture(Some(200.0 * 16584.0 / 2920.0), None, None),
+        &base,
+        fast,
+    );
+    assert_eq!(a.kind, AttributionKind::CodeRegression, "{}", a.line());
+    assert_eq!(
+        a.note.as_deref(),
+        Some("the frames both profiles hold say ×28: did both profiles run as long?")
+    );
+    // Durations without rates: samples per request, measured.
+    let a = compare_with(
+        &now,
+        capture(Some(40.0), Some(10.0), None),
+        &base,
+        capture(Some(200.0), Some(10.0), None),
+    );
+    assert!(
+        matches!(&a.per_request, PerRequest::Measured { unit, .. } if unit == "samples"),
+        "{:?}",
+        a.per_request
+    );
+    assert!(
+        a.line()
+            .contains("; busy samples per request ×28 (1.46 samples → 41.46 samples)"),
+        "{}",
+        a.line()
+    );
+    // One run's duration: relative, and the line says which run lacks it.
+    let a = compare_with(&now, capture(Some(40.0), Some(10.0), None), &base, fast);
+    assert!(matches!(a.per_request, PerRequest::Relative { .. }));
     assert_eq!(
         a.note.as_deref(),
         Some(
-            "per request: cannot tell: the profile's sampling rate is not known ([profile] rate \
-             in its run.toml)"
+            "per request: relative only: the baseline profile's run does not say how long it was \
+             recorded ([profile] duration in its run.toml)"
         )
     );
     assert!(a.line().ends_with(a.note.as_deref().unwrap()));
-    // Still a code regression, from the frames.
-    assert_eq!(a.kind, AttributionKind::CodeRegression);
-    let no_rps = Capture {
-        throughput_rps: None,
-        ..durations
-    };
-    let with_rate = |c: Capture| Capture {
-        recorded: ProfileCapture {
-            rate_hz: Some(100.0),
-            ..c.recorded
-        },
-        ..c
-    };
-    let a = compare_with(&now, with_rate(durations), &base, with_rate(no_rps));
+    // One run's sampling rate: samples and seconds do not compare.
+    let a = compare_with(
+        &now,
+        capture(Some(40.0), Some(10.0), Some(100.0)),
+        &base,
+        capture(Some(200.0), Some(10.0), None),
+    );
     assert_eq!(
         a.note.as_deref(),
         Some(
-            "per request: cannot tell: no request count: the baseline profile run's throughput is not known"
+            "per request: cannot tell: one profile's sampling rate is known, the other's not \
+             ([profile] rate in the baseline's run.toml)"
+        )
+    );
+    // Still a code regression, from the frames and the shared work.
+    assert_eq!(a.kind, AttributionKind::CodeRegression);
+    // No request count in the baseline's run.
+    let a = compare_with(
+        &now,
+        capture(Some(40.0), Some(10.0), Some(100.0)),
+        &base,
+        capture(None, Some(10.0), Some(100.0)),
+    );
+    assert_eq!(
+        a.note.as_deref(),
+        Some(
+            "per request: cannot tell: no request count: the baseline profile's run's throughput \
+             is not known"
         )
     );
 }
