@@ -586,3 +586,33 @@ fn check_says_why_it_is_slower_in_every_format() {
     let escaped = line.replace('<', "&#60;").replace('>', "&#62;");
     assert!(page.contains(&format!("Attribution: {escaped}")), "{line}");
 }
+
+/// Frame names come from profile files: a name holding terminal controls
+/// is escaped in `check`'s text and never raw in its JUnit XML.
+#[test]
+fn check_escapes_frame_names_it_prints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let profile = |evil: u32| {
+        format!(
+            "main;handle;render 3000\n\
+             main;handle;parse 2000\n\
+             main;handle;write 1000\n\
+             main;handle;lookup\u{1b}[2K\rOK: nothing regressed {evil}\n"
+        )
+    };
+    std::fs::write(run_dir(&archive, 9).join("orders/flame.txt"), profile(100)).unwrap();
+    std::fs::write(
+        run_dir(&archive, 13).join("orders/flame.txt"),
+        profile(9000),
+    )
+    .unwrap();
+    let (code, text) = check(&archive, &["--no-cache"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("cpu profile: code regression: "), "{text}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+    let (_, junit) = check(&archive, &["--no-cache", "--format", "junit"]);
+    assert!(junit.contains("cpu profile: code regression: "), "{junit}");
+    assert!(!junit.contains('\u{1b}'), "{junit:?}");
+}

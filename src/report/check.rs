@@ -266,11 +266,15 @@ pub fn text(report: &CheckReport) -> String {
                 "", ""
             );
         }
+        // Frame names come from the profile files: escaped for the terminal.
         for p in &e.profiles {
             let _ = writeln!(
                 out,
                 "  {:<16} {:<width$}  {} profile: {}",
-                "", "", p.kind, p.line
+                "",
+                "",
+                p.kind,
+                crate::term::escape(&p.line)
             );
         }
     }

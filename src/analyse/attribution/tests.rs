@@ -511,3 +511,114 @@ fn growth_through_frames_counts_each_stack_once() {
     assert!((a.top_frames[0].total_delta_pts - 80.0).abs() < 1e-9);
     assert!(a.frames_application_pts <= 100.0);
 }
+
+mod properties {
+    use super::*;
+    use crate::profile::compare::frame_changes;
+    use proptest::prelude::*;
+
+    /// A few frames, so that stacks share frames, repeat them (recursion)
+    /// and call one frame from several parents; application, GC and lock
+    /// frames among them.
+    fn frame() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "main",
+            "shop.handle",
+            "shop.query",
+            "shop.render",
+            "lib.parse",
+            "G1ParScanThreadState::trim_queue",
+            "ObjectMonitor::enter",
+        ])
+    }
+
+    fn folded() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            (proptest::collection::vec(frame(), 1..7), 100u32..5_000),
+            1..25,
+        )
+        .prop_map(|stacks| {
+            stacks
+                .iter()
+                .map(|(frames, n)| format!("{} {n}\n", frames.join(";")))
+                .collect()
+        })
+    }
+
+    fn scaled(text: &str, k: u32) -> String {
+        text.lines()
+            .map(|l| {
+                let (s, n) = l.rsplit_once(' ').unwrap();
+                format!("{s} {}\n", n.parse::<u32>().unwrap() * k)
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// Inclusive shares count a stack once, however often (recursion)
+        /// and under however many parents a frame appears: never above 100,
+        /// never below the self share, and exactly the stacks that hold it.
+        #[test]
+        fn inclusive_shares_never_exceed_100_and_count_each_stack_once(
+            before in folded(),
+            after in folded(),
+        ) {
+            let (b, a) = (prof(&before), prof(&after));
+            for (name, g) in frame_changes(&b.comparable, &a.comparable) {
+                for (total, own) in [
+                    (g.total_before_pct, g.self_before_pct),
+                    (g.total_after_pct, g.self_after_pct),
+                ] {
+                    prop_assert!((-1e-9..=100.0 + 1e-9).contains(&total), "{name}: {total}");
+                    prop_assert!(own <= total + 1e-9, "{name}: self {own} > total {total}");
+                }
+                let by_hand: f64 = share_through(&a.comparable, &[name.as_str()]).values().sum();
+                prop_assert!((by_hand - g.total_after_pct).abs() < 1e-6, "{name}: {by_hand} vs {}", g.total_after_pct);
+                prop_assert!(g.total_delta_pts().abs() <= 100.0 + 1e-9);
+            }
+            let names = ["shop.query", "shop.render", "ObjectMonitor::enter"];
+            let union: f64 = share_through(&a.comparable, &names).values().sum();
+            let singles: Vec<f64> = names
+                .iter()
+                .map(|n| share_through(&a.comparable, &[n]).values().sum())
+                .collect();
+            prop_assert!(union <= 100.0 + 1e-9);
+            prop_assert!(union + 1e-9 >= singles.iter().cloned().fold(0.0, f64::max));
+            prop_assert!(union <= singles.iter().sum::<f64>() + 1e-9);
+        }
+
+        /// What the reading names is bounded and real, a profile never
+        /// regressed against itself, and a capture k times as long reads
+        /// the same.
+        #[test]
+        fn attribution_is_bounded_and_scale_free(
+            before in folded(),
+            after in folded(),
+            k in 2u32..6,
+        ) {
+            let (b, a) = (prof(&before), prof(&after));
+            let at = compare(&a, &b);
+            prop_assert!(at.frames_application_pts.abs() <= 100.0 + 1e-9);
+            prop_assert!(at.frames_environment_pts.abs() <= 100.0 + 1e-9);
+            for f in &at.top_frames {
+                prop_assert!(f.total_delta_pts >= 1.0 && f.total_delta_pts <= 100.0 + 1e-9, "{f:?}");
+                prop_assert!(after.contains(f.frame.as_str()), "{f:?}");
+            }
+            if let Some(s) = at.shared_work {
+                prop_assert!(s.ratio.is_finite() && s.ratio > 0.0 && s.frames >= 3);
+            }
+            let same = compare(&b, &b);
+            prop_assert_eq!(same.kind, AttributionKind::Inconclusive, "{}", same.line());
+            prop_assert!(same.top_frames.is_empty());
+            let (bk, ak) = (prof(&scaled(&before, k)), prof(&scaled(&after, k)));
+            let atk = compare(&ak, &bk);
+            prop_assert_eq!(atk.kind, at.kind);
+            prop_assert_eq!(
+                atk.top_frames.iter().map(|f| &f.frame).collect::<Vec<_>>(),
+                at.top_frames.iter().map(|f| &f.frame).collect::<Vec<_>>()
+            );
+        }
+    }
+}
