@@ -502,39 +502,31 @@ fn environment_part(by: &BTreeMap<Category, f64>) -> f64 {
         .sum()
 }
 
-/// Decides whether a regression is code or GC/lock (see the module docs),
-/// naming the frames in `grown` (ranked, as
-/// [`grown_frames`](crate::profile::grown_frames) gives them) that grew
-/// most.
-pub fn attribute(
+/// The change of one category's busy share, points.
+fn category_delta(changes: &[CategoryChange], c: Category) -> f64 {
+    changes
+        .iter()
+        .find(|x| x.category == c)
+        .map(|x| x.delta_pts)
+        .unwrap_or(0.0)
+}
+
+/// The frames the line names ([`culprits`] of `grown`; none with too few
+/// samples), each with the category of its growth, and the growth of the
+/// stacks through them in application and in environment stacks.
+fn name_frames(
     current: &Side<'_>,
     baseline: &Side<'_>,
-    min_shift_pts: f64,
     grown: &[FrameGrowth],
-) -> Attribution {
-    let changes = changes(current.shares, baseline.shares);
-    let delta = |c: Category| {
-        changes
-            .iter()
-            .find(|x| x.category == c)
-            .map(|x| x.delta_pts)
-            .unwrap_or(0.0)
-    };
-    let app = delta(Category::Application);
-    let env: f64 = ENVIRONMENT.iter().map(|&c| delta(c)).sum();
-    // Unknown sample counts (bytes or ns without counts) are not held
-    // against the profile: there is nothing to check.
-    let busy = |s: &CategoryShares| s.busy_samples().unwrap_or(f64::INFINITY);
-    let enough = busy(current.shares) >= MIN_SAMPLES && busy(baseline.shares) >= MIN_SAMPLES;
-
-    // Too few samples: no frame is named either.
+    enough: bool,
+) -> (Vec<NamedFrame>, f64, f64) {
     let named: Vec<&FrameGrowth> = if enough {
         culprits(grown, NAMED_FRAMES)
     } else {
         Vec::new()
     };
     let (now, then) = (current.comparable, baseline.comparable);
-    let top_frames: Vec<NamedFrame> = named
+    let top_frames = named
         .iter()
         .map(|g| {
             let by = growth_through(now, then, &[g.frame.as_str()]);
@@ -552,29 +544,203 @@ pub fn attribute(
     let names: Vec<&str> = named.iter().map(|g| g.frame.as_str()).collect();
     let through = growth_through(now, then, &names);
     let frames_app = through.get(&Category::Application).copied().unwrap_or(0.0);
-    let frames_env = environment_part(&through);
+    (top_frames, frames_app, environment_part(&through))
+}
 
-    let per_request = per_request(current, baseline);
-    let shared_work = shared_work_ratio(then, now);
-    // Which measure says whether there is more busy work: the measured
-    // busy time per request (facts the runs declare), else the frames both
-    // profiles hold (no assumption about the captures), else the busy
-    // weight per unit of throughput (assumes both profiles ran as long).
-    let per_request_more = per_request
-        .ratio()
-        .map(|(ratio, noise)| ratio >= 1.0 + (min_shift_pts / 100.0).max(2.0 * noise));
-    let shared_more = shared_work.map(|s| s.ratio >= 1.0 + SHARED_MIN_GROWTH);
-    let decided_by = match (&per_request, shared_work) {
-        (PerRequest::Measured { .. }, _) => WorkMeasure::PerRequest,
-        (_, Some(_)) => WorkMeasure::SharedFrames,
-        (PerRequest::Relative { .. }, None) => WorkMeasure::PerRequest,
-        _ => WorkMeasure::None,
-    };
-    let more_work = match decided_by {
-        WorkMeasure::PerRequest => per_request_more,
-        WorkMeasure::SharedFrames => shared_more,
-        WorkMeasure::None => None,
-    };
+/// What says whether the regressed profile does more busy work.
+struct Work {
+    per_request: PerRequest,
+    shared: Option<SharedWork>,
+    /// What each measure says on its own.
+    per_request_more: Option<bool>,
+    shared_more: Option<bool>,
+    /// The measure that decides.
+    by: WorkMeasure,
+}
+
+impl Work {
+    /// The measured busy time per request (facts the runs declare), else
+    /// the frames both profiles hold (no assumption about the captures),
+    /// else the busy weight per unit of throughput (assumes both profiles
+    /// ran as long).
+    fn of(current: &Side<'_>, baseline: &Side<'_>, min_shift_pts: f64) -> Work {
+        let per_request = per_request(current, baseline);
+        let shared = shared_work_ratio(baseline.comparable, current.comparable);
+        let per_request_more = per_request
+            .ratio()
+            .map(|(ratio, noise)| ratio >= 1.0 + (min_shift_pts / 100.0).max(2.0 * noise));
+        let by = match (&per_request, shared) {
+            (PerRequest::Measured { .. }, _) => WorkMeasure::PerRequest,
+            (_, Some(_)) => WorkMeasure::SharedFrames,
+            (PerRequest::Relative { .. }, None) => WorkMeasure::PerRequest,
+            _ => WorkMeasure::None,
+        };
+        Work {
+            shared_more: shared.map(|s| s.ratio >= 1.0 + SHARED_MIN_GROWTH),
+            per_request,
+            shared,
+            per_request_more,
+            by,
+        }
+    }
+
+    fn more(&self) -> Option<bool> {
+        match self.by {
+            WorkMeasure::PerRequest => self.per_request_more,
+            WorkMeasure::SharedFrames => self.shared_more,
+            WorkMeasure::None => None,
+        }
+    }
+
+    /// Why there is no more busy work than the baseline's, in words.
+    fn none_more(&self) -> String {
+        match (&self.per_request, self.shared) {
+            (p, _) if self.by == WorkMeasure::PerRequest => {
+                let (ratio, noise) = p.ratio().expect("a per-request ratio decided");
+                format!(
+                    "{}, {} the baseline's{}: the extra latency is in waits the profile does \
+                     not show, or outside the process",
+                    p.words().expect("a ratio"),
+                    if ratio < 1.0 - (2.0 * noise).max(0.05) {
+                        "less than"
+                    } else {
+                        "no more than"
+                    },
+                    match p {
+                        PerRequest::Relative { .. } => p.qualifier(),
+                        _ => String::new(),
+                    }
+                )
+            }
+            (_, Some(s)) if s.ratio < 1.0 => format!(
+                "less busy work than the baseline (×{} by the frames both profiles hold): the \
+                 frames that grew only gained share",
+                ratio_text(s.ratio)
+            ),
+            (_, Some(s)) => format!(
+                "no more busy work than the baseline (×{} by the frames both profiles hold)",
+                ratio_text(s.ratio)
+            ),
+            _ => unreachable!("a measure decided"),
+        }
+    }
+
+    /// What the line adds: what the busy time per request misses when a
+    /// run recorded part of it, and whether the relative ratio and the
+    /// shared frames disagree (one of their assumptions does not hold).
+    fn note(&self, current: &Side<'_>, baseline: &Side<'_>) -> Option<String> {
+        let asked = [current, baseline].iter().any(|s| {
+            s.capture.recorded.duration_s.is_some() || s.capture.recorded.rate_hz.is_some()
+        });
+        let missing = match &self.per_request {
+            PerRequest::Unknown { reason } if asked => {
+                Some(format!("per request: cannot tell: {reason}"))
+            }
+            PerRequest::Relative { .. } if asked => Some(format!(
+                "per request: relative only: {} does not say how long it was recorded \
+                 ([profile] duration in its run.toml)",
+                if current.capture.recorded.duration_s.is_none() {
+                    "this run"
+                } else {
+                    "the baseline profile's run"
+                }
+            )),
+            _ => None,
+        };
+        let disagree = match (&self.per_request, self.shared) {
+            (PerRequest::Relative { .. }, Some(shared))
+                if self.per_request_more.is_some() && self.per_request_more != self.shared_more =>
+            {
+                Some(format!(
+                    "the frames both profiles hold say ×{}: did both profiles run as long?",
+                    ratio_text(shared.ratio)
+                ))
+            }
+            _ => None,
+        };
+        match (missing, disagree) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// `application +7 pts`.
+fn points(c: Category, d: f64) -> String {
+    format!("{} {:+.0} pts", c.label(), d)
+}
+
+/// The summary's words after `GC/lock: `: the grown environment
+/// categories, else the environment frame named.
+fn gc_lock_detail(changes: &[CategoryChange], top_frames: &[NamedFrame], of_busy: &str) -> String {
+    let mut grown: Vec<(Category, f64)> = ENVIRONMENT
+        .iter()
+        .map(|&c| (c, category_delta(changes, c)))
+        .filter(|(_, d)| *d >= 0.5)
+        .collect();
+    grown.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if !grown.is_empty() {
+        let listed: Vec<String> = grown.iter().map(|&(c, d)| points(c, d)).collect();
+        return format!("{}{of_busy}", listed.join(", "));
+    }
+    let env: f64 = ENVIRONMENT
+        .iter()
+        .map(|&c| category_delta(changes, c))
+        .sum();
+    top_frames
+        .iter()
+        .find(|f| ENVIRONMENT.contains(&f.category))
+        .map(|f| {
+            format!(
+                "{} {:+.1} pts",
+                short_frame_name(&f.frame),
+                f.total_delta_pts
+            )
+        })
+        .unwrap_or_else(|| format!("{}{of_busy}", points(Category::Gc, env)))
+}
+
+/// The two largest category moves: `other -14 pts, application +8 pts`.
+fn largest_moves(changes: &[CategoryChange], of_busy: &str) -> String {
+    let mut moved: Vec<&CategoryChange> = changes.iter().collect();
+    moved.sort_by(|a, b| {
+        b.delta_pts
+            .abs()
+            .total_cmp(&a.delta_pts.abs())
+            .then(a.category.cmp(&b.category))
+    });
+    let listed: Vec<String> = moved
+        .iter()
+        .take(2)
+        .map(|c| points(c.category, c.delta_pts))
+        .collect();
+    format!("{}{of_busy}", listed.join(", "))
+}
+
+/// Decides whether a regression is code or GC/lock (see the module docs),
+/// naming the frames in `grown` (ranked, as
+/// [`grown_frames`](crate::profile::grown_frames) gives them) that grew
+/// most.
+pub fn attribute(
+    current: &Side<'_>,
+    baseline: &Side<'_>,
+    min_shift_pts: f64,
+    grown: &[FrameGrowth],
+) -> Attribution {
+    let changes = changes(current.shares, baseline.shares);
+    let app = category_delta(&changes, Category::Application);
+    let env: f64 = ENVIRONMENT
+        .iter()
+        .map(|&c| category_delta(&changes, c))
+        .sum();
+    // Unknown sample counts (bytes or ns without counts) are not held
+    // against the profile: there is nothing to check.
+    let busy = |s: &CategoryShares| s.busy_samples().unwrap_or(f64::INFINITY);
+    let enough = busy(current.shares) >= MIN_SAMPLES && busy(baseline.shares) >= MIN_SAMPLES;
+    let (top_frames, frames_app, frames_env) = name_frames(current, baseline, grown, enough);
+    let work = Work::of(current, baseline, min_shift_pts);
+    let more_work = work.more();
+
     let app_evidence = app.max(frames_app);
     let env_evidence = env.max(frames_env);
     let kind = if !enough || more_work == Some(false) {
@@ -592,145 +758,32 @@ pub fn attribute(
     } else {
         ""
     };
-    let pts = |c: Category, d: f64| format!("{} {:+.0} pts", c.label(), d);
     let detail = match kind {
-        AttributionKind::CodeRegression => {
-            match top_frames
-                .iter()
-                .find(|f| f.category == Category::Application)
-            {
-                Some(f) if frames_app >= min_shift_pts => format!(
-                    "{} {:+.1} pts",
-                    short_frame_name(&f.frame),
-                    f.total_delta_pts
-                ),
-                _ => format!("{}{of_busy}", pts(Category::Application, app)),
-            }
-        }
-        AttributionKind::GcLock => {
-            let mut grown: Vec<(Category, f64)> = ENVIRONMENT
-                .iter()
-                .map(|&c| (c, delta(c)))
-                .filter(|(_, d)| *d >= 0.5)
-                .collect();
-            grown.sort_by(|a, b| b.1.total_cmp(&a.1));
-            match grown.is_empty() {
-                false => format!(
-                    "{}{of_busy}",
-                    grown
-                        .iter()
-                        .map(|&(c, d)| pts(c, d))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                true => top_frames
-                    .iter()
-                    .find(|f| ENVIRONMENT.contains(&f.category))
-                    .map(|f| {
-                        format!(
-                            "{} {:+.1} pts",
-                            short_frame_name(&f.frame),
-                            f.total_delta_pts
-                        )
-                    })
-                    .unwrap_or_else(|| format!("{}{of_busy}", pts(Category::Gc, env))),
-            }
-        }
+        AttributionKind::CodeRegression => match top_frames
+            .iter()
+            .find(|f| f.category == Category::Application)
+        {
+            Some(f) if frames_app >= min_shift_pts => format!(
+                "{} {:+.1} pts",
+                short_frame_name(&f.frame),
+                f.total_delta_pts
+            ),
+            _ => format!("{}{of_busy}", points(Category::Application, app)),
+        },
+        AttributionKind::GcLock => gc_lock_detail(&changes, &top_frames, of_busy),
         AttributionKind::Inconclusive if !enough => format!(
             "{} and {} {}samples, at least {MIN_SAMPLES:.0} needed",
             busy(current.shares).round(),
             busy(baseline.shares).round(),
-            if current.shares.excludes_idle() {
-                "busy "
-            } else {
-                ""
-            }
+            if of_busy.is_empty() { "" } else { "busy " }
         ),
-        AttributionKind::Inconclusive if more_work == Some(false) => {
-            match (&per_request, shared_work) {
-                (p, _) if decided_by == WorkMeasure::PerRequest => {
-                    let (ratio, noise) = p.ratio().expect("matched");
-                    format!(
-                        "{}, {} the baseline's{}: the extra latency is in waits the profile \
-                         does not show, or outside the process",
-                        p.words().expect("a ratio"),
-                        if ratio < 1.0 - (2.0 * noise).max(0.05) {
-                            "less than"
-                        } else {
-                            "no more than"
-                        },
-                        match p {
-                            PerRequest::Relative { .. } => p.qualifier(),
-                            _ => String::new(),
-                        }
-                    )
-                }
-                (_, Some(s)) if s.ratio < 1.0 => format!(
-                    "less busy work than the baseline (×{} by the frames both profiles hold): \
-                     the frames that grew only gained share",
-                    ratio_text(s.ratio)
-                ),
-                (_, Some(s)) => format!(
-                    "no more busy work than the baseline (×{} by the frames both profiles hold)",
-                    ratio_text(s.ratio)
-                ),
-                _ => unreachable!("more_work is known"),
-            }
-        }
-        AttributionKind::Inconclusive => {
-            let mut moved: Vec<&CategoryChange> = changes.iter().collect();
-            moved.sort_by(|a, b| {
-                b.delta_pts
-                    .abs()
-                    .total_cmp(&a.delta_pts.abs())
-                    .then(a.category.cmp(&b.category))
-            });
-            format!(
-                "{}{of_busy}",
-                moved
-                    .iter()
-                    .take(2)
-                    .map(|c| pts(c.category, c.delta_pts))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
+        AttributionKind::Inconclusive if more_work == Some(false) => work.none_more(),
+        AttributionKind::Inconclusive => largest_moves(&changes, of_busy),
     };
-    // Say when the busy time per request was asked for (the runs record
-    // part of it) but cannot be told.
-    let asked = [current, baseline]
-        .iter()
-        .any(|s| s.capture.recorded.duration_s.is_some() || s.capture.recorded.rate_hz.is_some());
-    // The two estimates disagree: one of their assumptions does not hold.
-    let disagree = match (&per_request, shared_work) {
-        (PerRequest::Relative { .. }, Some(shared))
-            if enough && per_request_more.is_some() && per_request_more != shared_more =>
-        {
-            Some(format!(
-                "the frames both profiles hold say ×{}: did both profiles run as long?",
-                ratio_text(shared.ratio)
-            ))
-        }
-        _ => None,
-    };
-    let note = match &per_request {
-        PerRequest::Unknown { reason } if asked && enough => {
-            Some(format!("per request: cannot tell: {reason}"))
-        }
-        PerRequest::Relative { .. } if asked && enough => Some(format!(
-            "per request: relative only: {} does not say how long it was recorded ([profile] \
-             duration in its run.toml)",
-            if current.capture.recorded.duration_s.is_none() {
-                "this run"
-            } else {
-                "the baseline profile's run"
-            }
-        )),
-        _ => None,
-    };
-    let note = match (note, disagree) {
-        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-        (a, b) => a.or(b),
+    let note = if enough {
+        work.note(current, baseline)
+    } else {
+        None
     };
     Attribution {
         kind,
@@ -741,8 +794,8 @@ pub fn attribute(
         top_frames,
         frames_application_pts: frames_app,
         frames_environment_pts: frames_env,
-        per_request,
-        shared_work,
+        per_request: work.per_request,
+        shared_work: work.shared,
         more_work,
         note,
     }
