@@ -84,6 +84,15 @@ pub const NAMED_FRAMES: usize = 3;
 /// The categories that count as environment or configuration.
 pub const ENVIRONMENT: [Category; 3] = [Category::Gc, Category::Lock, Category::Vm];
 
+/// The growth of the stacks through the named frames counts as evidence
+/// when it is at least this many standard errors of binomial sampling
+/// noise: they are the largest of dozens of noisy changes (the largest of
+/// 50 is about 2.3 standard errors by chance), and consecutive samples of
+/// one slow request are not independent, so the real noise is larger. A
+/// real N+1 grows by 30 standard errors and more; a frame that is 84 % of
+/// the busy time moving 4 points in 500 samples, by about 2.
+pub const FRAMES_MIN_Z: f64 = 4.0;
+
 /// Estimated from the shared frames ([`shared_work_ratio`]), the busy
 /// work must have grown by at least this fraction to be called more: the
 /// median of a handful of frames' share ratios moves by a few percent
@@ -152,6 +161,10 @@ pub struct Attribution {
     /// VM/safepoint stacks, points.
     pub frames_application_pts: f64,
     pub frames_environment_pts: f64,
+    /// That growth in standard errors of its (binomial) sampling noise; it
+    /// counts as evidence from [`FRAMES_MIN_Z`] on. `None` when a profile
+    /// has no sample count (it then counts), or the noise is nil.
+    pub frames_z: Option<f64>,
     /// The busy time per request of both profiles, or why it is not known.
     pub per_request: PerRequest,
     /// What the frames both profiles hold say about the busy work
@@ -511,22 +524,42 @@ fn category_delta(changes: &[CategoryChange], c: Category) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The frames the line names and how the stacks through them grew.
+struct Named {
+    frames: Vec<NamedFrame>,
+    /// Growth of the busy share of the stacks through them, in application
+    /// and in GC + lock + VM/safepoint stacks, points.
+    application: f64,
+    environment: f64,
+    /// That growth in standard errors of its sampling noise (`None`:
+    /// a profile has no sample count).
+    z: Option<f64>,
+}
+
+impl Named {
+    /// Whether the growth through the named frames is more than sampling
+    /// noise: the named frames are the largest of many noisy changes.
+    fn significant(&self) -> bool {
+        self.z.is_none_or(|z| z >= FRAMES_MIN_Z)
+    }
+}
+
 /// The frames the line names ([`culprits`] of `grown`; none with too few
 /// samples), each with the category of its growth, and the growth of the
-/// stacks through them in application and in environment stacks.
+/// stacks through them.
 fn name_frames(
     current: &Side<'_>,
     baseline: &Side<'_>,
     grown: &[FrameGrowth],
     enough: bool,
-) -> (Vec<NamedFrame>, f64, f64) {
+) -> Named {
     let named: Vec<&FrameGrowth> = if enough {
         culprits(grown, NAMED_FRAMES)
     } else {
         Vec::new()
     };
     let (now, then) = (current.comparable, baseline.comparable);
-    let top_frames = named
+    let frames = named
         .iter()
         .map(|g| {
             let by = growth_through(now, then, &[g.frame.as_str()]);
@@ -543,8 +576,32 @@ fn name_frames(
         .collect();
     let names: Vec<&str> = named.iter().map(|g| g.frame.as_str()).collect();
     let through = growth_through(now, then, &names);
-    let frames_app = through.get(&Category::Application).copied().unwrap_or(0.0);
-    (top_frames, frames_app, environment_part(&through))
+    // Binomial noise of the two shares, from the busy sample counts.
+    let share = |p: &Comparable| share_through(p, &names).values().sum::<f64>() / 100.0;
+    let (after, before) = (share(now), share(then));
+    let z = match (
+        current.shares.busy_samples(),
+        baseline.shares.busy_samples(),
+    ) {
+        (Some(na), Some(nb)) if na > 0.0 && nb > 0.0 => {
+            let var = after * (1.0 - after) / na + before * (1.0 - before) / nb;
+            let delta = after - before;
+            Some(if var > 0.0 {
+                delta / var.sqrt()
+            } else if delta > 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            })
+        }
+        _ => None,
+    };
+    Named {
+        frames,
+        application: through.get(&Category::Application).copied().unwrap_or(0.0),
+        environment: environment_part(&through),
+        z,
+    }
 }
 
 /// What says whether the regressed profile does more busy work.
@@ -737,12 +794,17 @@ pub fn attribute(
     // against the profile: there is nothing to check.
     let busy = |s: &CategoryShares| s.busy_samples().unwrap_or(f64::INFINITY);
     let enough = busy(current.shares) >= MIN_SAMPLES && busy(baseline.shares) >= MIN_SAMPLES;
-    let (top_frames, frames_app, frames_env) = name_frames(current, baseline, grown, enough);
+    let named = name_frames(current, baseline, grown, enough);
+    let (frames_app, frames_env) = (named.application, named.environment);
     let work = Work::of(current, baseline, min_shift_pts);
     let more_work = work.more();
 
-    let app_evidence = app.max(frames_app);
-    let env_evidence = env.max(frames_env);
+    // The named frames' growth counts when it is more than sampling noise.
+    let (app_evidence, env_evidence) = if named.significant() {
+        (app.max(frames_app), env.max(frames_env))
+    } else {
+        (app, env)
+    };
     let kind = if !enough || more_work == Some(false) {
         AttributionKind::Inconclusive
     } else if app_evidence >= min_shift_pts && app_evidence >= 2.0 * env_evidence.max(0.0) {
@@ -759,18 +821,19 @@ pub fn attribute(
         ""
     };
     let detail = match kind {
-        AttributionKind::CodeRegression => match top_frames
+        AttributionKind::CodeRegression => match named
+            .frames
             .iter()
             .find(|f| f.category == Category::Application)
         {
-            Some(f) if frames_app >= min_shift_pts => format!(
+            Some(f) if frames_app >= min_shift_pts && named.significant() => format!(
                 "{} {:+.1} pts",
                 short_frame_name(&f.frame),
                 f.total_delta_pts
             ),
             _ => format!("{}{of_busy}", points(Category::Application, app)),
         },
-        AttributionKind::GcLock => gc_lock_detail(&changes, &top_frames, of_busy),
+        AttributionKind::GcLock => gc_lock_detail(&changes, &named.frames, of_busy),
         AttributionKind::Inconclusive if !enough => format!(
             "{} and {} {}samples, at least {MIN_SAMPLES:.0} needed",
             busy(current.shares).round(),
@@ -785,6 +848,7 @@ pub fn attribute(
     } else {
         None
     };
+    let (top_frames, frames_z) = (named.frames, named.z);
     Attribution {
         kind,
         summary: format!("{}: {detail}", kind.label()),
@@ -794,6 +858,7 @@ pub fn attribute(
         top_frames,
         frames_application_pts: frames_app,
         frames_environment_pts: frames_env,
+        frames_z: frames_z.filter(|z| z.is_finite()),
         per_request: work.per_request,
         shared_work: work.shared,
         more_work,

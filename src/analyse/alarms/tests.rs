@@ -62,6 +62,26 @@ fn alarms_of(a: &Analysis, endpoint: &str, policy: Policy) -> Vec<(usize, AlarmS
 
 use AlarmState::{Candidate, Confirmed, Reverted};
 
+/// A noise run, then an outage (every round failed: over the line with no
+/// level), then a real ×6 step: the failed run does not carry the noise
+/// run's candidate over to the step. The step is its own alarm, dated at
+/// its first run (the bookshop archive's N+1 was dated at the noise run the
+/// outage bridged).
+#[test]
+fn a_failed_run_does_not_bridge_a_noise_candidate_to_a_step() {
+    use Judgement::{Over as O, Within as W};
+    let s = AlarmSettings::default();
+    let levels = Levels {
+        ratios: vec![Some(1.0), Some(1.38), None, Some(6.1), Some(6.2)],
+        threshold_ratio: 1.15,
+    };
+    let eps: Vec<(usize, AlarmState)> = episodes(&[W, O, O, O, O], &levels, &s)
+        .iter()
+        .map(|e| (e.candidate, e.state))
+        .collect();
+    assert_eq!(eps, [(1, Reverted), (3, Candidate)]);
+}
+
 #[test]
 fn state_machine_rules() {
     use Judgement::{NotJudged as N, Over as O, Within as W};
