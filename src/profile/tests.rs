@@ -1070,7 +1070,14 @@ fn pyspy_shop_busy_time_per_request() {
     ] {
         let (before, after) = (shop(v1), shop(v2));
         let (a, _) = attribute_pair_with(c, (&before, capture(v1)), (&after, capture(v2)));
-        println!("{v2}: {}", a.line());
+        println!(
+            "{v2}: {} (frames {:.1} pts, z {:?}; {:?}; {:?})",
+            a.line(),
+            a.frames_application_pts,
+            a.frames_z,
+            a.per_request,
+            a.shared_work
+        );
         let PerRequest::Measured {
             unit,
             before: b,
