@@ -3,7 +3,8 @@
 //! (`analyse::problems`) with its current ratio, age, suspect range,
 //! triage and flame attribution, grouped into one summary when several
 //! came in with the same suspect range. Then the new alarms of the site's
-//! policy (one row per endpoint and suspect commit range), the untriaged
+//! policy (one per endpoint and suspect commit range, one row per
+//! endpoint), the untriaged
 //! ones, its false-positive rate by week (from the week of the first run),
 //! and, folded away, the definitions and the back-test: what every policy
 //! would have done over the whole history, the only place other policies
@@ -26,7 +27,7 @@ use super::rows::{Page, render};
 use crate::analyse::alarms::{Alarm, PolicyStats};
 use crate::analyse::problems::{Problem, ProblemKind, open_problems};
 use crate::analyse::verdict::Figure;
-use crate::analyse::weekly::{WeekSpec, WeeklyReview, weekly_review};
+use crate::analyse::weekly::{AlarmGroup, WeekSpec, WeeklyReview, weekly_review};
 use crate::analyse::{Analysis, Policy};
 use crate::error::Error;
 
@@ -68,17 +69,28 @@ pub struct ProblemGroup {
     pub problems: Vec<ProblemRow>,
 }
 
-/// A new problem this week: the alarms of the site's policy on one
-/// endpoint that share a suspect commit range (`analyse::weekly::AlarmGroup`).
+/// One endpoint in the new-alarms table: its problems this week (the
+/// alarms of the site's policy that share a suspect commit range,
+/// `analyse::weekly::AlarmGroup`), the one to look at in the row's cells
+/// and the others listed beneath, so that each endpoint is listed once.
 pub struct NewAlarmRow {
     pub endpoint: String,
     pub endpoint_href: String,
+    /// The problem the row shows: the open one, else the latest.
+    pub lead: NewProblem,
+    /// The endpoint's other problems this week, oldest first (noise that
+    /// came and went before the change the row shows, …).
+    pub others: Vec<NewProblem>,
+}
+
+/// One endpoint's alarms that share a suspect commit range.
+pub struct NewProblem {
     /// The first alarm's run.
     pub run: RunLabel,
     /// The last run at the old level → the first at the new one, with the
     /// commits.
     pub suspect: Option<SuspectView>,
-    /// How many alarms the row stands for, when more than one ("2 alarms").
+    /// How many alarms it stands for, when more than one ("2 alarms").
     pub alarms: String,
     pub ratio: String,
     pub state: &'static str,
@@ -163,8 +175,8 @@ pub struct WeeklyPage {
     pub problem_count: usize,
     pub new_problems: usize,
     pub groups: Vec<ProblemGroup>,
-    /// Rows of the new-alarms table: one per endpoint and suspect commit
-    /// range, of the site's policy.
+    /// The site's policy's new alarms: one per endpoint and suspect commit
+    /// range (the rows of `new_alarms` list them by endpoint).
     pub new_alarm_count: usize,
     pub new_alarms: Vec<NewAlarmRow>,
     pub untriaged: Vec<AlarmRow>,
@@ -402,39 +414,60 @@ fn alarm_row(ctx: &Ctx, a: &Alarm) -> AlarmRow {
     }
 }
 
-/// The site's policy's alarms raised in the week, one row per endpoint and
-/// suspect commit range.
+/// The site's policy's alarms raised in the week: one row per endpoint, in
+/// the order of the problem each row shows, whose cells show its open
+/// problem (else its latest) and list its other suspect commit ranges.
 fn new_alarm_rows(ctx: &Ctx, review: &WeeklyReview, problems: &[Problem]) -> Vec<NewAlarmRow> {
-    review
-        .new_groups
-        .iter()
-        .map(|g| {
-            let first = &g.alarms[0];
-            let latest = g.latest();
-            NewAlarmRow {
+    // Each endpoint's groups with their place in the week, in the order of
+    // their first alarm.
+    let mut by_endpoint: Vec<(&AlarmGroup, Vec<(usize, NewProblem)>)> = Vec::new();
+    for (order, g) in review.new_groups.iter().enumerate() {
+        let first = &g.alarms[0];
+        let latest = g.latest();
+        let problem = NewProblem {
+            run: ctx.run_label(&first.run, "", Some(ctx.slugs.endpoint(&g.endpoint))),
+            suspect: alarm_suspect(ctx, first),
+            alarms: match g.alarms.len() {
+                1 => String::new(),
+                n => format!("{n} alarms"),
+            },
+            ratio: f::ratio(latest.ratio),
+            state: latest.state.as_str(),
+            label: g
+                .alarms
+                .iter()
+                .rev()
+                .find_map(|a| a.label)
+                .map(|l| l.to_string())
+                .unwrap_or_else(|| "untriaged".into()),
+            open_problem: problems.iter().any(|p| {
+                p.endpoint == g.endpoint && g.alarms.iter().any(|a| p.first_bad_run == a.run)
+            }),
+        };
+        match by_endpoint.iter_mut().find(|(e, _)| e.endpoint == g.endpoint) {
+            Some((_, list)) => list.push((order, problem)),
+            None => by_endpoint.push((g, vec![(order, problem)])),
+        }
+    }
+    let mut rows: Vec<(usize, NewAlarmRow)> = by_endpoint
+        .into_iter()
+        .map(|(g, mut list)| {
+            let at = list
+                .iter()
+                .rposition(|(_, p)| p.open_problem)
+                .unwrap_or(list.len() - 1);
+            let (order, lead) = list.remove(at);
+            let row = NewAlarmRow {
                 endpoint: g.endpoint_name.clone(),
                 endpoint_href: format!("endpoints/{}.html", ctx.slugs.endpoint(&g.endpoint)),
-                run: ctx.run_label(&first.run, "", Some(ctx.slugs.endpoint(&g.endpoint))),
-                suspect: alarm_suspect(ctx, first),
-                alarms: match g.alarms.len() {
-                    1 => String::new(),
-                    n => format!("{n} alarms"),
-                },
-                ratio: f::ratio(latest.ratio),
-                state: latest.state.as_str(),
-                label: g
-                    .alarms
-                    .iter()
-                    .rev()
-                    .find_map(|a| a.label)
-                    .map(|l| l.to_string())
-                    .unwrap_or_else(|| "untriaged".into()),
-                open_problem: problems.iter().any(|p| {
-                    p.endpoint == g.endpoint && g.alarms.iter().any(|a| p.first_bad_run == a.run)
-                }),
-            }
+                lead,
+                others: list.into_iter().map(|(_, p)| p).collect(),
+            };
+            (order, row)
         })
-        .collect()
+        .collect();
+    rows.sort_by_key(|(order, _)| *order);
+    rows.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The false-positive rate by week of the site's policy.
@@ -546,7 +579,7 @@ pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
         problem_count: problems.len(),
         new_problems: problems.iter().filter(|p| p.new_this_week).count(),
         groups: problem_groups(ctx, &problems),
-        new_alarm_count: new_alarms.len(),
+        new_alarm_count: review.new_groups.len(),
         new_alarms,
         untriaged: review
             .untriaged
