@@ -179,6 +179,23 @@ pub struct RunMeta {
     pub environment: BTreeMap<String, String>,
     /// Any other keys, shown as they are on the run page.
     pub extra: BTreeMap<String, String>,
+    /// `[profile]`: how the run's profiles were recorded, for their busy
+    /// time per request (docs/profiles.md).
+    pub profile: ProfileCapture,
+}
+
+/// `[profile]` in run.toml: what a profile file does not say about how it
+/// was recorded. With the endpoint's throughput they give each profile's
+/// busy time per request served, which attribution compares
+/// (`analyse::attribution`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ProfileCapture {
+    /// How long the profiler recorded, in seconds (`py-spy --duration`,
+    /// `asprof -d`).
+    pub duration_s: Option<f64>,
+    /// Samples per second (`py-spy --rate`, 1 ÷ `asprof -i`), for profiles
+    /// whose weights count samples.
+    pub rate_hz: Option<f64>,
 }
 
 impl RunMeta {

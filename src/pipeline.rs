@@ -502,6 +502,90 @@ fn analyse_options(
     Ok(options)
 }
 
+/// Compares the profiles of every endpoint of the checked run that is over
+/// the line with their baseline profiles, as the site does
+/// ([`crate::analyse::attribution::attribute_checked`]), so that `check`
+/// says why it is slower. The gate's load leaves out the profiles of runs
+/// the cache knows, and its analysis classifies none: the checked run's
+/// and each kind's baseline profile are read here, and only they.
+fn compare_checked_profiles(
+    report: &mut CheckReport,
+    analysis: &Analysis,
+    archive: &crate::model::Archive,
+    root: &std::path::Path,
+) {
+    use crate::analyse::attribution::{Candidate, attribute_checked};
+    use crate::analyse::gate::CheckedProfile;
+    let settings = &archive.settings;
+    let Ok(classifier) = crate::profile::Classifier::new(&settings.profiles) else {
+        return;
+    };
+    let main_branch = archive.main_branch();
+    for check in report.endpoints.iter_mut().filter(|c| c.over_the_line()) {
+        let Some(e) = analysis.endpoints.iter().find(|e| e.id == check.endpoint) else {
+            continue;
+        };
+        let Some(point) = e
+            .points
+            .iter()
+            .chain(&e.branch_points)
+            .find(|p| p.run == report.run)
+        else {
+            continue;
+        };
+        let profiles_of = |p: &crate::analyse::RunPoint| {
+            let held = archive.runs[p.run_index]
+                .endpoints
+                .get(&e.id)
+                .map(|r| r.profiles.clone())
+                .unwrap_or_default();
+            if held.is_empty() {
+                // Left out of the load (the run came from the cache), or
+                // none: a listing tells.
+                crate::ingest::read_endpoint_profiles(
+                    root,
+                    settings,
+                    &archive.runs[p.run_index].id,
+                    &e.id,
+                )
+                .0
+            } else {
+                held
+            }
+        };
+        let files = profiles_of(point);
+        if files.is_empty() {
+            continue;
+        }
+        let earlier = e
+            .points
+            .iter()
+            .filter(|p| p.run_index < point.run_index)
+            .rev()
+            .map(|p| Candidate {
+                point: p,
+                meta: &archive.runs[p.run_index].meta,
+            });
+        let analysed = attribute_checked(
+            Candidate {
+                point,
+                meta: &archive.runs[point.run_index].meta,
+            },
+            &files,
+            earlier,
+            profiles_of,
+            main_branch.as_deref(),
+            &classifier,
+            // Attributed exactly where the site attributes: a regression.
+            (
+                settings.profiles.min_shift_pts,
+                point.verdict == crate::analyse::Verdict::Regression,
+            ),
+        );
+        check.profiles = analysed.iter().map(CheckedProfile::of).collect();
+    }
+}
+
 /// Judges one run under one policy: reads the archive (round results of
 /// unchanged files from the cache, which is content-keyed, so a stale or
 /// missing cache only costs time), analyses only what the gate reads, and
@@ -560,7 +644,8 @@ pub fn gate(opts: &GateOptions) -> Result<Gated, Error> {
         Scope::Gate(policy),
         &options,
     );
-    let report = check(&analysis, &opts.run, policy, &opts.check)?;
+    let mut report = check(&analysis, &opts.run, policy, &opts.check)?;
+    compare_checked_profiles(&mut report, &analysis, &loaded.archive, &opts.archive);
     if let (Some(cache), Some(site), None) = (&load.cache, &opts.site, opts.warmup) {
         // Never wait for a build: it saves the cache itself.
         if let Ok(_lock) = OutputLock::acquire(site, WhenLocked::Fail) {

@@ -515,7 +515,7 @@ fn build_renders_the_weekly_review_for_a_chosen_week() {
     let html = std::fs::read_to_string(before.join("weekly.html")).unwrap();
     assert!(
         html.contains("New alarms this week: 0")
-            && html.contains("No policy raised an alarm this week."),
+            && html.contains("The median policy raised no alarm this week."),
         "{html}"
     );
 

@@ -97,7 +97,7 @@ fn profiles_become_flame_pages_with_attribution() {
     assert_eq!(profile["attribution"]["kind"], "code-regression");
     let summary = profile["attribution"]["summary"].as_str().unwrap();
     assert!(
-        summary.starts_with("code regression (application +"),
+        summary.starts_with("code regression: slow_scan (orders_service.py) +"),
         "{summary}"
     );
     assert!(profile["shares"]["application"].as_f64().unwrap() > 40.0);
@@ -129,7 +129,7 @@ fn profiles_become_flame_pages_with_attribution() {
     let stem = page_name.trim_end_matches(".html");
     let page = std::fs::read_to_string(dir.join(page_name)).unwrap();
     assert!(
-        page.contains("Attribution: code regression (application +"),
+        page.contains("Attribution: code regression: slow_scan (orders_service.py) +"),
         "attribution shown"
     );
     assert!(
@@ -155,7 +155,7 @@ fn profiles_become_flame_pages_with_attribution() {
         run_page.contains(&format!("href=\"../flame/orders/{page_name}\"")),
         "run page links it"
     );
-    assert!(run_page.contains("code regression (application +"));
+    assert!(run_page.contains("code regression: slow_scan (orders_service.py) +"));
 
     // Deterministic: a second build gives byte-identical flame pages, SVGs and data.
     let again = tmp.path().join("site2");
@@ -212,7 +212,7 @@ fn gc_growth_is_attributed_to_gc_and_names_are_escaped_everywhere() {
         run["profiles"][0]["attribution"]["summary"]
             .as_str()
             .unwrap()
-            .starts_with("GC/lock (GC +")
+            .starts_with("GC/lock: GC +")
     );
 
     // Every flame page and SVG escapes `<`, `>`, `&` and quotes in frame names.
@@ -352,7 +352,11 @@ fn real_pyspy_regression_in_the_archive_leads_to_the_injected_function() {
         let a = &p["attribution"];
         assert_eq!(a["kind"], "code-regression", "{id}: {a}");
         let summary = a["summary"].as_str().unwrap();
-        assert!(summary.ends_with("pts of busy time)"), "{id}: {summary}");
+        assert!(
+            summary.starts_with("code regression: rules_for_line (shop.py) +"),
+            "{id}: {summary}"
+        );
+        assert_eq!(a["more_work"], true, "{id}: {a}");
         assert_eq!(
             a["top_frames"][0]["frame"], "rules_for_line (shop.py)",
             "{id}: {a}"
@@ -387,11 +391,10 @@ fn real_pyspy_regression_in_the_archive_leads_to_the_injected_function() {
             std::fs::read_to_string(out.join(format!("flame/{id}/{run_slug}.cpu.html"))).unwrap();
         // The page names the injected function in the attribution line.
         assert!(
-            page.contains(&format!(
-                "Attribution: {summary}; grew most: rules_for_line (shop.py) +"
-            )),
+            page.contains("Attribution: code regression: rules_for_line (shop.py) +"),
             "{id}"
         );
+        assert!(page.contains("; application share +"), "{id}");
         assert!(page.contains("<strong>Idle: "), "{id}: idle shown apart");
         assert!(
             page.contains(
@@ -446,4 +449,170 @@ fn group(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+fn check(archive: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::cargo_bin("perfdash")
+        .unwrap()
+        .args(["check", "--archive"])
+        .arg(archive)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+/// `perfdash check` says why a regressed endpoint is slower, beside the
+/// regression, in every format: the real py-spy N+1 (orders, the latest
+/// run against run 9's profile, with `[profile] duration` so the busy time
+/// per request is measured), and a regressed endpoint whose earlier runs
+/// have no profile (inventory) says so. With the cache (the profiles of
+/// runs it knows are not read until a regression needs them) the answer is
+/// the one `--no-cache` gives.
+#[test]
+fn check_says_why_it_is_slower_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let shop = Path::new(SHOP);
+    copy(
+        &shop.join("v1.speedscope.json"),
+        &run_dir(&archive, 9).join("orders/flame.json"),
+    );
+    copy(
+        &shop.join("v2.speedscope.json"),
+        &run_dir(&archive, 13).join("orders/flame.json"),
+    );
+    copy(
+        &shop.join("v2.folded"),
+        &run_dir(&archive, 13).join("inventory/flame.txt"),
+    );
+    for i in [9, 13] {
+        std::fs::write(
+            run_dir(&archive, i).join("run.toml"),
+            "[profile]\nduration = \"10s\"\n",
+        )
+        .unwrap();
+    }
+    for n in 1..=5 {
+        std::fs::write(
+            run_dir(&archive, 13).join(format!("inventory/round-{n}.json")),
+            common::k6_summary(90.0),
+        )
+        .unwrap();
+    }
+
+    let (code, text) = check(&archive, &["--no-cache"]);
+    assert_eq!(code, 1, "{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let orders = lines
+        .iter()
+        .position(|l| l.starts_with("regression") && l.contains(" orders "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        lines[orders + 2].starts_with("cpu profile: code regression: rules_for_line (shop.py) +"),
+        "{text}"
+    );
+    assert!(
+        lines[orders + 2].contains("; busy time per request ×"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "cpu profile: no baseline profile: no earlier accepted run has a cpu profile to compare with"
+        ),
+        "{text}"
+    );
+
+    let (_, json) = check(&archive, &["--no-cache", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    let of = |id: &str| {
+        doc["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["endpoint"] == id)
+            .unwrap()
+            .clone()
+    };
+    let p = &of("orders")["profiles"][0];
+    assert_eq!(p["baseline_run"], "2026-03-11T0300Z");
+    assert_eq!(p["attribution"]["kind"], "code-regression");
+    assert_eq!(
+        p["attribution"]["top_frames"][0]["frame"],
+        "rules_for_line (shop.py)"
+    );
+    assert_eq!(p["attribution"]["per_request"]["status"], "measured");
+    assert!(p["attribution"]["per_request"]["ratio"].as_f64().unwrap() > 4.0);
+    assert!(of("inventory")["profiles"][0]["attribution"].is_null());
+
+    let (_, markdown) = check(&archive, &["--no-cache", "--format", "markdown"]);
+    assert!(
+        markdown
+            .contains("- **orders**, cpu profile: code regression: rules\\_for\\_line (shop.py) +"),
+        "{markdown}"
+    );
+    let (_, junit) = check(&archive, &["--no-cache", "--format", "junit"]);
+    let failure = &junit[junit.find("name=\"orders\"").unwrap()..];
+    let failure = &failure[..failure.find("</testcase>").unwrap()];
+    assert!(
+        failure.contains("cpu profile: code regression: rules_for_line (shop.py) +"),
+        "{failure}"
+    );
+
+    // Warm the cache with a build, then check from it: the same answer.
+    let site = tmp.path().join("site");
+    build(&archive, &site);
+    let mut site_arg = vec!["--site".to_string(), site.display().to_string()];
+    site_arg.extend(["--format".to_string(), "json".to_string()]);
+    let args: Vec<&str> = site_arg.iter().map(String::as_str).collect();
+    let (_, cached) = check(&archive, &args);
+    let cached: Value = serde_json::from_str(&cached).unwrap();
+    for (a, b) in cached["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(doc["endpoints"].as_array().unwrap())
+    {
+        assert_eq!(a["profiles"], b["profiles"], "{}", a["endpoint"]);
+    }
+    // And the site's flame page says what check says.
+    let line = p["line"].as_str().unwrap();
+    let page =
+        std::fs::read_to_string(site.join("flame/orders/2026-03-15t0300z.cpu.html")).unwrap();
+    let escaped = line.replace('<', "&#60;").replace('>', "&#62;");
+    assert!(page.contains(&format!("Attribution: {escaped}")), "{line}");
+}
+
+/// Frame names come from profile files: a name holding terminal controls
+/// is escaped in `check`'s text and never raw in its JUnit XML.
+#[test]
+fn check_escapes_frame_names_it_prints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::story_archive(&archive);
+    let profile = |evil: u32| {
+        format!(
+            "main;handle;render 3000\n\
+             main;handle;parse 2000\n\
+             main;handle;write 1000\n\
+             main;handle;lookup\u{1b}[2K\rOK: nothing regressed {evil}\n"
+        )
+    };
+    std::fs::write(run_dir(&archive, 9).join("orders/flame.txt"), profile(100)).unwrap();
+    std::fs::write(
+        run_dir(&archive, 13).join("orders/flame.txt"),
+        profile(9000),
+    )
+    .unwrap();
+    let (code, text) = check(&archive, &["--no-cache"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("cpu profile: code regression: "), "{text}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+    let (_, junit) = check(&archive, &["--no-cache", "--format", "junit"]);
+    assert!(junit.contains("cpu profile: code regression: "), "{junit}");
+    assert!(!junit.contains('\u{1b}'), "{junit:?}");
 }

@@ -163,8 +163,8 @@ fn demo_differential_numbers_match_a_hand_computation() {
             let line = &page[page.find("Attribution: ").unwrap()..];
             let line = &line[..line.find("</strong>").unwrap()];
             assert!(
-                line.contains(&format!(
-                    "grew most: DiscountRules.forLine {:+.1} pts",
+                line.starts_with(&format!(
+                    "Attribution: code regression: DiscountRules.forLine {:+.1} pts",
                     growth(top)
                 )),
                 "{line}"

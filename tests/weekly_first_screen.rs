@@ -237,25 +237,36 @@ fn every_count_on_the_weekly_page_agrees() {
     let doc = &Html::parse_document(weekly);
     let weekly = &json["weekly"];
 
-    // New alarms: the headline, the heading, the by-policy line, the table
-    // and the JSON.
-    let by_policy = weekly["new_alarms"].as_object().unwrap();
-    let total: usize = by_policy.values().map(json_usize).sum();
+    // New alarms: the site's policy's alone, one row per endpoint and
+    // suspect commit range; the headline, the heading, the table and the
+    // JSON's groups agree, and other policies are not named there.
+    let groups = weekly["new_alarm_groups"].as_array().unwrap();
+    let total = groups.len();
     assert_eq!(headline_count(doc, "new"), total);
     let heading = text(doc.select(&sel("h2#new")).next().unwrap());
     assert_eq!(heading, format!("New alarms this week: {total}"));
     let line = text(doc.select(&sel("h2#new + p.sub")).next().unwrap());
-    for (policy, n) in by_policy {
-        assert!(
-            line.contains(&format!("{policy} {}", json_usize(n))),
-            "{policy}: {line}"
-        );
-    }
-    let listed: usize = doc
-        .select(&sel("table.new-alarms tbody tr"))
-        .map(|tr| tr.select(&sel(".policy")).count())
+    let policy = weekly["policy"].as_str().unwrap();
+    assert!(
+        line.contains(&format!("Alarms of the {policy} policy")),
+        "{line}"
+    );
+    // One row per endpoint, its other suspect ranges beneath.
+    let endpoints: std::collections::BTreeSet<&str> = groups
+        .iter()
+        .map(|g| g["endpoint"].as_str().unwrap())
+        .collect();
+    let listed = doc.select(&sel("table.new-alarms tbody tr")).count();
+    assert_eq!(listed, endpoints.len(), "one row per endpoint");
+    let beneath = doc.select(&sel("table.new-alarms small.also")).count();
+    assert_eq!(listed + beneath, total, "every group on its endpoint's row");
+    assert_eq!(doc.select(&sel("table.new-alarms .policy")).count(), 0);
+    let of_policy = json_usize(&weekly["new_alarms"][policy]);
+    let grouped: usize = groups
+        .iter()
+        .map(|g| g["alarm_runs"].as_array().unwrap().len())
         .sum();
-    assert_eq!(listed, total, "every new alarm listed with its policies");
+    assert_eq!(grouped, of_policy, "the groups hold the policy's alarms");
 
     // Untriaged: the headline, the heading, the JSON, and what the page
     // lists: the unlabelled open problems above plus the table's rows.

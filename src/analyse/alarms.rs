@@ -265,7 +265,14 @@ pub fn episodes(
                 ep.closed = Some(i);
                 out.push(ep);
             }
-            AlarmState::Candidate if another_level(levels.at(ep.last_over), levels.at(i)) => {
+            // The candidate's level: of its last run over the line that has
+            // one (a failed run has none and says nothing about it).
+            AlarmState::Candidate
+                if another_level(
+                    ep.over.iter().rev().find_map(|&k| levels.at(k)),
+                    levels.at(i),
+                ) =>
+            {
                 // Over again, but at another level: the candidate did not
                 // persist at its own, and this run starts a new episode.
                 ep.state = AlarmState::Reverted;

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::alarms::{self, AlarmState, Episode};
+use super::attribution::{Attribution, ProfileAnalysis};
 use super::environment::RunWideShift;
 use super::figures::{FigureSummary, rate_percent};
 use super::policy::{Judgement, Policy, RaisedAt};
@@ -228,6 +229,86 @@ pub struct EndpointCheck {
     pub alarm_state: Option<AlarmState>,
     /// One sentence saying why.
     pub reason: String,
+    /// Over the line with profiles in the run: each compared with its
+    /// baseline profile, and why the endpoint is slower (docs/profiles.md).
+    /// Filled in by `pipeline::gate`, which reads the profiles; absent
+    /// from the JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<CheckedProfile>,
+}
+
+impl EndpointCheck {
+    /// Whether the run is over the policy's line for this endpoint without
+    /// having failed: a regression, however the gate then treats it
+    /// (pending, environment suspect, triaged). Its profiles are compared.
+    pub fn over_the_line(&self) -> bool {
+        matches!(
+            self.status,
+            CheckStatus::Regression
+                | CheckStatus::Pending
+                | CheckStatus::EnvironmentSuspect
+                | CheckStatus::TriagedNoise
+                | CheckStatus::TriagedAccepted
+        )
+    }
+}
+
+/// One profile of a regressed endpoint against its baseline profile: the
+/// attribution `perfdash check` shows beside the regression.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckedProfile {
+    /// `cpu`, `alloc`, …
+    pub kind: String,
+    /// The file, relative to the archive.
+    pub source: String,
+    /// The run of the baseline profile (`None`: no earlier run that may
+    /// serve as a baseline has a profile of this kind).
+    pub baseline_run: Option<String>,
+    pub attribution: Option<Attribution>,
+    /// The line shown: the attribution's ([`Attribution::line`]), or why
+    /// there is none.
+    pub line: String,
+}
+
+impl CheckedProfile {
+    pub fn of(pa: &ProfileAnalysis) -> CheckedProfile {
+        let line = match (&pa.attribution, &pa.baseline) {
+            (Some(a), _) => a.line(),
+            (None, None) => format!(
+                "no baseline profile: no earlier accepted run has a {} profile to compare with",
+                pa.kind
+            ),
+            (None, Some(b)) => format!("compared with run {}; not attributed", b.run),
+        };
+        CheckedProfile {
+            kind: pa.kind.clone(),
+            source: pa.source.clone(),
+            baseline_run: pa.baseline.as_ref().map(|b| b.run.clone()),
+            attribution: pa.attribution.clone(),
+            line,
+        }
+    }
+}
+
+/// Fills [`EndpointCheck::profiles`] from an analysis that compared every
+/// profile (a site's, [`super::Scope::Site`]): each endpoint over the line
+/// gets its point's profiles as the site shows them. `perfdash check`
+/// analyses no profile and compares the checked run's alone
+/// (`pipeline::gate`); the tests hold the two equal.
+pub fn profiles_from(report: &mut CheckReport, analysis: &Analysis) {
+    for check in report.endpoints.iter_mut().filter(|c| c.over_the_line()) {
+        let Some(e) = analysis.endpoints.iter().find(|e| e.id == check.endpoint) else {
+            continue;
+        };
+        if let Some(point) = e
+            .points
+            .iter()
+            .chain(&e.branch_points)
+            .find(|p| p.run == report.run)
+        {
+            check.profiles = point.profiles.iter().map(CheckedProfile::of).collect();
+        }
+    }
 }
 
 /// One endpoint's step-load result in the checked run: its knee against
@@ -379,6 +460,7 @@ pub fn check(
                     alarm_run: None,
                     alarm_state: None,
                     reason: "not measured in this run".into(),
+                    profiles: Vec::new(),
                 });
             }
             continue;
@@ -689,6 +771,7 @@ fn endpoint_check(analysis: &Analysis, endpoint: &EndpointAnalysis, at: &PointAt
         alarm_run: episode.map(|e| endpoint.points[e.candidate].run.clone()),
         alarm_state: episode.map(|e| e.state),
         reason,
+        profiles: Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::Analysis;
 use super::alarms::{Alarm, AlarmState};
+use super::evidence::SuspectRange;
 use super::policy::Policy;
 use crate::calendar;
 use crate::model::Label;
@@ -56,8 +57,28 @@ pub const NOISE_MIN_GROWTH: f64 = 0.05;
 pub struct ReviewAlarm {
     pub alarm: Alarm,
     pub endpoint_name: String,
-    /// Other policies that alarmed on the same run and endpoint.
-    pub also_raised_by: Vec<Policy>,
+}
+
+/// The new alarms of one endpoint in the week that share a suspect commit
+/// range: one change, one row. A candidate that reverted and rose again on
+/// the same commits, or an alarm dated inside one commit's runs (its range
+/// holds no commit: "6694d24 → 6694d24") beside the alarm that brought
+/// that commit, are the same problem.
+#[derive(Debug, Clone)]
+pub struct AlarmGroup {
+    pub endpoint: String,
+    pub endpoint_name: String,
+    /// The suspect range of its first alarm.
+    pub suspect: SuspectRange,
+    /// Its alarms, oldest first (at least one).
+    pub alarms: Vec<Alarm>,
+}
+
+impl AlarmGroup {
+    /// The alarm the row shows: the latest, whose state is the current one.
+    pub fn latest(&self) -> &Alarm {
+        self.alarms.last().expect("a group holds an alarm")
+    }
 }
 
 /// One week's alarms and labels under one policy.
@@ -104,13 +125,18 @@ pub struct WeeklyReview {
     pub runs: Vec<String>,
     /// The policy's alarms whose candidate run is in the week.
     pub new_alarms: Vec<ReviewAlarm>,
-    /// New alarms in the week under every policy, for the side-by-side line.
+    /// The same alarms, one per endpoint and suspect commit range: what the
+    /// page lists.
+    pub new_groups: Vec<AlarmGroup>,
+    /// New alarms in the week under every policy (the back-test's figure:
+    /// the page lists the policy's alone).
     pub new_by_policy: BTreeMap<Policy, usize>,
     /// The policy's alarms up to the week's end without a human label.
     pub untriaged: Vec<ReviewAlarm>,
     /// The policy's confirmed alarms that were open during the week.
     pub confirmed: Vec<ReviewAlarm>,
-    /// Oldest first, ending with the reviewed week.
+    /// Oldest first, ending with the reviewed week; no week before the
+    /// first run.
     pub fp_by_week: Vec<WeekRow>,
     pub noisier: Vec<NoiseChange>,
 }
@@ -159,13 +185,6 @@ pub fn weekly_review(analysis: &Analysis, spec: WeekSpec, policy: Policy) -> Opt
     let review = |a: &Alarm| ReviewAlarm {
         alarm: a.clone(),
         endpoint_name: name_of(&a.endpoint),
-        also_raised_by: analysis
-            .alarms
-            .alarms
-            .iter()
-            .filter(|o| o.policy != a.policy && o.endpoint == a.endpoint && o.run == a.run)
-            .map(|o| o.policy)
-            .collect(),
     };
     let of_policy = || analysis.alarms.of(policy);
     // New: raised in the week. An alarm is dated at its change's first
@@ -221,27 +240,82 @@ pub fn weekly_review(analysis: &Analysis, spec: WeekSpec, policy: Policy) -> Opt
         .map(|r| r.id.clone())
         .collect();
 
+    let first_run = analysis
+        .runs
+        .iter()
+        .filter(|r| r.branch.is_none())
+        .map(|r| r.started_at)
+        .min();
     Some(WeeklyReview {
         title,
         from,
         to,
         policy,
         runs,
+        new_groups: group_alarms(&new_alarms),
         new_alarms,
         new_by_policy,
         untriaged,
         confirmed,
-        fp_by_week: fp_by_week(analysis, to),
+        fp_by_week: fp_by_week(analysis, first_run, to),
         noisier: noisier(analysis, from, to),
     })
 }
 
+/// The alarms of one week, one group per endpoint and suspect commit range
+/// ([`AlarmGroup`]), in the order of their first alarm. `alarms` is in
+/// time order.
+pub fn group_alarms(alarms: &[ReviewAlarm]) -> Vec<AlarmGroup> {
+    // A range's ends: the commits when both runs record one, else the runs.
+    fn ends(s: &SuspectRange) -> (Option<&str>, &str) {
+        match (&s.last_old_commit, &s.first_new_commit) {
+            (old, Some(new)) if s.last_old_run.is_none() || old.is_some() => {
+                (old.as_deref(), new.as_str())
+            }
+            _ => (s.last_old_run.as_deref(), s.first_new_run.as_str()),
+        }
+    }
+    let mut groups: Vec<AlarmGroup> = Vec::new();
+    for r in alarms {
+        let a = &r.alarm;
+        let (old, new) = ends(&a.suspect);
+        // No commit between the ends: the change came with the commit that
+        // the endpoint's group ending at it already names.
+        let empty = old == Some(new) && a.suspect.first_new_commit.is_some();
+        let same = |g: &AlarmGroup| {
+            g.endpoint == a.endpoint && {
+                let (g_old, g_new) = ends(&g.suspect);
+                (g_old, g_new) == (old, new) || (empty && g_new == new)
+            }
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(g) => g.alarms.push(a.clone()),
+            None => groups.push(AlarmGroup {
+                endpoint: a.endpoint.clone(),
+                endpoint_name: r.endpoint_name.clone(),
+                suspect: a.suspect.clone(),
+                alarms: vec![a.clone()],
+            }),
+        }
+    }
+    groups
+}
+
 /// Alarms by the ISO week of their candidate run, per policy, for the
-/// [`FP_WEEKS`] weeks up to the one holding `to - 1s`.
-fn fp_by_week(analysis: &Analysis, to: DateTime<Utc>) -> Vec<WeekRow> {
+/// [`FP_WEEKS`] weeks up to the one holding `to - 1s`, none before the
+/// week of the first run (`first_run`; `None`: no run, no row).
+fn fp_by_week(
+    analysis: &Analysis,
+    first_run: Option<DateTime<Utc>>,
+    to: DateTime<Utc>,
+) -> Vec<WeekRow> {
     let last_week = week_start(to - Duration::seconds(1));
+    let Some(first_week) = first_run.map(week_start) else {
+        return Vec::new();
+    };
     (0..FP_WEEKS as i64)
         .rev()
+        .filter(|&k| last_week - Duration::weeks(k) >= first_week)
         .map(|k| {
             let start = last_week - Duration::weeks(k);
             let end = start + Duration::weeks(1);

@@ -863,6 +863,47 @@ fn attach_profiles(
     }
 }
 
+/// The profiles of one endpoint folder of one run
+/// (`runs/<run>/<endpoint>/flame*`), read and checked as a build reads them
+/// (one per kind, the first by name). For `perfdash check`, whose load
+/// leaves out the profiles of runs it knows from the cache
+/// ([`LoadOptions::skip_recorded_profiles`]) until a regression needs them.
+/// Problems come back as diagnostics naming the file; a folder that is not
+/// there holds no profile.
+pub fn read_endpoint_profiles(
+    root: &Path,
+    settings: &Settings,
+    run: &str,
+    endpoint: &str,
+) -> (Vec<ProfileFile>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let Ok(real_root) = std::fs::canonicalize(root) else {
+        return (Vec::new(), diags);
+    };
+    let dir = real_root.join(RUNS_DIR).join(run).join(endpoint);
+    let Ok(entries) = layout::list_dir(&dir) else {
+        return (Vec::new(), diags);
+    };
+    let dir_rel = relative(&real_root, &dir);
+    let jobs: Vec<ProfileJob> = entries
+        .into_iter()
+        .filter_map(|entry| match entry {
+            layout::Entry::File { name, path, meta } => crate::profile::kind_from_file_name(&name)
+                .map(|kind| ProfileJob {
+                    endpoint: endpoint.to_string(),
+                    kind,
+                    path,
+                    rel: format!("{dir_rel}/{name}"),
+                    meta,
+                }),
+            _ => None,
+        })
+        .collect();
+    let stacks = crate::profile::StackInterner::default();
+    let read = read_profiles(jobs, &settings.limits, &stacks, &mut diags);
+    (read.into_iter().map(|(_, f)| f).collect(), diags)
+}
+
 /// The largest round number read: `max(expected_rounds × 10, 100)`. A
 /// larger number is far more likely a date (`round-20260608.json`) or a
 /// typo than a round; believing it would report millions of rounds missing.

@@ -73,6 +73,7 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
             "branch" => meta.branch = Some(text_value()?),
             "notes" => meta.notes = Some(text_value()?),
             "release" => meta.release = Some(text_value()?),
+            "profile" => meta.profile = parse_profile_capture(&value, text, path)?,
             "load" | "environment" => {
                 let toml::Value::Table(table) = &value else {
                     return Err(Error::at(
@@ -107,6 +108,123 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
     }
     meta.extra = extra;
     Ok((meta, started_at))
+}
+
+/// `[profile]`: `duration` (seconds, or a string such as `"10s"`,
+/// `"500ms"`, `"2m"`) and `rate` (samples per second) or `interval` (the
+/// time between samples, `"10ms"`). Both give how many seconds a sample
+/// stands for; giving both is refused when they disagree.
+fn parse_profile_capture(
+    value: &toml::Value,
+    text: &str,
+    path: &Path,
+) -> Result<crate::model::ProfileCapture, Error> {
+    let line = text
+        .lines()
+        .position(|l| {
+            l.trim()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+                == "profile"
+        })
+        .map(|n| n as u64 + 1)
+        .or_else(|| key_line(text, "profile"));
+    let err = |message: String| Error::at(path, line, message);
+    let toml::Value::Table(table) = value else {
+        return Err(err(format!(
+            "profile should be a table ([profile] with duration and rate), found {}",
+            value.type_str()
+        )));
+    };
+    let seconds = |key: &str, v: &toml::Value| -> Result<f64, Error> {
+        let s = match v {
+            toml::Value::Integer(n) => *n as f64,
+            toml::Value::Float(x) => *x,
+            toml::Value::String(s) => duration_seconds(s).ok_or_else(|| {
+                err(format!(
+                    "[profile] {key} '{s}' is not a duration such as \"10s\", \"500ms\" or \"2m\""
+                ))
+            })?,
+            other => {
+                return Err(err(format!(
+                    "[profile] {key} should be a duration such as \"10s\" or a number of seconds, found {}",
+                    other.type_str()
+                )));
+            }
+        };
+        if s.is_finite() && s > 0.0 {
+            Ok(s)
+        } else {
+            Err(err(format!("[profile] {key} must be above 0")))
+        }
+    };
+    let mut capture = crate::model::ProfileCapture::default();
+    for (key, v) in table {
+        match key.as_str() {
+            "duration" => capture.duration_s = Some(seconds(key, v)?),
+            "interval" => {
+                let rate = 1.0 / seconds(key, v)?;
+                match capture.rate_hz {
+                    Some(r) if (r - rate).abs() > 1e-9 * r => {
+                        return Err(err(format!(
+                            "[profile] interval and rate disagree ({rate} Hz and {r} Hz): give one"
+                        )));
+                    }
+                    _ => capture.rate_hz = Some(rate),
+                }
+            }
+            "rate" => {
+                let rate = match v {
+                    toml::Value::Integer(n) => *n as f64,
+                    toml::Value::Float(x) => *x,
+                    other => {
+                        return Err(err(format!(
+                            "[profile] rate should be samples per second (a number such as 100), found {}",
+                            other.type_str()
+                        )));
+                    }
+                };
+                if !(rate.is_finite() && rate > 0.0) {
+                    return Err(err("[profile] rate must be above 0".into()));
+                }
+                match capture.rate_hz {
+                    Some(r) if (r - rate).abs() > 1e-9 * r => {
+                        return Err(err(format!(
+                            "[profile] interval and rate disagree ({r} Hz and {rate} Hz): give one"
+                        )));
+                    }
+                    _ => capture.rate_hz = Some(rate),
+                }
+            }
+            other => {
+                return Err(err(format!(
+                    "[profile] has no key '{other}' (duration, rate, interval)"
+                )));
+            }
+        }
+    }
+    Ok(capture)
+}
+
+/// `"10s"`, `"500ms"`, `"2m"`, `"1.5 s"`, `"250us"` → seconds.
+fn duration_seconds(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().ok()?;
+    let factor = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "ns" => 1e-9,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return None,
+    };
+    Some(value * factor)
 }
 
 /// Top-level `run.toml` keys read as part of the load profile.

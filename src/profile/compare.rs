@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::classify::Classifier;
+use super::classify::{Category, Classifier};
 use super::normalise::Normalisation;
 use super::{Profile, Stack};
 use crate::hash::FastMap;
@@ -39,6 +39,11 @@ pub struct Comparable {
     pub normalisation: Normalisation,
     /// Whether idle stacks were left out.
     pub idle_excluded: bool,
+    /// Each stack's category, in the order of `stacks` (stacks that became
+    /// equal when normalised take the category of the heavier one). Not in
+    /// the digest: no page draws it, attribution reads it.
+    #[serde(skip)]
+    pub categories: Vec<Category>,
 }
 
 impl Comparable {
@@ -60,7 +65,7 @@ impl Comparable {
     /// they are already known (classifying is the costly part).
     pub fn from_categories(
         profile: &Profile,
-        categories: &[(&Stack, f64, super::Category)],
+        categories: &[(&Stack, f64, Category)],
         classifier: &Classifier,
         normalisation: Normalisation,
     ) -> Comparable {
@@ -72,13 +77,14 @@ impl Comparable {
     /// in `normaliser` across the profiles it is given.
     pub fn from_categories_with<'p>(
         profile: &Profile,
-        categories: &[(&'p Stack, f64, super::Category)],
+        categories: &[(&'p Stack, f64, Category)],
         classifier: &Classifier,
         normaliser: &mut StackNormaliser<'p>,
     ) -> Comparable {
         // The normalised stacks in the order first met, weights summed in
         // the order of `categories`; sorted once at the end.
-        let mut rows: Vec<(Stack, f64)> = Vec::with_capacity(categories.len());
+        // (stack, weight, category, the heaviest weight merged under it).
+        let mut rows: Vec<(Stack, f64, Category, f64)> = Vec::with_capacity(categories.len());
         let mut row_of: FastMap<Stack, usize> = FastMap::default();
         let mut total = profile.root_self;
         for &(stack, weight, category) in categories {
@@ -88,21 +94,29 @@ impl Comparable {
             total += weight;
             let key = normaliser.stack(stack);
             match row_of.get(&*key) {
-                Some(&row) => rows[row].1 += weight,
+                Some(&row) => {
+                    let r = &mut rows[row];
+                    r.1 += weight;
+                    if weight > r.3 {
+                        (r.2, r.3) = (category, weight);
+                    }
+                }
                 None => {
                     row_of.insert(key.clone(), rows.len());
-                    rows.push((key, weight));
+                    rows.push((key, weight, category, weight));
                 }
             }
         }
         // Keys are distinct; unchanged stacks come already sorted.
         rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let categories = rows.iter().map(|r| r.2).collect();
         Comparable {
-            stacks: rows.into_iter().collect(),
+            stacks: rows.into_iter().map(|r| (r.0, r.1)).collect(),
             total,
             units: profile.units.clone(),
             normalisation: normaliser.normalisation,
             idle_excluded: classifier.excludes_idle(),
+            categories,
         }
     }
 
@@ -566,4 +580,93 @@ pub fn short_frame_name(frame: &str) -> &str {
         Some(at) if at + 1 < frame.len() => &frame[at + 1..],
         _ => frame,
     }
+}
+
+/// The busy weight of the stacks that hold any of `frames` (normalised
+/// names, as [`FrameGrowth::frame`]), per category, in percent of the
+/// profile's busy weight. A stack counts once however many of the frames it
+/// holds and however often (recursion): the shares never add up to more
+/// than 100.
+pub fn share_through(profile: &Comparable, frames: &[&str]) -> BTreeMap<Category, f64> {
+    let mut out: BTreeMap<Category, f64> = BTreeMap::new();
+    if frames.is_empty() {
+        return out;
+    }
+    for (i, (stack, &weight)) in profile.stacks.iter().enumerate() {
+        if stack.split(';').any(|f| frames.contains(&f)) {
+            let category = profile
+                .categories
+                .get(i)
+                .copied()
+                .unwrap_or(Category::Other);
+            *out.entry(category).or_insert(0.0) += profile.pct(weight);
+        }
+    }
+    out
+}
+
+/// A leaf frame votes on [`shared_work_ratio`] when it holds at least this
+/// share (percent of the busy weight) of either profile: smaller ones are
+/// a handful of samples, too noisy to vote.
+const VOTER_MIN_PCT: f64 = 1.0;
+
+/// [`shared_work_ratio`] needs at least this many voting frames.
+pub const MIN_VOTERS: usize = 3;
+
+/// How the busy weight changed on the work both profiles share.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SharedWork {
+    /// The median over the voting frames of (self share in the baseline ÷
+    /// self share now): how many times the busy weight per unit of that
+    /// work grew. 1: the frames both profiles hold kept their shares.
+    pub ratio: f64,
+    /// How many leaf frames voted.
+    pub frames: usize,
+}
+
+/// What the shares alone say about the total: when new work is added, the
+/// frames that did not change lose share in proportion (a frame at 10 %
+/// falls to 2 % when the busy time grows five-fold). The median, over the
+/// leaf frames both profiles hold (at least 1 % of either's busy weight),
+/// of each frame's self share before ÷ after estimates that factor: most
+/// frames of a service do not change between two runs, and the median
+/// ignores the few that did (the new work, or a function that went away).
+/// Frames only one profile holds do not vote: they are the change itself.
+/// `None` with fewer than [`MIN_VOTERS`] voting frames.
+///
+/// Above 1: more busy work, the grown frames are new work. Below 1: the
+/// frames both hold gained share, so something else shrank, and a frame's
+/// growth in share is the rest shrinking, not new work.
+pub fn shared_work_ratio(baseline: &Comparable, current: &Comparable) -> Option<SharedWork> {
+    fn leaves(p: &Comparable) -> FastMap<&str, f64> {
+        let mut out: FastMap<&str, f64> = FastMap::default();
+        for (stack, &w) in &p.stacks {
+            let leaf = stack.rsplit(';').next().unwrap_or(stack);
+            *out.entry(leaf).or_insert(0.0) += w;
+        }
+        out
+    }
+    let (before, after) = (leaves(baseline), leaves(current));
+    let mut logs: Vec<f64> = before
+        .iter()
+        .filter_map(|(frame, &b)| {
+            let a = *after.get(frame)?;
+            let (b, a) = (baseline.pct(b), current.pct(a));
+            (b > 0.0 && a > 0.0 && (b >= VOTER_MIN_PCT || a >= VOTER_MIN_PCT)).then(|| (b / a).ln())
+        })
+        .collect();
+    if logs.len() < MIN_VOTERS {
+        return None;
+    }
+    logs.sort_unstable_by(f64::total_cmp);
+    let n = logs.len();
+    let median = if n % 2 == 1 {
+        logs[n / 2]
+    } else {
+        (logs[n / 2 - 1] + logs[n / 2]) / 2.0
+    };
+    Some(SharedWork {
+        ratio: median.exp(),
+        frames: n,
+    })
 }

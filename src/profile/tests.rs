@@ -866,16 +866,39 @@ fn attribute_pair(
     baseline: &Profile,
     current: &Profile,
 ) -> (crate::analyse::attribution::Attribution, Vec<FrameGrowth>) {
-    use crate::analyse::attribution::{GROWN_FRAMES, attribute};
+    use crate::analyse::attribution::Capture;
+    attribute_pair_with(
+        c,
+        (baseline, Capture::default()),
+        (current, Capture::default()),
+    )
+}
+
+/// [`attribute_pair`] with what the runs say about each capture.
+fn attribute_pair_with(
+    c: &Classifier,
+    (baseline, base_capture): (&Profile, crate::analyse::attribution::Capture),
+    (current, capture): (&Profile, crate::analyse::attribution::Capture),
+) -> (crate::analyse::attribution::Attribution, Vec<FrameGrowth>) {
+    use crate::analyse::attribution::{GROWN_FRAMES, Side, attribute};
     use compare::Comparable;
     let (b, a) = (
         Comparable::new(baseline, c, c.normalisation()),
         Comparable::new(current, c, c.normalisation()),
     );
     let grown = grown_frames(&b, &a, GROWN_FRAMES);
+    let (now, then) = (c.shares(current), c.shares(baseline));
     let verdict = attribute(
-        &c.shares(current),
-        &c.shares(baseline),
+        &Side {
+            shares: &now,
+            comparable: &a,
+            capture,
+        },
+        &Side {
+            shares: &then,
+            comparable: &b,
+            capture: base_capture,
+        },
         ProfileSettings::default().min_shift_pts,
         &grown,
     );
@@ -892,29 +915,25 @@ fn pyspy_injected_code_regression_is_attributed_to_code() {
     let c = service_classifier();
     let (a, grown) = attribute_pair(&c, &normal, &regressed);
     assert_eq!(a.kind, AttributionKind::CodeRegression, "{}", a.summary);
-    assert!(
-        a.summary.starts_with("code regression (application +"),
-        "{}",
-        a.summary
-    );
-    // The frame that grew most is the injected one.
+    // The frame that grew most is the injected one, and the line names it.
     assert!(grown[0].frame.starts_with("slow_scan ("), "{grown:?}");
     assert!(
-        a.line()
-            .contains("grew most: slow_scan (orders_service.py) +"),
+        a.summary
+            .starts_with("code regression: slow_scan (orders_service.py) +"),
         "{}",
         a.summary
     );
+    assert!(a.application_delta_pts >= 5.0, "{}", a.line());
+    assert_eq!(a.more_work, Some(true), "{}", a.line());
 
     // Controls: the same profile against itself, and the fix (regressed → normal).
     assert_eq!(
         attribute_pair(&c, &normal, &normal).0.kind,
         AttributionKind::Inconclusive
     );
-    assert_ne!(
-        attribute_pair(&c, &regressed, &normal).0.kind,
-        AttributionKind::CodeRegression
-    );
+    let fix = attribute_pair(&c, &regressed, &normal).0;
+    println!("fix: {}", fix.line());
+    assert_eq!(fix.kind, AttributionKind::Inconclusive, "{}", fix.line());
 }
 
 /// The real profiles of `tests/fixtures/pyspy-shop` (see its README): a
@@ -977,12 +996,20 @@ fn pyspy_shop_n_plus_one_is_a_code_regression_named_by_its_function() {
             );
             assert!(grown[0].total_delta_pts() >= 10.0, "{v2}: {grown:#?}");
             assert!(
-                a.line().contains("; grew most: rules_for_line (shop.py) +"),
+                a.summary
+                    .starts_with("code regression: rules_for_line (shop.py) +"),
                 "{v2}: {}",
                 a.summary
             );
-            assert!(a.summary.contains("pts of busy time)"), "{}", a.summary);
+            assert!(a.line().contains("; application share +"), "{}", a.line());
             assert!(a.application_delta_pts >= 10.0, "{v2}: {}", a.summary);
+            // More busy work: the functions both versions share lost share.
+            let shared = a.shared_work.unwrap();
+            println!(
+                "{v2}: shared work ×{:.2} over {} frames",
+                shared.ratio, shared.frames
+            );
+            assert!(shared.ratio >= 2.0, "{v2}: {shared:?}");
             // Idle is left out of the shares compared, and it was large.
             assert!(a.changes.iter().all(|x| x.category != Category::IdleWait));
             let idle_before = c.shares(&before).idle_pct();
@@ -996,11 +1023,91 @@ fn pyspy_shop_n_plus_one_is_a_code_regression_named_by_its_function() {
                 attribute_pair(&c, &before, &before).0.kind,
                 AttributionKind::Inconclusive
             );
-            assert_ne!(
-                attribute_pair(&c, &after, &before).0.kind,
-                AttributionKind::CodeRegression
-            );
+            let fix = attribute_pair(&c, &after, &before).0;
+            println!("{v1} after {v2}: {}", fix.line());
+            assert_eq!(fix.kind, AttributionKind::Inconclusive, "{}", fix.line());
+            assert_eq!(fix.more_work, Some(false), "{}", fix.line());
         }
+    }
+}
+
+/// The throughput k6 measured while py-spy recorded (`*.k6.txt`, k6's own
+/// summary: `http_reqs ... 1005   71.626566/s`).
+fn shop_throughput(name: &str) -> f64 {
+    let text = std::fs::read_to_string(
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/pyspy-shop"
+        ))
+        .join(format!("{name}.k6.txt")),
+    )
+    .unwrap();
+    let line = text.lines().find(|l| l.contains("http_reqs")).unwrap();
+    let rate = line.split_whitespace().last().unwrap();
+    rate.trim_end_matches("/s").parse().unwrap()
+}
+
+/// The busy time per request of the real captures, from the throughput k6
+/// measured and how `record.sh` ran py-spy (10 s at 100 Hz): v2's N+1
+/// costs several times v1's busy time per request; the fix costs less.
+/// The folded files count samples (the rate converts them to seconds), the
+/// speedscope files weigh seconds already.
+#[test]
+fn pyspy_shop_busy_time_per_request() {
+    use crate::analyse::attribution::{AttributionKind, Capture, PerRequest};
+    use crate::model::ProfileCapture;
+    let capture = |name: &str| Capture {
+        throughput_rps: Some(shop_throughput(name)),
+        recorded: ProfileCapture {
+            duration_s: Some(10.0),
+            rate_hz: Some(100.0),
+        },
+    };
+    let c = &shop_classifiers()[0];
+    for (v1, v2) in [
+        ("v1.folded", "v2.folded"),
+        ("v1.speedscope.json", "v2.speedscope.json"),
+    ] {
+        let (before, after) = (shop(v1), shop(v2));
+        let (a, _) = attribute_pair_with(c, (&before, capture(v1)), (&after, capture(v2)));
+        println!(
+            "{v2}: {} (frames {:.1} pts, z {:?}; {:?}; {:?})",
+            a.line(),
+            a.frames_application_pts,
+            a.frames_z,
+            a.per_request,
+            a.shared_work
+        );
+        let PerRequest::Measured {
+            unit,
+            before: b,
+            after: x,
+            ratio,
+            noise,
+        } = &a.per_request
+        else {
+            panic!("{v2}: {:?}", a.per_request);
+        };
+        assert_eq!(unit, "s");
+        // v1 spends a few ms of busy thread time per quote; v2 several times that.
+        assert!((0.002..0.02).contains(b), "{v1}: {b} s per request");
+        assert!(*ratio > 4.0, "{v2}: ×{ratio} ({b} → {x})");
+        assert!(*noise < 0.1, "{noise}");
+        assert_eq!(a.kind, AttributionKind::CodeRegression, "{}", a.line());
+        assert!(
+            a.line().contains("; busy time per request ×"),
+            "{}",
+            a.line()
+        );
+        let (fix, _) = attribute_pair_with(c, (&after, capture(v2)), (&before, capture(v1)));
+        println!("{v1} after {v2}: {}", fix.line());
+        assert_eq!(fix.kind, AttributionKind::Inconclusive, "{}", fix.line());
+        assert!(
+            fix.summary
+                .starts_with("inconclusive: busy time per request ×0."),
+            "{}",
+            fix.summary
+        );
     }
 }
 
@@ -1169,16 +1276,21 @@ mod properties {
 
         #[test]
         fn attribution_ignores_sample_scale(stacks in stacks(), k in 2u32..10) {
-            use crate::analyse::attribution::attribute;
             let text: String = stacks.iter().map(|(s, n)| format!("{s} {n}\n")).collect();
             let scaled: String = stacks.iter().map(|(s, n)| format!("{s} {}\n", n * k)).collect();
             let c = Classifier::new(&ProfileSettings::default()).unwrap();
-            let a = c.shares(&parse_folded(&text, Path::new("f"), "cpu").unwrap());
-            let b = c.shares(&parse_folded(&scaled, Path::new("f"), "cpu").unwrap());
-            // The same profile captured k times longer: nothing moved.
-            let verdict = attribute(&b, &a, 5.0, &[]);
+            let a = parse_folded(&text, Path::new("f"), "cpu").unwrap();
+            let b = parse_folded(&scaled, Path::new("f"), "cpu").unwrap();
+            // The same profile captured k times longer: nothing moved, no
+            // frame grew, and the work the frames share is the same.
+            let (verdict, grown) = attribute_pair(&c, &a, &b);
             prop_assert_eq!(verdict.kind, crate::analyse::attribution::AttributionKind::Inconclusive);
             prop_assert!(verdict.application_delta_pts.abs() < 1e-6);
+            prop_assert!(grown.is_empty(), "{:?}", grown);
+            prop_assert!(verdict.top_frames.is_empty());
+            if let Some(s) = verdict.shared_work {
+                prop_assert!((s.ratio - 1.0).abs() < 1e-9, "{:?}", s);
+            }
         }
     }
 }

@@ -87,11 +87,25 @@ struct WeeklyJson {
     policy: &'static str,
     runs: Vec<String>,
     open_problems: Vec<crate::analyse::problems::Problem>,
-    /// Alarms whose first run is in the week, per policy.
+    /// Alarms whose first run is in the week, per policy (the back-test's
+    /// count; the page lists `policy`'s alone).
     new_alarms: BTreeMap<Policy, usize>,
+    /// What the page lists: `policy`'s new alarms, one entry per endpoint
+    /// and suspect commit range, with the runs of its alarms.
+    new_alarm_groups: Vec<AlarmGroupJson>,
     /// Alarms of `policy` up to the end of the week without a label, and
     /// open capacity problems without one.
     untriaged: usize,
+}
+
+#[derive(Serialize)]
+struct AlarmGroupJson {
+    endpoint: String,
+    suspect: crate::analyse::evidence::SuspectRange,
+    /// The run each of its alarms began with, oldest first.
+    alarm_runs: Vec<String>,
+    /// The state of its latest alarm.
+    state: crate::analyse::alarms::AlarmState,
 }
 
 #[derive(Serialize)]
@@ -282,6 +296,16 @@ pub fn write_analysis_json(
             untriaged: review.untriaged.len() + super::weekly::untriaged_capacity(&problems),
             open_problems: problems,
             new_alarms: review.new_by_policy.clone(),
+            new_alarm_groups: review
+                .new_groups
+                .iter()
+                .map(|g| AlarmGroupJson {
+                    endpoint: g.endpoint.clone(),
+                    suspect: g.suspect.clone(),
+                    alarm_runs: g.alarms.iter().map(|a| a.run.clone()).collect(),
+                    state: g.latest().state,
+                })
+                .collect(),
         });
     let doc = AnalysisJson {
         schema_version: SCHEMA_VERSION,

@@ -2,9 +2,13 @@
 //! answers "what needs a decision this week": one line per open problem
 //! (`analyse::problems`) with its current ratio, age, suspect range,
 //! triage and flame attribution, grouped into one summary when several
-//! came in with the same suspect range. Then the new alarms of every
-//! policy, the untriaged ones, the false-positive rate by week, and,
-//! folded away, the definitions and the whole-history policy table.
+//! came in with the same suspect range. Then the new alarms of the site's
+//! policy (one per endpoint and suspect commit range, one row per
+//! endpoint), the untriaged
+//! ones, its false-positive rate by week (from the week of the first run),
+//! and, folded away, the definitions and the back-test: what every policy
+//! would have done over the whole history, the only place other policies
+//! appear.
 //!
 //! Every count on the page comes from one week, half-open [Monday 00:00,
 //! next Monday 00:00) UTC (`analyse::weekly`), and `data/analysis.json`
@@ -23,7 +27,7 @@ use super::rows::{Page, render};
 use crate::analyse::alarms::{Alarm, PolicyStats};
 use crate::analyse::problems::{Problem, ProblemKind, open_problems};
 use crate::analyse::verdict::Figure;
-use crate::analyse::weekly::{WeekSpec, WeeklyReview, weekly_review};
+use crate::analyse::weekly::{AlarmGroup, WeekSpec, WeeklyReview, weekly_review};
 use crate::analyse::{Analysis, Policy};
 use crate::error::Error;
 
@@ -65,15 +69,29 @@ pub struct ProblemGroup {
     pub problems: Vec<ProblemRow>,
 }
 
-/// A new alarm this week (one endpoint, one run) with every policy that
-/// raised it there.
+/// One endpoint in the new-alarms table: its problems this week (the
+/// alarms of the site's policy that share a suspect commit range,
+/// `analyse::weekly::AlarmGroup`), the one to look at in the row's cells
+/// and the others listed beneath, so that each endpoint is listed once.
 pub struct NewAlarmRow {
     pub endpoint: String,
     pub endpoint_href: String,
+    /// The problem the row shows: the open one, else the latest.
+    pub lead: NewProblem,
+    /// The endpoint's other problems this week, oldest first (noise that
+    /// came and went before the change the row shows, …).
+    pub others: Vec<NewProblem>,
+}
+
+/// One endpoint's alarms that share a suspect commit range.
+pub struct NewProblem {
+    /// The first alarm's run.
     pub run: RunLabel,
-    /// The last run at the old level → this one, with the commits.
+    /// The last run at the old level → the first at the new one, with the
+    /// commits.
     pub suspect: Option<SuspectView>,
-    pub policies: Vec<&'static str>,
+    /// How many alarms it stands for, when more than one ("2 alarms").
+    pub alarms: String,
     pub ratio: String,
     pub state: &'static str,
     pub label: String,
@@ -98,7 +116,6 @@ pub struct AlarmRow {
     pub state: &'static str,
     pub label: String,
     pub inferred: &'static str,
-    pub also: String,
     pub whole_run: String,
     pub note: String,
     /// Band, likely GC/noise rounds, shift ([`super::evidence`]).
@@ -158,8 +175,8 @@ pub struct WeeklyPage {
     pub problem_count: usize,
     pub new_problems: usize,
     pub groups: Vec<ProblemGroup>,
-    /// New alarms per policy, in [`Policy::ALL`] order: `(policy, count)`.
-    pub new_by_policy: Vec<(&'static str, usize)>,
+    /// The site's policy's new alarms: one per endpoint and suspect commit
+    /// range (the rows of `new_alarms` list them by endpoint).
     pub new_alarm_count: usize,
     pub new_alarms: Vec<NewAlarmRow>,
     pub untriaged: Vec<AlarmRow>,
@@ -167,6 +184,9 @@ pub struct WeeklyPage {
     pub untriaged_in_problems: usize,
     pub evidence: Vec<AlarmRow>,
     pub policies: Vec<PolicyHead>,
+    /// The false-positive table's columns: the site's policy (the others
+    /// are in the back-test table).
+    pub fp_policies: Vec<PolicyHead>,
     pub fp_weeks: Vec<WeekFpRow>,
     pub noisier: Vec<NoiseRow>,
     pub policy_rows: Vec<PolicyTableRow>,
@@ -387,14 +407,6 @@ fn alarm_row(ctx: &Ctx, a: &Alarm) -> AlarmRow {
             }
             _ => "–".into(),
         },
-        also: analysis
-            .alarms
-            .alarms
-            .iter()
-            .filter(|o| o.policy != a.policy && o.endpoint == a.endpoint && o.run == a.run)
-            .map(|o| o.policy.name())
-            .collect::<Vec<_>>()
-            .join(", "),
         note: a.label_note.clone().unwrap_or_default(),
         stats: evidence_view(&a.evidence),
         figures: super::figures::FiguresView::of(&a.figures),
@@ -402,50 +414,63 @@ fn alarm_row(ctx: &Ctx, a: &Alarm) -> AlarmRow {
     }
 }
 
-/// Every policy's alarms raised in the week, one row per endpoint and
-/// run, with the policies that raised it there.
+/// The site's policy's alarms raised in the week: one row per endpoint, in
+/// the order of the problem each row shows, whose cells show its open
+/// problem (else its latest) and list its other suspect commit ranges.
 fn new_alarm_rows(ctx: &Ctx, review: &WeeklyReview, problems: &[Problem]) -> Vec<NewAlarmRow> {
-    let mut rows: BTreeMap<(chrono::DateTime<chrono::Utc>, &str, &str), NewAlarmRow> =
-        BTreeMap::new();
-    for a in ctx
-        .analysis
-        .alarms
-        .alarms
-        .iter()
-        .filter(|a| review.from <= a.started_at && a.started_at < review.to)
-    {
-        let row = rows
-            .entry((a.started_at, a.endpoint.as_str(), a.run.as_str()))
-            .or_insert_with(|| NewAlarmRow {
-                endpoint: endpoint_name(ctx.analysis, &a.endpoint),
-                endpoint_href: format!("endpoints/{}.html", ctx.slugs.endpoint(&a.endpoint)),
-                run: ctx.run_label(&a.run, "", Some(ctx.slugs.endpoint(&a.endpoint))),
-                suspect: alarm_suspect(ctx, a),
-                policies: Vec::new(),
-                ratio: f::ratio(a.ratio),
-                state: "",
-                label: a
-                    .label
-                    .map(|l| l.to_string())
-                    .unwrap_or_else(|| "untriaged".into()),
-                open_problem: problems
-                    .iter()
-                    .any(|p| p.endpoint == a.endpoint && p.first_bad_run == a.run),
-            });
-        row.policies.push(a.policy.name());
-        if a.policy == review.policy {
-            row.state = a.state.as_str();
+    // Each endpoint's groups with their place in the week, in the order of
+    // their first alarm.
+    let mut by_endpoint: Vec<(&AlarmGroup, Vec<(usize, NewProblem)>)> = Vec::new();
+    for (order, g) in review.new_groups.iter().enumerate() {
+        let first = &g.alarms[0];
+        let latest = g.latest();
+        let problem = NewProblem {
+            run: ctx.run_label(&first.run, "", Some(ctx.slugs.endpoint(&g.endpoint))),
+            suspect: alarm_suspect(ctx, first),
+            alarms: match g.alarms.len() {
+                1 => String::new(),
+                n => format!("{n} alarms"),
+            },
+            ratio: f::ratio(latest.ratio),
+            state: latest.state.as_str(),
+            label: g
+                .alarms
+                .iter()
+                .rev()
+                .find_map(|a| a.label)
+                .map(|l| l.to_string())
+                .unwrap_or_else(|| "untriaged".into()),
+            open_problem: problems.iter().any(|p| {
+                p.endpoint == g.endpoint && g.alarms.iter().any(|a| p.first_bad_run == a.run)
+            }),
+        };
+        match by_endpoint.iter_mut().find(|(e, _)| e.endpoint == g.endpoint) {
+            Some((_, list)) => list.push((order, problem)),
+            None => by_endpoint.push((g, vec![(order, problem)])),
         }
     }
-    rows.into_values()
-        .map(|mut r| {
-            r.policies
-                .sort_by_key(|p| Policy::ALL.iter().position(|x| x.name() == *p));
-            r
+    let mut rows: Vec<(usize, NewAlarmRow)> = by_endpoint
+        .into_iter()
+        .map(|(g, mut list)| {
+            let at = list
+                .iter()
+                .rposition(|(_, p)| p.open_problem)
+                .unwrap_or(list.len() - 1);
+            let (order, lead) = list.remove(at);
+            let row = NewAlarmRow {
+                endpoint: g.endpoint_name.clone(),
+                endpoint_href: format!("endpoints/{}.html", ctx.slugs.endpoint(&g.endpoint)),
+                lead,
+                others: list.into_iter().map(|(_, p)| p).collect(),
+            };
+            (order, row)
         })
-        .collect()
+        .collect();
+    rows.sort_by_key(|(order, _)| *order);
+    rows.into_iter().map(|(_, r)| r).collect()
 }
 
+/// The false-positive rate by week of the site's policy.
 fn fp_rows(review: &WeeklyReview) -> Vec<WeekFpRow> {
     review
         .fp_by_week
@@ -453,7 +478,7 @@ fn fp_rows(review: &WeeklyReview) -> Vec<WeekFpRow> {
         .map(|w| WeekFpRow {
             current: w.week == review.title,
             week: w.week.clone(),
-            cells: Policy::ALL
+            cells: [review.policy]
                 .iter()
                 .map(|p| {
                     let c = &w.policies[p];
@@ -554,11 +579,7 @@ pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
         problem_count: problems.len(),
         new_problems: problems.iter().filter(|p| p.new_this_week).count(),
         groups: problem_groups(ctx, &problems),
-        new_by_policy: Policy::ALL
-            .iter()
-            .map(|p| (p.name(), review.new_by_policy.get(p).copied().unwrap_or(0)))
-            .collect(),
-        new_alarm_count: review.new_by_policy.values().sum(),
+        new_alarm_count: review.new_groups.len(),
         new_alarms,
         untriaged: review
             .untriaged
@@ -590,6 +611,10 @@ pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
                 summary: p.summary(),
             })
             .collect(),
+        fp_policies: vec![PolicyHead {
+            name: review.policy.name(),
+            summary: review.policy.summary(),
+        }],
         fp_weeks: fp_rows(&review),
         noisier: review
             .noisier

@@ -269,6 +269,17 @@ pub fn text(report: &CheckReport) -> String {
                 "", ""
             );
         }
+        // Frame names come from the profile files: escaped for the terminal.
+        for p in &e.profiles {
+            let _ = writeln!(
+                out,
+                "  {:<16} {:<width$}  {} profile: {}",
+                "",
+                "",
+                p.kind,
+                crate::term::escape(&p.line)
+            );
+        }
     }
     for p in &report.problems {
         let _ = writeln!(out, "  problem: {p}");
@@ -458,10 +469,14 @@ pub fn junit(report: &CheckReport) -> String {
                 reason: &e.reason,
                 failure_type: "regression",
                 failure_body: format!(
-                    "{} ({}): round p99s (ms) {}{figures}",
+                    "{} ({}): round p99s (ms) {}{figures}{}",
                     e.name,
                     e.endpoint,
-                    rounds_cell(e, |s| s)
+                    rounds_cell(e, |s| s),
+                    e.profiles
+                        .iter()
+                        .map(|p| format!("\n{} profile: {}", p.kind, p.line))
+                        .collect::<String>()
                 ),
             },
         );

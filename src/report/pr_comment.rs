@@ -354,6 +354,43 @@ fn moved_endpoints(report: &CheckReport) -> Vec<&EndpointCheck> {
     shown
 }
 
+/// Why each endpoint in sight is slower, from its profiles (the gate's
+/// attribution, docs/profiles.md), with a link to the flame page when the
+/// site's address is known.
+fn attribution_lines(out: &mut String, shown: &[&EndpointCheck], cx: &Context) {
+    let mut any = false;
+    for e in shown {
+        for p in &e.profiles {
+            let page = match &cx.site {
+                Some((root, slugs))
+                    if slugs.runs.contains_key(&cx.report.run)
+                        && slugs.endpoints.contains_key(&e.endpoint) =>
+                {
+                    format!(
+                        " ([{} flame graph]({root}/flame/{}/{}.{}.html))",
+                        markdown_cell(&p.kind),
+                        slugs.endpoint(&e.endpoint),
+                        slugs.run(&cx.report.run),
+                        p.kind
+                    )
+                }
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "- **{}**, {} profile: {}{page}",
+                markdown_cell(&e.name),
+                markdown_cell(&p.kind),
+                markdown_cell(&p.line)
+            );
+            any = true;
+        }
+    }
+    if any {
+        out.push('\n');
+    }
+}
+
 fn links_line(out: &mut String, cx: &Context) {
     if let Some((root, slugs)) = &cx.site {
         let run_link = slugs
@@ -425,6 +462,7 @@ pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
         let _ = writeln!(out, "No endpoint moved beyond its line.\n");
     } else {
         endpoint_table(&mut out, &shown, &cx);
+        attribution_lines(&mut out, &shown, &cx);
     }
     // Step-load verdicts: in sight when one is not ok, folded otherwise.
     let capacity_in_sight = report.capacity.iter().any(|c| c.status != CheckStatus::Ok);
