@@ -166,6 +166,10 @@ pub struct Levels {
     /// Where the policy dates a run's change itself
     /// ([`super::policy::Dated::onsets`]); empty: nowhere.
     pub onsets: Vec<Option<usize>>,
+    /// The runs where most endpoints moved together (environment suspect):
+    /// an episode made of them alone measured the environment, and it
+    /// neither ends the old level nor bounds the dating of the next one.
+    pub environment: Vec<bool>,
 }
 
 /// How far before its first run over the line an episode may be dated:
@@ -190,6 +194,11 @@ impl Levels {
                 })
                 .collect(),
             onsets: Vec::new(),
+            environment: endpoint
+                .points
+                .iter()
+                .map(|p| p.environment_suspect)
+                .collect(),
         }
     }
 
@@ -370,20 +379,27 @@ pub fn episodes(
 /// change, a GC-heavy run at its start still looks like the new level; a
 /// few runs later it does not):
 ///
-/// * where the policy dated the change itself (the `changepoint` policy's
-///   change point, as dated at the latest of those runs it judged over);
-/// * else at the split of the run medians into an old and a new level
-///   ([`rise_split`]) among the runs since the previous episode's last run
-///   over the line (at most [`ONSET_LOOKBACK`] before the candidate) and
-///   those after the candidate, up to the next episode. A noise run alone
-///   above the rest is its own onset; a step whose first runs stayed
-///   within the line is dated at its first run.
+/// * at the split of the run medians into an old and a new level
+///   ([`rise_split`]) among the runs from [`ONSET_LOOKBACK`] before the
+///   candidate to those after it, up to the next episode, leaving out the
+///   runs over the line in earlier episodes (a noise run, a GC-heavy run:
+///   at neither level); a noise run alone above the rest is its own onset;
+///   a step whose first runs stayed within the line is dated at its first
+///   run;
+/// * where the split finds no rise, where the policy dated the change
+///   itself (the `changepoint` policy's change point, as dated at the
+///   latest of those runs it judged over); else at the candidate.
 ///
-/// Never at or before the previous episode's last run over the line,
-/// never after the candidate.
+/// Never at or before the previous episode's last run over the line
+/// (unless all its runs over the line were environment suspect: they
+/// measured the environment, not the endpoint), never after the
+/// candidate.
 fn date_episodes(episodes: &mut [Episode], levels: &Levels) {
     let mut floor = 0;
     let candidates: Vec<usize> = episodes.iter().map(|ep| ep.candidate).collect();
+    // Runs over the line in earlier episodes: at neither level of a later
+    // change (a noise run, a GC-heavy run, an earlier step's runs).
+    let mut earlier_over: Vec<usize> = Vec::new();
     for (k, ep) in episodes.iter_mut().enumerate() {
         let lo = floor.max(ep.candidate.saturating_sub(ONSET_LOOKBACK));
         let horizon = ep.candidate + ONSET_LOOKAHEAD;
@@ -394,14 +410,34 @@ fn date_episodes(episodes: &mut [Episode], levels: &Levels) {
             .rev()
             .find_map(|&i| levels.onsets.get(i).copied().flatten());
         let next = candidates.get(k + 1).copied().unwrap_or(usize::MAX);
-        ep.onset = match own {
-            Some(onset) => onset.clamp(lo, ep.candidate),
-            None => split_onset(ep.candidate, lo, horizon.min(next.saturating_sub(1)), levels)
-                .unwrap_or(ep.candidate),
+        let split = split_onset(
+            ep.candidate,
+            floor,
+            horizon.min(next.saturating_sub(1)),
+            &earlier_over,
+            levels,
+        );
+        // The split reads the runs after the first one over the line too
+        // (up to ONSET_LOOKAHEAD): it dates better than a date the policy
+        // made from the runs it knew then; that date stands where the split
+        // finds no rise.
+        ep.onset = match (split, own) {
+            (Some(onset), _) => onset,
+            (None, Some(onset)) => onset.clamp(lo, ep.candidate),
+            (None, None) => ep.candidate,
         };
+        earlier_over.extend(ep.over.iter().copied());
         // The runs after its last run over the line (the ones that reverted
-        // or closed it too) measured the old level again.
-        floor = ep.last_over + 1;
+        // or closed it too) measured the old level again, unless every run
+        // of it over the line measured the environment (one run-wide shift,
+        // docs/alarms.md): those say nothing about the endpoint's level.
+        let environment_only = ep
+            .over
+            .iter()
+            .all(|&i| levels.environment.get(i).copied().unwrap_or(false));
+        if !environment_only {
+            floor = ep.last_over + 1;
+        }
     }
 }
 
@@ -410,19 +446,32 @@ fn date_episodes(episodes: &mut [Episode], levels: &Levels) {
 pub const ONSET_LOOKAHEAD: usize = 5;
 
 /// The onset [`rise_split`] finds for an episode whose first run over the
-/// line is `candidate`, among the measured runs `lo..=hi`.
-fn split_onset(candidate: usize, lo: usize, hi: usize, levels: &Levels) -> Option<usize> {
+/// line is `candidate`: at or after `floor` (after the previous episode),
+/// among the measured runs from [`ONSET_LOOKBACK`] before the candidate to
+/// `hi`, leaving out the runs over the line in earlier episodes (`skip`).
+/// The old level may be read before `floor`: a noise run just before a
+/// step ends its own episode, and the step still has an old level to be
+/// compared with.
+fn split_onset(
+    candidate: usize,
+    floor: usize,
+    hi: usize,
+    skip: &[usize],
+    levels: &Levels,
+) -> Option<usize> {
     let measured = |i: usize| levels.medians.get(i).copied().flatten();
-    let positions: Vec<usize> = (lo..=hi.max(candidate))
-        .filter(|&i| measured(i).is_some())
+    let positions: Vec<usize> = (candidate.saturating_sub(ONSET_LOOKBACK)..=hi.max(candidate))
+        .filter(|&i| measured(i).is_some() && !skip.contains(&i))
         .collect();
     let last = positions.iter().position(|&i| i == candidate)?;
     let logs: Vec<f64> = positions
         .iter()
         .filter_map(|&i| measured(i).map(f64::ln))
         .collect();
-    // At least two runs of the old level to compare with.
-    let s = rise_split(&logs, 2, last)?;
+    // At least two runs of the old level to compare with, and never at or
+    // before the previous episode.
+    let first_allowed = positions.iter().position(|&i| i >= floor)?;
+    let s = rise_split(&logs, first_allowed.max(2), last)?;
     // The new level must stand at least halfway from the old one to the
     // candidate: a noise run followed by runs back at the old level is
     // dated at itself, not at a split the noise happened to favour.

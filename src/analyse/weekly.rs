@@ -123,6 +123,10 @@ pub struct WeeklyReview {
     pub policy: Policy,
     /// Runs in the week, oldest first.
     pub runs: Vec<String>,
+    /// The policy's run-wide alarms of the week (a run whose endpoints
+    /// moved slower together: one alarm, not one per endpoint), oldest
+    /// first.
+    pub run_wide: Vec<super::alarms::RunWideAlarm>,
     /// The policy's alarms whose candidate run is in the week.
     pub new_alarms: Vec<ReviewAlarm>,
     /// The same alarms, one per endpoint and suspect commit range: what the
@@ -252,6 +256,13 @@ pub fn weekly_review(analysis: &Analysis, spec: WeekSpec, policy: Policy) -> Opt
         to,
         policy,
         runs,
+        run_wide: analysis
+            .alarms
+            .run_wide
+            .iter()
+            .filter(|a| a.policy == policy && in_week(a.started_at))
+            .cloned()
+            .collect(),
         new_groups: group_alarms(&new_alarms),
         new_alarms,
         new_by_policy,

@@ -357,22 +357,29 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     percentile_of_sorted(sorted, q * 100.0, PercentileMethod::Linear).unwrap_or(f64::NAN)
 }
 
-/// Median delay (runs after the onset) a default policy may have on +20%
-/// steps: 0, the gate must fail the regressed run itself.
+/// Median delay (runs after the onset) a default policy may have on the
+/// [`SELECTION_STEP`] steps: 0, the gate must fail the regressed run itself.
 pub const GATE_DELAY_RUNS: f64 = 0.0;
 
+/// The steps the default policy must catch: +30%, the scenario nearest
+/// above issue 33's bar for the default (×1.25+ steps). It was +20% while
+/// every line was ×1.15; the noise line widens a typical endpoint's line
+/// to about ×1.20 on purpose, so a +20% step now sits at the line.
+pub const SELECTION_STEP: &str = "step +30%";
+
 /// The selection rule for the default policy: among policies that, under
-/// *typical* noise, catch ≥ 90% of 20% steps within the horizon **on the run
+/// *typical* noise, catch ≥ 90% of [`SELECTION_STEP`] steps within the horizon **on the run
 /// that carries them** (median delay 0 runs: `perfdash check` gates the run
 /// in front of it, and a policy that waits for the next run lets the
 /// regressed build through), the one with the fewest false alarms per 100
 /// runs under typical noise (ties: fewer under noisy noise, then fewer
 /// transients alarmed). docs/detection.md says why the delay bar moved from
-/// ≤ 2 runs to 0.
+/// ≤ 2 runs to 0, and why the step moved from +20% to +30% with the noise
+/// line (issue 33).
 pub fn choose_default(results: &[NoiseResult]) -> Option<String> {
     let typical = results.iter().find(|r| r.noise.name == "typical")?;
     let noisy = results.iter().find(|r| r.noise.name == "noisy");
-    let key = "step +20%";
+    let key = SELECTION_STEP;
     let transient = |p: &PolicyResult| -> f64 {
         ["spike +50%", "GC-tail run", "neighbour run"]
             .iter()
@@ -382,6 +389,13 @@ pub fn choose_default(results: &[NoiseResult]) -> Option<String> {
     typical
         .policies
         .iter()
+        // Only policies perfdash ships by name: variants shown for
+        // comparison (`changepoint-1run`) are not candidates.
+        .filter(|p| {
+            crate::analyse::Policy::ALL
+                .iter()
+                .any(|q| q.name() == p.policy)
+        })
         .filter(|p| {
             p.rates.get(key).is_some_and(|e| e.value >= 0.9)
                 && p.delays.get(key).is_some_and(|d| d.0 <= GATE_DELAY_RUNS)
@@ -417,16 +431,23 @@ pub const MIN_STEPS_CAUGHT: f64 = 0.97;
 /// … steps of this size or more.
 pub const LARGE_STEP: f64 = 1.25;
 
-/// The rule for `[analysis] noise_k` and `noise_window`: among the
-/// settings of the sweep at which the default policy's false alarm runs
+/// The `noise_window` the evaluation chooses `noise_k` for: 20 runs, about
+/// seven weeks at three runs a week. The generated noise never changes, so
+/// on the fleets a longer window only ever looks better (a steadier spread);
+/// what it costs, a line slow to follow an endpoint whose noise changed, is
+/// not in the generator. The sweep shows the other windows for information.
+pub const CHOSEN_NOISE_WINDOW: usize = 20;
+
+/// The rule for `[analysis] noise_k` (at [`CHOSEN_NOISE_WINDOW`]): among
+/// the values of the sweep at which the default policy's false alarm runs
 /// stay under [`NOISE_K_FALSE_ALARM_BUDGET`] per 100 endpoint-runs on both
 /// fleets (upper end of the 95% interval) while it still catches
 /// [`MIN_STEPS_CAUGHT`] of the ×1.25–2.2 steps within 3 runs, the one that
 /// widens the line on the fewest runs of the typical endpoints (where noise
-/// is typical, the team's ×1.15 should stand); ties: the smaller k (a
-/// narrower line on noisy endpoints), then the shorter window.
+/// is typical, the team's ×1.15 should stand); ties: the smaller k.
 pub fn choose_noise_k(rows: &[fleet::NoiseKRow]) -> Option<(f64, usize)> {
     rows.iter()
+        .filter(|r| r.noise_window == CHOSEN_NOISE_WINDOW)
         .filter(|r| {
             r.fleets
                 .iter()
@@ -655,12 +676,15 @@ impl EvalReport {
              endpoint-runs on both fleets (upper end of the interval; the target is {}, the rest is kept for \
              tails heavier than the generator's) while it catches ≥ {:.0}% of ×{}+ steps within 3 runs, the \
              one that widens the typical endpoints' line on the fewest runs (where noise is typical the \
-             team's ×{} should stand); ties: the smaller k, then the shorter window. **Chosen {}.**\n",
+             team's ×{} should stand); ties: the smaller k. The window is fixed at {} runs: the generated noise \
+             never changes, so a longer window can only look better here, and what it costs (a line slow to follow \
+             an endpoint whose noise changed) is not measured. **Chosen {}.**\n",
             NOISE_K_FALSE_ALARM_BUDGET,
             MAX_FALSE_ALARM_RUNS,
             100.0 * MIN_STEPS_CAUGHT,
             LARGE_STEP,
             crate::config::AnalysisSettings::default().threshold_ratio,
+            CHOSEN_NOISE_WINDOW,
             self.chosen_noise_k.map_or("none: no setting qualifies".to_string(), |(k, w)| {
                 format!("noise_k = {k}, noise_window = {w}")
             })
@@ -749,10 +773,11 @@ impl EvalReport {
         }
         let _ = writeln!(
             s,
-            "Selection rule: among policies that, under typical noise, catch ≥ 90% of +20% steps within {} runs \
+            "Selection rule: among policies that, under typical noise, catch ≥ 90% of {} steps within {} runs \
              and flag them on the run that carries them (median delay 0 runs: the gate judges the run in front of it), \
              take the one with the fewest false alarms per 100 runs under typical noise (ties: noisy noise, then \
-             transients alarmed). **Chosen: {}.**",
+             transients alarmed); only the policies perfdash ships by name are candidates. **Chosen: {}.**",
+            SELECTION_STEP.trim_start_matches("step "),
             c.horizon,
             self.chosen_default
                 .as_deref()

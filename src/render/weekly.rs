@@ -194,6 +194,10 @@ pub struct WeeklyPage {
     pub regressions: usize,
     /// Environment-suspect runs of the week: (run, href, what moved).
     pub environment_runs: Vec<(String, String, String)>,
+    /// The site's policy's run-wide alarms of the week, one per run:
+    /// (run, href, "9 of 12 endpoints slower together (median ×1.25)",
+    /// how many endpoints' alarms it stands for).
+    pub run_wide: Vec<(String, String, String, usize)>,
 }
 
 /// The flame graphs of an alarm: those of its first run over the line
@@ -630,6 +634,18 @@ pub fn weekly_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
         policy_rows,
         policy_total,
         regressions: analysis.alarms.regressions.len(),
+        run_wide: review
+            .run_wide
+            .iter()
+            .map(|a| {
+                (
+                    a.run.clone(),
+                    format!("runs/{}.html", ctx.slugs.run(&a.run)),
+                    a.shift.describe(),
+                    a.endpoints.len(),
+                )
+            })
+            .collect(),
         environment_runs: analysis
             .runs
             .iter()
