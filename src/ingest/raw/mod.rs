@@ -355,14 +355,23 @@ pub fn round_stats_in_place(
         set.ok.extend_from_slice(&set.failed);
         set.failed.clear();
     }
+    let window_s = window_end.saturating_sub(window_start) as f64 / 1e6;
     let latencies = &mut set.ok;
     if latencies.is_empty() {
-        return Err(format!(
-            "all {count} requests after the warm-up failed: no latency to measure \
-             (set failures_in_latency = true in [raw] to measure them anyway)"
-        ));
+        // Every request failed (a service that was down refuses them all):
+        // a result, not bad input. The round is read as k6's own summary
+        // of such a test reads, requests with no latency (p99 0) and an
+        // error rate of 100%, so that it is a failed round
+        // (`analyse::figures`) and the run a failed run, never a skipped
+        // file that would let the gate judge an older run instead.
+        return Ok(RoundStats {
+            count: Some(count as u64),
+            throughput_rps: (window_s > 0.0).then(|| count as f64 / window_s),
+            p99_ms: 0.0,
+            error_rate: Some(failed as f64 / count as f64),
+            ..RoundStats::default()
+        });
     }
-    let window_s = window_end.saturating_sub(window_start) as f64 / 1e6;
     let m = moments_by(latencies, |s| s.ms).expect("not empty");
     let p = percentiles_by(latencies, &PERCENTS, opts.method, |s| s.ms);
     Ok(RoundStats {
@@ -491,7 +500,10 @@ pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
                 // The whole test's p99 first (selection only reorders), then
                 // trim in place: no copy of the samples.
                 let mut set = set;
-                let untrimmed_p99_ms = if opts.failures_in_latency {
+                // With no successful request at all, the whole test's p99 is
+                // that of the failures, as a k6 summary of it reports, so the
+                // summary beside an outage's raw file cross-checks it.
+                let untrimmed_p99_ms = if opts.failures_in_latency || set.ok.is_empty() {
                     let mut all = set.ok.clone();
                     all.extend_from_slice(&set.failed);
                     percentiles_by(&mut all, &[99.0], opts.method, |s| s.ms)
