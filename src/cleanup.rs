@@ -52,7 +52,10 @@ impl Drop for RegisteredChild {
 fn end_children() {
     let children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).clone();
     for pid in &children {
-        if let Some(pid) = i32::try_from(*pid).ok().and_then(rustix::process::Pid::from_raw) {
+        if let Some(pid) = i32::try_from(*pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }
     }

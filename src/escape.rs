@@ -115,29 +115,28 @@ pub fn is_unsafe(c: char) -> bool {
 /// Text for Markdown (a pull-request comment, a step summary), inline or
 /// in a table cell: [`terminal`] first (so a newline in a name cannot end
 /// a table row or start a heading, and no control or bidi character is
-/// carried), then every ASCII punctuation character Markdown or GitHub's
-/// HTML gives a meaning to is backslash-escaped (CommonMark renders an
-/// escaped punctuation character as itself): `\` `` ` `` `*` `_` `{` `}`
-/// `[` `]` `(` `)` `<` `>` `#` `+` `-` `!` `|` `~` `&` (no entity, so no
-/// `&#x202e;` either) and `:`. A `-` or `.` is left alone inside a word,
-/// where it means nothing, so names stay readable (`order-list`).
+/// carried), then every ASCII punctuation character that Markdown or
+/// GitHub's HTML gives a meaning to inside a line is backslash-escaped
+/// (CommonMark renders an escaped punctuation character as itself):
+/// `\` `` ` `` `*` `_` `[` `]` `<` `>` `|` `~` `&` (no entity, so no
+/// `&#x202e;` either). Without `[` no link or image can open, so `(`
+/// `)` `!` `:` are left as they are, and text stays readable. The markers
+/// that mean something only at the start of a line (`#` `+` `-` `=`) are
+/// escaped at the start of the text: a field is never placed at the start
+/// of a line, but a caller need not know that.
 pub fn markdown(text: &str) -> String {
     let text = terminal(text);
     let mut out = String::with_capacity(text.len() + 8);
-    let mut previous: Option<char> = None;
-    for c in text.chars() {
+    for (i, c) in text.chars().enumerate() {
         let special = match c {
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '<' | '>' | '#' | '+'
-            | '!' | '|' | '~' | '&' | ':' => true,
-            // A list or ordered-list marker only at the start of a line.
-            '-' | '.' => !previous.is_some_and(|p| p.is_alphanumeric()),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' => true,
+            '#' | '+' | '-' | '=' => i == 0,
             _ => false,
         };
         if special {
             out.push('\\');
         }
         out.push(c);
-        previous = Some(c);
     }
     out
 }
@@ -209,8 +208,23 @@ pub fn url(url: &str) -> String {
         let keep = b.is_ascii_alphanumeric()
             || matches!(
                 b,
-                b'-' | b'.' | b'_' | b'~' | b':' | b'/' | b'?' | b'#' | b'@' | b'!' | b'$'
-                    | b'&' | b'*' | b'+' | b',' | b';' | b'=' | b'%'
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b':'
+                    | b'/'
+                    | b'?'
+                    | b'#'
+                    | b'@'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b'%'
             );
         if keep {
             out.push(b as char);

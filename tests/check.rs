@@ -326,9 +326,18 @@ fn a_changed_load_profile_is_not_comparable() {
         )
         .unwrap();
     }
-    let text = stdout(&a.cmd(&["check"]).code(0));
+    // Issue 32: a new load level leaves the p99 nothing to be judged
+    // against; the gate cannot vouch for the run and names the change.
+    let text = stdout(&a.cmd(&["check"]).code(2));
     assert!(
         text.contains("not-comparable") && text.contains("vus 50 → 200"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("a new load profile (vus 50 → 200)"),
         "{text}"
     );
 }

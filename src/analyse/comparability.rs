@@ -72,7 +72,10 @@ pub struct Comparable {
 
 /// [`Comparable`] for a run under `after` judged against a run under
 /// `before`.
-pub fn comparable(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Comparable {
+pub fn comparable(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> Comparable {
     let mut out = Comparable {
         p99: true,
         error_rate: true,

@@ -165,10 +165,9 @@ impl CannotVouch {
                 plural(runs.len()),
                 runs.join(", ")
             ),
-            CannotVouch::NoBaseline { endpoints } => format!(
-                "no earlier run to judge {} against",
-                some_names(endpoints)
-            ),
+            CannotVouch::NoBaseline { endpoints } => {
+                format!("no earlier run to judge {} against", some_names(endpoints))
+            }
             CannotVouch::EarlyInconclusive { endpoints } => format!(
                 "an early verdict that cannot tell a change from noise for {}",
                 some_names(endpoints)
@@ -190,9 +189,9 @@ impl CannotVouch {
             CannotVouch::NoBaseline { .. } => Some(
                 "the first runs of an endpoint have nothing to be compared with; pass --allow-no-baseline to let them through",
             ),
-            CannotVouch::EarlyInconclusive { .. } => Some(
-                "re-run the test, or pass --allow-no-baseline to let early runs through",
-            ),
+            CannotVouch::EarlyInconclusive { .. } => {
+                Some("re-run the test, or pass --allow-no-baseline to let early runs through")
+            }
             CannotVouch::NewLoadProfile { .. } => Some(
                 "if the new load profile is meant, label the run `accepted` in triage/ (perfdash triage --template) or set [alarms] accept_new_load_profile = true",
             ),
@@ -779,7 +778,9 @@ fn unjudged(
         return match accepted_by {
             Some(by) => Unjudged {
                 status: CheckStatus::TriagedAccepted,
-                reason: format!("{why}; the new load profile is accepted by {by}: this run starts its baseline"),
+                reason: format!(
+                    "{why}; the new load profile is accepted by {by}: this run starts its baseline"
+                ),
                 early: None,
                 blocker: None,
             },
@@ -822,19 +823,20 @@ fn early_check(analysis: &Analysis, endpoint: &EndpointAnalysis, point: &RunPoin
         .filter_map(|id| endpoint.points.iter().find(|p| *p.run == **id))
         .collect();
     let load = |p: &RunPoint| &analysis.runs[p.run_index].meta.load;
-    let throughput_not_judged = if load(point).is_empty() || earlier.iter().any(|p| load(p).is_empty()) {
-        Some("the load profile is not recorded ([load] in run.toml)".to_string())
-    } else {
-        earlier
-            .iter()
-            .find(|p| !super::comparability::comparable(load(p), load(point)).throughput)
-            .map(|p| {
-                format!(
-                    "the load profiles differ: {}",
-                    super::comparability::describe_changes(load(p), load(point))
-                )
-            })
-    };
+    let throughput_not_judged =
+        if load(point).is_empty() || earlier.iter().any(|p| load(p).is_empty()) {
+            Some("the load profile is not recorded ([load] in run.toml)".to_string())
+        } else {
+            earlier
+                .iter()
+                .find(|p| !super::comparability::comparable(load(p), load(point)).throughput)
+                .map(|p| {
+                    format!(
+                        "the load profiles differ: {}",
+                        super::comparability::describe_changes(load(p), load(point))
+                    )
+                })
+        };
     let rounds: Vec<&[crate::model::Round]> = earlier.iter().map(|p| &p.rounds[..]).collect();
     let c = super::compare::compare_rounds(
         &analysis.settings,
@@ -903,7 +905,10 @@ fn describe_early(early: &EarlyCheck, point: &RunPoint, threshold_ratio: f64) ->
         let _ = write!(
             out,
             "; error rate {} over its line",
-            point.figures.error_rate.map_or("–".to_string(), rate_percent)
+            point
+                .figures
+                .error_rate
+                .map_or("–".to_string(), rate_percent)
         );
     }
     if early.regressed.contains(&Figure::Throughput) {

@@ -838,9 +838,9 @@ fn judge_point(
         figures,
         // Without a p99 baseline, an error-rate baseline is there only
         // when the load level changed (`baseline::SeriesWalk::baseline`).
-        baseline_error_rate: b
-            .error_rate
-            .filter(|_| baseline_p99_ms.is_some() || judged.decision.regressed.contains(&Figure::ErrorRate)),
+        baseline_error_rate: b.error_rate.filter(|_| {
+            baseline_p99_ms.is_some() || judged.decision.regressed.contains(&Figure::ErrorRate)
+        }),
         baseline_throughput_rps: b.throughput_rps.filter(|_| baseline_p99_ms.is_some()),
         throughput_not_judged: b.throughput_not_judged,
         regressed: judged.decision.regressed,

@@ -803,7 +803,11 @@ mod tests {
         };
         use EarlyVerdict::*;
         assert_eq!(early(2.5, (2.1, 3.0)), Regression);
-        assert_eq!(early(1.3, (0.95, 1.6)), Inconclusive, "over, rounds overlap");
+        assert_eq!(
+            early(1.3, (0.95, 1.6)),
+            Inconclusive,
+            "over, rounds overlap"
+        );
         assert_eq!(early(1.02, (0.97, 1.05)), Ok, "same");
         assert_eq!(early(1.02, (0.80, 1.30)), Ok, "within the line, wide");
         assert_eq!(early(0.95, (0.70, 1.30)), Ok, "faster, wide");

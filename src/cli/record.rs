@@ -159,7 +159,13 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
         force: args.force,
     };
     let scratch = match args.rounds {
-        Some(rounds) => match run_the_rounds(&args.command, rounds, args.pause, &args.out_ext, &mut request)? {
+        Some(rounds) => match run_the_rounds(
+            &args.command,
+            rounds,
+            args.pause,
+            &args.out_ext,
+            &mut request,
+        )? {
             Ok(scratch) => Some(scratch),
             Err(code) => return Ok(code),
         },

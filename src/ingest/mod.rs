@@ -966,7 +966,11 @@ pub fn build_time() -> Result<DateTime<Utc>, Error> {
 /// its id), in the words of its warning; `None` when it would. `perfdash
 /// record` refuses such a time unless forced: the same rule as `build`'s,
 /// so what record files, build trusts.
-pub fn start_time_problem(started_at: DateTime<Utc>, id: &str, now: DateTime<Utc>) -> Option<String> {
+pub fn start_time_problem(
+    started_at: DateTime<Utc>,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Option<String> {
     run_meta::untrusted_time(
         started_at,
         &run_meta::TimeEvidence {

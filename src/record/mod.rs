@@ -214,7 +214,8 @@ fn read_round(
     endpoint: Option<&str>,
     notes: &mut Vec<Diagnostic>,
 ) -> Result<bool, Vec<Error>> {
-    let result = crate::ingest::read_round_file(settings, file, file, endpoint).map_err(|e| vec![e])?;
+    let result =
+        crate::ingest::read_round_file(settings, file, file, endpoint).map_err(|e| vec![e])?;
     notes.extend(result.warnings);
     let mut errors = Vec::new();
     if result.groups.is_empty() {
@@ -241,7 +242,9 @@ fn read_round(
     // beside a raw file of the same round is its cross-check.
     let summary = matches!(
         result.format,
-        SourceFormat::K6HandleSummary | SourceFormat::K6SummaryExport | SourceFormat::K6MachineReadable
+        SourceFormat::K6HandleSummary
+            | SourceFormat::K6SummaryExport
+            | SourceFormat::K6MachineReadable
     );
     if errors.is_empty() {
         Ok(summary)
@@ -339,7 +342,11 @@ fn number_rounds(
             name,
             kind: Kind::Companion,
         }));
-        return if errors.is_empty() { Ok(placed) } else { Err(errors) };
+        return if errors.is_empty() {
+            Ok(placed)
+        } else {
+            Err(errors)
+        };
     }
     // stem → round number, for the files of one round given together.
     let mut stems: BTreeMap<String, u32> = BTreeMap::new();
@@ -394,7 +401,11 @@ fn number_rounds(
             )),
         }
     }
-    if errors.is_empty() { Ok(placed) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(placed)
+    } else {
+        Err(errors)
+    }
 }
 
 /// The name a profile given with `--profile` is filed under: its own when
@@ -573,25 +584,44 @@ fn sort_files(
                 needs_endpoint(file, "a profile", &mut errors);
                 match profile::read_profile(file, settings) {
                     Ok(warnings) => notes.extend(warnings.into_iter().map(|w| {
-                        Diagnostic::new(DiagnosticKind::Information, file.display().to_string(), None, w)
+                        Diagnostic::new(
+                            DiagnosticKind::Information,
+                            file.display().to_string(),
+                            None,
+                            w,
+                        )
                     })),
                     Err(e) => errors.push(e),
                 }
-                placed.push(Placed { source: file.clone(), name, kind: Kind::Profile });
+                placed.push(Placed {
+                    source: file.clone(),
+                    name,
+                    kind: Kind::Profile,
+                });
             }
             crate::ingest::FileRole::Steps => {
                 needs_endpoint(file, "a step-load file", &mut errors);
                 if let Err(e) = crate::ingest::capacity::steps_of_file(file, settings) {
                     errors.push(e);
                 }
-                placed.push(Placed { source: file.clone(), name, kind: Kind::Capacity });
+                placed.push(Placed {
+                    source: file.clone(),
+                    name,
+                    kind: Kind::Capacity,
+                });
             }
             crate::ingest::FileRole::Resources => {
                 needs_endpoint(file, "resources.csv", &mut errors);
-                if let Err(e) = crate::ingest::capacity::read_resources(file, file, &settings.limits) {
+                if let Err(e) =
+                    crate::ingest::capacity::read_resources(file, file, &settings.limits)
+                {
                     errors.push(e);
                 }
-                placed.push(Placed { source: file.clone(), name, kind: Kind::Capacity });
+                placed.push(Placed {
+                    source: file.clone(),
+                    name,
+                    kind: Kind::Capacity,
+                });
             }
             crate::ingest::FileRole::LocustCompanion => companions.push((file.clone(), name)),
             crate::ingest::FileRole::RunMeta => errors.push(Error::at(
@@ -621,12 +651,21 @@ fn sort_files(
     for file in &req.profiles {
         needs_endpoint(file, "a profile", &mut errors);
         match profile_name(file, &req.profile_kind) {
-            Ok(name) => placed.push(Placed { source: file.clone(), name, kind: Kind::Profile }),
+            Ok(name) => placed.push(Placed {
+                source: file.clone(),
+                name,
+                kind: Kind::Profile,
+            }),
             Err(e) => errors.push(e),
         }
         match profile::read_profile(file, settings) {
             Ok(warnings) => notes.extend(warnings.into_iter().map(|w| {
-                Diagnostic::new(DiagnosticKind::Information, file.display().to_string(), None, w)
+                Diagnostic::new(
+                    DiagnosticKind::Information,
+                    file.display().to_string(),
+                    None,
+                    w,
+                )
             })),
             Err(e) => errors.push(e),
         }
@@ -844,13 +883,21 @@ mod tests {
     #[test]
     fn rounds_keep_their_names_or_are_numbered_in_order_with_their_summaries() {
         assert_eq!(
-            numbered(&[("x/round-10.ndjson.gz", false), ("round-2.json", true)], &[]).unwrap(),
+            numbered(
+                &[("x/round-10.ndjson.gz", false), ("round-2.json", true)],
+                &[]
+            )
+            .unwrap(),
             ["round-10.ndjson.gz", "round-2.json"]
         );
         // A raw file and a summary of one round are one round, as build
         // reads them (the summary is the cross-check) …
         assert_eq!(
-            numbered(&[("round-1.json", true), ("a/round-1.ndjson.gz", false)], &[]).unwrap(),
+            numbered(
+                &[("round-1.json", true), ("a/round-1.ndjson.gz", false)],
+                &[]
+            )
+            .unwrap(),
             ["round-1.json", "round-1.ndjson.gz"]
         );
         // … two raw files of one number are not.
@@ -888,7 +935,11 @@ mod tests {
         assert_eq!(
             numbered(
                 &[("eu_stats.csv", false), ("us_stats.csv", false)],
-                &["us_failures.csv", "eu_stats_history.csv", "ap_exceptions.csv"]
+                &[
+                    "us_failures.csv",
+                    "eu_stats_history.csv",
+                    "ap_exceptions.csv"
+                ]
             )
             .unwrap(),
             [

@@ -111,10 +111,7 @@ pub fn run_rounds(
             std::thread::sleep(pause);
         }
         let out = dir.join(format!("round-{round}.{extension}"));
-        eprintln!(
-            "round {round}/{rounds}: {} …",
-            crate::term::escape(program)
-        );
+        eprintln!("round {round}/{rounds}: {} …", crate::term::escape(program));
         let mut child = std::process::Command::new(substitute(program, &out, round))
             .args(args.iter().map(|a| substitute(a, &out, round)))
             .stdin(std::process::Stdio::null())
@@ -196,9 +193,17 @@ mod tests {
         assert_eq!(names.len(), 40, "{names:?}");
         assert_eq!(
             names[..4],
-            ["round-1.csv", "round-1.json", "round-1_failures.csv", "round-1_stats.csv"]
+            [
+                "round-1.csv",
+                "round-1.json",
+                "round-1_failures.csv",
+                "round-1_stats.csv"
+            ]
         );
-        assert_eq!(names[36], "round-10.csv", "round-1 never takes round-10's files");
+        assert_eq!(
+            names[36], "round-10.csv",
+            "round-1 never takes round-10's files"
+        );
         assert!(outcome.failed.is_empty());
     }
 

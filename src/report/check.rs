@@ -108,7 +108,11 @@ pub fn headline(report: &CheckReport) -> String {
         line.push_str("; ");
         line.push_str(&unjudged);
     }
-    let early = report.endpoints.iter().filter(|e| e.early.is_some()).count();
+    let early = report
+        .endpoints
+        .iter()
+        .filter(|e| e.early.is_some())
+        .count();
     if early > 0 {
         line.push_str(&format!(
             "; {early} endpoint{} judged by an early verdict (too few earlier runs for a baseline)",
@@ -299,7 +303,7 @@ pub fn text(report: &CheckReport) -> String {
     for (e, id) in notable {
         let _ = writeln!(
             out,
-            "  {:<24} {:<width$}  {}",
+            "  {:<16} {:<width$}  {}",
             e.status_label(),
             id,
             text_field(&e.reason)
@@ -308,7 +312,7 @@ pub fn text(report: &CheckReport) -> String {
             let [p99, p90, errors, tput, spread] = figure_cells(f, |s| format!("{s} ✗"));
             let _ = writeln!(
                 out,
-                "  {:<24} {:<width$}  p99 {p99} · p90 {p90} · errors {errors} · throughput {tput} · spread {spread}",
+                "  {:<16} {:<width$}  p99 {p99} · p90 {p90} · errors {errors} · throughput {tput} · spread {spread}",
                 "", ""
             );
         }
@@ -478,7 +482,10 @@ pub fn junit(report: &CheckReport) -> String {
     let _ = writeln!(
         out,
         "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" timestamp=\"{}\">",
-        junit_field(&format!("perfdash check {} ({})", report.run, report.policy)),
+        junit_field(&format!(
+            "perfdash check {} ({})",
+            report.run, report.policy
+        )),
         crate::calendar::junit_timestamp(report.started_at)
     );
     if let Some(shift) = &report.environment_suspect {
@@ -577,7 +584,14 @@ fn junit_cannot_vouch(out: &mut String, report: &CheckReport) {
                 "doubtful-input",
                 format!("doubtful inputs of run {}", report.run),
                 // After the unreadable ones (the gate lists them first).
-                lines(report.problems.iter().skip(unreadable).take(*count).collect()),
+                lines(
+                    report
+                        .problems
+                        .iter()
+                        .skip(unreadable)
+                        .take(*count)
+                        .collect(),
+                ),
             ),
             CannotVouch::TooFewRounds { endpoint, .. } => (
                 "too-few-rounds",

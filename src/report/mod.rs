@@ -64,6 +64,9 @@ mod tests {
             junit_field("<x a=\"\u{202e}\">"),
             "&lt;x a=&quot;\\u{202e}&quot;&gt;"
         );
-        assert_eq!(text_field(&"x".repeat(700)).chars().count(), MAX_FIELD_CHARS + 1);
+        assert_eq!(
+            text_field(&"x".repeat(700)).chars().count(),
+            MAX_FIELD_CHARS + 1
+        );
     }
 }
