@@ -26,8 +26,9 @@ static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// service and write into a folder that is gone.
 static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-/// `pid` is sent SIGTERM on an interrupting signal until the guard is
-/// dropped (after the process has been waited for).
+/// `pid` (the leader of its own process group) and its group are sent
+/// SIGTERM on an interrupting signal until the guard is dropped (after the
+/// process has been waited for).
 pub fn register_child(pid: u32) -> RegisteredChild {
     CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
     RegisteredChild(pid)
@@ -47,8 +48,10 @@ impl Drop for RegisteredChild {
     }
 }
 
-/// Ends the registered processes (SIGTERM) and waits a little for them to
-/// go, so that they stop writing before their folder is removed.
+/// Ends the registered processes and their process groups (SIGTERM: a
+/// load test started through `sh -c` has children of its own) and waits a
+/// little for them to go, so that they stop writing before their folder
+/// is removed.
 fn end_children() {
     let children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).clone();
     for pid in &children {
@@ -56,6 +59,7 @@ fn end_children() {
             .ok()
             .and_then(rustix::process::Pid::from_raw)
         {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }
     }

@@ -84,8 +84,8 @@ pub fn comparable(
     if before.is_empty() || after.is_empty() || before == after {
         return out;
     }
-    for change in changes(before, after) {
-        match LoadKey::of(&change.key) {
+    for (key, _, _) in differing(before, after) {
+        match LoadKey::of(key) {
             LoadKey::Length => {}
             LoadKey::Level => {
                 out.p99 = false;
@@ -113,30 +113,86 @@ pub struct SettingChange {
     pub after: Option<String>,
 }
 
+/// The keys whose values differ, in key order, with both values: one
+/// merge of the two sorted maps, nothing copied (a `[load]` table of a
+/// million keys is compared with every baseline run's).
+fn differing<'a>(
+    before: &'a BTreeMap<String, String>,
+    after: &'a BTreeMap<String, String>,
+) -> impl Iterator<Item = (&'a str, Option<&'a str>, Option<&'a str>)> {
+    let mut a = before.iter().peekable();
+    let mut b = after.iter().peekable();
+    std::iter::from_fn(move || {
+        loop {
+            let next = match (a.peek().copied(), b.peek().copied()) {
+                (None, None) => return None,
+                (Some((ka, va)), Some((kb, vb))) => match ka.cmp(kb) {
+                    std::cmp::Ordering::Less => {
+                        a.next();
+                        (ka.as_str(), Some(va.as_str()), None)
+                    }
+                    std::cmp::Ordering::Greater => {
+                        b.next();
+                        (kb.as_str(), None, Some(vb.as_str()))
+                    }
+                    std::cmp::Ordering::Equal => {
+                        a.next();
+                        b.next();
+                        (ka.as_str(), Some(va.as_str()), Some(vb.as_str()))
+                    }
+                },
+                (Some((ka, va)), None) => {
+                    a.next();
+                    (ka.as_str(), Some(va.as_str()), None)
+                }
+                (None, Some((kb, vb))) => {
+                    b.next();
+                    (kb.as_str(), None, Some(vb.as_str()))
+                }
+            };
+            if next.1 != next.2 {
+                return Some(next);
+            }
+        }
+    })
+}
+
 /// The settings that differ, in key order.
 pub fn changes(
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
 ) -> Vec<SettingChange> {
-    let mut keys: Vec<&String> = before.keys().chain(after.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter()
-        .filter(|k| before.get(*k) != after.get(*k))
-        .map(|k| SettingChange {
-            key: k.clone(),
-            before: before.get(k).cloned(),
-            after: after.get(k).cloned(),
+    differing(before, after)
+        .map(|(key, before, after)| SettingChange {
+            key: key.to_string(),
+            before: before.map(str::to_string),
+            after: after.map(str::to_string),
         })
         .collect()
 }
 
-/// `vus 50 → 100, host (none) → perf-3`.
+/// `vus 50 → 100, host (none) → perf-3`: at most [`DESCRIBED_CHANGES`] of
+/// them, then how many more, without listing them all first.
 pub fn describe_changes(
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
 ) -> String {
-    describe(&changes(before, after))
+    let mut all = differing(before, after);
+    let shown: Vec<SettingChange> = all
+        .by_ref()
+        .take(DESCRIBED_CHANGES)
+        .map(|(key, before, after)| SettingChange {
+            key: key.to_string(),
+            before: before.map(str::to_string),
+            after: after.map(str::to_string),
+        })
+        .collect();
+    let more = all.count();
+    let mut text = describe(&shown);
+    if more > 0 {
+        text.push_str(&format!(" and {more} more changes"));
+    }
+    text
 }
 
 /// The changes in words, as the not-comparable reason and the environment

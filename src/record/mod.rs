@@ -648,8 +648,32 @@ fn sort_files(
             },
         }
     }
+    sort_profiles(req, settings, &mut placed, &mut errors, notes);
+    Sorted {
+        placed,
+        rounds,
+        companions,
+        errors,
+    }
+}
+
+/// The profiles given with `--profile`: named `flame.<kind>.<ext>` and
+/// read with build's profile readers.
+fn sort_profiles(
+    req: &RecordRequest,
+    settings: &crate::config::Settings,
+    placed: &mut Vec<Placed>,
+    errors: &mut Vec<Error>,
+    notes: &mut Vec<Diagnostic>,
+) {
     for file in &req.profiles {
-        needs_endpoint(file, "a profile", &mut errors);
+        if req.endpoint.is_none() {
+            errors.push(Error::at(
+                file,
+                None,
+                "a profile belongs to an endpoint folder: say which with --endpoint",
+            ));
+        }
         match profile_name(file, &req.profile_kind) {
             Ok(name) => placed.push(Placed {
                 source: file.clone(),
@@ -669,12 +693,6 @@ fn sort_files(
             })),
             Err(e) => errors.push(e),
         }
-    }
-    Sorted {
-        placed,
-        rounds,
-        companions,
-        errors,
     }
 }
 

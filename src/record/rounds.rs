@@ -112,8 +112,12 @@ pub fn run_rounds(
         }
         let out = dir.join(format!("round-{round}.{extension}"));
         eprintln!("round {round}/{rounds}: {} …", crate::term::escape(program));
+        use std::os::unix::process::CommandExt as _;
         let mut child = std::process::Command::new(substitute(program, &out, round))
             .args(args.iter().map(|a| substitute(a, &out, round)))
+            // Its own process group, so that a signal to `record` ends
+            // the load test and whatever it started (`cleanup`).
+            .process_group(0)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::from(
                 std::io::stderr()
