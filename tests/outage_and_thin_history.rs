@@ -496,3 +496,36 @@ fn a_closed_stdout_never_turns_a_regression_into_exit_0() {
         );
     }
 }
+
+#[test]
+fn a_newest_run_with_nothing_readable_is_never_passed_over_by_check_latest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    history(&archive, SUMMARIES);
+    // The regressed third run aside, two healthy runs and then a run whose
+    // every file is cut short (a job killed while k6 wrote its summary).
+    std::fs::remove_dir_all(archive.join("runs/2026-11-03T0300Z")).unwrap();
+    let dir = archive.join("runs/2026-11-04T0300Z/orders");
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in 1..=5 {
+        std::fs::write(
+            dir.join(format!("round-{n}.json")),
+            "{\"metrics\": {\"http_req",
+        )
+        .unwrap();
+    }
+    let out = check(&archive, &["--allow-no-baseline"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("runs/2026-11-04T0300Z: run skipped: it holds no readable rounds"),
+        "{}",
+        out.stdout
+    );
+    // Asked for by id, the older run is judged on its own.
+    let out = check(
+        &archive,
+        &["--run", "2026-11-02T0300Z", "--allow-no-baseline"],
+    );
+    assert_ne!(out.code, 2, "{}", out.stdout);
+}

@@ -107,9 +107,6 @@ fn poisoned(strings: &[String], copies: usize, url_tail: &str) -> (CheckReport, 
         endpoints: vec![next()],
         change: next(),
     });
-    report
-        .cannot_vouch
-        .push(CannotVouch::UntrustedTime { runs: vec![next()] });
     analysis.settings.site.url = Some(format!("https://perf.example.com/{url_tail}"));
     (report, analysis)
 }

@@ -497,6 +497,12 @@ pub fn check(
         .problems
         .iter()
         .partition(|d| d.kind.casts_doubt_on_verdicts());
+    // A newer run folder that could not be read at all (every file of it
+    // unreadable) is left out of the analysis: the latest run judged is
+    // then an older one, which the gate must not pass for the newest.
+    if *which == RunSelector::Latest {
+        problems.extend(newer_runs_left_out(analysis, &run.id));
+    }
     // Unreadable first, then doubtful, then untrusted times: reports list
     // each reason's own diagnostics in this order.
     problems.sort_by_key(|d| d.kind);
@@ -659,6 +665,22 @@ impl<'a> PointAt<'a> {
             awaiting_confirmation: false,
         }
     }
+}
+
+/// The diagnostics of run folders after `latest` (ids sort by time) that
+/// were left out whole: "run skipped: it holds no readable rounds".
+fn newer_runs_left_out<'a>(
+    analysis: &'a Analysis,
+    latest: &'a str,
+) -> impl Iterator<Item = &'a crate::error::Diagnostic> + 'a {
+    analysis.diagnostics.iter().filter(move |d| {
+        d.kind == DiagnosticKind::SkippedInput
+            && d.message.starts_with("run skipped")
+            && d.path
+                .strip_prefix(crate::ingest::RUNS_DIR)
+                .and_then(|p| p.strip_prefix('/'))
+                .is_some_and(|id| !id.contains('/') && id > latest)
+    })
 }
 
 /// Why an endpoint of the checked run could not be judged.

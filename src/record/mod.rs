@@ -579,7 +579,18 @@ fn sort_files(
                 continue;
             }
         };
-        match crate::ingest::classify(&name) {
+        // Locust's files beside a `_stats.csv` given by any name
+        // (`eu_failures.csv` beside `eu_stats.csv`): build passes them
+        // over once they are named after their round.
+        let role = match crate::ingest::classify(&name) {
+            crate::ingest::FileRole::Round(_) | crate::ingest::FileRole::Other
+                if crate::ingest::locust_companion_suffix(&name).is_some() =>
+            {
+                crate::ingest::FileRole::LocustCompanion
+            }
+            role => role,
+        };
+        match role {
             crate::ingest::FileRole::Profile { .. } => {
                 needs_endpoint(file, "a profile", &mut errors);
                 match profile::read_profile(file, settings) {
