@@ -26,12 +26,20 @@ static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// service and write into a folder that is gone.
 static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-/// `pid` (the leader of its own process group) and its group are sent
+/// Starts `command` (which should make the child the leader of its own
+/// process group) and registers it: the child and its group are sent
 /// SIGTERM on an interrupting signal until the guard is dropped (after the
-/// process has been waited for).
-pub fn register_child(pid: u32) -> RegisteredChild {
-    CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
-    RegisteredChild(pid)
+/// child has been waited for). Started and registered under one lock,
+/// which the signal thread takes and never gives back: no child starts
+/// after a signal, and none starts unseen.
+pub fn spawn_registered(
+    command: &mut std::process::Command,
+) -> std::io::Result<(std::process::Child, RegisteredChild)> {
+    let mut children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner());
+    let child = command.spawn()?;
+    let pid = child.id();
+    children.push(pid);
+    Ok((child, RegisteredChild(pid)))
 }
 
 /// Unregisters its process when dropped.
@@ -53,8 +61,9 @@ impl Drop for RegisteredChild {
 /// little for them to go, so that they stop writing before their folder
 /// is removed.
 fn end_children() {
-    let children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    for pid in &children {
+    // Never released: no child starts after this (`spawn_registered`).
+    let children = std::mem::ManuallyDrop::new(CHILDREN.lock().unwrap_or_else(|p| p.into_inner()));
+    for pid in children.iter() {
         if let Some(pid) = i32::try_from(*pid)
             .ok()
             .and_then(rustix::process::Pid::from_raw)

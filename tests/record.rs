@@ -740,10 +740,12 @@ fn a_record_killed_mid_round_leaves_nothing_behind() {
     let marks = tmp.path().join("marks");
     std::fs::create_dir_all(&marks).unwrap();
     // Round 1 writes its output, round 2 starts a child of its own and
-    // waits: SIGTERM arrives then.
+    // waits: SIGTERM arrives then, and round 2 takes a moment to go (as k6
+    // does, writing its last results).
     let script = format!(
-        "cp '{summary}' \"$1\"; if [ \"$2\" = 2 ]; then sleep 60 & echo $! > '{marks}/sleep'; \
-         echo $$ > '{marks}/shell'; wait; fi",
+        "echo \"$2\" >> '{marks}/started'; cp '{summary}' \"$1\"; \
+         if [ \"$2\" = 2 ]; then trap 'sleep 0.3; exit 143' TERM; \
+         sleep 60 & echo $! > '{marks}/sleep'; echo $$ > '{marks}/shell'; wait; fi",
         summary = fixture("round-1.summary.json").display(),
         marks = marks.display()
     );
@@ -799,7 +801,14 @@ fn a_record_killed_mid_round_leaves_nothing_behind() {
         !archive.join("runs").exists() || names_in(&archive.join("runs")).is_empty(),
         "nothing reached the archive"
     );
-    // The load test and what it started are gone too.
+    // No round starts after the signal (round 3 once did, into a folder
+    // being removed) …
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        std::fs::read_to_string(marks.join("started")).unwrap(),
+        "1\n2\n"
+    );
+    // … and the load test and what it started are gone too.
     for mark in ["shell", "sleep"] {
         let pid = std::fs::read_to_string(marks.join(mark)).unwrap();
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));

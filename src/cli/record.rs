@@ -177,7 +177,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
         Err(errors) => {
             print_errors(&errors);
             eprintln!("error: nothing was recorded; the archive is unchanged");
-            if let Some((dir, registered)) = scratch {
+            if let Some((dir, registered)) = scratch.filter(|_| !request.files.is_empty()) {
                 // The rounds ran: a measurement is never thrown away.
                 drop(registered);
                 let kept = dir.keep();
@@ -266,6 +266,15 @@ fn run_the_rounds(
     let registered = crate::cleanup::register(dir.path());
     let outcome = run_rounds(command, rounds, pause, dir.path(), out_ext)
         .map_err(crate::error::Error::Usage)?;
+    if outcome.files.is_empty() {
+        // Nothing ran far enough to write a file (a script that does not
+        // compile, a tool that is not there): bad input, nothing to keep.
+        eprintln!(
+            "error: no round wrote a file (rounds {}): nothing was recorded",
+            outcome.failed.join(", ")
+        );
+        return Ok(Err(EXIT_ERROR));
+    }
     if !outcome.failed.is_empty() {
         request
             .sets

@@ -113,7 +113,8 @@ pub fn run_rounds(
         let out = dir.join(format!("round-{round}.{extension}"));
         eprintln!("round {round}/{rounds}: {} …", crate::term::escape(program));
         use std::os::unix::process::CommandExt as _;
-        let mut child = std::process::Command::new(substitute(program, &out, round))
+        let mut command = std::process::Command::new(substitute(program, &out, round));
+        command
             .args(args.iter().map(|a| substitute(a, &out, round)))
             // Its own process group, so that a signal to `record` ends
             // the load test and whatever it started (`cleanup`).
@@ -124,11 +125,11 @@ pub fn run_rounds(
                     .as_fd()
                     .try_clone_to_owned()
                     .map_err(|e| e.to_string())?,
-            ))
-            .spawn()
+            ));
+        // A signal to `record` ends the load test before its folder goes,
+        // and no round starts after it.
+        let (mut child, registered) = crate::cleanup::spawn_registered(&mut command)
             .map_err(|e| format!("could not start {}: {e}", crate::term::escape(program)))?;
-        // A signal to `record` ends the load test before its folder goes.
-        let registered = crate::cleanup::register_child(child.id());
         let status = child
             .wait()
             .map_err(|e| format!("could not wait for {}: {e}", crate::term::escape(program)))?;
