@@ -527,3 +527,80 @@ fn a_newest_run_with_nothing_readable_is_never_passed_over_by_check_latest() {
     );
     assert_ne!(out.code, 2, "{}", out.stdout);
 }
+
+/// The real bookshop archive (tests/fixtures/real-archive, k6, Locust and
+/// JMeter 2.13 against a service that was stopped for one run): its
+/// README records that `build` skipped the outage's k6 raw rounds and
+/// JMeter JTLs with 11 warnings, left create-order out of the run, and
+/// that `record` refused them.
+#[test]
+fn the_real_bookshop_outage_is_failed_on_every_endpoint_and_record_files_it() {
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-archive");
+    let outage = "2026-12-03T1851Z";
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    let out = run_build(&real, &site);
+    assert_eq!(out.code, 0, "no warning any more: {}", out.stderr);
+    let analysis: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(site.join("data/analysis.json")).unwrap()).unwrap();
+    for endpoint in analysis["endpoints"].as_array().unwrap() {
+        let point = endpoint["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["run"] == outage)
+            .unwrap_or_else(|| panic!("{} is in the outage run", endpoint["id"]));
+        assert_eq!(point["verdict"], "failed", "{}", endpoint["id"]);
+    }
+    let out = check(&real, &["--run", outage, "--format", "json"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        json["headline"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("5 endpoints failed in run {outage}")),
+        "{json}"
+    );
+
+    // `record` takes every endpoint folder of the outage as it is: k6 raw
+    // rounds with their summaries, JMeter JTLs, Locust's files.
+    for endpoint in [
+        "book-reviews",
+        "create-order",
+        "book-detail",
+        "author-stats",
+    ] {
+        let archive = tmp.path().join(format!("recorded-{endpoint}"));
+        let mut files: Vec<PathBuf> =
+            std::fs::read_dir(real.join("runs").join(outage).join(endpoint))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+        files.sort();
+        std::fs::create_dir_all(&archive).unwrap();
+        std::fs::copy(real.join("perfdash.toml"), archive.join("perfdash.toml")).unwrap();
+        let out = run(perfdash()
+            .env("PERFDASH_NOW", "2026-12-03T18:51:00Z")
+            .args(["record", "--archive"])
+            .arg(&archive)
+            .args(["--endpoint", endpoint])
+            .args(&files));
+        assert_eq!(out.code, 0, "{endpoint}: {}", out.stderr);
+        let filed: Vec<String> =
+            std::fs::read_dir(archive.join("runs/2026-12-03T1851Z").join(endpoint))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+        assert_eq!(filed.len(), files.len(), "{endpoint}: every file is kept");
+        // A failed run is judged without any history: failed is failed.
+        let out = check(&archive, &[]);
+        assert_eq!(out.code, 1, "{endpoint}: {}", out.stdout);
+        assert!(
+            out.stdout
+                .starts_with("FAIL: 1 endpoint failed in run 2026-12-03T1851Z"),
+            "{endpoint}: {}",
+            out.stdout
+        );
+    }
+}
