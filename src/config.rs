@@ -89,8 +89,20 @@ impl SiteSettings {
         // The pull-request comment links every page under it: a newline
         // or a `)` in it must not end the link (`escape::url` encodes the
         // rest).
+        // Pages are linked as `<url>/<page>`: a query or a fragment would
+        // end up before the page's path and every link would miss.
         if let Some(url) = &self.url
-            && let Err(why) = crate::escape::check_url(url)
+            && let Err(why) = crate::escape::check_url(url).and_then(|()| {
+                match url.find(['?', '#']) {
+                    Some(at) => Err(format!(
+                        "it holds a {} ('{}'), and the pages are linked under it; \
+                         give the folder the site is published at",
+                        if url[at..].starts_with('?') { "query" } else { "fragment" },
+                        crate::escape::terminal(&crate::escape::clip(&url[at..], 60)),
+                    )),
+                    None => Ok(()),
+                }
+            })
         {
             return Err(format!(
                 "site.url is not a URL perfdash can link to: {why} (got '{}')",

@@ -189,10 +189,13 @@ pub fn check_url(url: &str) -> Result<(), String> {
         return Err("it has no host after the scheme".into());
     }
     if let Some(c) = url.chars().find(|c| c.is_whitespace() || is_unsafe(*c)) {
-        return Err(format!(
-            "it holds {}, which no URL does",
-            terminal(&c.to_string())
-        ));
+        // Named by its code point too: a space or a bidi mark shown as
+        // itself reads as nothing.
+        let shown = match c {
+            ' ' => "a space".to_string(),
+            _ => format!("{} (U+{:04X})", terminal(&c.to_string()), c as u32),
+        };
+        return Err(format!("it holds {shown}, which no URL does"));
     }
     Ok(())
 }

@@ -230,6 +230,9 @@ fn a_site_url_that_would_break_out_of_its_link_is_refused_with_the_file() {
         "javascript:alert(1)",
         "https:///no-host",
         "https://perf.example.com/a b",
+        // Pages are linked under it: a query or fragment would come first.
+        "https://perf.example.com/?q=<img/src=x/onerror=alert(1)>",
+        "https://perf.example.com/#)](javascript:alert(1))",
     ] {
         let text = format!("[site]\nurl = {}\n", toml_string(url));
         let err = perfdash::config::Settings::parse(&text, "perfdash.toml".as_ref())
@@ -237,6 +240,9 @@ fn a_site_url_that_would_break_out_of_its_link_is_refused_with_the_file() {
             .to_string();
         assert!(err.starts_with("perfdash.toml"), "{err}");
         assert!(err.contains("site.url"), "{err}");
+        if url.ends_with(" b") {
+            assert!(err.contains("it holds a space"), "{err}");
+        }
         assert!(
             !err.chars().any(|c| is_unsafe(c) && c != '\n'),
             "the message escapes it: {err:?}"
