@@ -2,8 +2,9 @@
 //! that could fake a line or reorder what a reader sees (issue 32): for
 //! random control characters, bidirectional marks, line separators,
 //! newlines and Markdown/HTML in every field the report prints (run id,
-//! endpoint ids and names, reasons, problems, the files not read, the
-//! branch, the reasons the gate cannot vouch, the site's address), each
+//! endpoint ids and names, reasons, early verdicts' earlier runs, capacity
+//! rows, problems, the files not read, the branch, every reason the gate
+//! cannot vouch, the site's address), each
 //! format keeps its own lines and escapes the rest, and the pull-request
 //! comment stays under GitHub's limit whatever the number and length of
 //! the fields.
@@ -11,8 +12,10 @@
 mod common;
 
 use perfdash::analyse::gate::{
-    CannotVouch, CheckOptions, CheckReport, CheckStatus, RunSelector, check,
+    CannotVouch, CapacityCheck, CheckOptions, CheckReport, CheckStatus, EarlyCheck, RunSelector,
+    check,
 };
+use perfdash::analyse::verdict::{EarlyVerdict, Figure};
 use perfdash::analyse::{Analysis, BranchBase, Policy, analyse};
 use perfdash::escape::is_unsafe;
 use perfdash::report::check::{CheckFormat, render};
@@ -92,12 +95,36 @@ fn poisoned(strings: &[String], copies: usize, url_tail: &str) -> (CheckReport, 
         main_run_index: None,
         base_commit: Some(next()),
     });
-    for e in &mut report.endpoints {
+    for (i, e) in report.endpoints.iter_mut().enumerate() {
         e.endpoint = next();
         e.name = next();
         e.reason = next();
         e.alarm_run = Some(next());
+        // Every other endpoint judged by an early verdict, whose earlier
+        // runs are printed too.
+        if i % 2 == 1 {
+            e.early = Some(EarlyCheck {
+                verdict: EarlyVerdict::Regression,
+                runs: vec![next(), next()],
+                earlier_median_p99_ms: Some(10.0),
+                ratio: Some(2.0),
+                ratio_interval: Some([1.5, 2.5]),
+                interval_confidence: Some(0.84),
+                regressed: vec![Figure::P99],
+            });
+        }
     }
+    report.capacity.push(CapacityCheck {
+        endpoint: next(),
+        name: next(),
+        status: CheckStatus::Regression,
+        knee_rps: Some(80.0),
+        baseline_knee_rps: Some(100.0),
+        ratio: Some(0.8),
+        line_ratio: 0.9,
+        limit_rps: Some(90.0),
+        reason: next(),
+    });
     report.problems = (0..5).map(|_| next()).collect();
     report.ignored = vec![next(), next()];
     report.cannot_vouch.push(CannotVouch::NoBaseline {
@@ -106,6 +133,24 @@ fn poisoned(strings: &[String], copies: usize, url_tail: &str) -> (CheckReport, 
     report.cannot_vouch.push(CannotVouch::NewLoadProfile {
         endpoints: vec![next()],
         change: next(),
+    });
+    report.cannot_vouch.push(CannotVouch::TooFewRounds {
+        endpoint: next(),
+        usable_rounds: 2,
+        rounds: 5,
+        expected_rounds: 5,
+    });
+    // JUnit lists the problems that name the untrusted run: one does, the
+    // prefix keeps the others from naming it by chance.
+    let untrusted = format!("untrusted-{}", next());
+    report
+        .problems
+        .push(format!("runs/{untrusted}/run.toml: started_at {}", next()));
+    report.cannot_vouch.push(CannotVouch::UntrustedTime {
+        runs: vec![untrusted],
+    });
+    report.cannot_vouch.push(CannotVouch::EarlyInconclusive {
+        endpoints: vec![next()],
     });
     analysis.settings.site.url = Some(format!("https://perf.example.com/{url_tail}"));
     (report, analysis)

@@ -330,8 +330,9 @@ pub fn text(report: &CheckReport) -> String {
     }
     let _ = writeln!(
         out,
-        "{} endpoints: {}",
+        "{} endpoint{}: {}",
         report.endpoints.len(),
+        plural(report.endpoints.len()),
         counts(report)
     );
     if !report.capacity.is_empty() {

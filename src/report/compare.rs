@@ -103,7 +103,9 @@ fn fmt_percent_1(v: f64) -> String {
 fn summary_line(c: &Comparison) -> String {
     let counts = c.counts();
     let parts: Vec<String> = counts.iter().map(|(v, n)| format!("{n} {v}")).collect();
-    let mut line = format!("{} endpoints: {}", c.endpoints.len(), parts.join(", "));
+    let n = c.endpoints.len();
+    let s = if n == 1 { "" } else { "s" };
+    let mut line = format!("{n} endpoint{s}: {}", parts.join(", "));
     // The same for every endpoint: it depends on the two runs' [load].
     if let Some(why) = c
         .endpoints
