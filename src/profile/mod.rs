@@ -140,6 +140,39 @@ pub enum ProfileFormat {
 }
 
 impl ProfileFormat {
+    /// Every profile format `build` reads, for what walks them all
+    /// (`tests/record_layouts.rs`). A format added to the enum does not
+    /// compile until [`Self::index`] places it, and the test
+    /// `every_profile_format_is_listed_once` fails until it is listed here.
+    pub const ALL: [ProfileFormat; 10] = [
+        ProfileFormat::Folded,
+        ProfileFormat::AsyncProfilerHtmlV2,
+        ProfileFormat::AsyncProfilerHtmlV28,
+        ProfileFormat::AsyncProfilerHtmlV3,
+        ProfileFormat::PerfScript,
+        ProfileFormat::Speedscope,
+        ProfileFormat::Dtrace,
+        ProfileFormat::Pprof,
+        ProfileFormat::Jfr,
+        ProfileFormat::ChromeTrace,
+    ];
+
+    /// Where the format is in [`Self::ALL`] (an exhaustive match: see there).
+    pub const fn index(self) -> usize {
+        match self {
+            ProfileFormat::Folded => 0,
+            ProfileFormat::AsyncProfilerHtmlV2 => 1,
+            ProfileFormat::AsyncProfilerHtmlV28 => 2,
+            ProfileFormat::AsyncProfilerHtmlV3 => 3,
+            ProfileFormat::PerfScript => 4,
+            ProfileFormat::Speedscope => 5,
+            ProfileFormat::Dtrace => 6,
+            ProfileFormat::Pprof => 7,
+            ProfileFormat::Jfr => 8,
+            ProfileFormat::ChromeTrace => 9,
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             ProfileFormat::Folded => "folded stacks",
