@@ -301,7 +301,7 @@ fn render_bounded(
         flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut out)
             .map_err(|e| Error::Internal(format!("flame graph could not be drawn: {e}")))?;
         if out.len() <= MAX_SVG_BYTES || min_width >= MAX_MIN_WIDTH_PCT {
-            return Ok(out);
+            return Ok(with_dark_theme(out));
         }
         min_width = if min_width < 0.1 {
             0.1
@@ -309,6 +309,27 @@ fn render_bounded(
             (min_width * 2.0).min(MAX_MIN_WIDTH_PCT)
         };
     }
+}
+
+/// inferno's SVG with a dark theme: its background and its own text
+/// (title, details, search) follow `prefers-color-scheme`, which the page
+/// that embeds it passes on (`color-scheme: light dark`); the frames keep
+/// their light colours and black names, readable on either. Until issue
+/// 34 a flame graph was a white panel of ~1000 px in a dark page.
+fn with_dark_theme(svg: Vec<u8>) -> Vec<u8> {
+    use super::palette::{BG, FG};
+    const STYLE: &[u8] = b"<style type=\"text/css\">";
+    let Some(at) = svg.windows(STYLE.len()).position(|w| w == STYLE) else {
+        return svg;
+    };
+    let dark = format!(
+        "\n@media (prefers-color-scheme: dark) {{ #background stop {{ stop-color: {bg}; }} \
+         #title, #subtitle, #details, #unzoom, #search, #matched {{ fill: {fg}; }} }}",
+        bg = BG.dark,
+        fg = FG.dark
+    );
+    let end = at + STYLE.len();
+    [&svg[..end], dark.as_bytes(), &svg[end..]].concat()
 }
 
 /// inferno's Java palette for JVM profiles (green Java, yellow C++, orange

@@ -10,6 +10,8 @@
 
 use askama::Template;
 
+use super::filters;
+
 use super::context::{CommitView, Ctx};
 use super::flame::{FlameDiff, change_colour, flame_svg};
 use super::{Site, Slugs};

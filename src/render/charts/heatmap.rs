@@ -3,7 +3,7 @@
 //! with its row (endpoint) and column (week) headers, it scrolls in its
 //! own box on a phone with the endpoint column sticky, and each cell says
 //! its verdict in words (visually hidden) and in a shape as well as a
-//! colour (regression ▲, improvement ▼, accepted ◆).
+//! colour (failed ■, regression ▲, improvement ▼, accepted ◆).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -31,6 +31,8 @@ pub fn glyph(key: &str) -> &'static str {
         "regression" => "▲",
         "improvement" => "▼",
         "accepted" => "◆",
+        // A failed run: a square, as on the trend chart and sparklines.
+        "failed" => "■",
         _ => "",
     }
 }
