@@ -257,17 +257,29 @@ fn draw(input: &TrendInput, frame: &Frame, id: &str) -> String {
     let (key, key_rows) = legend(e, frame, !environment.is_empty(), !annotations.is_empty());
     let mut body = String::new();
     body.push_str(&axes(frame));
-    body.push_str(&series(frame));
-    body.push_str(&direct_labels(frame));
+    // What moves when the time axis is zoomed (static/app.js): the series
+    // and the markers, clipped to the plot.
+    body.push_str(&format!(
+        r#"<g class="t-zoom" clip-path="url(#{id}-clip)">{}"#,
+        series(frame)
+    ));
     // A second row of the key takes the place of the first row of labels.
     let label_rows = TOP_LABEL_ROWS + 1 - key_rows.min(TOP_LABEL_ROWS);
     body.push_str(&markers(e, frame, &environment, &annotations, label_rows));
+    body.push_str("</g>");
+    body.push_str(&direct_labels(frame));
     body.push_str(&key);
     let overlay = overlay(e, frame, input.points);
+    let (x0, x1) = (frame.x(frame.from), frame.x(frame.to));
     format!(
-        r#"<svg class="chart trend" viewBox="0 0 {W} {H}" role="group" aria-labelledby="{id}-title {id}-desc" data-tip-source xmlns="http://www.w3.org/2000/svg"><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc><g aria-hidden="true">{body}</g><g class="pd-overlay">{overlay}</g></svg>"#,
+        r#"<svg class="chart trend" viewBox="0 0 {W} {H}" role="group" aria-labelledby="{id}-title {id}-desc" data-tip-source data-zoom="{x0} {x1} {} {}" data-plot="{LEFT} {TOP} {} {}" xmlns="http://www.w3.org/2000/svg"><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc><defs><clipPath id="{id}-clip"><rect x="{LEFT}" y="0" width="{}" height="{H}"/></clipPath></defs><g aria-hidden="true">{body}</g><g class="pd-overlay" clip-path="url(#{id}-clip)">{overlay}</g></svg>"#,
+        frame.from.timestamp(),
+        frame.to.timestamp(),
+        W - RIGHT,
+        H - BOTTOM,
         xml_escape(&format!("{}: p99 latency per run", e.name)),
         xml_escape(&describe(e, frame, &environment, &annotations)),
+        W - RIGHT - LEFT,
     )
 }
 
@@ -287,6 +299,9 @@ fn axes(frame: &Frame) -> String {
         );
     }
     let bottom = H - BOTTOM;
+    // The time axis's ticks, in a group of their own: app.js draws them
+    // again for a zoomed range.
+    s.push_str(r#"<g class="t-xticks">"#);
     for t in date_ticks(frame.from, frame.to, W - LEFT - RIGHT, 70.0) {
         let x = frame.x(t.at);
         let _ = write!(s, r#"<path class="t-tick" d="M{x} {bottom}v6"/>"#);
@@ -299,6 +314,7 @@ fn axes(frame: &Frame) -> String {
             );
         }
     }
+    s.push_str("</g>");
     let _ = write!(
         s,
         r#"<path class="t-frame" d="M{LEFT} {TOP}V{bottom}H{}"/><text class="t-name" x="{}" y="{}" text-anchor="middle">run date (UTC)</text><text class="t-name" transform="translate(16 {}) rotate(-90)" text-anchor="middle">p99 latency (ms)</text></g>"#,
@@ -456,12 +472,28 @@ fn direct_labels(frame: &Frame) -> String {
         .collect()
 }
 
+/// When a run of `e` started, as its chart names it: the day, with the
+/// time of day when another run of `e` started that day.
+fn when(e: &EndpointAnalysis, t: DateTime<Utc>) -> String {
+    let day = t.date_naive();
+    if e.points
+        .iter()
+        .filter(|p| p.started_at.date_naive() == day)
+        .nth(1)
+        .is_some()
+    {
+        crate::calendar::date_and_time(t)
+    } else {
+        f::date(t)
+    }
+}
+
 /// `+31% from 2026-09-14 (1.2 → 1.6 ms, run X, regression)`.
-fn change_point_words(cp: &LevelShift) -> String {
+fn change_point_words(e: &EndpointAnalysis, cp: &LevelShift) -> String {
     format!(
         "{} from {} ({} → {} ms, run {}, {})",
         f::signed_percent(cp.change),
-        f::date(cp.started_at),
+        when(e, cp.started_at),
         f::ms(cp.level_before_ms),
         f::ms(cp.level_after_ms),
         cp.run,
@@ -491,6 +523,8 @@ struct Marker {
     levels: Option<String>,
     /// Annotation number, drawn in a flag at the top.
     number: Option<usize>,
+    /// A shorter label for when the whole one finds no free row.
+    short: String,
 }
 
 /// Change points, annotations and environment changes, their labels in
@@ -509,26 +543,45 @@ fn markers(
         class: "pd-annotation",
         data_run: a.run.clone().unwrap_or_default(),
         title: format!("Annotation {n} · {}: {}", f::datetime(a.at), a.text),
-        label: ellipsis(&a.text, 28),
+        // Whole when there is room (it was always cut at 28 characters:
+        // "incident: batch job on the …").
+        label: ellipsis(&a.text, 90),
         levels: None,
         number: Some(*n),
+        short: ellipsis(&a.text, 28),
     }));
     top.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let bottom: Vec<Marker> = environment
-        .iter()
-        .map(|c| {
-            let keys: Vec<&str> = c.changes.iter().map(|k| k.key.as_str()).collect();
-            Marker {
-                x: frame.x(c.started_at),
-                class: "pd-envchange",
-                data_run: c.run.clone(),
-                title: format!("Environment change: {}", environment_words(c)),
-                label: ellipsis(&format!("env: {}", keys.join(", ")), 28),
-                levels: None,
-                number: None,
-            }
-        })
-        .collect();
+    let mut bottom: Vec<Marker> = Vec::new();
+    for c in environment {
+        let keys: Vec<&str> = c.changes.iter().map(|k| k.key.as_str()).collect();
+        let label = ellipsis(&format!("env: {}", keys.join(", ")), 40);
+        let x = frame.x(c.started_at);
+        let title = format!("Environment change: {}", environment_words(c));
+        // Changes of the same keys at one place on the axis (runs of one
+        // day going back and forth between hosts) are one label, not the
+        // same words twice: "env: host" was drawn over itself.
+        if let Some(m) = bottom
+            .iter_mut()
+            .find(|m| (m.x - x).abs() < 2.0 && m.label.starts_with(&label))
+        {
+            m.title.push('\n');
+            m.title.push_str(&title);
+            let n = m.title.lines().count();
+            m.label = format!("{label} ×{n}");
+            m.short = m.label.clone();
+            continue;
+        }
+        bottom.push(Marker {
+            x,
+            class: "pd-envchange",
+            data_run: c.run.clone(),
+            title,
+            short: label.clone(),
+            label,
+            levels: None,
+            number: None,
+        });
+    }
     let mut s = String::new();
     // Top rows start under the legend; bottom rows stack up from the axis.
     s.push_str(&draw_markers(
@@ -577,11 +630,11 @@ fn change_point_markers(e: &EndpointAnalysis, frame: &Frame) -> Vec<Marker> {
                 x,
                 class: "pd-changepoint",
                 data_run: onset.run.clone(),
-                title: format!("Change point: {}", change_point_words(cp)),
+                title: format!("Change point: {}", change_point_words(e, cp)),
                 label: format!(
                     "{} from {}",
                     f::signed_percent(cp.change),
-                    f::date(cp.started_at)
+                    when(e, cp.started_at)
                 ),
                 levels: Some(format!(
                     "M{} {}H{x}M{x} {}H{}",
@@ -591,6 +644,7 @@ fn change_point_markers(e: &EndpointAnalysis, frame: &Frame) -> Vec<Marker> {
                     clip(e.points[to].started_at)
                 )),
                 number: None,
+                short: String::new(),
             })
         })
         .collect()
@@ -600,23 +654,42 @@ fn draw_markers(markers: &[Marker], row_y: impl Fn(usize) -> f64, rows: usize) -
     // The labels are drawn at 13 px (style.css), change points' in bold:
     // measured a little wide so that neighbours never touch.
     const SIZE: f64 = 13.0 * 1.1;
-    let spans: Vec<(f64, f64)> = markers
-        .iter()
-        .map(|m| {
-            let w = text_width(&m.label, SIZE) + if m.number.is_some() { 20.0 } else { 0.0 };
-            // Near the right edge the label is drawn to the left.
-            let start = if m.x + w + 6.0 > W - RIGHT {
-                m.x - w - 6.0
-            } else {
-                m.x + 6.0
-            };
-            (start, w)
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..markers.len()).collect();
-    order.sort_by(|&a, &b| spans[a].0.total_cmp(&spans[b].0));
-    let sorted: Vec<(f64, f64)> = order.iter().map(|&i| spans[i]).collect();
-    let placed = place_in_rows(&sorted, 8.0, rows);
+    let span_of = |m: &Marker, label: &str| {
+        let w = text_width(label, SIZE) + if m.number.is_some() { 20.0 } else { 0.0 };
+        // Near the right edge the label is drawn to the left; never past
+        // the plot's left edge.
+        let start = if m.x + w + 6.0 > W - RIGHT {
+            (m.x - w - 6.0).max(LEFT)
+        } else {
+            m.x + 6.0
+        };
+        (start, w)
+    };
+    // Whole labels first; a label that finds no free row tries its short
+    // form (the whole is in its tooltip and in the list under the chart).
+    let mut labels: Vec<&str> = markers.iter().map(|m| m.label.as_str()).collect();
+    let (order, spans, placed) = loop {
+        let spans: Vec<(f64, f64)> = markers
+            .iter()
+            .zip(&labels)
+            .map(|(m, l)| span_of(m, l))
+            .collect();
+        let mut order: Vec<usize> = (0..markers.len()).collect();
+        order.sort_by(|&a, &b| spans[a].0.total_cmp(&spans[b].0));
+        let sorted: Vec<(f64, f64)> = order.iter().map(|&i| spans[i]).collect();
+        let placed = place_in_rows(&sorted, 8.0, rows);
+        let mut shortened = false;
+        for (k, &i) in order.iter().enumerate() {
+            let m = &markers[i];
+            if placed[k].is_none() && !m.short.is_empty() && labels[i] != m.short {
+                labels[i] = &m.short;
+                shortened = true;
+            }
+        }
+        if !shortened {
+            break (order, spans, placed);
+        }
+    };
     let mut s = String::new();
     for (k, &i) in order.iter().enumerate() {
         let m = &markers[i];
@@ -654,7 +727,7 @@ fn draw_markers(markers: &[Marker], row_y: impl Fn(usize) -> f64, rows: usize) -
             let _ = write!(
                 s,
                 r#"<text class="t-label" x="{lx}" y="{y}">{}</text>"#,
-                xml_escape(&m.label)
+                xml_escape(labels[i])
             );
         }
         s.push_str("</g>");
@@ -834,7 +907,7 @@ fn describe(
         .iter()
         .filter(|c| frame.contains(c.started_at))
     {
-        let _ = write!(desc, " Change point: {}.", change_point_words(cp));
+        let _ = write!(desc, " Change point: {}.", change_point_words(e, cp));
     }
     for c in environment {
         let _ = write!(desc, " Environment change: {}.", environment_words(c));
