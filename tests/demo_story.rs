@@ -282,6 +282,28 @@ fn the_weekly_page_counts_agree_with_each_other_and_with_analysis_json() {
             .find(|r| r["id"] == id)
             .map(|r| r["started_at"].as_str().unwrap().to_string())
     };
+    // Improvements: the headline, the list and the JSON agree, and each
+    // is an endpoint with a run of the week judged an improvement.
+    let improvements = weekly["improvements"].as_array().unwrap();
+    assert_eq!(count_before(&html, " improvement"), improvements.len());
+    assert_eq!(
+        html.matches("<li class=\"improvement\">").count(),
+        improvements.len()
+    );
+    for i in improvements {
+        let run = i["first_run"].as_str().unwrap();
+        let started = run_start(run).unwrap();
+        assert!(in_week(&started), "{i}");
+        let point = json["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == i["endpoint"])
+            .and_then(|e| e["runs"].as_array())
+            .and_then(|ps| ps.iter().find(|p| p["run"] == run))
+            .unwrap_or_else(|| panic!("{i}: its run in analysis.json"));
+        assert_eq!(point["verdict"], "improvement", "{i}");
+    }
     let mut open: Vec<(String, String)> = json["alarms"]
         .as_array()
         .unwrap()

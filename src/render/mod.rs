@@ -11,7 +11,7 @@
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
 //! weekly.html                     the weekly review (alarms, triage, policies) of the reviewed week
-//! weekly/<2026-W47>.html          each week's own review (every ISO week with runs)
+//! weekly/<2026-w47>.html          each week's own review (every ISO week with runs)
 //! history.html                    every change point, newest first, and environment changes
 //! releases.html                   release history and the list of comparisons
 //! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`

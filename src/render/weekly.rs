@@ -12,7 +12,7 @@
 //!
 //! Each open problem and improvement shows its change in milliseconds
 //! (before → after) and a small trend of its last runs. Every week with
-//! runs keeps its own review, `weekly/2026-W47.html`, so last week's can be
+//! runs keeps its own review, `weekly/2026-w47.html`, so last week's can be
 //! reopened; `weekly.html` is the reviewed week's, with the list of all
 //! of them. Runs of one day are told apart by their time of day
 //! (`Ctx::when`).
@@ -640,9 +640,16 @@ fn week_label(w: WeekSpec) -> String {
     }
 }
 
-/// Where a week's own review lives, relative to the site root.
+/// A week's file name, `2026-w47.html`: lower case, as every file of the
+/// site.
+fn week_file(w: WeekSpec) -> String {
+    format!("{}.html", week_label(w).to_lowercase())
+}
+
+/// Where a week's own review lives, relative to the site root:
+/// `weekly/2026-w47.html`.
 pub fn week_path(w: WeekSpec) -> String {
-    format!("weekly/{}.html", week_label(w))
+    format!("weekly/{}", week_file(w))
 }
 
 /// The level before a problem's change and now, and the trend of its
@@ -830,6 +837,43 @@ fn past_weeks(analysis: &Analysis, weeks: &[WeekSpec], current: &str) -> Vec<Pas
         .collect()
 }
 
+/// The reviews before and after `this` (`(week, href)`) and `this` one's
+/// own page, as links from `weekly.html` (`main`) or from a page beside
+/// them in `weekly/`.
+type WeekLink = Option<(String, String)>;
+fn week_links(this: WeekSpec, weeks: &[WeekSpec], main: bool) -> (WeekLink, WeekLink, String) {
+    let href = |w: WeekSpec| {
+        if main { week_path(w) } else { week_file(w) }
+    };
+    let previous = weeks
+        .iter()
+        .rev()
+        .find(|w| week_key(**w) < week_key(this))
+        .map(|&w| (week_label(w), href(w)));
+    let next = weeks
+        .iter()
+        .find(|w| week_key(**w) > week_key(this))
+        .map(|&w| (week_label(w), href(w)));
+    (previous, next, href(this))
+}
+
+/// Environment-suspect runs of the week: (run, href, what moved).
+fn environment_runs(ctx: &Ctx, review: &WeeklyReview, root: &str) -> Vec<(String, String, String)> {
+    ctx.analysis
+        .runs
+        .iter()
+        .filter(|r| review.runs.contains(&r.id))
+        .filter_map(|r| {
+            let shift = r.environment_suspect.as_ref()?;
+            Some((
+                r.id.clone(),
+                format!("{root}runs/{}.html", ctx.slugs.run(&r.id)),
+                shift.describe(),
+            ))
+        })
+        .collect()
+}
+
 /// The review of one week, as `weekly.html` (`root` `""`, with the list
 /// of every week's review and the whole-history policy table) or as the
 /// week's own page (`root` `"../"`).
@@ -847,25 +891,7 @@ fn weekly_view(
             .iter()
             .any(|p| p.endpoint == a.endpoint && p.first_bad_run == a.run)
     };
-    let this = week_of(review.from);
-    // Pages of other weeks: beside this one's (`weekly/`), or from the
-    // site's root.
-    let href = |w: WeekSpec| {
-        if main {
-            week_path(w)
-        } else {
-            format!("{}.html", week_label(w))
-        }
-    };
-    let previous = weeks
-        .iter()
-        .rev()
-        .find(|w| week_key(**w) < week_key(this))
-        .map(|&w| (week_label(w), href(w)));
-    let next = weeks
-        .iter()
-        .find(|w| week_key(**w) > week_key(this))
-        .map(|&w| (week_label(w), href(w)));
+    let (previous, next, permalink) = week_links(week_of(review.from), weeks, main);
     let new_alarms = new_alarm_rows(ctx, &review, &problems, root);
     let (policy_rows, policy_total) = if main {
         policy_rows(ctx, root)
@@ -880,7 +906,7 @@ fn weekly_view(
         root,
         previous,
         next,
-        permalink: href(this),
+        permalink,
         past: if main {
             past_weeks(analysis, weeks, &review.title)
         } else {
@@ -950,19 +976,7 @@ fn weekly_view(
         policy_rows,
         policy_total,
         regressions: analysis.alarms.regressions.len(),
-        environment_runs: analysis
-            .runs
-            .iter()
-            .filter(|r| review.runs.contains(&r.id))
-            .filter_map(|r| {
-                let shift = r.environment_suspect.as_ref()?;
-                Some((
-                    r.id.clone(),
-                    format!("{root}runs/{}.html", ctx.slugs.run(&r.id)),
-                    shift.describe(),
-                ))
-            })
-            .collect(),
+        environment_runs: environment_runs(ctx, &review, root),
     })
 }
 

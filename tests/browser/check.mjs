@@ -438,7 +438,7 @@ if (pages.includes("weekly.html")) {
   const page = await context.newPage();
   await open(page, "weekly.html");
   const w = await page.evaluate(() => {
-    const items = Array.from(document.querySelectorAll("#improvements li.problem"), (li) => ({
+    const items = Array.from(document.querySelectorAll("#improvements li.improvement"), (li) => ({
       endpoint: li.querySelector(".p-endpoint")?.textContent.trim(),
       ms: li.querySelector(".p-ms")?.textContent.trim(),
       trend: !!li.querySelector("svg.mini-trend"),

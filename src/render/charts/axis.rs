@@ -119,9 +119,9 @@ pub fn date_ticks(
         }
         TimeStep::Days => midnight(from.date_naive()),
         TimeStep::Weeks => midnight(crate::calendar::week_monday(from.date_naive())),
-        TimeStep::Months => midnight(
-            NaiveDate::from_ymd_opt(from.year(), from.month(), 1).expect("the 1st exists"),
-        ),
+        TimeStep::Months => {
+            midnight(NaiveDate::from_ymd_opt(from.year(), from.month(), 1).expect("the 1st exists"))
+        }
     };
     while t <= to {
         if t >= from {
@@ -284,7 +284,10 @@ mod tests {
         // Runs of one day: hours, the day said at the first label.
         let day = Utc.with_ymd_and_hms(2026, 12, 1, 9, 10, 0).unwrap();
         let hours = date_ticks(day, day + Duration::hours(5), 800.0, 60.0);
-        let at: Vec<String> = hours.iter().map(|t| t.at.format("%H:%M").to_string()).collect();
+        let at: Vec<String> = hours
+            .iter()
+            .map(|t| t.at.format("%H:%M").to_string())
+            .collect();
         assert_eq!(at, ["10:00", "11:00", "12:00", "13:00", "14:00"]);
         assert_eq!(hours[0].label.as_deref(), Some("Dec 1 10:00"));
         assert_eq!(hours[1].label.as_deref(), Some("11:00"));
