@@ -460,3 +460,51 @@ fn a_week_is_half_open_so_an_alarm_is_new_in_exactly_one_week() {
         assert_eq!(w47.new_by_policy[&p] + w48.new_by_policy[&p], both, "{p:?}");
     }
 }
+
+/// A comparison lists the most severe first: in "1.9.0 → latest" the one
+/// regression was row 11 of 12 in endpoint order (issue 34); now failed
+/// and regressed endpoints lead, then the rest by verdict.
+#[test]
+fn comparison_pages_list_the_most_severe_first() {
+    let site = perfdash::render::render_site(demo()).unwrap();
+    let rank = |v: &str| match v {
+        "failed" => 0,
+        "regression" => 1,
+        "inconclusive" => 2,
+        "removed" => 3,
+        "added" => 4,
+        "improvement" => 5,
+        "same" => 6,
+        other => panic!("verdict {other}"),
+    };
+    let mut moved = 0;
+    let mut pages = 0;
+    for (path, bytes) in site.files() {
+        if !(path.starts_with("compare/") && path.ends_with(".html")) {
+            continue;
+        }
+        pages += 1;
+        let html = std::str::from_utf8(bytes).unwrap();
+        let table = &html[html.find("<tbody>").unwrap()..html.find("</tbody>").unwrap()];
+        let rows: Vec<(&str, &str)> = table
+            .split("<tr data-verdict=\"")
+            .skip(1)
+            .map(|r| {
+                let verdict = &r[..r.find('"').unwrap()];
+                let anchor = &r[r.find("href=\"#").unwrap() + 7..];
+                (verdict, &anchor[..anchor.find('"').unwrap()])
+            })
+            .collect();
+        assert!(
+            rows.windows(2).all(|w| rank(w[0].0) <= rank(w[1].0)),
+            "{path}: {rows:?}"
+        );
+        // The regression leads where endpoint order would have put it later.
+        let mut by_name: Vec<&str> = rows.iter().map(|r| r.1).collect();
+        by_name.sort_unstable();
+        if rows.first().is_some_and(|r| r.0 == "regression") && by_name[0] != rows[0].1 {
+            moved += 1;
+        }
+    }
+    assert!(pages > 0 && moved > 0, "{pages} pages, {moved} reordered");
+}

@@ -449,6 +449,34 @@ mod tests {
         );
     }
 
+    /// A flame graph follows the dark scheme of the page around it: its
+    /// background and its own words (the frames keep their colours and
+    /// black names, readable either way), once, in inferno's style block.
+    #[test]
+    fn flame_graphs_have_a_dark_theme() {
+        let c = comparable(TRICKY);
+        for svg in [
+            flame_svg(&profile(TRICKY), "t", "s", 0.1).unwrap(),
+            diff_svg(&c, &c, "t", "s", 0.1).unwrap(),
+        ] {
+            let svg = String::from_utf8(svg).unwrap();
+            assert_eq!(svg.matches("prefers-color-scheme: dark").count(), 1);
+            let dark = &svg[svg.find("prefers-color-scheme: dark").unwrap()..];
+            let dark = &dark[..dark.find('\n').unwrap_or(dark.len())];
+            assert!(
+                dark.contains("#background stop { stop-color: #14171c; }"),
+                "{dark}"
+            );
+            assert!(dark.contains("#title, #subtitle, #details"), "{dark}");
+            // Inside the style element, before inferno's own rules.
+            let style = svg.find(r#"<style type="text/css">"#).unwrap();
+            assert!(svg.find("prefers-color-scheme").unwrap() > style);
+            assert!(
+                svg.find("prefers-color-scheme").unwrap() < svg.find("#frames > *:hover").unwrap()
+            );
+        }
+    }
+
     #[test]
     fn fractional_weights_keep_their_totals() {
         let p = profile("a;b 1.25\na;c 2.5\n");

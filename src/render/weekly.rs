@@ -1004,3 +1004,125 @@ pub fn week_page(ctx: &Ctx, week: WeekSpec) -> Result<Option<Page>, Error> {
     let bytes = render(&page, &path)?;
     Ok(Some((path, bytes)))
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone, Utc};
+
+    use crate::analyse::analyse;
+    use crate::render::render_site;
+    use crate::test_support;
+
+    fn page(site: &crate::render::Site, path: &str) -> String {
+        String::from_utf8(
+            site.get(path)
+                .unwrap_or_else(|| panic!("{path} in the site"))
+                .to_vec(),
+        )
+        .unwrap()
+    }
+
+    /// The value of `attr` in the first tag after `after` in `html`.
+    fn attr_after(html: &str, after: &str, attr: &str) -> Option<String> {
+        let at = html.find(after)?;
+        let rest = &html[at..];
+        let v = &rest[rest.find(&format!("{attr}=\""))? + attr.len() + 2..];
+        Some(v[..v.find('"')?].to_string())
+    }
+
+    #[test]
+    fn every_week_with_runs_keeps_its_review_linked_to_its_neighbours() {
+        // 20 runs 56 h apart: 2026-01-05 to 2026-02-20, ISO weeks 2 to 8.
+        let runs: Vec<Vec<f64>> = (0..20).map(|i| vec![100.0 + (i % 3) as f64; 5]).collect();
+        let site =
+            render_site(&analyse(&test_support::archive_of(&[("e", runs)]), vec![])).unwrap();
+        let weeks: Vec<String> = (2..=8)
+            .map(|w| format!("weekly/2026-w{w:02}.html"))
+            .collect();
+        for w in &weeks {
+            assert!(site.get(w).is_some(), "{w}");
+        }
+        let weekly_pages = site
+            .files()
+            .filter(|(p, _)| p.starts_with("weekly/"))
+            .count();
+        assert_eq!(weekly_pages, weeks.len());
+        // weekly.html reviews the latest week, links the week before and
+        // its own page, and lists every week.
+        let current = page(&site, "weekly.html");
+        assert!(current.contains("<h1>Weekly review 2026-W08"), "{current}");
+        assert_eq!(
+            attr_after(&current, r#"<a rel="prev""#, "href").as_deref(),
+            Some("weekly/2026-w07.html")
+        );
+        assert!(current.contains(r#"<a href="weekly/2026-w08.html">this week's own page</a>"#));
+        for w in &weeks {
+            assert!(
+                current.contains(&format!(r#"<a href="{w}">"#)),
+                "{w} listed"
+            );
+        }
+        // A week's own page: its week, links beside it and back.
+        let w05 = page(&site, "weekly/2026-w05.html");
+        assert!(w05.contains("<h1>Weekly review 2026-W05"));
+        assert!(
+            w05.contains(r#"<a rel="prev" href="2026-w04.html">"#),
+            "{w05}"
+        );
+        assert!(w05.contains(r#"<a rel="next" href="2026-w06.html">"#));
+        assert!(w05.contains(r#"href="../weekly.html#past""#));
+        assert!(w05.contains(r#"href="../static/style.css""#));
+        // Its counts are its week's: 3 runs (56 h apart).
+        assert!(w05.contains("· 3 runs</small>"), "{w05}");
+        // The first week has no earlier review; the last no later one.
+        let first = page(&site, "weekly/2026-w02.html");
+        assert!(!first.contains(r#"rel="prev""#) && first.contains("no earlier review"));
+        assert!(!page(&site, "weekly/2026-w08.html").contains(r#"rel="next""#));
+    }
+
+    #[test]
+    fn runs_of_one_day_are_told_apart_by_their_time_of_day() {
+        // 14 runs near 100 ms, then two on the last run's day: one at
+        // 140 ms (a regression), one at 30 ms for `b` (an improvement).
+        let mut a: Vec<Vec<f64>> = (0..14).map(|i| vec![100.0 + (i % 3) as f64; 5]).collect();
+        let mut b = a.clone();
+        a.extend([vec![140.0; 5], vec![141.0; 5]]);
+        b.extend([vec![100.0; 5], vec![30.0; 5]]);
+        let mut archive = test_support::archive_of(&[("a", a), ("b", b)]);
+        let day = Utc.with_ymd_and_hms(2026, 3, 2, 9, 5, 0).unwrap();
+        for (k, i) in (13..16).enumerate() {
+            archive.runs[i].started_at = day + Duration::minutes(40 * k as i64);
+        }
+        let site = render_site(&analyse(&archive, vec![])).unwrap();
+        let weekly = page(&site, "weekly.html");
+        // The open problem: since when, and its suspect range, with times.
+        assert!(
+            weekly.contains("since 2026-03-02 09:45, 2 runs"),
+            "{weekly}"
+        );
+        assert!(weekly.contains(">2026-03-02 09:05</a>"), "{weekly}");
+        assert!(weekly.contains(">2026-03-02 09:45</a>"), "{weekly}");
+        // The improvement: listed, with its before → after in ms.
+        let improvements = &weekly[weekly.find(r#"<section id="improvements""#).unwrap()..];
+        let improvements = &improvements[..improvements.find("</section>").unwrap()];
+        assert!(
+            improvements.contains(r#"<li class="improvement">"#),
+            "{improvements}"
+        );
+        assert!(
+            improvements.contains("since 2026-03-02 10:25, 1 run"),
+            "{improvements}"
+        );
+        assert!(
+            improvements.contains(r#"<span class="before">101</span> → <strong>30.0</strong> ms"#),
+            "{improvements}"
+        );
+        // A run of a day with one run keeps its date alone.
+        let endpoint = page(&site, "endpoints/a.html");
+        assert!(endpoint.contains(">2026-03-02 10:25</small>"), "{endpoint}");
+        assert!(!endpoint.contains(&format!(
+            ">{} ",
+            crate::calendar::date(test_support::run_time(3).date_naive())
+        )));
+    }
+}

@@ -273,7 +273,7 @@ async function open(page, p, query = "") {
       if (r.diffTop > 2 * 720) problem(current, `the differential flame graph starts at ${r.diffTop}px, below the first two screens (1440px)`);
     }
   }
-  await exerciseScripts(page, (w) => (current = w));
+  await exerciseScripts(page, (w) => (current = w)).catch((e) => problem(current, `the scripts check stopped: ${e.message.split("\n")[0]}`));
   await context.close();
 }
 
@@ -912,7 +912,7 @@ async function exerciseScripts(page, at) {
       await hit.locator("xpath=..").focus();
       if ((await page.locator(".pd-tooltip:not([hidden])").count()) !== 1) problem(where, "focusing a chart point shows no tooltip");
     }
-    await zoomAndSeries(page, endpoint, where);
+    await zoomAndSeries(page, endpoint, where).catch((e) => problem(where, `the zoom check stopped: ${e.message.split("\n")[0]}`));
   }
   // The compare page lists the most severe first.
   if (kinds.compare) {
@@ -971,7 +971,7 @@ async function zoomAndSeries(page, endpoint, where) {
   if (zoomed.join("|") === whole.join("|")) problem(where, "a drag across the chart does not change its time axis");
   const status = await page.locator(".zoom-state").textContent();
   if (!/Showing/.test(status ?? "")) problem(where, `the zoom says nothing of the range shown ("${status}")`);
-  await page.locator("input[data-series='rounds']").uncheck();
+  await page.locator("input[data-series='rounds']").uncheck({ timeout: 3000 });
   const hiddenNow = await svg.locator(".t-round").evaluateAll((els) => els.every((e) => getComputedStyle(e).display === "none"));
   if (!hiddenNow) problem(where, "unticking “round p99” leaves the rounds drawn");
   await page.reload({ waitUntil: "load" });
@@ -984,13 +984,13 @@ async function zoomAndSeries(page, endpoint, where) {
     fs.mkdirSync(shotDir, { recursive: true });
     await page.locator("[data-trend] figure:visible").first().screenshot({ path: path.join(shotDir, "endpoint-zoomed.png") });
   }
-  await page.locator("button[data-zoom='reset']").click();
+  await page.locator("button[data-zoom='reset']").click({ timeout: 3000 });
   const back = await page.locator("[data-trend] figure:visible svg.trend").first().locator("g.t-xticks text").allTextContents();
   if (back.join("|") !== whole.join("|")) problem(where, "“Whole range” does not bring the whole time axis back");
   if (new URL(page.url()).searchParams.get("from")) problem(where, "“Whole range” leaves the range in the URL");
   // The buttons do it from the keyboard too.
-  await page.locator("button[data-zoom='in']").focus();
+  await page.locator("button[data-zoom='in']").focus({ timeout: 3000 });
   await page.keyboard.press("Enter");
   if (!new URL(page.url()).searchParams.get("from")) problem(where, "“Zoom in” from the keyboard puts no range in the URL");
-  await page.locator("button[data-zoom='reset']").click();
+  await page.locator("button[data-zoom='reset']").click({ timeout: 3000 });
 }

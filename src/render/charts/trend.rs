@@ -650,7 +650,7 @@ fn change_point_markers(e: &EndpointAnalysis, frame: &Frame) -> Vec<Marker> {
         .collect()
 }
 
-fn draw_markers(markers: &[Marker], row_y: impl Fn(usize) -> f64, rows: usize) -> String {
+fn draw_markers<'a>(markers: &'a [Marker], row_y: impl Fn(usize) -> f64, rows: usize) -> String {
     // The labels are drawn at 13 px (style.css), change points' in bold:
     // measured a little wide so that neighbours never touch.
     const SIZE: f64 = 13.0 * 1.1;
@@ -666,30 +666,48 @@ fn draw_markers(markers: &[Marker], row_y: impl Fn(usize) -> f64, rows: usize) -
         (start, w)
     };
     // Whole labels first; a label that finds no free row tries its short
-    // form (the whole is in its tooltip and in the list under the chart).
-    let mut labels: Vec<&str> = markers.iter().map(|m| m.label.as_str()).collect();
-    let (order, spans, placed) = loop {
+    // form (the whole is in its tooltip and in the list under the chart);
+    // when some still find none, every label short, if that places more.
+    let place = |labels: &[&str]| {
         let spans: Vec<(f64, f64)> = markers
             .iter()
-            .zip(&labels)
+            .zip(labels)
             .map(|(m, l)| span_of(m, l))
             .collect();
         let mut order: Vec<usize> = (0..markers.len()).collect();
         order.sort_by(|&a, &b| spans[a].0.total_cmp(&spans[b].0));
         let sorted: Vec<(f64, f64)> = order.iter().map(|&i| spans[i]).collect();
         let placed = place_in_rows(&sorted, 8.0, rows);
-        let mut shortened = false;
-        for (k, &i) in order.iter().enumerate() {
-            let m = &markers[i];
-            if placed[k].is_none() && !m.short.is_empty() && labels[i] != m.short {
-                labels[i] = &m.short;
-                shortened = true;
-            }
-        }
-        if !shortened {
-            break (order, spans, placed);
+        (order, spans, placed)
+    };
+    let short = |m: &'a Marker| {
+        if m.short.is_empty() {
+            m.label.as_str()
+        } else {
+            m.short.as_str()
         }
     };
+    let mut labels: Vec<&str> = markers.iter().map(|m| m.label.as_str()).collect();
+    let mut best = place(&labels);
+    let unplaced = |p: &[Option<usize>]| p.iter().filter(|r| r.is_none()).count();
+    if unplaced(&best.2) > 0 {
+        let (order, _, placed) = &best;
+        let mut some = labels.clone();
+        for (k, &i) in order.iter().enumerate() {
+            if placed[k].is_none() {
+                some[i] = short(&markers[i]);
+            }
+        }
+        let second = place(&some);
+        let all: Vec<&str> = markers.iter().map(short).collect();
+        let third = place(&all);
+        if unplaced(&third.2) < unplaced(&second.2) {
+            (labels, best) = (all, third);
+        } else {
+            (labels, best) = (some, second);
+        }
+    }
+    let (order, spans, placed) = best;
     let mut s = String::new();
     for (k, &i) in order.iter().enumerate() {
         let m = &markers[i];
@@ -1324,6 +1342,123 @@ mod tests {
         assert!(
             sparkline(e, 52).contains(r#"class="v-regression""#)
                 && !sparkline(e, 52).contains("v-accepted")
+        );
+    }
+
+    /// The texts of an SVG's `<text class="t-label">`s.
+    fn labels(svg: &str) -> Vec<String> {
+        svg.split(r#"<text class="t-label""#)
+            .skip(1)
+            .map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_label_is_whole_when_there_is_room_and_one_change_is_one_label() {
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        let host = |run: usize, from: &str, to: &str| EnvironmentChange {
+            run: format!("run-{run:03}"),
+            // Two changes an hour apart: the same place on the axis.
+            started_at: e.points[7].started_at + Duration::minutes(run as i64 - 7),
+            previous_run: "run-006".into(),
+            changes: vec![SettingChange {
+                key: "host".into(),
+                before: Some(from.into()),
+                after: Some(to.into()),
+            }],
+        };
+        let environment = [host(7, "perf-01", "perf-03"), host(8, "perf-03", "perf-01")];
+        let note = Annotation {
+            at: e.points[30].started_at,
+            run: Some("run-030".into()),
+            text: "incident: batch job on the shared host perf-shared-03".into(),
+            link: None,
+            endpoints: vec![],
+            source: "annotations/a.toml:1".into(),
+        };
+        let notes = [&note];
+        let infos = infos(e);
+        let svg = trend_chart(&input(e, &infos, &environment, &notes), "c");
+        let all = labels(&svg);
+        // The annotation's whole text (it was cut to 28 characters).
+        assert!(
+            all.iter()
+                .any(|l| l == "incident: batch job on the shared host perf-shared-03"),
+            "{all:?}"
+        );
+        // "env: host" once, saying it is two changes, not drawn twice.
+        let env: Vec<&String> = all.iter().filter(|l| l.starts_with("env:")).collect();
+        assert_eq!(env, ["env: host ×2"], "{all:?}");
+        // Both changes are in its tooltip.
+        assert!(svg.contains("perf-01 → perf-03") && svg.contains("perf-03 → perf-01"));
+    }
+
+    #[test]
+    fn labels_with_no_room_for_their_whole_text_fall_back_to_a_short_one() {
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        // Six long annotations five runs apart: the rows above the plot
+        // hold two of them whole, four short.
+        let notes: Vec<Annotation> = (10..40)
+            .step_by(5)
+            .map(|i| Annotation {
+                at: e.points[i].started_at,
+                run: None,
+                text: format!("annotation number {i} with a rather long text to it"),
+                link: None,
+                endpoints: vec![],
+                source: "annotations/a.toml:1".into(),
+            })
+            .collect();
+        let refs: Vec<&Annotation> = notes.iter().collect();
+        let infos = infos(e);
+        let svg = trend_chart(&input(e, &infos, &[], &refs), "c");
+        let all = labels(&svg);
+        assert!(all.len() >= 4, "{all:?}");
+        assert!(all.iter().all(|l| l.ends_with('…')), "{all:?}");
+        // Placed labels never share a row and a stretch of the axis.
+        let placed: Vec<(f64, f64, f64)> = svg
+            .split(r#"<text class="t-label""#)
+            .skip(1)
+            .map(|t| {
+                let x: f64 = attr(t, "x").parse().unwrap();
+                let y: f64 = attr(t, "y").parse().unwrap();
+                let text = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
+                (x, y, x + text_width(text, 13.0 * 1.1))
+            })
+            .collect();
+        for (i, a) in placed.iter().enumerate() {
+            for b in &placed[i + 1..] {
+                assert!(
+                    a.1 != b.1 || a.2 <= b.0 || b.2 <= a.0,
+                    "{a:?} and {b:?} overlap"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn runs_of_one_day_get_hours_on_the_axis_and_times_in_their_labels() {
+        let mut archive = archive(&step_series(), None);
+        // Every run on one day, ten minutes apart.
+        let day = chrono::Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0).unwrap();
+        for (i, r) in archive.runs.iter_mut().enumerate() {
+            r.started_at = day + Duration::minutes(10 * i as i64);
+        }
+        let analysis = analyse(&archive, vec![]);
+        let e = &analysis.endpoints[0];
+        let infos = infos(e);
+        let svg = trend_chart(&input(e, &infos, &[], &[]), "c");
+        let ticks = &svg[svg.find(r#"<g class="t-xticks">"#).unwrap()..];
+        let ticks = &ticks[..ticks.find("</g>").unwrap()];
+        assert!(ticks.contains(">Dec 1 09:00</text>"), "{ticks}");
+        assert!(ticks.contains(">10:00</text>"), "{ticks}");
+        // The change point says its time of day.
+        let all = labels(&svg);
+        assert!(
+            all.iter().any(|l| l.starts_with("+50% from 2026-12-01 ")),
+            "{all:?}"
         );
     }
 }
