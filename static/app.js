@@ -213,7 +213,9 @@
     }, nav);
   }
 
+  var tipFor = null; // the element whose tooltip is shown
   function showTip(el) {
+    tipFor = el;
     var t = tooltip();
     var lines = el.getAttribute("data-tip").split("\n");
     t.textContent = "";
@@ -248,6 +250,7 @@
   }
 
   function hideTip() {
+    tipFor = null;
     if (tip) tip.hidden = true;
   }
 
@@ -346,13 +349,20 @@
   }
 
   // Ticks of a time axis from ta to tb (seconds), as the chart draws them
-  // (src/render/charts/axis.rs, date_ticks): hours within two days, days
+  // (src/render/charts/axis.rs, date_ticks): minutes within three hours,
+  // hours within two days, days
   // within two weeks, Mondays within ten weeks, else months; labels
   // thinned to at least minGap units apart.
   function timeTicks(ta, tb, width, minGap) {
     var spanDays = (tb - ta) / 86400;
     var step, stepDays;
-    if (spanDays <= 2) {
+    if (spanDays * 1440 <= 180) {
+      var minutes = spanDays * 1440;
+      var m = [5, 10, 15, 30].filter(function (n) { return minutes / n <= 12; })[0] || 30;
+      step = { minutes: m };
+      stepDays = m / 1440;
+      minGap = Math.max(minGap, 100);
+    } else if (spanDays <= 2) {
       var hours = spanDays * 24;
       var n = [1, 2, 3, 6, 12].filter(function (h) { return hours / h <= 12; })[0] || 12;
       step = { hours: n };
@@ -363,7 +373,9 @@
     else { step = { months: 1 }; stepDays = 30.4; }
     var d = new Date(ta * 1000);
     var t;
-    if (step.hours) {
+    if (step.minutes) {
+      t = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes() - d.getUTCMinutes() % step.minutes);
+    } else if (step.hours) {
       t = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours() - d.getUTCHours() % step.hours);
     } else if (step.days === 1) {
       t = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
@@ -376,7 +388,8 @@
     for (var guard = 0; t <= tb * 1000 && guard < 2000; guard++) {
       if (t >= ta * 1000) ticks.push(t);
       var c = new Date(t);
-      if (step.hours) t += step.hours * 3600000;
+      if (step.minutes) t += step.minutes * 60000;
+      else if (step.hours) t += step.hours * 3600000;
       else if (step.days) t += step.days * 86400000;
       else t = Date.UTC(c.getUTCFullYear(), c.getUTCMonth() + 1, 1);
     }
@@ -393,7 +406,7 @@
         year = c.getUTCFullYear();
         day = key;
         var hm = pad2(c.getUTCHours()) + ":" + pad2(c.getUTCMinutes());
-        if (step.hours) label = newDay ? dayWords(c, false) + " " + hm : hm;
+        if (step.minutes || step.hours) label = newDay ? dayWords(c, false) + " " + hm : hm;
         else if (step.days) label = dayWords(c, newYear);
         else label = MONTHS[c.getUTCMonth()] + (newYear ? " " + c.getUTCFullYear() : "");
       }
@@ -696,5 +709,11 @@
   document.addEventListener("keydown", function (e) {
     if (e.key === "Escape") hideTip();
   });
-  window.addEventListener("scroll", hideTip, { passive: true });
+  // A scroll moves what the tooltip points at: a focused element (which
+  // the browser scrolls into view as it takes focus) keeps its tooltip,
+  // moved along; one under a mouse that scrolled away loses it.
+  window.addEventListener("scroll", function () {
+    if (tipFor && tipFor === document.activeElement) showTip(tipFor);
+    else hideTip();
+  }, { passive: true });
 })();

@@ -91,6 +91,8 @@ pub struct ImprovementRow {
     pub age: String,
     pub suspect: Option<SuspectView>,
     pub trend: String,
+    /// It began with an environment-suspect run.
+    pub environment_suspect: bool,
 }
 
 /// A week's review in the list of all of them.
@@ -812,6 +814,7 @@ fn improvement_row(
             first_bad: ctx.run_label(&i.first_run, root, None),
         }),
         trend: latency_trend(&name, &upto),
+        environment_suspect: i.environment_suspect,
         endpoint: name,
     }
 }

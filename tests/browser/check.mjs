@@ -864,7 +864,9 @@ async function exerciseScripts(page, at) {
     else {
       await page.locator("table.heatmap td[tabindex='0']").focus();
       const first = await page.evaluate(() => document.activeElement?.getAttribute("data-tip") ?? "");
-      await page.keyboard.press("ArrowLeft");
+      // Left to the week before, or, with one week, down to the next row.
+      const weeks = await page.locator("table.heatmap tbody tr").first().locator("td").count();
+      await page.keyboard.press(weeks > 1 ? "ArrowLeft" : "ArrowDown");
       const moved = await page.evaluate(() => ({
         tip: document.activeElement?.getAttribute("data-tip") ?? "",
         cell: document.activeElement?.tagName,

@@ -70,18 +70,27 @@ fn first_of_next_month(d: NaiveDate) -> NaiveDate {
 /// The step between two ticks of a time axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TimeStep {
+    Minutes(i64),
     Hours(i64),
     Days,
     Weeks,
     Months,
 }
 
-/// The step for a span: hours within two days (runs of one day had no
+/// The step for a span: minutes within three hours, hours within two days (runs of one day had no
 /// tick at all: the axis ticked Mondays and months only), days within two
 /// weeks, Mondays within ~10 weeks, else the first of every month, so
 /// that there is always at least one tick a month.
 fn time_step(span_days: f64) -> TimeStep {
-    if span_days <= 2.0 {
+    let minutes = span_days * 24.0 * 60.0;
+    if minutes <= 180.0 {
+        // Runs of one session (an hour of runs had one tick, "19:00").
+        let n = [5, 10, 15, 30]
+            .into_iter()
+            .find(|n| minutes / *n as f64 <= 12.0)
+            .unwrap_or(30);
+        TimeStep::Minutes(n)
+    } else if span_days <= 2.0 {
         let hours = span_days * 24.0;
         let n = [1, 2, 3, 6, 12]
             .into_iter()
@@ -112,6 +121,11 @@ pub fn date_ticks(
     let step = time_step(span_days);
     let mut ticks: Vec<DateTime<Utc>> = Vec::new();
     let mut t = match step {
+        TimeStep::Minutes(n) => {
+            let day = midnight(from.date_naive());
+            let minutes = (from - day).num_minutes();
+            day + Duration::minutes(minutes - minutes % n)
+        }
         TimeStep::Hours(n) => {
             let day = midnight(from.date_naive());
             let hours = (from - day).num_hours();
@@ -128,6 +142,7 @@ pub fn date_ticks(
             ticks.push(t);
         }
         t = match step {
+            TimeStep::Minutes(n) => t + Duration::minutes(n),
             TimeStep::Hours(n) => t + Duration::hours(n),
             TimeStep::Days => t + Duration::days(1),
             TimeStep::Weeks => t + Duration::days(7),
@@ -138,6 +153,7 @@ pub fn date_ticks(
         return Vec::new();
     }
     let step_days = match step {
+        TimeStep::Minutes(n) => n as f64 / 1440.0,
         TimeStep::Hours(n) => n as f64 / 24.0,
         TimeStep::Days => 1.0,
         TimeStep::Weeks => 7.0,
@@ -149,7 +165,7 @@ pub fn date_ticks(
         width
     };
     let min_gap = match step {
-        TimeStep::Hours(_) => min_gap.max(100.0),
+        TimeStep::Minutes(_) | TimeStep::Hours(_) => min_gap.max(100.0),
         _ => min_gap,
     };
     // Every k-th tick is labelled, k the smallest that leaves room.
@@ -167,8 +183,8 @@ pub fn date_ticks(
                 shown_year = Some(d.year());
                 shown_day = Some(d);
                 let format = match (step, new_year, new_day) {
-                    (TimeStep::Hours(_), _, true) => "%b %-d %H:%M",
-                    (TimeStep::Hours(_), _, false) => "%H:%M",
+                    (TimeStep::Minutes(_) | TimeStep::Hours(_), _, true) => "%b %-d %H:%M",
+                    (TimeStep::Minutes(_) | TimeStep::Hours(_), _, false) => "%H:%M",
                     (TimeStep::Days | TimeStep::Weeks, true, _) => "%b %-d, %Y",
                     (TimeStep::Days | TimeStep::Weeks, false, _) => "%b %-d",
                     (TimeStep::Months, true, _) => "%b %Y",
@@ -291,6 +307,16 @@ mod tests {
         assert_eq!(at, ["10:00", "11:00", "12:00", "13:00", "14:00"]);
         assert_eq!(hours[0].label.as_deref(), Some("Dec 1 10:00"));
         assert_eq!(hours[1].label.as_deref(), Some("11:00"));
+        // Fifty minutes of runs: a tick every five minutes, a label every
+        // ten (80 px apart is under the 100 px the labels need).
+        let session = date_ticks(day, day + Duration::minutes(50), 800.0, 60.0);
+        assert_eq!(session.len(), 11);
+        assert_eq!(session[0].at.format("%H:%M").to_string(), "09:10");
+        let labels: Vec<&str> = session.iter().filter_map(|t| t.label.as_deref()).collect();
+        assert_eq!(
+            labels,
+            ["Dec 1 09:10", "09:20", "09:30", "09:40", "09:50", "10:00"]
+        );
         // A week: days.
         let days = date_ticks(day, day + Duration::days(6), 800.0, 60.0);
         assert_eq!(days.len(), 6);
