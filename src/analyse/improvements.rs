@@ -143,7 +143,6 @@ mod tests {
         assert_eq!(all[0].first_run, e.points[14].run, "{all:?}");
         assert_eq!(all[0].runs, 1);
         // A regression after it undoes it.
-        let mut archive = archive;
         let slow = test_support::endpoint_run(&[150.0; 5], test_support::round);
         archive.runs[14].endpoints.insert("fast".into(), slow);
         let analysis = analyse(&archive, vec![]);
