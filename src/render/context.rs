@@ -237,6 +237,23 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The suspect range from run `last_good` (none: the change came with
+    /// the first run) to run `first_bad`, as a page at `root` shows it.
+    pub fn suspect_between(
+        &self,
+        last_good: Option<&str>,
+        first_bad: &str,
+        root: &str,
+    ) -> SuspectView {
+        SuspectView {
+            compare_href: last_good
+                .map(|g| self.compare_href(g, first_bad))
+                .unwrap_or_default(),
+            last_good: last_good.map(|g| self.run_label(g, root, None)),
+            first_bad: self.run_label(first_bad, root, None),
+        }
+    }
+
     /// The suspect range of a change that came in at `e.points[index]`
     /// ([`SuspectRange::before`], the analysis's one definition): the last
     /// run at the old level (failed and insufficient runs say nothing about

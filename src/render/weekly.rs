@@ -291,7 +291,6 @@ fn problem_row(ctx: &Ctx, p: &Problem, root: &str) -> ProblemRow {
     let over: Vec<String> = alarm.map(|a| a.over_runs.clone()).unwrap_or_default();
     let triage = p.triage(analysis);
     let follow = triage.map(|t| &t.follow_up);
-    let suspect = ctx.run_label(&p.first_bad_run, root, None);
     ProblemRow {
         kind: p.kind.as_str(),
         kind_words,
@@ -307,25 +306,9 @@ fn problem_row(ctx: &Ctx, p: &Problem, root: &str) -> ProblemRow {
         after: level.after,
         unit: level.unit,
         trend: level.trend,
-        age: format!(
-            "since {}, {} run{}",
-            ctx.when(p.since),
-            p.runs,
-            if p.runs == 1 { "" } else { "s" }
-        ),
+        age: age(ctx, p.since, p.runs),
         new_this_week: p.new_this_week,
-        suspect: Some(SuspectView {
-            compare_href: p
-                .last_good_run
-                .as_deref()
-                .map(|g| ctx.compare_href(g, &p.first_bad_run))
-                .unwrap_or_default(),
-            last_good: p
-                .last_good_run
-                .as_deref()
-                .map(|g| ctx.run_label(g, root, None)),
-            first_bad: suspect,
-        }),
+        suspect: Some(ctx.suspect_between(p.last_good_run.as_deref(), &p.first_bad_run, root)),
         state: p.state.map(|s| s.as_str()).unwrap_or(""),
         label: p
             .label
@@ -339,6 +322,16 @@ fn problem_row(ctx: &Ctx, p: &Problem, root: &str) -> ProblemRow {
         issue: follow.and_then(|x| x.issue.clone()).unwrap_or_default(),
         flames: alarm_flames(ctx, &p.endpoint, &over, root),
     }
+}
+
+/// `since 2026-11-20, 4 runs` (with the time of day when runs share it).
+fn age(ctx: &Ctx, since: chrono::DateTime<chrono::Utc>, runs: usize) -> String {
+    format!(
+        "since {}, {} run{}",
+        ctx.when(since),
+        runs,
+        if runs == 1 { "" } else { "s" }
+    )
 }
 
 /// What an alarm's problem is about, with a shape: the figures its first
@@ -795,24 +788,8 @@ fn improvement_row(
         change: f::change(i.ratio),
         before: f::opt_ms(i.before_ms),
         after: f::ms(i.after_ms),
-        age: format!(
-            "since {}, {} run{}",
-            ctx.when(i.since),
-            i.runs,
-            if i.runs == 1 { "" } else { "s" }
-        ),
-        suspect: Some(SuspectView {
-            compare_href: i
-                .last_old_run
-                .as_deref()
-                .map(|g| ctx.compare_href(g, &i.first_run))
-                .unwrap_or_default(),
-            last_good: i
-                .last_old_run
-                .as_deref()
-                .map(|g| ctx.run_label(g, root, None)),
-            first_bad: ctx.run_label(&i.first_run, root, None),
-        }),
+        age: age(ctx, i.since, i.runs),
+        suspect: Some(ctx.suspect_between(i.last_old_run.as_deref(), &i.first_run, root)),
         trend: latency_trend(&name, &upto),
         environment_suspect: i.environment_suspect,
         endpoint: name,

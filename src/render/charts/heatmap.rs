@@ -254,13 +254,7 @@ mod tests {
         let mut archive = test_support::archive_of(&[("e", runs)]);
         // The last run: every request failed.
         let last = archive.runs.len() - 1;
-        let rounds = &mut archive.runs[last].endpoints.get_mut("e").unwrap().rounds;
-        let mut failed = rounds.to_vec();
-        for r in &mut failed {
-            r.stats.count = Some(1000);
-            r.stats.error_rate = Some(1.0);
-        }
-        *rounds = failed.into();
+        test_support::fail_rounds(&mut archive, last, "e");
         let analysis = analyse(&archive, vec![]);
         let e = &analysis.endpoints[0];
         assert_eq!(e.points[last].verdict, crate::analyse::Verdict::Failed);

@@ -1088,13 +1088,7 @@ mod tests {
         let mut archive = archive(&series, None);
         // Every request of the last run failed: its 47.8 ms are fast 500s.
         let failed = archive.runs.len() - 1;
-        let rounds = &mut archive.runs[failed].endpoints.get_mut("e").unwrap().rounds;
-        let mut failed_rounds = rounds.to_vec();
-        for r in &mut failed_rounds {
-            r.stats.count = Some(1000);
-            r.stats.error_rate = Some(1.0);
-        }
-        *rounds = failed_rounds.into();
+        test_support::fail_rounds(&mut archive, failed, "e");
         let analysis = analyse(&archive, vec![]);
         let e = &analysis.endpoints[0];
         assert_eq!(e.points[failed].verdict, Verdict::Failed);
