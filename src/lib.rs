@@ -20,6 +20,7 @@ pub mod fuzzing;
 pub mod hash;
 pub mod ingest;
 pub(crate) mod le_bytes;
+pub mod lookalike;
 pub mod model;
 #[cfg(test)]
 mod module_layers;

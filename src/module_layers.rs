@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
         "cleanup",
         "decimal",
         "le_bytes",
+        "lookalike",
     ],
     &["slug"],
     // Settings: plain data and their validation.
@@ -341,6 +342,10 @@ const WRITERS: &[(&str, &str)] = &[
         "`pages.memo` in the output's cache folder, after the site",
     ),
     ("demo/mod.rs", "`perfdash demo`: a new archive"),
+    (
+        "cli/demo.rs",
+        "`perfdash demo`: the folder beside `--out` it writes into, renamed into place",
+    ),
     ("cli/eval.rs", "`perfdash eval --write FILE`"),
     (
         "record/mod.rs",

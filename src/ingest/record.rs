@@ -214,6 +214,12 @@ fn format_code(format: SourceFormat) -> u8 {
         SourceFormat::GatlingLog => 7,
         SourceFormat::GatlingBinaryLog => 8,
         SourceFormat::LocustStats => 9,
+        SourceFormat::LocustJson => 10,
+        SourceFormat::ArtilleryReport => 11,
+        SourceFormat::JmeterStatistics => 12,
+        SourceFormat::HeyCsv => 13,
+        SourceFormat::AbGnuplot => 14,
+        SourceFormat::AbPercentiles => 15,
     }
 }
 
@@ -229,6 +235,12 @@ fn format_from_code(code: u8) -> Option<SourceFormat> {
         7 => SourceFormat::GatlingLog,
         8 => SourceFormat::GatlingBinaryLog,
         9 => SourceFormat::LocustStats,
+        10 => SourceFormat::LocustJson,
+        11 => SourceFormat::ArtilleryReport,
+        12 => SourceFormat::JmeterStatistics,
+        13 => SourceFormat::HeyCsv,
+        14 => SourceFormat::AbGnuplot,
+        15 => SourceFormat::AbPercentiles,
         _ => return None,
     })
 }
@@ -576,7 +588,7 @@ mod tests {
                 assert_eq!(format_code(f), code);
             }
         }
-        assert_eq!((0..=255u8).filter_map(format_from_code).count(), 10);
+        assert_eq!((0..=255u8).filter_map(format_from_code).count(), 16);
     }
 
     #[test]
