@@ -585,6 +585,38 @@ async function darkCharts(page, where) {
     return out;
   });
   for (const l of light) problem(where, `in the dark scheme ${l}`);
+  // A flame graph's box, as drawn: its corners are the graph's own
+  // background, or the page's where the graph does not reach. A browser
+  // paints an embedded SVG whose colour scheme differs from the page's on
+  // an opaque light canvas, and a box taller than its graph shows that
+  // canvas as a white band (~100 px under each graph until issue 34).
+  for (const o of await page.locator("object.flame").all()) {
+    await o.scrollIntoViewIfNeeded();
+    await page.waitForTimeout(400); // drawn a moment after it is in view
+    const png = (await o.screenshot()).toString("base64");
+    const corners = await page.evaluate(async (b64) => {
+      const img = new Image();
+      img.src = `data:image/png;base64,${b64}`;
+      await img.decode();
+      const c = document.createElement("canvas");
+      c.width = img.width;
+      c.height = img.height;
+      const g = c.getContext("2d");
+      g.drawImage(img, 0, 0);
+      const patch = (x, y) => {
+        const d = g.getImageData(x, y, 8, 8).data;
+        let sum = 0;
+        for (let i = 0; i < d.length; i += 4) sum += (0.2126 * d[i] + 0.7152 * d[i + 1] + 0.0722 * d[i + 2]) / 255;
+        return sum / (d.length / 4);
+      };
+      const w = img.width, h = img.height;
+      return { top: Math.max(patch(3, 3), patch(w - 11, 3)), bottom: Math.max(patch(3, h - 11), patch(w - 11, h - 11)), h };
+    }, png);
+    const data = await o.getAttribute("data");
+    measured.push(`flame (dark): ${data} box ${corners.h}px, corner luminance top ${corners.top.toFixed(2)}, bottom ${corners.bottom.toFixed(2)}`);
+    if (corners.top > 0.5 || corners.bottom > 0.5) problem(where, `in the dark scheme the box of the flame graph ${data} is light at its ${corners.top > 0.5 ? "top" : "bottom"} (luminance ${Math.max(corners.top, corners.bottom).toFixed(2)})`);
+  }
+  await page.evaluate(() => window.scrollTo(0, 0));
   const svgs = await page.evaluate(() => Array.from(document.querySelectorAll("object.flame"), (o) => o.getAttribute("data")));
   for (const s of svgs.slice(0, 1)) {
     const base = new URL(page.url());
@@ -775,11 +807,13 @@ async function screenshots(context, suffix, { only, screens = 4 } = {}) {
     if (only && !only.includes(kind)) continue;
     await open(page, p);
     const full = await page.evaluate(() => document.documentElement.scrollHeight);
-    await page.screenshot({
-      path: path.join(shotDir, `${fileName(kind)}-${suffix}.png`),
-      fullPage: true,
-      clip: { x: 0, y: 0, width, height: Math.min(full, screens * height) },
-    });
+    // The window as tall as the picture: an embedded flame graph below
+    // the window is not drawn in a full-page screenshot (a blank box).
+    const tall = Math.min(full, screens * height);
+    await page.setViewportSize({ width, height: tall });
+    if ((await page.locator("object").count()) > 0) await page.waitForTimeout(400);
+    await page.screenshot({ path: path.join(shotDir, `${fileName(kind)}-${suffix}.png`) });
+    await page.setViewportSize({ width, height });
     if (kind === "overview" && width >= 1280) {
       const heat = page.locator("table.heatmap").first();
       if ((await heat.count()) > 0) await heat.screenshot({ path: path.join(shotDir, `heatmap-${suffix}.png`) });
