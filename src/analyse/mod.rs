@@ -18,6 +18,7 @@ pub mod environment;
 pub mod evidence;
 pub mod figures;
 pub mod gate;
+pub mod improvements;
 pub mod policy;
 pub mod problems;
 pub mod verdict;
