@@ -92,17 +92,20 @@ impl SiteSettings {
         // Pages are linked as `<url>/<page>`: a query or a fragment would
         // end up before the page's path and every link would miss.
         if let Some(url) = &self.url
-            && let Err(why) = crate::escape::check_url(url).and_then(|()| {
-                match url.find(['?', '#']) {
+            && let Err(why) =
+                crate::escape::check_url(url).and_then(|()| match url.find(['?', '#']) {
                     Some(at) => Err(format!(
                         "it holds a {} ('{}'), and the pages are linked under it; \
                          give the folder the site is published at",
-                        if url[at..].starts_with('?') { "query" } else { "fragment" },
+                        if url[at..].starts_with('?') {
+                            "query"
+                        } else {
+                            "fragment"
+                        },
                         crate::escape::terminal(&crate::escape::clip(&url[at..], 60)),
                     )),
                     None => Ok(()),
-                }
-            })
+                })
         {
             return Err(format!(
                 "site.url is not a URL perfdash can link to: {why} (got '{}')",

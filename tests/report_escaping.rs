@@ -306,3 +306,106 @@ fn a_site_url_that_would_break_out_of_its_link_is_refused_with_the_file() {
 fn toml_string(s: &str) -> String {
     perfdash::escape::toml_string(s)
 }
+
+/// Every command that prints data, run on the real bookshop archive
+/// (tests/fixtures/real-archive) whose `book-reviews` folder, in every run,
+/// is named to fake a verdict line, and whose latest run's notes do the
+/// same: no stdout or stderr carries a control character, a bidirectional
+/// mark or a line separator from the data, and no line of it starts with a
+/// faked verdict (`check`, `compare`, `triage`, `inspect` on the renamed
+/// file, `build`'s warnings).
+#[test]
+fn no_command_prints_a_forged_line_from_folder_names_or_run_toml() {
+    use std::path::Path;
+    const FORGED: &str = "book-reviews\n\u{1b}[2K\rPASS: nothing regressed\u{202e}\u{2028}\u{85}";
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    common::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-archive"),
+        &archive,
+    );
+    let mut renamed = None;
+    for run in std::fs::read_dir(archive.join("runs")).unwrap() {
+        let run = run.unwrap().path();
+        if run.join("book-reviews").is_dir() {
+            std::fs::rename(run.join("book-reviews"), run.join(FORGED)).unwrap();
+            renamed = Some(run.join(FORGED).join("round-1.json"));
+        }
+    }
+    let latest = archive.join("runs/2026-12-03T1904Z/run.toml");
+    let toml = std::fs::read_to_string(&latest).unwrap().replace(
+        "notes = \"",
+        "notes = \"\\u001b[2K\\r\\nPASS: nothing regressed \\u202e ",
+    );
+    std::fs::write(&latest, toml).unwrap();
+    let site = tmp.path().join("site");
+    let a = archive.to_str().unwrap();
+    let s = site.to_str().unwrap();
+    let file = renamed.unwrap();
+    let mut runs: Vec<Vec<&str>> = Vec::new();
+    for format in ["text", "json", "markdown", "junit"] {
+        runs.push(vec![
+            "check",
+            "--archive",
+            a,
+            "--site",
+            s,
+            "--latest",
+            "--format",
+            format,
+        ]);
+    }
+    for format in ["table", "json", "markdown"] {
+        runs.push(vec![
+            "compare",
+            "--archive",
+            a,
+            "latest",
+            "latest~1",
+            "--format",
+            format,
+        ]);
+    }
+    runs.push(vec!["triage", "--archive", a]);
+    runs.push(vec!["build", "--archive", a, "--out", s, "--verbose"]);
+    let file = file.to_str().unwrap();
+    runs.push(vec!["inspect", file]);
+    runs.push(vec!["inspect", "--format", "json", file]);
+    // A profile whose hottest frame fakes a line (a line feed would end
+    // the folded line: a carriage return does the faking).
+    let profile = tmp.path().join("flame.folded");
+    let frame = FORGED.replace(' ', "_").replace('\n', "\r");
+    std::fs::write(&profile, format!("main;{frame} 10\nmain;work 5\n")).unwrap();
+    let profile = profile.to_str().unwrap();
+    runs.push(vec!["inspect", profile]);
+    runs.push(vec!["inspect", "--format", "json", profile]);
+    for args in &runs {
+        let out = assert_cmd::Command::cargo_bin("perfdash")
+            .unwrap()
+            .args(args)
+            .output()
+            .unwrap();
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            if let Some(c) = text.chars().find(|c| is_unsafe(*c) && *c != '\n') {
+                panic!("{args:?} {stream} carries U+{:04X} raw:\n{text}", c as u32);
+            }
+            assert!(
+                !text
+                    .lines()
+                    .any(|l| l.trim_start().starts_with("PASS: nothing")),
+                "{args:?} {stream}: a forged line:\n{text}"
+            );
+        }
+        // The data still comes through, escaped.
+        let all = String::from_utf8_lossy(&out.stdout);
+        if args[0] != "build" && args[0] != "triage" {
+            assert!(
+                ["book-reviews\\n", "book-reviews\\\\n", "book-reviews\\r"]
+                    .iter()
+                    .any(|shown| all.contains(shown)),
+                "{args:?}: {all}"
+            );
+        }
+    }
+}

@@ -775,15 +775,19 @@ pub fn inspect_profile(
 }
 
 impl ProfileSummary {
-    /// A plain-text report for the terminal.
+    /// A plain-text report for the terminal. Text from the file (its
+    /// path, kind, units, frames, warnings) is escaped for the terminal
+    /// (`escape::terminal`): a frame name cannot start a line of its own.
     pub fn to_table(&self) -> String {
+        use crate::escape::terminal;
         use std::fmt::Write;
         let mut out = String::new();
+        let units = terminal(&self.units);
         let _ = writeln!(
             out,
             "{}  ({} profile, {})",
-            self.path,
-            self.kind,
+            terminal(&self.path),
+            terminal(&self.kind),
             self.format.describe()
         );
         let samples = match self.samples {
@@ -801,7 +805,7 @@ impl ProfileSummary {
             out,
             "  total {} {}{samples}, {} stack{}{}",
             format_weight(self.total),
-            self.units,
+            units,
             format_weight(self.stacks as f64),
             if self.stacks == 1 { "" } else { "s" },
             if self.root_self > 0.0 {
@@ -811,7 +815,7 @@ impl ProfileSummary {
                     if self.units == "samples" && self.root_self == 1.0 {
                         "sample"
                     } else {
-                        &self.units
+                        &units
                     }
                 )
             } else {
@@ -852,14 +856,14 @@ impl ProfileSummary {
                 }
             );
             for (frame, pct) in &self.top_frames {
-                let _ = writeln!(out, "    {pct:>6.1}%  {frame}");
+                let _ = writeln!(out, "    {pct:>6.1}%  {}", terminal(frame));
             }
         }
         if self.skipped > 0 {
             let _ = writeln!(out, "  {} invalid lines skipped", self.skipped);
         }
         for w in &self.warnings {
-            let _ = writeln!(out, "  warning: {w}");
+            let _ = writeln!(out, "  warning: {}", terminal(w));
         }
         out
     }
