@@ -96,6 +96,8 @@ struct WeeklyJson {
     /// Alarms of `policy` up to the end of the week without a label, and
     /// open capacity problems without one.
     untriaged: usize,
+    /// Endpoints with a run judged an improvement in the week.
+    improvements: Vec<crate::analyse::improvements::Improvement>,
 }
 
 #[derive(Serialize)]
@@ -306,6 +308,11 @@ pub fn write_analysis_json(
                     state: g.latest().state,
                 })
                 .collect(),
+            improvements: crate::analyse::improvements::week_improvements(
+                analysis,
+                review.from,
+                review.to,
+            ),
         });
     let doc = AnalysisJson {
         schema_version: SCHEMA_VERSION,
