@@ -436,6 +436,24 @@ const LONG_FUNCTION_LINES: usize = 120;
 /// one that shrinks below the limit can leave the list.
 const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
     (
+        "eval/mod.rs",
+        "to_markdown",
+        "the generated section of docs/detection.md in the order it reads (targets, fleets, sweep, \
+         scenarios, rules); grew past 120 lines with issue 33's targets and rules; to split per table",
+    ),
+    (
+        "render/data.rs",
+        "write_analysis_json",
+        "one literal of analysis.json's top level, field by field; grew with the merge of issue 33's \
+         weekly groups and issue 34's improvements; to split with the weekly part as its own builder",
+    ),
+    (
+        "report/check.rs",
+        "junit",
+        "one JUnit document in order (suite, properties, cases, run-wide case, errors); grew with the \
+         merge of issue 33's run-wide case and issue 32's headline suite; to split per case kind",
+    ),
+    (
         "ingest/mod.rs",
         "read_run",
         "one pass over a run folder in name order so that diagnostics keep that order; \

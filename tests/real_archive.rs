@@ -393,7 +393,10 @@ fn check_names_the_function_beside_the_regression_in_every_format() {
         .unwrap();
     let profile = &reviews["profiles"][0];
     assert!(
-        profile["line"].as_str().unwrap().starts_with(&line_start["cpu profile: ".len()..]),
+        profile["line"]
+            .as_str()
+            .unwrap()
+            .starts_with(&line_start["cpu profile: ".len()..]),
         "{profile}"
     );
     // The gate compares exactly as the site does.
@@ -501,7 +504,12 @@ fn the_weekly_page_lists_each_regressed_endpoint_once() {
     let suspect = cells[0].select(&sel(".suspect")).next().unwrap();
     let commits: Vec<String> = suspect.select(&sel("code")).map(text).collect();
     let short = |run: &str| run_toml_value(run, "commit").unwrap()[..7].to_string();
-    assert_eq!(commits, [short(RUNS[5]), short(V2_RUNS[0])], "{}", row.html());
+    assert_eq!(
+        commits,
+        [short(RUNS[5]), short(V2_RUNS[0])],
+        "{}",
+        row.html()
+    );
     assert_eq!(
         text(cells[2].select(&sel(".state")).next().unwrap()),
         "candidate"

@@ -686,10 +686,17 @@ pub struct SensitiveReading {
 impl SensitiveReading {
     /// The reading of `endpoint`'s latest run from the sensitive policy's
     /// judgements and episodes.
-    fn of(endpoint: &EndpointAnalysis, judgements: &[Judgement], episodes: &[Episode]) -> Option<Self> {
+    fn of(
+        endpoint: &EndpointAnalysis,
+        judgements: &[Judgement],
+        episodes: &[Episode],
+    ) -> Option<Self> {
         let points = &endpoint.points;
         let latest = points.iter().rposition(|p| !p.untrusted_time)?;
-        let judgement = judgements.get(latest).copied().unwrap_or(Judgement::NotJudged);
+        let judgement = judgements
+            .get(latest)
+            .copied()
+            .unwrap_or(Judgement::NotJudged);
         let onset = episodes
             .iter()
             .find(|ep| (ep.candidate..=ep.end(points.len())).contains(&latest))
@@ -950,8 +957,9 @@ fn endpoint_report(
         regressions: Vec::new(),
     };
     for ((policy, eps), (_, judgements)) in episodes_by_policy.iter().zip(judged) {
-        let (folded, own): (Vec<&Episode>, Vec<&Episode>) =
-            eps.iter().partition(|ep| part_of_run_wide(ep, endpoint, runs));
+        let (folded, own): (Vec<&Episode>, Vec<&Episode>) = eps
+            .iter()
+            .partition(|ep| part_of_run_wide(ep, endpoint, runs));
         piece.folded.extend(
             folded
                 .iter()

@@ -377,7 +377,15 @@ pub fn endpoint_change_points(
         for (k, cp) in cps.iter().enumerate() {
             let (lo, hi) = (bounds[k], bounds[k + 2]);
             let rising = cp.forward_change > 0.0;
-            let onset = dated_onset(&medians, lo, cp.index, hi, rising, params.min_magnitude, &measured);
+            let onset = dated_onset(
+                &medians,
+                lo,
+                cp.index,
+                hi,
+                rising,
+                params.min_magnitude,
+                &measured,
+            );
             // The levels either side of the onset, when they show the
             // change the statistic found; else the statistic's own means
             // (the median of a segment that also holds a short episode can
@@ -418,7 +426,12 @@ pub fn endpoint_change_points(
 /// The runs of `lo..hi` that measured the endpoint's level (`measured`:
 /// not in a run where most endpoints moved together), and the position
 /// among them of the first at or after `at`.
-fn kept_runs(lo: usize, at: usize, hi: usize, measured: &dyn Fn(usize) -> bool) -> (Vec<usize>, usize) {
+fn kept_runs(
+    lo: usize,
+    at: usize,
+    hi: usize,
+    measured: &dyn Fn(usize) -> bool,
+) -> (Vec<usize>, usize) {
     let kept: Vec<usize> = (lo..hi).filter(|&i| measured(i)).collect();
     let position = kept.partition_point(|&i| i < at);
     (kept, position)
@@ -502,8 +515,7 @@ const ONSET_REACH: usize = 10;
 /// run ×1.7 just before a +10% step) is at neither level: it is left out,
 /// never taken for the first run of the new one.
 fn refine_onset(medians: &[f64], index: usize) -> usize {
-    let (Some(before), Some(after)) = (median(&medians[..index]), median(&medians[index..]))
-    else {
+    let (Some(before), Some(after)) = (median(&medians[..index]), median(&medians[index..])) else {
         return index;
     };
     if !(before > 0.0 && after > 0.0) {

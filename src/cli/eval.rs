@@ -63,7 +63,10 @@ pub(super) fn run(args: EvalArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("reading {}", path.display()))?;
         return match crate::doc_section::section(&text, "eval") {
             Some(quoted) if quoted == tables => {
-                eprintln!("{}: the evaluation's numbers are the ones quoted", path.display());
+                eprintln!(
+                    "{}: the evaluation's numbers are the ones quoted",
+                    path.display()
+                );
                 Ok(EXIT_OK)
             }
             Some(_) => {

@@ -35,9 +35,9 @@ use super::policies::EvalPolicy;
 use super::{Estimate, EvalConfig, per_100_runs_with_bootstrap, quantile, wilson};
 use crate::analyse::alarms::{self, AlarmState, Levels};
 use crate::analyse::environment::ShiftDirection;
-use crate::analyse::policy::{Dated, Judgement, RaisedAt};
 use crate::analyse::gate::RunSelector;
 use crate::analyse::policy::DEFAULT_POLICY;
+use crate::analyse::policy::{Dated, Judgement, RaisedAt};
 use crate::analyse::{AnalyseOptions, Scope, Verdict, analyse_scoped};
 use crate::config::Settings;
 use crate::model::{Archive, EndpointRun, Round, RoundStats, Run, SourceFormat};
@@ -260,7 +260,8 @@ pub fn evaluate_fleet(
                 checked_run: Some(RunSelector::Id(String::new())),
                 ..AnalyseOptions::default()
             };
-            let analysis = analyse_scoped(&archive, Vec::new(), Scope::Gate(DEFAULT_POLICY), &options);
+            let analysis =
+                analyse_scoped(&archive, Vec::new(), Scope::Gate(DEFAULT_POLICY), &options);
             let suspect: Vec<bool> = analysis
                 .runs
                 .iter()
@@ -283,7 +284,9 @@ pub fn evaluate_fleet(
                         .map(|p| Point {
                             baseline: p.baseline_p99_ms,
                             regression: p.verdict == Verdict::Regression,
-                            line: p.baseline_p99_ms.map(|_| (p.line_ratio(), p.decided_from.threshold_ratio)),
+                            line: p
+                                .baseline_p99_ms
+                                .map(|_| (p.line_ratio(), p.decided_from.threshold_ratio)),
                         })
                         .collect()
                 })
@@ -459,13 +462,15 @@ fn summarise(
         if class.step == StepSize::None {
             continue;
         }
-        let outcomes: Vec<Option<(usize, bool)>> = per
-            .iter()
-            .flatten()
-            .filter_map(|e| e.step)
-            .collect();
+        let outcomes: Vec<Option<(usize, bool)>> =
+            per.iter().flatten().filter_map(|e| e.step).collect();
         let n = outcomes.len();
-        let within = |h: usize| outcomes.iter().filter(|o| o.is_some_and(|(d, _)| d <= h)).count();
+        let within = |h: usize| {
+            outcomes
+                .iter()
+                .filter(|o| o.is_some_and(|(d, _)| d <= h))
+                .count()
+        };
         let caught: Vec<(usize, bool)> = outcomes
             .iter()
             .flatten()
@@ -679,8 +684,11 @@ pub fn to_markdown(fleets: &[FleetResult]) -> String {
             m.first_onset,
             m.last_onset
         );
-        let stepped: Vec<&EndpointClass> =
-            m.classes.iter().filter(|c| c.step != StepSize::None).collect();
+        let stepped: Vec<&EndpointClass> = m
+            .classes
+            .iter()
+            .filter(|c| c.step != StepSize::None)
+            .collect();
         let _ = write!(s, "| policy | false alarm runs / 100 |");
         for c in &m.classes {
             let _ = write!(s, " {} endpoints alone |", c.name);
@@ -851,14 +859,20 @@ pub fn sweep_markdown(rows: &[NoiseKRow]) -> String {
                 .get("noisy")
                 .map(|e| est(e, 1.0, 2))
                 .unwrap_or_default(),
-            quiet.map(|q| est(&q.caught_6, 100.0, 0)).unwrap_or_default(),
+            quiet
+                .map(|q| est(&q.caught_6, 100.0, 0))
+                .unwrap_or_default(),
             r.noisy_baseline
                 .as_ref()
                 .map(|b| format!("{:.3}× ({:.3}–{:.3})", b.median, b.p10, b.p90))
                 .unwrap_or_default(),
             est(&typical.false_alarm_runs, 1.0, 2),
-            stepping.map(|q| est(&q.caught_3, 100.0, 0)).unwrap_or_default(),
-            stepping.map(|q| est(&q.dated, 100.0, 0)).unwrap_or_default(),
+            stepping
+                .map(|q| est(&q.caught_3, 100.0, 0))
+                .unwrap_or_default(),
+            stepping
+                .map(|q| est(&q.dated, 100.0, 0))
+                .unwrap_or_default(),
             r.typical_lines
                 .as_ref()
                 .map(|l| format!("×{:.2} ({:.0}%)", l.median, 100.0 * l.widened))

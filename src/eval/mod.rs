@@ -601,7 +601,9 @@ impl EvalReport {
                 });
             }
             out.push(Target {
-                what: format!("`{sensitive}`: false alarm runs per 100 endpoint-runs, the whole mixed fleet"),
+                what: format!(
+                    "`{sensitive}`: false alarm runs per 100 endpoint-runs, the whole mixed fleet"
+                ),
                 target: "≤ 1".into(),
                 measured: per_100(&p.false_alarm_runs),
                 met: p.false_alarm_runs.value <= 1.0,
@@ -685,9 +687,10 @@ impl EvalReport {
             LARGE_STEP,
             crate::config::AnalysisSettings::default().threshold_ratio,
             CHOSEN_NOISE_WINDOW,
-            self.chosen_noise_k.map_or("none: no setting qualifies".to_string(), |(k, w)| {
-                format!("noise_k = {k}, noise_window = {w}")
-            })
+            self.chosen_noise_k
+                .map_or("none: no setting qualifies".to_string(), |(k, w)| {
+                    format!("noise_k = {k}, noise_window = {w}")
+                })
         );
         let _ = writeln!(
             s,

@@ -174,11 +174,15 @@ fn reading_line(ctx: &Ctx, e: &EndpointAnalysis) -> String {
         .endpoint(&e.id)
         .and_then(|a| a.sensitive.as_ref());
     if let Some(r) = sensitive {
-        let default_over = e.latest().is_some_and(|p| p.verdict == crate::analyse::Verdict::Regression);
+        let default_over = e
+            .latest()
+            .is_some_and(|p| p.verdict == crate::analyse::Verdict::Regression);
         let reading = match (r.judgement, &r.since_run) {
             (crate::analyse::policy::Judgement::Over, Some(since)) => format!(
                 "the level rose{} from run {since} on{}",
-                r.change.map(|c| format!(" {}", f::signed_percent(c))).unwrap_or_default(),
+                r.change
+                    .map(|c| format!(" {}", f::signed_percent(c)))
+                    .unwrap_or_default(),
                 if default_over {
                     ""
                 } else {

@@ -519,7 +519,10 @@ fn new_alarm_rows(
                 p.endpoint == g.endpoint && g.alarms.iter().any(|a| p.first_bad_run == a.run)
             }),
         };
-        match by_endpoint.iter_mut().find(|(e, _)| e.endpoint == g.endpoint) {
+        match by_endpoint
+            .iter_mut()
+            .find(|(e, _)| e.endpoint == g.endpoint)
+        {
             Some((_, list)) => list.push((order, problem)),
             None => by_endpoint.push((g, vec![(order, problem)])),
         }

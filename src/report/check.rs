@@ -548,7 +548,10 @@ pub fn junit(report: &CheckReport) -> String {
                     crate::escape::xml(&figures),
                     e.profiles
                         .iter()
-                        .map(|p| format!("\n{}", junit_field(&format!("{} profile: {}", p.kind, p.line))))
+                        .map(|p| format!(
+                            "\n{}",
+                            junit_field(&format!("{} profile: {}", p.kind, p.line))
+                        ))
                         .collect::<String>()
                 ),
             },

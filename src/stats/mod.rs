@@ -12,7 +12,8 @@ pub use percentile::{Moments, PercentileMethod, moments, moments_by, percentiles
 pub use proportion::{Interval, WILSON_Z95, wilson_interval};
 pub use rank::{Shift, hodges_lehmann, hodges_lehmann_ratio};
 pub use robust::{
-    MAD_TO_SIGMA, MIN_SCALE_FRACTION, mad, robust_scale, rise_split, robust_z, successive_log_spread,
+    MAD_TO_SIGMA, MIN_SCALE_FRACTION, mad, rise_split, robust_scale, robust_z,
+    successive_log_spread,
 };
 
 /// The median of `values`: the middle value, or the mean of the two

@@ -47,7 +47,11 @@ pub fn robust_z(x: f64, window: &[f64]) -> Option<f64> {
 /// large ratio, not half the series' worth. `None` with fewer than two
 /// positive values.
 pub fn successive_log_spread(values: &[f64]) -> Option<f64> {
-    let logs: Vec<f64> = values.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
+    let logs: Vec<f64> = values
+        .iter()
+        .filter(|v| **v > 0.0)
+        .map(|v| v.ln())
+        .collect();
     let ratios: Vec<f64> = logs.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
     Some(MAD_TO_SIGMA * median(&ratios)? / std::f64::consts::SQRT_2)
 }
@@ -119,7 +123,9 @@ mod tests {
         assert_eq!(successive_log_spread(&[100.0]), None);
         assert_eq!(successive_log_spread(&[100.0; 8]), Some(0.0));
         // Alternating ×1.1: every |ln ratio| is ln 1.1.
-        let alt: Vec<f64> = (0..9).map(|i| if i % 2 == 0 { 100.0 } else { 110.0 }).collect();
+        let alt: Vec<f64> = (0..9)
+            .map(|i| if i % 2 == 0 { 100.0 } else { 110.0 })
+            .collect();
         let s = successive_log_spread(&alt).unwrap();
         assert!((s - MAD_TO_SIGMA * 1.1f64.ln() / 2f64.sqrt()).abs() < 1e-12);
         // A level that moved once adds one large ratio, not half the series.
@@ -135,13 +141,17 @@ mod tests {
         let mut normal = || {
             // Box–Muller on a small LCG: enough for a mean over many draws.
             let mut u = || {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
             };
             let (a, b) = (u(), u());
             (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
         };
-        let xs: Vec<f64> = (0..20_000).map(|_| 100.0 * (0.15 * normal()).exp()).collect();
+        let xs: Vec<f64> = (0..20_000)
+            .map(|_| 100.0 * (0.15 * normal()).exp())
+            .collect();
         let s = successive_log_spread(&xs).unwrap();
         assert!((s - 0.15).abs() < 0.005, "{s}");
     }

@@ -748,7 +748,12 @@ fn a_refined_onset_keeps_the_change_the_statistic_found() {
     let refined = refine_onset(&m, 10);
     assert_eq!(refined, 9, "refine_onset alone moves it back");
     let shown = |at: usize| median(&m[at..]).unwrap() / median(&m[..at]).unwrap() - 1.0;
-    assert!(shown(9) <= 0.05 && shown(10) > 0.05, "{} {}", shown(9), shown(10));
+    assert!(
+        shown(9) <= 0.05 && shown(10) > 0.05,
+        "{} {}",
+        shown(9),
+        shown(10)
+    );
     assert_eq!(dated_onset(&m, 0, 10, m.len(), true, 0.05, &all), 10);
     // A statistic that found a fall is never drawn as a rise.
     assert_eq!(dated_onset(&m, 0, 10, m.len(), false, 0.05, &all), 10);

@@ -197,12 +197,7 @@ impl<'a> Frame<'a> {
             .iter()
             .map(|&i| &e.points[i])
             .filter(|p| p.verdict != Verdict::Failed)
-            .flat_map(|p| {
-                p.round_p99_ms
-                    .iter()
-                    .copied()
-                    .chain(p.p99_line_ms())
-            })
+            .flat_map(|p| p.round_p99_ms.iter().copied().chain(p.p99_line_ms()))
             .filter(|v| v.is_finite())
             .fold(0.0f64, f64::max);
         // A p99 of 1.7e308 must not make an infinite axis.
@@ -374,10 +369,11 @@ fn series(frame: &Frame) -> String {
         }
     }
     let _ = write!(s, r#"<path class="t-round" d="{rounds}"/>"#);
-    for segment in contiguous(frame.pts().map(|p| {
-        p.p99_line_ms()
-            .map(|t| (frame.x(p.started_at), frame.y(t)))
-    })) {
+    for segment in contiguous(
+        frame
+            .pts()
+            .map(|p| p.p99_line_ms().map(|t| (frame.x(p.started_at), frame.y(t)))),
+    ) {
         s.push_str(&polyline("t-line", &segment));
     }
     for segment in contiguous(frame.pts().map(|p| {
@@ -462,7 +458,10 @@ fn direct_labels(frame: &Frame) -> String {
         labels.push(("t-baseline-label", "baseline".into(), frame.y(b)));
         labels.push((
             "t-line-label",
-            format!("line ×{}", line_label(p.line_ratio(), frame.threshold_ratio)),
+            format!(
+                "line ×{}",
+                line_label(p.line_ratio(), frame.threshold_ratio)
+            ),
             frame.y(b * p.line_ratio()),
         ));
     }
