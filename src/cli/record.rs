@@ -15,10 +15,8 @@ use crate::record::{RecordRequest, ci, host_name, parse_set, record};
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// The archive to record into (created with its runs/ when missing);
-    /// only a new runs/<run-id>/ is ever written.
-    #[arg(long, value_name = "DIR", default_value = "archive")]
-    pub archive: PathBuf,
+    #[command(flatten)]
+    pub archive: super::ArchiveArg,
     /// The endpoint the files measure (its folder name). Without it the
     /// files are run-level results of every endpoint, split by the
     /// `[raw] split_tag` tag.
@@ -127,7 +125,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
     }
     sets.extend(args.sets);
     let request = RecordRequest {
-        archive: args.archive.clone(),
+        archive: args.archive.dir.clone(),
         endpoint: args.endpoint.clone(),
         files,
         started_at,
@@ -154,7 +152,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
             outln!("{}", recorded.id)?;
             match (&profile, &args.endpoint) {
                 (Some(p), Some(endpoint)) => Ok(profile_step(
-                    &args.archive,
+                    &args.archive.dir,
                     &recorded.id,
                     &recorded.dir,
                     endpoint,
