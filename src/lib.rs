@@ -5,6 +5,7 @@
 //! one module, and [`build`](pipeline::build) runs them in order.
 
 pub mod analyse;
+pub mod cache;
 pub mod calendar;
 pub mod cleanup;
 pub mod cli;
@@ -19,7 +20,7 @@ pub mod eval;
 pub mod fuzzing;
 pub mod hash;
 pub mod ingest;
-pub(crate) mod le_bytes;
+
 pub mod model;
 #[cfg(test)]
 mod module_layers;

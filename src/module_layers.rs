@@ -24,7 +24,6 @@ const LAYERS: &[&[&str]] = &[
         "term",
         "cleanup",
         "decimal",
-        "le_bytes",
     ],
     &["slug"],
     // Settings: plain data and their validation.
@@ -32,6 +31,9 @@ const LAYERS: &[&[&str]] = &[
     // Parsed profiles, then the data model that holds them.
     &["profile"],
     &["model"],
+    // What is kept between builds: one store, one framing, one way to
+    // make keys.
+    &["cache"],
     // The only code that reads the archive.
     &["ingest"],
     &["analyse", "fuzzing"],
@@ -331,14 +333,9 @@ const WRITERS: &[(&str, &str)] = &[
         "cleanup.rs",
         "what an interrupted build wrote, removed on SIGINT/SIGTERM",
     ),
-    ("ingest/cache.rs", "the round cache beside the output"),
     (
-        "write/fresh.rs",
-        "`site.state` in the output's cache folder, after the site",
-    ),
-    (
-        "write/memo.rs",
-        "`pages.memo` in the output's cache folder, after the site",
+        "cache/mod.rs",
+        "the cache beside the output (run records and the index), after the site",
     ),
     ("demo/mod.rs", "`perfdash demo`: a new archive"),
     ("cli/eval.rs", "`perfdash eval --write FILE`"),

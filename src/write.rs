@@ -223,7 +223,7 @@ impl Staging {
     }
 
     /// What the memo is to record of this site once it is published
-    /// ([`memo::save`]); `None` without a memo.
+    /// ([`memo::published`]); `None` without a memo.
     pub fn memo_made(&self) -> Option<memo::Made> {
         let memo = self.memo.as_ref()?;
         Some(memo.made(&lock(&self.sums)))
@@ -250,9 +250,10 @@ impl Staging {
         }
         for f in files {
             let rel = checked_relative(&f.path)?;
-            let sum = f
-                .sum()
-                .ok_or_else(|| Error::Internal(format!("page memo: no hash for {}", f.path)))?;
+            let sum = FileSum {
+                size: f.size,
+                hash: f.hash,
+            };
             let from = previous.join(rel);
             let linked = self.link_file(rel, &from)?;
             if !linked {

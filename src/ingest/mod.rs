@@ -18,7 +18,6 @@
 //! run is marked incomplete, and the rest is read.
 
 pub mod annotations;
-pub mod cache;
 pub mod capacity;
 pub mod input;
 pub mod inspect;
@@ -27,7 +26,6 @@ mod layout;
 pub mod limits;
 mod listing;
 pub mod raw;
-pub(crate) mod record;
 mod run_meta;
 pub mod settings;
 pub mod triage;
@@ -45,7 +43,7 @@ use crate::model::{
     Archive, CrossCheck, EndpointRun, ProfileFile, Round, Run, RunMeta, SourceFormat,
 };
 
-pub use cache::{ReadCounts, RoundCache, RunCache};
+use crate::cache::{ReadCounts, RoundsRecord, RunCache, RunIdentity, SourceIdentity, Store};
 use input::InputFile;
 use raw::{FileResult, FileSettings, GroupResult, ReadOptions, StatsOptions};
 
@@ -74,8 +72,8 @@ pub struct Loaded {
 pub struct LoadOptions {
     /// `--warmup SECONDS`: overrides every warm-up setting.
     pub warmup_override: Option<f64>,
-    /// Per-round-file results cached between builds (see [`cache`]).
-    pub cache: Option<RoundCache>,
+    /// What the last build kept (`crate::cache`).
+    pub cache: Option<Store>,
     /// Show a progress bar on stderr (only pass `true` when stderr is a
     /// terminal).
     pub progress: bool,
@@ -166,9 +164,6 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         || triage::load_triage(&real_root, &settings.limits),
     );
     reader.progress.finish_and_clear();
-    if let Some(cache) = &opts.cache {
-        cache.stage_listings();
-    }
     let counts = match &opts.cache {
         Some(cache) => cache.counts(),
         None => ReadCounts {
@@ -328,8 +323,8 @@ struct Offer {
 }
 
 impl RoundReader<'_> {
-    fn fingerprinter(&self) -> record::Fingerprinter {
-        record::Fingerprinter::new(self.started, &self.record_settings)
+    fn fingerprinter(&self) -> RunIdentity {
+        RunIdentity::new(self.started, &self.record_settings)
     }
 
     fn file_settings(&self, run_warmup: Option<f64>, endpoint: Option<&str>) -> FileSettings {
@@ -529,14 +524,10 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
         problems: Vec::new(),
         untrusted_time: None,
     };
-    let mut lister = match reader
-        .opts
-        .cache
-        .as_ref()
-        .and_then(|c| c.listings(reader.started))
-    {
-        Some(listings) => listings.run(id),
-        None => listing::RunLister::uncached(id),
+    let run_cache = reader.opts.cache.as_ref().map(|c| c.run(id));
+    let mut lister = match (&reader.opts.cache, &run_cache) {
+        (Some(store), Some(rc)) => listing::RunLister::new(store, rc.listing(), reader.started),
+        _ => listing::RunLister::uncached(),
     };
     let entries = match lister.list_run(dir) {
         Ok(e) => e,
@@ -592,7 +583,7 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
             layout::Entry::Skipped(d) => diags.push(d.relative_to(root)),
         }
     }
-    lister.finish();
+    let listing = lister.finish();
     let FolderFiles {
         rounds: mut jobs,
         profiles: profile_jobs,
@@ -609,14 +600,13 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
     let mut newest_file = std::fs::symlink_metadata(&meta_path)
         .and_then(|m| m.modified())
         .ok();
-    let mut note = |fp: &mut record::Fingerprinter,
-                    rel: Option<&str>,
-                    meta: Option<crate::stat_stamp::Stamp>| {
-        if let Some(rel) = rel {
-            fp.add_stat(rel, meta.as_ref());
-        }
-        newest_file = newest_file.max(meta.map(|m| m.modified()));
-    };
+    let mut note =
+        |fp: &mut RunIdentity, rel: Option<&str>, meta: Option<crate::stat_stamp::Stamp>| {
+            if let Some(rel) = rel {
+                fp.add_source(rel, meta.as_ref().map(SourceIdentity::local).as_ref());
+            }
+            newest_file = newest_file.max(meta.map(|m| m.modified()));
+        };
     for job in &jobs {
         note(&mut fingerprint, Some(&job.rel), job.meta);
     }
@@ -678,8 +668,8 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
     let clean = diags
         .iter()
         .all(|d| d.kind == DiagnosticKind::UntrustedTime);
-    let recorded = match (&reader.opts.cache, fingerprint) {
-        (Some(cache), Some(fp)) if clean => cache.run_record(id, fp, jobs.len()),
+    let recorded = match (&run_cache, fingerprint) {
+        (Some(rc), Some(fp)) if clean => rc.recorded_rounds(fp, jobs.len()),
         _ => None,
     };
     match recorded {
@@ -695,19 +685,25 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
                 attach_profiles(&mut run, profile_jobs, reader, &mut diags);
             }
             run.capacity = found.capacity;
+            if let Some(rc) = run_cache {
+                rc.finish(listing, RoundsRecord::Kept);
+            }
         }
         None => {
             let fingerprint = fingerprint.filter(|_| clean);
             let files = (jobs, profile_jobs, steps_jobs);
-            read_rounds(
+            let record = read_rounds(
                 reader,
-                id,
+                run_cache.as_ref(),
                 &mut run,
                 files,
                 run_warmup,
                 &mut diags,
                 fingerprint,
             );
+            if let Some(rc) = run_cache {
+                rc.finish(listing, RoundsRecord::Made(record));
+            }
         }
     }
     for (name, path) in endpoint_dirs {
@@ -733,25 +729,25 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
     (Some(run), diags, inputs)
 }
 
-/// Reads the round and step files of a run (through the cache) and its
-/// profiles into `run`; with a `fingerprint` (the run was clean so far),
-/// hands its record to the cache when reading added no problem.
+/// Reads the round and step files of a run (through its record's file
+/// entries) and its profiles into `run`; with a `fingerprint` (the run was
+/// clean so far), gives back its rounds to record when reading added no
+/// problem.
 fn read_rounds(
     reader: &RoundReader<'_>,
-    id: &str,
+    run_cache: Option<&RunCache<'_>>,
     run: &mut Run,
     (jobs, profile_jobs, steps_jobs): (Vec<Job>, Vec<ProfileJob>, Vec<StepsJob>),
     run_warmup: Option<f64>,
     diags: &mut Vec<Diagnostic>,
     fingerprint: Option<u128>,
-) {
+) -> Option<crate::cache::stored::RecordedRounds> {
     let before = diags.len();
-    let run_cache = reader.opts.cache.as_ref().map(|c| c.for_run(id));
     let results: Vec<(&Job, Result<FileResult, Error>)> = jobs
         .par_iter()
         .map(|job| {
             let settings = reader.file_settings(run_warmup, job.endpoint.as_deref());
-            (job, reader.analyse(run_cache.as_ref(), job, &settings))
+            (job, reader.analyse(run_cache, job, &settings))
         })
         .collect();
     let mut offers = Vec::new();
@@ -815,28 +811,21 @@ fn read_rounds(
         );
     }
     attach_profiles(run, profile_jobs, reader, diags);
-    run.capacity = read_steps_files(reader, run_cache.as_ref(), steps_jobs, diags);
+    run.capacity = read_steps_files(reader, run_cache, steps_jobs, diags);
     // Profiles too: a run known by its record is then known to parse
     // cleanly, and a gate need not parse its profiles again.
     let clean = diags.len() == before;
-    if let Some(cache) = run_cache {
-        let record = fingerprint.filter(|_| clean).and_then(|fp| {
-            let rounds = run
-                .endpoints
-                .iter()
-                .map(|(endpoint, e)| (endpoint.clone(), e.rounds.to_vec()))
-                .collect();
-            let capacity = run.capacity.clone();
-            record::encode(
-                fp,
-                &record::RunRecord {
-                    endpoints: rounds,
-                    capacity,
-                },
-            )
-        });
-        cache.finish(record);
-    }
+    run_cache?;
+    let identity = fingerprint.filter(|_| clean)?;
+    Some(crate::cache::stored::RecordedRounds {
+        identity,
+        endpoints: run
+            .endpoints
+            .iter()
+            .map(|(endpoint, e)| (endpoint.clone(), e.rounds.to_vec()))
+            .collect(),
+        capacity: run.capacity.clone(),
+    })
 }
 
 /// Reads a run's profiles and hands each to its endpoint.
