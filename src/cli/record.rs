@@ -72,9 +72,7 @@ pub struct RecordArgs {
 }
 
 fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
-    DateTime::parse_from_rfc3339(text.trim())
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| format!("not an RFC 3339 time ({e}), e.g. 2026-05-04T03:00:00Z"))
+    crate::calendar::parse_rfc3339(text).map_err(|why| why.trim_start_matches("is ").to_string())
 }
 
 pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {

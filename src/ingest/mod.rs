@@ -936,13 +936,8 @@ pub const NOW_VARIABLE: &str = "PERFDASH_NOW";
 /// change, which would flag every run recorded since.)
 pub fn build_time() -> Result<DateTime<Utc>, Error> {
     match std::env::var(NOW_VARIABLE) {
-        Ok(text) => DateTime::parse_from_rfc3339(text.trim())
-            .map(|t| t.with_timezone(&Utc))
-            .map_err(|e| {
-                Error::Usage(format!(
-                    "{NOW_VARIABLE}='{text}' is not an RFC 3339 time ({e}), e.g. 2026-05-04T03:00:00Z"
-                ))
-            }),
+        Ok(text) => crate::calendar::parse_rfc3339(&text)
+            .map_err(|why| Error::Usage(format!("{NOW_VARIABLE}='{text}' {why}"))),
         Err(_) => Ok(Utc::now()),
     }
 }
