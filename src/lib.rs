@@ -29,6 +29,8 @@ pub mod profile;
 pub mod record;
 pub mod render;
 pub mod report;
+#[doc(hidden)]
+pub mod shared_fixtures;
 pub mod slug;
 pub mod stat_stamp;
 pub mod stats;

@@ -24,6 +24,7 @@ const LAYERS: &[&[&str]] = &[
         "term",
         "cleanup",
         "decimal",
+        "shared_fixtures",
     ],
     &["slug"],
     // Settings: plain data and their validation.
