@@ -737,7 +737,12 @@ fn a_second_build_waits_or_is_refused_with_a_clear_message() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // It really waits: the kernel lists it as blocked on the lock file (a
+    // sleep alone could let it start after the lock is gone).
+    assert!(
+        waits_on_lock(&c.dir.join(".site.perfdash-lock"), Duration::from_secs(60)),
+        "the --wait build never blocked on the lock"
+    );
     drop(held);
     let o = wait_with_timeout(waiting, Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -768,6 +773,29 @@ fn a_second_build_waits_or_is_refused_with_a_clear_message() {
     stop.store(true, Ordering::Relaxed);
     assert!(reader.join().unwrap() > 0);
     assert_eq!(names(&c.dir), [".perfdash-cache", "archive", "site"]);
+}
+
+/// Whether a lock on `path` is waited for (`/proc/locks` lists a blocked
+/// request, `->`, on its inode), polled until `limit`.
+fn waits_on_lock(path: &Path, limit: Duration) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(ino) = std::fs::metadata(path).map(|m| m.ino()) else {
+        return false;
+    };
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+        let blocked = locks.lines().any(|l| {
+            l.contains("->")
+                && l.split_whitespace()
+                    .any(|f| f.rsplit(':').next() == Some(&ino.to_string()))
+        });
+        if blocked {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
 }
 
 /// A small tmpfs mounted for one test; unmounted when dropped. `None`
