@@ -503,22 +503,38 @@ pub enum RoundsRecord {
 }
 
 impl RunCache<'_> {
-    /// The run folder's listing as the previous build kept it.
-    pub fn listing(&self) -> Option<Listing> {
-        self.head.listing.clone()
+    /// The run folder's listing as the previous build kept it (taken: a
+    /// lister uses it once).
+    pub fn take_listing(&mut self) -> Option<Listing> {
+        self.head.listing.take()
     }
 
     /// The run's rounds when the record holds them for `identity`: none
     /// of the run's files need be opened. `rounds`: how many round files
-    /// they stand for (counted as cached).
-    pub fn recorded_rounds(&self, identity: u128, rounds: usize) -> Option<RecordedRounds> {
-        let recorded = self.head.rounds.as_ref()?;
-        if recorded.identity != identity {
+    /// they stand for (counted as cached). Taken, not copied: the record
+    /// is kept as it is ([`RoundsRecord::Kept`]).
+    pub fn take_recorded_rounds(
+        &mut self,
+        identity: u128,
+        rounds: usize,
+    ) -> Option<RecordedRounds> {
+        if self.head.rounds.as_ref()?.identity != identity {
             return None;
         }
         self.store.cached.fetch_add(rounds, Ordering::Relaxed);
         self.store.runs_by_stat.fetch_add(1, Ordering::Relaxed);
-        Some(recorded.clone())
+        self.head.rounds.take()
+    }
+
+    /// The record's head as the file holds it (what the load took out of
+    /// `head`, read again: only for a record that is rewritten).
+    fn old_head(&self) -> RunHead {
+        match frame::body(RUN_KIND, &self.bytes) {
+            Ok(frame::Read::Body(body)) => postcard::take_from_bytes::<RunHead>(body)
+                .map(|(head, _)| head)
+                .unwrap_or_default(),
+            _ => RunHead::default(),
+        }
     }
 
     fn old_entries(&self) -> &HashMap<(String, String), FileEntry> {
@@ -608,20 +624,27 @@ impl RunCache<'_> {
 
     /// Hands the run's next record to the store (written and staged here,
     /// while runs are still read in parallel, so that no build holds every
-    /// run's record at once): its `listing`, its rounds, and the file
-    /// entries this build used (or those it had, when no file was read by
-    /// content). Nothing is written when that is what the file holds.
+    /// run's record at once): its `listing` (`None`: as the record holds
+    /// it), its rounds, and the file entries this build used (or those it
+    /// had, when no file was read by content). Nothing is written when
+    /// that is what the file holds.
     pub fn finish(self, listing: Option<Listing>, rounds: RoundsRecord) {
         let by_content = self.read_by_content.load(Ordering::Relaxed);
         let mut used = std::mem::take(&mut *lock(&self.used));
-        let (rounds, kept_rounds) = match rounds {
-            RoundsRecord::Kept => (self.head.rounds.clone(), true),
+        let (made, kept_rounds) = match rounds {
+            RoundsRecord::Kept => (None, true),
             RoundsRecord::Made(r) => {
-                let same = r == self.head.rounds;
-                (r, same)
+                let same = r.is_none() && self.head.rounds.is_none()
+                    || r.is_some() && r == self.head.rounds;
+                (Some(r), same)
             }
         };
-        if listing.is_none() && rounds.is_none() && used.is_empty() && by_content {
+        let nothing = listing.is_none()
+            && matches!(made, Some(None))
+            && used.is_empty()
+            && by_content
+            && self.bytes.is_empty();
+        if nothing {
             return; // nothing to keep: an old file of this run is pruned
         }
         used.sort_by(|a, b| (&a.kind, &a.source).cmp(&(&b.kind, &b.source)));
@@ -636,12 +659,18 @@ impl RunCache<'_> {
                         .iter()
                         .all(|e| old.get(&(e.kind.clone(), e.source.clone())) == Some(e))
             }));
-        let unchanged =
-            !self.bytes.is_empty() && kept_rounds && entries_same && listing == self.head.listing;
+        let unchanged = !self.bytes.is_empty() && kept_rounds && entries_same && listing.is_none();
         let staged = if unchanged {
             None
         } else {
-            let head = RunHead { listing, rounds };
+            let old = (listing.is_none() || made.is_none()).then(|| self.old_head());
+            let head = RunHead {
+                listing: listing.or_else(|| old.as_ref().and_then(|o| o.listing.clone())),
+                rounds: match made {
+                    Some(r) => r,
+                    None => old.and_then(|o| o.rounds),
+                },
+            };
             let body = postcard::to_allocvec(&head).and_then(|mut body| {
                 match by_content {
                     true => body = postcard::to_extend(&used, body)?,

@@ -69,6 +69,10 @@ pub(crate) struct RunLister<'a> {
     /// The run folder, opened only to `stat` what is in it.
     handle: Option<OwnedFd>,
     block: RunBlock,
+    /// How many folders the kept listing had, and whether every folder
+    /// listed so far came from it unchanged.
+    kept_folders: usize,
+    all_kept: bool,
     /// Where the next folder's kept listing usually is (folders are
     /// listed in the order they were kept).
     next_kept: usize,
@@ -81,6 +85,8 @@ impl RunLister<'_> {
     pub(crate) fn new(store: &Store, kept: Option<Listing>, started: SystemTime) -> RunLister<'_> {
         let kept = kept.and_then(|k| from_stored(&k));
         RunLister {
+            kept_folders: kept.as_ref().map_or(0, |k| k.folders.len()),
+            all_kept: kept.is_some(),
             store: Some(store),
             settled_before: started
                 .checked_sub(crate::cache::SETTLED)
@@ -96,6 +102,8 @@ impl RunLister<'_> {
     pub(crate) fn uncached() -> RunLister<'static> {
         RunLister {
             store: None,
+            kept_folders: 0,
+            all_kept: false,
             settled_before: SystemTime::UNIX_EPOCH,
             kept: None,
             handle: None,
@@ -128,6 +136,7 @@ impl RunLister<'_> {
                 return Ok(entries);
             }
         }
+        self.all_kept = false;
         let (listed, entries) = self.fresh(dir)?;
         self.block.run = Some(listed);
         Ok(entries)
@@ -156,6 +165,7 @@ impl RunLister<'_> {
             self.count_kept();
             return Ok(entries);
         }
+        self.all_kept = false;
         let (listed, entries) = self.fresh(dir)?;
         self.block.folders.push((name.to_string(), listed));
         Ok(entries)
@@ -167,11 +177,13 @@ impl RunLister<'_> {
         }
     }
 
-    /// What was listed, to be kept in the run's record (`None` without a
-    /// cache).
+    /// What was listed, to be kept in the run's record: `None` when it is
+    /// what the record holds (every folder listed from it, as many as it
+    /// had), or without a cache.
     pub(crate) fn finish(self) -> Option<Listing> {
         self.store?;
-        Some(to_stored(&self.block))
+        let unchanged = self.all_kept && self.kept_folders == self.block.folders.len();
+        (!unchanged).then(|| to_stored(&self.block))
     }
 
     /// A real listing of `dir`, and what of it to keep.

@@ -524,9 +524,11 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
         problems: Vec::new(),
         untrusted_time: None,
     };
-    let run_cache = reader.opts.cache.as_ref().map(|c| c.run(id));
-    let mut lister = match (&reader.opts.cache, &run_cache) {
-        (Some(store), Some(rc)) => listing::RunLister::new(store, rc.listing(), reader.started),
+    let mut run_cache = reader.opts.cache.as_ref().map(|c| c.run(id));
+    let mut lister = match (&reader.opts.cache, &mut run_cache) {
+        (Some(store), Some(rc)) => {
+            listing::RunLister::new(store, rc.take_listing(), reader.started)
+        }
         _ => listing::RunLister::uncached(),
     };
     let entries = match lister.list_run(dir) {
@@ -668,8 +670,8 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
     let clean = diags
         .iter()
         .all(|d| d.kind == DiagnosticKind::UntrustedTime);
-    let recorded = match (&run_cache, fingerprint) {
-        (Some(rc), Some(fp)) if clean => rc.recorded_rounds(fp, jobs.len()),
+    let recorded = match (&mut run_cache, fingerprint) {
+        (Some(rc), Some(fp)) if clean => rc.take_recorded_rounds(fp, jobs.len()),
         _ => None,
     };
     match recorded {
