@@ -1,7 +1,7 @@
 //! What perfdash keeps between builds, in one store beside the output:
 //! `.perfdash-cache/<name of --out>/`, never in the archive, never in the
 //! site. It holds two kinds of file, each written through one framing
-//! ([`frame`]: a header naming the perfdash and the format, the body in
+//! (`frame`: a header naming the perfdash and the format, the body in
 //! postcard, an xxh3-128 checksum):
 //!
 //! * **one record per source run** (`run-<hash of the run id>.cache`),

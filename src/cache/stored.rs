@@ -1,6 +1,6 @@
 //! The values the cache keeps, as plain serde types: a run's record and
-//! the index. [`super::frame`] writes them; nothing else knows their bytes.
-//! A field added here, or a changed meaning, needs [`super::frame::FORMAT`]
+//! the index. `super::frame` writes them; nothing else knows their bytes.
+//! A field added here, or a changed meaning, needs `frame::FORMAT`
 //! bumped (files of another format are not read).
 
 use std::collections::BTreeMap;

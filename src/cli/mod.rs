@@ -78,9 +78,9 @@ pub(crate) fn diagnostic_label(d: &crate::error::Diagnostic) -> &'static str {
 /// for `record`, adds to) an archive flattens in.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ArchiveArg {
-    /// The archive folder. Only `perfdash record` writes there (one new
-    /// runs/<run-id>/ folder, created with runs/ when missing); every other
-    /// command only reads it.
+    /// The archive folder. Only `perfdash record` writes there (one new run
+    /// folder under runs/, created when missing); every other command only
+    /// reads it.
     #[arg(long = "archive", value_name = "DIR", default_value = "archive")]
     pub dir: std::path::PathBuf,
 }
