@@ -6,7 +6,15 @@
 //! cargo run --release --example gen_raw -- ndjson 300 /tmp/big.ndjson   # ≥ 300 MB
 //! cargo run --release --example gen_raw -- ndjson-shuffled 300 /tmp/shuffled.ndjson
 //! cargo run --release --example gen_raw -- jtl 300 /tmp/big.jtl
+//! cargo run --release --example gen_raw -- hey-rows 50000000 /tmp/big.csv      # rows, not MB
+//! cargo run --release --example gen_raw -- folded-frames 2000000 /tmp/flame.txt  # distinct frames
+//! cargo run --release --example gen_raw -- k6-urls 150000 /tmp/urls.ndjson       # distinct URL names
 //! ```
+//!
+//! The last three are the memory benchmark's inputs (scripts/bench-memory.sh):
+//! a hey CSV of N requests, a folded profile of N distinct frames (two per
+//! stack, Java-like names), and a k6 NDJSON whose requests carry N
+//! different URLs as their `name` tag (k6's default for unnamed requests).
 //!
 //! `ndjson-shuffled` writes the very same records as `ndjson`, every Point
 //! line (all 13 metrics) with its keys in another order: rotated or reversed as a JSON tool re-serialising the
@@ -197,10 +205,65 @@ fn jtl(out: &mut impl Write, target: u64, rng: &mut Rng) -> std::io::Result<u64>
     Ok(written)
 }
 
+/// hey `-o csv`: `rows` requests, one row each, 50 a second.
+fn hey_rows(out: &mut impl Write, rows: u64, rng: &mut Rng) -> std::io::Result<u64> {
+    let header = "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n";
+    out.write_all(header.as_bytes())?;
+    let mut written = header.len() as u64;
+    let mut line = String::with_capacity(96);
+    for i in 0..rows {
+        let s = rng.latency() / 1000.0;
+        line.clear();
+        line.push_str(&format!(
+            "{s:.4},0.0000,0.0000,0.0000,{s:.4},0.0001,{},{:.4}\n",
+            if rng.unit() < 0.005 { 500 } else { 200 },
+            i as f64 / 50.0
+        ));
+        out.write_all(line.as_bytes())?;
+        written += line.len() as u64;
+    }
+    Ok(written)
+}
+
+/// Folded stacks holding `frames` distinct frames, two per stack under a
+/// shared root (a generated-code service: every class its own frame).
+fn folded_frames(out: &mut impl Write, frames: u64, rng: &mut Rng) -> std::io::Result<u64> {
+    let mut written = 0u64;
+    for i in 0..frames / 2 {
+        let line = format!(
+            "java/lang/Thread.run;org/apache/tomcat/util/threads/TaskThread$WrappingRunnable.run;com/acme/generated/Handler{i}.handle;com/acme/generated/Repository{i}.findAll {}\n",
+            1 + rng.next() % 5
+        );
+        out.write_all(line.as_bytes())?;
+        written += line.len() as u64;
+    }
+    Ok(written)
+}
+
+/// k6 NDJSON of `urls` requests to as many URLs, named by k6's default
+/// `name` tag (the URL).
+fn k6_urls(out: &mut impl Write, urls: u64, rng: &mut Rng) -> std::io::Result<u64> {
+    let metric = "{\"type\":\"Metric\",\"data\":{\"name\":\"http_req_duration\",\"type\":\"trend\",\"contains\":\"time\",\"thresholds\":[],\"submetrics\":null},\"metric\":\"http_req_duration\"}\n";
+    out.write_all(metric.as_bytes())?;
+    let mut written = metric.len() as u64;
+    for i in 0..urls {
+        let line = format!(
+            "{{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{{\"time\":\"{}\",\"value\":{:.6},\"tags\":{{\"expected_response\":\"true\",\"group\":\"\",\"method\":\"GET\",\"name\":\"http://127.0.0.1:8080/api/orders/{i}\",\"proto\":\"HTTP/1.1\",\"scenario\":\"default\",\"status\":\"200\",\"url\":\"http://127.0.0.1:8080/api/orders/{i}\"}}}}}}\n",
+            rfc3339(i * 2_000_000),
+            rng.latency()
+        );
+        out.write_all(line.as_bytes())?;
+        written += line.len() as u64;
+    }
+    Ok(written)
+}
+
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 4 {
-        eprintln!("usage: gen_raw ndjson|ndjson-shuffled|jtl MEGABYTES OUT");
+        eprintln!(
+            "usage: gen_raw ndjson|ndjson-shuffled|jtl MEGABYTES OUT, or hey-rows|folded-frames|k6-urls COUNT OUT"
+        );
         std::process::exit(2);
     }
     let target: u64 = args[2].parse::<u64>().expect("MEGABYTES is a number") * 1_000_000;
@@ -210,6 +273,9 @@ fn main() -> std::io::Result<()> {
         "ndjson" => ndjson(&mut out, target, &mut rng, false)?,
         "ndjson-shuffled" => ndjson(&mut out, target, &mut rng, true)?,
         "jtl" => jtl(&mut out, target, &mut rng)?,
+        "hey-rows" => hey_rows(&mut out, target / 1_000_000, &mut rng)?,
+        "folded-frames" => folded_frames(&mut out, target / 1_000_000, &mut rng)?,
+        "k6-urls" => k6_urls(&mut out, target / 1_000_000, &mut rng)?,
         other => {
             eprintln!("unknown format {other}: ndjson, ndjson-shuffled or jtl");
             std::process::exit(2);

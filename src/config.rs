@@ -547,6 +547,46 @@ impl EndpointSettings {
 /// The service of endpoints that have none, when others do.
 pub const UNGROUPED_SERVICE: &str = "ungrouped";
 
+/// The 1-based line of the setting a validation message starts with
+/// (`analysis.expected_rounds must …`, `endpoints.order-list.service …`):
+/// the line that sets its last key under its table, else the table's
+/// header. Keys are compared without quotes and spaces, so
+/// `[endpoints."order-list"]` and dotted keys (`capacity.headroom = 0.2`
+/// at the top) are found too.
+fn line_of_setting(text: &str, message: &str) -> Option<u64> {
+    let setting = message.split_whitespace().next()?.trim_end_matches(':');
+    if !setting.contains('.') {
+        return None;
+    }
+    let plain = |s: &str| {
+        s.chars()
+            .filter(|c| !matches!(c, '"' | '\'' | ' ' | '\t'))
+            .collect::<String>()
+    };
+    let mut table = String::new();
+    let mut header_line = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            table = plain(name.trim_matches(['[', ']']));
+            if setting.starts_with(&format!("{table}.")) || setting == table {
+                header_line.get_or_insert(i as u64 + 1);
+            }
+            continue;
+        }
+        if let Some((key, _)) = line.split_once('=') {
+            let full = match table.as_str() {
+                "" => plain(key),
+                t => format!("{t}.{}", plain(key)),
+            };
+            if full == setting {
+                return Some(i as u64 + 1);
+            }
+        }
+    }
+    header_line
+}
+
 impl Settings {
     /// Parses and validates settings text; `path` is used in messages.
     /// The `[profiles]` regular expressions are compiled, and so checked,
@@ -557,7 +597,7 @@ impl Settings {
             toml::from_str(text).map_err(|e| Error::at(path, toml_line(text, &e), e.message()))?;
         settings
             .validate()
-            .map_err(|msg| Error::at(path, None, msg))?;
+            .map_err(|msg| Error::at(path, line_of_setting(text, &msg), msg))?;
         Ok(settings)
     }
 

@@ -20,7 +20,7 @@ pub mod eval;
 pub mod fuzzing;
 pub mod hash;
 pub mod ingest;
-
+pub mod lookalike;
 pub mod model;
 #[cfg(test)]
 mod module_layers;

@@ -441,6 +441,20 @@ pub enum SourceFormat {
     GatlingBinaryLog,
     /// Locust `_stats.csv`: summary figures only, no warm-up trimming.
     LocustStats,
+    /// Locust `--json` (its stats entries with their response-time
+    /// histograms): summary figures only, percentiles by Locust's method.
+    LocustJson,
+    /// Artillery 2.x `--output` JSON report: its aggregate summaries only.
+    ArtilleryReport,
+    /// JMeter 5.x dashboard `statistics.json`: summary figures only.
+    JmeterStatistics,
+    /// hey `-o csv`, one row per request: recomputed.
+    HeyCsv,
+    /// ab `-g` gnuplot TSV, one row per request: recomputed (whole
+    /// milliseconds, start times in whole seconds, no failures recorded).
+    AbGnuplot,
+    /// ab `-e` percentile CSV: ab's own percentiles only.
+    AbPercentiles,
 }
 
 impl SourceFormat {
@@ -456,6 +470,12 @@ impl SourceFormat {
             SourceFormat::GatlingLog => "Gatling simulation.log (text)",
             SourceFormat::GatlingBinaryLog => "Gatling simulation.log (binary)",
             SourceFormat::LocustStats => "Locust _stats.csv (summary only)",
+            SourceFormat::LocustJson => "Locust --json (summary only)",
+            SourceFormat::ArtilleryReport => "Artillery JSON report (summary only)",
+            SourceFormat::JmeterStatistics => "JMeter dashboard statistics.json (summary only)",
+            SourceFormat::HeyCsv => "hey -o csv",
+            SourceFormat::AbGnuplot => "ab -g (gnuplot TSV)",
+            SourceFormat::AbPercentiles => "ab -e (percentile CSV, summary only)",
         }
     }
 
@@ -468,7 +488,34 @@ impl SourceFormat {
                 | SourceFormat::K6SummaryExport
                 | SourceFormat::K6MachineReadable
                 | SourceFormat::LocustStats
+                | SourceFormat::LocustJson
+                | SourceFormat::ArtilleryReport
+                | SourceFormat::JmeterStatistics
+                | SourceFormat::AbPercentiles
         )
+    }
+
+    /// Whether the format says which requests failed (ab's `-g` file and
+    /// `-e` percentiles do not: their rounds have no error rate rather
+    /// than a made-up 0 %).
+    pub fn records_failures(self) -> bool {
+        !matches!(self, SourceFormat::AbGnuplot | SourceFormat::AbPercentiles)
+    }
+
+    /// Whether a file of this format says which endpoint it measured (a
+    /// hey CSV or an ab file holds one URL without naming it: it must sit
+    /// in its endpoint's folder).
+    pub fn names_endpoints(self) -> bool {
+        !matches!(
+            self,
+            SourceFormat::HeyCsv | SourceFormat::AbGnuplot | SourceFormat::AbPercentiles
+        )
+    }
+
+    /// Whether the tool rounded every response time into Locust's buckets
+    /// before computing its percentiles (`analyse::verdict::Resolution`).
+    pub fn has_locust_buckets(self) -> bool {
+        matches!(self, SourceFormat::LocustStats | SourceFormat::LocustJson)
     }
 }
 

@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
         "cleanup",
         "decimal",
         "shared_fixtures",
+        "lookalike",
     ],
     &["slug"],
     // Settings: plain data and their validation.
@@ -339,6 +340,10 @@ const WRITERS: &[(&str, &str)] = &[
         "the cache beside the output (run records and the index), after the site",
     ),
     ("demo/mod.rs", "`perfdash demo`: a new archive"),
+    (
+        "cli/demo.rs",
+        "`perfdash demo`: the folder beside `--out` it writes into, renamed into place",
+    ),
     ("cli/eval.rs", "`perfdash eval --write FILE`"),
     (
         "record/mod.rs",

@@ -1,7 +1,7 @@
 //! The whole build as one library call: ingest → analyse → render → write;
 //! and the gate's: ingest → analyse (as far as the gate reads) → check.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::analyse::changepoint::known::KnownJudgements;
 use crate::analyse::gate::{CheckOptions, CheckReport, RunSelector, check};
@@ -474,12 +474,24 @@ pub fn gate(opts: &GateOptions) -> Result<Gated, Error> {
     if let Some(w) = opts.warmup {
         crate::config::check_warmup("--warmup", w).map_err(Error::Usage)?;
     }
+    // Only the cache beside a site whose folder exists or can: `--site /`
+    // has no folder beside it (its cache once went into the current
+    // folder), and `--site /missing/site` must not make `check` create
+    // `/missing`. The cache itself, beside the site, is `check`'s to write.
+    let cache_home = |site: &Path| {
+        site.file_name().is_some()
+            && site
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .is_dir()
+    };
     let cache = match &opts.site {
-        Some(site) => {
+        Some(site) if cache_home(site) => {
             let cache = Store::beside_output(site);
             (!inside_archive(cache.dir(), &opts.archive)?).then_some(cache)
         }
-        None => None,
+        _ => None,
     };
     let load = LoadOptions {
         warmup_override: opts.warmup,

@@ -333,6 +333,28 @@ fn a_changed_load_profile_is_not_comparable() {
     );
 }
 
+/// An endpoint id (a folder name) with a newline, a quote and a bidi
+/// override: the template is still valid TOML whose labels name it.
+#[test]
+fn triage_template_is_valid_toml_for_any_id() {
+    let a = TestArchive::new();
+    let odd = "ord\ners \"x\" \u{202e}[[label]]";
+    a.runs(0, 12, &[(odd, 100.0), ("inventory", 40.0)]);
+    a.runs(12, 15, &[(odd, 130.0), ("inventory", 40.0)]);
+    let template = stdout(
+        &a.cmd(&["triage", "--template", "--date", "2026-02-02"])
+            .code(0),
+    );
+    let parsed: toml::Table =
+        toml::from_str(&template).unwrap_or_else(|e| panic!("{e}\n{template}"));
+    let labels = parsed["label"].as_array().unwrap();
+    assert!(!labels.is_empty(), "{template}");
+    assert!(
+        labels.iter().all(|l| l["endpoint"].as_str() == Some(odd)),
+        "{template}"
+    );
+}
+
 #[test]
 fn triage_template_round_trip() {
     let a = quiet();

@@ -553,10 +553,13 @@ fn absurdly_long_lines() {
     );
     // One 1 MiB line: a summary padded with spaces (still valid JSON).
     let padded = common::k6_summary(100.0).replacen('{', &format!("{{{}", " ".repeat(1 << 20)), 1);
+    let len = padded.len();
     put(&case, ROUND, padded);
+    // Refused from its size: not a byte of it is read.
     build(&case)
         .warned(&format!(
-            "{ROUND}: skipped: stopped after 65536 bytes: the file is larger than the limit"
+            "{ROUND}: skipped: the file is {len} bytes, over the limit of 65536 \
+             (limits.max_document_bytes): refused without reading it"
         ))
         .incomplete(RUN);
 }
@@ -744,7 +747,20 @@ fn settings_that_do_not_parse() {
     );
     build(&case).failed("perfdash.toml:2:");
     put(&case, "perfdash.toml", "[limits]\nmax_line_bytes = 0\n");
-    build(&case).failed("limits.* must all be at least 1");
+    build(&case).failed("perfdash.toml:1: limits.* must all be at least 1");
+    // Values that parse but are invalid name the line that sets them.
+    put(
+        &case,
+        "perfdash.toml",
+        "# settings\n[analysis]\nthreshold_ratio = 1.2\nexpected_rounds = 0\n",
+    );
+    build(&case).failed("perfdash.toml:4: analysis.expected_rounds must be at least 1");
+    put(
+        &case,
+        "perfdash.toml",
+        "[endpoints.\"order-list\"]\nname = \"x\"\nservice = \"\"\n",
+    );
+    build(&case).failed("perfdash.toml:3: endpoints.order-list.service must not be empty");
 }
 
 #[cfg(unix)]

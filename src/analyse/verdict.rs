@@ -282,12 +282,9 @@ pub enum Resolution {
 
 impl Resolution {
     /// The resolution of a run's rounds: Locust's buckets if any round is a
-    /// Locust `_stats.csv`.
+    /// Locust `_stats.csv` or `--json`.
     pub fn of_rounds(rounds: &[crate::model::Round]) -> Resolution {
-        if rounds
-            .iter()
-            .any(|r| r.format == crate::model::SourceFormat::LocustStats)
-        {
+        if rounds.iter().any(|r| r.format.has_locust_buckets()) {
             Resolution::LocustBuckets
         } else {
             Resolution::Exact

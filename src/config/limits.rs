@@ -19,6 +19,13 @@ const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
 /// Default cap on a file that is read whole (a k6 summary is a few KiB):
 /// 256 MiB.
 const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 256 << 20;
+/// Default cap on the endpoints one run-level file may split into: a few
+/// hundred real endpoints, never a page per URL (k6 names each request by
+/// its full URL unless the script names it).
+const DEFAULT_MAX_ENDPOINTS_PER_RUN: usize = 500;
+/// Default memory budget for whole files held while they are read, over
+/// all reading threads together.
+const DEFAULT_MEMORY_BUDGET_BYTES: u64 = 512 << 20;
 
 /// `[limits]` in perfdash.toml.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
@@ -34,6 +41,15 @@ pub struct Limits {
     /// A file read whole (k6 summary, HTML profile) larger than this,
     /// after decompression, is skipped with a warning.
     pub max_document_bytes: u64,
+    /// A run-level file whose split tag gives more endpoints than this is
+    /// refused with advice.
+    pub max_endpoints_per_run: usize,
+    /// Bytes of whole files (summaries, profiles) that may be held at once
+    /// while they are read, by all threads together: reading waits for
+    /// room rather than holding one file per thread. It changes no result,
+    /// so it is no part of cache keys.
+    #[serde(skip_serializing)]
+    pub memory_budget_bytes: u64,
 }
 
 impl Default for Limits {
@@ -43,6 +59,8 @@ impl Default for Limits {
             max_decompression_ratio: DEFAULT_MAX_DECOMPRESSION_RATIO,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
+            max_endpoints_per_run: DEFAULT_MAX_ENDPOINTS_PER_RUN,
+            memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES,
         }
     }
 }
@@ -61,6 +79,8 @@ impl Limits {
             || self.max_decompression_ratio == 0
             || self.max_line_bytes == 0
             || self.max_document_bytes == 0
+            || self.max_endpoints_per_run == 0
+            || self.memory_budget_bytes == 0
         {
             return Err("limits.* must all be at least 1".into());
         }

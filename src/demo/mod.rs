@@ -402,6 +402,9 @@ struct Writer {
 impl Writer {
     fn write(&mut self, rel: &str, bytes: &[u8]) -> Result<(), Error> {
         let path = self.root.join(rel);
+        // Held while the file is made: once a signal's cleanup has begun,
+        // nothing is created in the folder it removes (`cleanup`).
+        let _writing = crate::cleanup::writing();
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }

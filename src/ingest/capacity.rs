@@ -252,9 +252,9 @@ fn tagged_plateaus(content: RawContent, vus: &[(i64, f64)]) -> Vec<Plateau> {
         .into_iter()
         .filter(|(key, set)| !key.is_empty() && !set.is_empty())
         .map(|(key, set)| {
-            let times = set.ok.iter().chain(&set.failed).map(|s| s.t_us);
-            let start_us = times.clone().min().unwrap_or(0);
-            let end_us = times.max().unwrap_or(0);
+            let times = || set.ok.iter().chain(&set.failed).map(|s| s.t_us);
+            let start_us = times().min().unwrap_or(0);
+            let end_us = times().max().unwrap_or(0);
             let inside: Vec<f64> = vus
                 .iter()
                 .filter(|&&(t, _)| t >= start_us && t <= end_us)

@@ -139,6 +139,15 @@ fn inspect_file(path: &Path, opts: &InspectOptions) -> (Vec<InspectRow>, Vec<Dia
             );
         }
     };
+    if let Err(e) = raw::check_endpoint_count(&file, path, &read) {
+        return (
+            Vec::new(),
+            vec![Diagnostic::from_error(
+                crate::error::DiagnosticKind::SkippedInput,
+                &e,
+            )],
+        );
+    }
     // Show tag values as they are: map each to itself.
     let keys: Vec<String> = match &file.content {
         RawContent::Samples { groups, .. } => groups.keys().cloned().collect(),
@@ -289,5 +298,11 @@ fn format_name(f: SourceFormat) -> &'static str {
         SourceFormat::GatlingLog => "gatling-log",
         SourceFormat::GatlingBinaryLog => "gatling-binary-log",
         SourceFormat::LocustStats => "locust-stats",
+        SourceFormat::LocustJson => "locust-json",
+        SourceFormat::ArtilleryReport => "artillery-report",
+        SourceFormat::JmeterStatistics => "jmeter-statistics",
+        SourceFormat::HeyCsv => "hey-csv",
+        SourceFormat::AbGnuplot => "ab-gnuplot",
+        SourceFormat::AbPercentiles => "ab-percentiles",
     }
 }

@@ -133,17 +133,19 @@ impl RoundFileName {
 /// The extensions a round file may have, longest first so that
 /// `ndjson.gz` wins over `gz`. What the file holds is decided by its
 /// content; the extension only says it is worth reading.
-pub const ROUND_EXTENSIONS: [&str; 10] = [
+pub const ROUND_EXTENSIONS: [&str; 12] = [
     "ndjson.gz",
     "json.gz",
     "csv.gz",
     "jtl.gz",
     "log.gz",
+    "tsv.gz",
     "ndjson",
     "json",
     "csv",
     "jtl",
     "log",
+    "tsv",
 ];
 
 /// The suffix of a Locust stats file (`round-3_stats.csv`).

@@ -135,16 +135,95 @@ pub fn read_text(file: &InputFile, limits: &Limits) -> io::Result<String> {
 }
 
 /// Reads a whole file (k6 summary, HTML profile) under the caps: gzip is
-/// inflated, and more than `max_document_bytes` is an error.
+/// inflated, and more than `max_document_bytes` is an error. A file over
+/// the cap is refused from its size before any byte of it is read (for
+/// gzip, from the size its trailer records: the content is at least that
+/// long); the bytes are read into a buffer of the expected size, within
+/// the memory budget shared by every reading thread ([`reserve`]).
 pub fn read_document(file: &InputFile, limits: &Limits) -> io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    LimitedReader::new(
-        open_input(file, limits)?,
-        limits.max_document_bytes,
-        "the file",
-    )
-    .read_to_end(&mut out)?;
+    let cap = limits.max_document_bytes;
+    let gzip = gzip_content_size(file)?;
+    let expected = gzip.unwrap_or(file.len());
+    if gzip.is_some() && expected > file.len().saturating_mul(MAX_DEFLATE_RATIO) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "corrupt gzip: its trailer records {expected} bytes of content, more than deflate \
+                 can hold in {} bytes (the file was cut short?)",
+                file.len()
+            ),
+        ));
+    }
+    if expected > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "the file{} is {expected} bytes, over the limit of {cap} (limits.max_document_bytes): \
+                 refused without reading it (raise [limits] in perfdash.toml if this file is genuine)",
+                if gzip.is_some() {
+                    "'s content (its gzip trailer says)"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    // A gzip stream stops at its decompression cap whatever its trailer
+    // says: no more is reserved or allocated than can be read.
+    let expected = match gzip {
+        Some(size) => size.min(limits.decompressed_cap(file.len())),
+        None => expected,
+    };
+    let _room = reserve(expected, limits.memory_budget_bytes);
+    let mut out = Vec::with_capacity(usize::try_from(expected).unwrap_or(0).saturating_add(1));
+    LimitedReader::new(open_input(file, limits)?, cap, "the file").read_to_end(&mut out)?;
     Ok(out)
+}
+
+/// Deflate's best case: 258 bytes from a 2-bit code, about 1032:1; a gzip
+/// trailer claiming more content than that is no trailer (a cut file).
+const MAX_DEFLATE_RATIO: u64 = 1032;
+
+/// The size a gzip file's trailer records for its (last member's) content,
+/// which the whole content is at least; `None` when the file is no gzip.
+fn gzip_content_size(file: &InputFile) -> io::Result<Option<u64>> {
+    let mut magic = [0u8; 2];
+    if file.len() < 18 || file.read_at(&mut magic, 0)? != 2 || magic != GZIP_MAGIC {
+        return Ok(None);
+    }
+    let mut size = [0u8; 4];
+    let n = file.read_at(&mut size, file.len() - 4)?;
+    Ok((n == 4).then(|| u64::from(u32::from_le_bytes(size))))
+}
+
+/// Room in the memory budget, given back when dropped.
+#[must_use]
+pub struct Reservation(u64);
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut used = BUDGET.0.lock().unwrap_or_else(|p| p.into_inner());
+        *used -= self.0;
+        BUDGET.1.notify_all();
+    }
+}
+
+/// Bytes reserved by readers now, and the signal that some were given back.
+static BUDGET: (std::sync::Mutex<u64>, std::sync::Condvar) =
+    (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+/// Waits until `bytes` fit in a budget of `total` with what other threads
+/// hold, and reserves them: concurrent reading is bounded by memory, not
+/// by the number of threads. A request larger than the whole budget waits
+/// until nothing else is held and then runs alone.
+pub fn reserve(bytes: u64, total: u64) -> Reservation {
+    let want = bytes.min(total);
+    let mut used = BUDGET.0.lock().unwrap_or_else(|p| p.into_inner());
+    while *used > 0 && *used + want > total {
+        used = BUDGET.1.wait(used).unwrap_or_else(|p| p.into_inner());
+    }
+    *used += want;
+    Reservation(want)
 }
 
 /// Labels flate2's errors so that a corrupt gzip file says so.

@@ -766,12 +766,21 @@ fn read_rounds(
             }
         };
         diags.extend(file.warnings);
-        let is_summary = matches!(
-            file.format,
-            SourceFormat::K6HandleSummary
-                | SourceFormat::K6SummaryExport
-                | SourceFormat::K6MachineReadable
-        );
+        if job.endpoint.is_none() && !file.format.names_endpoints() {
+            diags.push(Diagnostic {
+                kind: DiagnosticKind::SkippedInput,
+                path: job.rel.clone(),
+                line: None,
+                message: format!(
+                    "skipped: {} does not say which endpoint it measured: put it in the \
+                     endpoint's folder (runs/<run>/<endpoint>/{})",
+                    file.format.describe(),
+                    job.rel.rsplit('/').next().unwrap_or_default()
+                ),
+            });
+            continue;
+        }
+        let is_summary = !file.format.is_raw();
         for (key, group) in file.groups {
             let endpoint = job.endpoint.clone().unwrap_or(key);
             match group {
@@ -1197,7 +1206,7 @@ fn list_endpoint(
                     path: relative(root, &path),
                     line: None,
                     message: "ignored: not a round file (expected round-<n>[.<label>].<ext> with ext one of \
-                              json, ndjson, csv, jtl, log, optionally .gz, or round-<n>_stats.csv), \
+                              json, ndjson, csv, tsv, jtl, log, optionally .gz, or round-<n>_stats.csv), \
                               nor a profile (flame[.<kind>].<ext>), nor a step-load file (steps.<ext>, resources.csv)"
                         .into(),
                 }),
@@ -1241,7 +1250,7 @@ fn choose_rounds(
             offers.next_if(|o| o.endpoint == first.endpoint && o.number == first.number)
         {
             match (
-                round.cross_check.is_none() && other.rank == 2,
+                round.cross_check.is_none() && other.rank == 2 && is_k6_summary(other.format),
                 first.group.untrimmed_p99_ms,
             ) {
                 (true, Some(raw_p99)) => {
@@ -1270,6 +1279,10 @@ fn choose_rounds(
                         agrees,
                     }));
                 }
+                // Another tool's own summary of a round that has its raw
+                // file (ab's -e beside its -g): the raw file is the round;
+                // a summary by another percentile method is no check of it.
+                (false, Some(_)) if other.rank == 2 && !is_k6_summary(other.format) => {}
                 _ => diags.push(Diagnostic {
                     kind: DiagnosticKind::SkippedInput,
                     path: other.source,
@@ -1292,6 +1305,17 @@ fn choose_rounds(
         out.entry(first.endpoint).or_default().push(round);
     }
     out
+}
+
+/// k6's summaries: the same percentile definition as a raw file's
+/// recomputation, so their whole-test p99 cross-checks it.
+fn is_k6_summary(format: SourceFormat) -> bool {
+    matches!(
+        format,
+        SourceFormat::K6HandleSummary
+            | SourceFormat::K6SummaryExport
+            | SourceFormat::K6MachineReadable
+    )
 }
 
 /// `path` after `root` and the separator, compared as bytes (a path

@@ -389,7 +389,7 @@ mod tests {
         let (labels, diags) = load_triage(&root, &limits);
         assert!(labels.is_empty());
         assert!(
-            diags[0].message.contains("larger than the limit"),
+            diags[0].message.contains("over the limit of 10"),
             "{diags:?}"
         );
         // A linked triage folder is not followed.

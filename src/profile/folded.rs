@@ -56,6 +56,17 @@ pub fn parse_folded(text: &str, path: &Path, kind: &str) -> Result<Profile, Erro
             }
         }
     }
+    if valid > 0 && profile.skipped > valid {
+        return Err(Error::at(
+            path,
+            first_bad,
+            format!(
+                "not folded stacks: {} of {} lines are not `root;…;leaf count` lines",
+                profile.skipped,
+                profile.skipped + valid
+            ),
+        ));
+    }
     if profile.skipped > NAMED_SKIPS {
         profile.warnings.push(format!(
             "{} more invalid lines skipped",
@@ -97,6 +108,7 @@ pub(super) fn parse_line(line: &str) -> Option<Line<'_>> {
     let (rest, count) = split_count(line)?;
     if let Some((stack, before)) = split_count(rest)
         && !stack.is_empty()
+        && !stack.contains('\t')
     {
         return Some(Line {
             stack,
@@ -104,7 +116,9 @@ pub(super) fn parse_line(line: &str) -> Option<Line<'_>> {
             before: Some(before),
         });
     }
-    if rest.is_empty() {
+    // Tabs separate the columns of a table (ab's -g file, a TSV export),
+    // never frames: only the count may follow one.
+    if rest.is_empty() || rest.contains('\t') {
         return None;
     }
     Some(Line {

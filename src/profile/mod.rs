@@ -10,14 +10,24 @@
 //! * async-profiler HTML flame graphs in all three encodings;
 //! * `perf script` text, collapsed with inferno;
 //! * speedscope JSON (sampled and evented profiles);
-//! * DTrace stack aggregations, collapsed with inferno.
+//! * DTrace stack aggregations, collapsed with inferno;
+//! * Go pprof profiles (gzipped protobuf);
+//! * JFR recordings' execution samples (JDK 11 and later);
+//! * py-spy's Chrome trace (`--format chrometrace`).
+//!
+//! A file that is none of these but looks like something known (a
+//! perf.data, a load tool's HTML report) is refused with what to file
+//! instead ([`crate::lookalike`]).
 
+mod chrometrace;
 pub mod classify;
 pub mod compare;
 mod folded;
 mod html;
+mod jfr;
 pub mod normalise;
 mod perf;
+mod pprof;
 mod speedscope;
 mod text;
 
@@ -121,6 +131,12 @@ pub enum ProfileFormat {
     Speedscope,
     /// DTrace stack aggregation output, collapsed with inferno.
     Dtrace,
+    /// Go pprof (gzipped `profile.proto`).
+    Pprof,
+    /// JFR execution samples (`jdk.ExecutionSample`).
+    Jfr,
+    /// Chrome trace events (py-spy `--format chrometrace`).
+    ChromeTrace,
 }
 
 impl ProfileFormat {
@@ -133,6 +149,9 @@ impl ProfileFormat {
             ProfileFormat::PerfScript => "perf script",
             ProfileFormat::Speedscope => "speedscope JSON",
             ProfileFormat::Dtrace => "DTrace stacks",
+            ProfileFormat::Pprof => "Go pprof",
+            ProfileFormat::Jfr => "JFR execution samples",
+            ProfileFormat::ChromeTrace => "Chrome trace (py-spy chrometrace)",
         }
     }
 }
@@ -254,6 +273,12 @@ const FORMAT_WORDS: &[&str] = &[
     "austin",
     "async",
     "inferno",
+    "pb",
+    "pprof",
+    "prof",
+    "jfr",
+    "chrometrace",
+    "trace",
 ];
 
 /// The kind named by a profile file name, `None` when the name is not a
@@ -339,6 +364,13 @@ pub enum Likeness {
 /// `ingest::raw::io::head` gives them) whether it is a flame-graph profile,
 /// by content only, like the result sniffer does for load-test outputs.
 pub fn sniff(head: &[u8]) -> Option<Likeness> {
+    if head.starts_with(jfr::MAGIC) {
+        return Some(Likeness::Certain);
+    }
+    if is_binary(head) {
+        // A whole pprof profile is usually a few KiB: the head holds it.
+        return pprof::decode(head).map(|_| Likeness::Certain);
+    }
     let decoded = text::decode(head);
     let text = decoded.text.as_ref();
     let trimmed = text.trim_start();
@@ -352,6 +384,13 @@ pub fn sniff(head: &[u8]) -> Option<Likeness> {
             .collect::<String>()
             .to_ascii_lowercase()
     };
+    if trimmed.starts_with('[') {
+        let end = trimmed
+            .char_indices()
+            .nth(64 * 1024)
+            .map_or(trimmed.len(), |(i, _)| i);
+        return chrometrace::looks_like(&trimmed[..end]).then_some(Likeness::Certain);
+    }
     if trimmed.starts_with('{') {
         let head = window(64 * 1024);
         let speedscope = head.contains("speedscope.app/file-format-schema")
@@ -366,6 +405,9 @@ pub fn sniff(head: &[u8]) -> Option<Likeness> {
             .and_then(folded::parse_line)
             .is_some();
         if !first_line_folded {
+            if crate::lookalike::recognise(trimmed.as_bytes()).is_some() && !is_flame_html(&head) {
+                return None;
+            }
             let flame = head.contains("function f(")
                 || head.contains("const cpool")
                 || head.contains("<svg")
@@ -414,8 +456,49 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Profile, Error> {
     } else {
         bytes
     };
+    if bytes.starts_with(jfr::MAGIC) {
+        return jfr::parse(bytes, path, &kind);
+    }
+    if is_binary(bytes) {
+        if let Some(p) = pprof::decode(bytes) {
+            return pprof::parse(&p, path, &kind);
+        }
+        return Err(Error::at(
+            path,
+            None,
+            crate::lookalike::recognise(bytes).map_or_else(
+                || {
+                    "binary content that is no profile perfdash reads (Go pprof, JFR) nor text"
+                        .to_string()
+                },
+                |advice| advice.to_string(),
+            ),
+        ));
+    }
     let decoded = text::decode(bytes);
     let input = decoded.text.as_ref();
+    let head = &input.as_bytes()[..input.len().min(256 * 1024)];
+    if let Some(advice) = crate::lookalike::recognise(head)
+        && !is_flame_html(
+            &String::from_utf8_lossy(&head[..head.len().min(64 * 1024)]).to_ascii_lowercase(),
+        )
+    {
+        return Err(Error::at(path, None, format!("not a profile: {advice}")));
+    }
+    if let Some(result) = input
+        .lines()
+        .next()
+        .and_then(crate::lookalike::load_test_result)
+    {
+        return Err(Error::at(
+            path,
+            Some(1),
+            format!(
+                "not a profile: {result}, a load-test result; name it round-<n>.<ext> to have it \
+                 read as one (docs/raw-results.md)"
+            ),
+        ));
+    }
     let mut profile = match detect(input) {
         Detected::Empty => {
             let mut p = Profile::empty(&kind, ProfileFormat::Folded);
@@ -423,6 +506,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Profile, Error> {
             p
         }
         Detected::Json => speedscope::parse(input, path, &kind)?,
+        Detected::ChromeTrace => chrometrace::parse(input, path, &kind)?,
         Detected::Html => html::parse(input, path, &kind)?,
         Detected::Svg => {
             return Err(Error::at(
@@ -440,6 +524,41 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Profile, Error> {
         profile.warnings.insert(0, w);
     }
     Ok(profile)
+}
+
+/// Whether bytes are binary rather than text: a NUL or invalid UTF-8 near
+/// the start (UTF-16 text with its byte-order mark is text).
+fn is_binary(bytes: &[u8]) -> bool {
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return false;
+    }
+    let n = bytes.len().min(512);
+    bytes[..n].contains(&0)
+        || match std::str::from_utf8(&bytes[..n]) {
+            Ok(_) => false,
+            // A character cut at the window's end is still text.
+            Err(e) => e.error_len().is_some(),
+        }
+}
+
+/// Whether lower-cased HTML is a flame graph page (async-profiler's calls).
+fn is_flame_html(lower: &str) -> bool {
+    lower.contains("function f(") || lower.contains("const cpool")
+}
+
+/// What a profile's first bytes are, for messages: "a Go pprof", "a JFR", …
+pub fn describe_head(head: &[u8]) -> &'static str {
+    if head.starts_with(jfr::MAGIC) {
+        "a JFR"
+    } else if is_binary(head) {
+        "a Go pprof"
+    } else if head.trim_ascii_start().starts_with(b"[") {
+        "a Chrome trace"
+    } else if head.trim_ascii_start().starts_with(b"{") {
+        "a speedscope"
+    } else {
+        "a flame-graph"
+    }
 }
 
 /// Decompressed profiles larger than this are refused (a gzip bomb must not
@@ -471,6 +590,7 @@ fn gunzip(bytes: &[u8], path: &Path) -> Result<Vec<u8>, Error> {
 enum Detected {
     Empty,
     Json,
+    ChromeTrace,
     Html,
     Svg,
     Perf,
@@ -487,6 +607,16 @@ fn detect(text: &str) -> Detected {
     // `<module>`, C++ `<lambda>`), so a first character alone decides nothing.
     if trimmed.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
         return Detected::Json;
+    }
+    if trimmed.starts_with('[')
+        && chrometrace::looks_like(
+            &trimmed[..trimmed
+                .char_indices()
+                .nth(64 * 1024)
+                .map_or(trimmed.len(), |(i, _)| i)],
+        )
+    {
+        return Detected::ChromeTrace;
     }
     if trimmed.starts_with('<') {
         let head: String = trimmed

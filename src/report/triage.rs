@@ -48,6 +48,22 @@ pub fn untriaged<'a>(analysis: &'a Analysis, policies: &[Policy]) -> Vec<Untriag
     out
 }
 
+/// Text for a TOML comment: a comment ends at the line's end and may hold
+/// no control character, so an id with a newline (a folder name can have
+/// one) must not end it and start a line of its own; control characters
+/// and bidirectional overrides are written as `\u{…}` escapes.
+fn comment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The file name the demo and the docs suggest for one label.
 pub fn suggested_file(run: &str, endpoint: &str) -> String {
     format!("triage/{run}--{endpoint}.toml")
@@ -86,9 +102,9 @@ pub fn template(analysis: &Analysis, policies: &[Policy], today: NaiveDate) -> S
         let _ = writeln!(
             out,
             "# {}{}",
-            a.endpoint,
+            comment(&a.endpoint),
             if name != a.endpoint {
-                format!(" ({name})")
+                format!(" ({})", comment(name))
             } else {
                 String::new()
             }
@@ -105,7 +121,7 @@ pub fn template(analysis: &Analysis, policies: &[Policy], today: NaiveDate) -> S
             a.state,
             policies.join(", ")
         );
-        let _ = writeln!(out, "# {}", suggested_file(&a.run, &a.endpoint));
+        let _ = writeln!(out, "# {}", comment(&suggested_file(&a.run, &a.endpoint)));
         let _ = writeln!(out, "[[label]]");
         let _ = writeln!(out, "run = {}", crate::escape::toml_string(&a.run));
         let _ = writeln!(
@@ -122,4 +138,21 @@ pub fn template(analysis: &Analysis, policies: &[Policy], today: NaiveDate) -> S
         let _ = writeln!(out, "status = \"\"  # investigating | fixed | wontfix");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever an id holds, a comment made of it stays one line of
+        /// valid TOML.
+        #[test]
+        fn a_comment_of_any_text_is_one_valid_line(text in "\\PC*|[\\x00-\\x1f\\u{7f}\\u{202e}a-z\\n\\r]{0,20}") {
+            let doc = format!("# {}\nkey = 1\n", super::comment(&text));
+            prop_assert_eq!(doc.lines().count(), 2);
+            let parsed: Result<toml::Table, _> = toml::from_str(&doc);
+            prop_assert!(parsed.is_ok(), "{:?}", doc);
+        }
+    }
 }

@@ -138,3 +138,146 @@ pub fn read(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<RawFil
         )],
     })
 }
+
+/// What every build with Locust `--json` rounds says once.
+pub const LOCUST_JSON_NOTE: &str = "Locust's --json holds only end-of-test figures: no warm-up can be \
+     trimmed, and its percentiles are computed here by Locust's own method from its histogram of \
+     response times rounded to 2 significant digits (what its _stats.csv shows); a verdict on Locust \
+     rounds needs the change to cross the line even at the far edges of that rounding \
+     (docs/raw-results.md)";
+
+/// Whether a JSON document's first bytes look like Locust's `--json`
+/// output: an array of stats entries.
+pub(crate) fn looks_like_json(head: &[u8]) -> bool {
+    let h = &head[..head.len().min(64 * 1024)];
+    let has = |s: &[u8]| memchr::memmem::find(h, s).is_some();
+    h.trim_ascii_start().starts_with(b"[") && has(b"\"num_requests\"") && has(b"\"response_times\"")
+}
+
+/// One entry of `--json` (`StatsEntry.serialize` in locust/stats.py).
+#[derive(serde::Deserialize)]
+struct JsonEntry {
+    name: String,
+    num_requests: u64,
+    #[serde(default)]
+    num_none_requests: u64,
+    num_failures: u64,
+    total_response_time: f64,
+    max_response_time: f64,
+    min_response_time: Option<f64>,
+    /// Bucketed response time (ms, as a string key) → requests.
+    response_times: BTreeMap<String, u64>,
+    start_time: Option<f64>,
+    last_request_timestamp: Option<f64>,
+}
+
+/// Locust `--json` (stdout of `locust --headless --json`, or `--json-file`).
+/// Entries of one name (several methods) are merged: histograms and sums
+/// add up exactly, as Locust's own `Aggregated` row does.
+pub fn parse_json(bytes: &[u8], shown: &Path, opts: &ReadOptions) -> Result<RawFile, Error> {
+    let entries: Vec<JsonEntry> = serde_json::from_slice(bytes).map_err(|e| {
+        Error::at(
+            shown,
+            Some(e.line() as u64),
+            format!("not Locust's --json (an array of stats entries): {e}"),
+        )
+    })?;
+    if entries.is_empty() {
+        return Err(Error::at(shown, None, "Locust's --json lists no request"));
+    }
+    let mut merged: BTreeMap<String, Vec<&JsonEntry>> = BTreeMap::new();
+    for e in &entries {
+        let key = if opts.split_tag.is_some() {
+            e.name.clone()
+        } else {
+            String::new()
+        };
+        merged.entry(key).or_default().push(e);
+    }
+    let mut groups = BTreeMap::new();
+    for (name, parts) in merged {
+        groups.insert(
+            name,
+            json_stats(&parts).map_err(|m| Error::at(shown, None, m))?,
+        );
+    }
+    Ok(RawFile {
+        format: SourceFormat::LocustJson,
+        content: RawContent::Summary { groups },
+        warnings: vec![warning(
+            DiagnosticKind::Information,
+            shown,
+            None,
+            LOCUST_JSON_NOTE,
+        )],
+    })
+}
+
+fn json_stats(parts: &[&JsonEntry]) -> Result<RoundStats, String> {
+    let mut buckets: BTreeMap<u64, u64> = BTreeMap::new();
+    for e in parts {
+        for (ms, n) in &e.response_times {
+            let ms: u64 = ms.parse().map_err(|_| {
+                format!(
+                    "{}: response time bucket {ms:?} is not whole milliseconds",
+                    e.name
+                )
+            })?;
+            *buckets.entry(ms).or_default() += n;
+        }
+    }
+    let requests: u64 = parts.iter().map(|e| e.num_requests).sum();
+    let none: u64 = parts.iter().map(|e| e.num_none_requests).sum();
+    let failures: u64 = parts.iter().map(|e| e.num_failures).sum();
+    let timed = requests.saturating_sub(none);
+    if timed == 0 || buckets.is_empty() {
+        return Err(format!("{}: no timed request", parts[0].name));
+    }
+    let percentile = |p: f64| locust_percentile(&buckets, timed, p) as f64;
+    let total: f64 = parts.iter().map(|e| e.total_response_time).sum();
+    let start = parts.iter().filter_map(|e| e.start_time).reduce(f64::min);
+    let last = parts
+        .iter()
+        .filter_map(|e| e.last_request_timestamp)
+        .reduce(f64::max);
+    let finite = |v: f64| Some(v).filter(|v| v.is_finite() && *v >= 0.0 && *v < 1e15);
+    Ok(RoundStats {
+        count: Some(requests),
+        throughput_rps: match (start, last) {
+            (Some(s), Some(l)) if l > s => Some(requests as f64 / (l - s)),
+            _ => None,
+        },
+        mean_ms: finite(total / timed as f64),
+        stddev_ms: None,
+        min_ms: parts
+            .iter()
+            .filter_map(|e| e.min_response_time)
+            .reduce(f64::min)
+            .and_then(finite),
+        p50_ms: Some(percentile(0.5)),
+        p90_ms: Some(percentile(0.9)),
+        p95_ms: Some(percentile(0.95)),
+        p99_ms: percentile(0.99),
+        max_ms: parts
+            .iter()
+            .map(|e| e.max_response_time)
+            .reduce(f64::max)
+            .and_then(finite),
+        error_rate: Some(failures as f64 / requests as f64),
+    })
+}
+
+/// `calculate_response_time_percentile` of locust/stats.py: walking the
+/// buckets from the slowest, the first whose cumulative count leaves at
+/// most ⌊n·p⌋ requests faster.
+fn locust_percentile(buckets: &BTreeMap<u64, u64>, n: u64, percent: f64) -> u64 {
+    let wanted = (n as f64 * percent) as u64;
+    let mut processed = 0u64;
+    for (&ms, &count) in buckets.iter().rev() {
+        processed += count;
+        if n.saturating_sub(processed) <= wanted {
+            return ms;
+        }
+    }
+    0
+}

@@ -12,21 +12,32 @@
 //! | JMeter JTL XML | [`jmeter_xml`] | request start |
 //! | Gatling text `simulation.log` (3.0–3.12) | [`gatling`] | request start |
 //! | Gatling binary `simulation.log` (3.12.1+) | [`gatling_binary`] | request start |
-//! | Locust `_stats.csv` | [`locust`] | summary only: no trimming |
+//! | Locust `_stats.csv` and `--json` | [`locust`] | summary only: no trimming |
+//! | hey `-o csv` | [`hey`] | request start (offset from the test start) |
+//! | ab `-g` TSV / `-e` percentiles | [`ab`] | request start (whole seconds) / summary only |
+//! | Artillery 2.x JSON report | [`artillery`] | summary only: no trimming |
+//! | JMeter dashboard `statistics.json` | [`jmeter_stats`] | summary only: no trimming |
 //!
-//! Parsers stream: they keep 16 bytes per retained latency sample
-//! ([`Sample`]) plus a fixed amount, never the whole file.
+//! Parsers stream: they keep 12 bytes per retained latency sample
+//! ([`samples::Samples`]) plus a fixed amount, never the whole file; a
+//! round's statistics add 8 bytes a sample while they are computed.
 
+pub mod ab;
+pub mod artillery;
 pub(crate) mod csv_scan;
 pub mod gatling;
 pub mod gatling_binary;
+pub mod hey;
 pub(crate) mod io;
 pub mod jmeter_csv;
+pub mod jmeter_stats;
 pub mod jmeter_xml;
 mod k6_any_order;
 pub mod k6_csv;
 pub mod k6_ndjson;
+mod lines;
 pub mod locust;
+pub mod samples;
 mod slices;
 mod time;
 
@@ -50,11 +61,13 @@ pub struct Sample {
     pub ms: f64,
 }
 
+pub use samples::Samples;
+
 /// The samples of one endpoint (group), successful and failed apart.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SampleSet {
-    pub ok: Vec<Sample>,
-    pub failed: Vec<Sample>,
+    pub ok: Samples,
+    pub failed: Samples,
 }
 
 impl SampleSet {
@@ -80,7 +93,11 @@ impl SampleSet {
     }
 
     fn first_time(&self) -> Option<i64> {
-        self.ok.iter().chain(&self.failed).map(|s| s.t_us).min()
+        self.ok
+            .first_time()
+            .into_iter()
+            .chain(self.failed.first_time())
+            .min()
     }
 }
 
@@ -146,6 +163,12 @@ pub enum Sniffed {
     GatlingText,
     GatlingBinary,
     LocustStats,
+    LocustJson,
+    ArtilleryReport,
+    JmeterStatistics,
+    HeyCsv,
+    AbGnuplot,
+    AbPercentiles,
 }
 
 /// Tells the format from the first bytes of the plain content. `Err`
@@ -167,14 +190,23 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if trimmed.starts_with(b"{") {
         // NDJSON records start `{"type":"Metric"` or `{"metric":…,"type":"Point"`.
         let line = trim_cr(&trimmed[..memchr::memchr(b'\n', trimmed).unwrap_or(trimmed.len())]);
-        let is_k6_record = k6_ndjson::is_record(line);
-        return Ok(if is_k6_record {
+        return Ok(if k6_ndjson::is_record(line) {
             Sniffed::K6Ndjson
+        } else if artillery::looks_like(trimmed) {
+            Sniffed::ArtilleryReport
+        } else if jmeter_stats::looks_like(trimmed) {
+            Sniffed::JmeterStatistics
         } else {
             Sniffed::K6Summary
         });
     }
+    if trimmed.starts_with(b"[") && locust::looks_like_json(trimmed) {
+        return Ok(Sniffed::LocustJson);
+    }
     if trimmed.starts_with(b"<") {
+        if let Some(advice) = crate::lookalike::recognise(trimmed) {
+            return Err(advice.to_string());
+        }
         return if memchr::memmem::find(&trimmed[..trimmed.len().min(4096)], b"<testResults")
             .is_some()
         {
@@ -190,10 +222,22 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     {
         return Ok(Sniffed::GatlingText);
     }
+    if let Some(advice) = crate::lookalike::recognise(head) {
+        return Err(advice.to_string());
+    }
     if text[..text.len().min(512)].contains(&0)
         || std::str::from_utf8(&text[..text.len().min(64)]).is_err()
     {
         return Err("binary content: not a load-test output perfdash reads".into());
+    }
+    if first == hey::HEADER {
+        return Ok(Sniffed::HeyCsv);
+    }
+    if first == ab::GNUPLOT_HEADER {
+        return Ok(Sniffed::AbGnuplot);
+    }
+    if first == ab::PERCENTILES_HEADER {
+        return Ok(Sniffed::AbPercentiles);
     }
     if first.starts_with(b"metric_name,timestamp,metric_value") {
         return Ok(Sniffed::K6Csv);
@@ -204,8 +248,12 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     if jmeter_csv::looks_like_jtl_csv(text) {
         return Ok(Sniffed::JmeterCsv);
     }
-    Err("unknown content: not a k6 summary/NDJSON/CSV, JMeter JTL, Gatling simulation.log or Locust _stats.csv".into())
+    Err(UNKNOWN.into())
 }
+
+/// What a file that is no known format is told.
+const UNKNOWN: &str = "unknown content: not a k6 summary/NDJSON/CSV, JMeter JTL or statistics.json, \
+     Gatling simulation.log, Locust _stats.csv or --json, Artillery JSON report, hey CSV or ab -g/-e output";
 
 fn trim_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
@@ -231,7 +279,8 @@ pub fn read_input(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<
         }
     };
     let head = io::head(file, 64 * 1024, &opts.limits).map_err(corrupt)?;
-    let kind = sniff(&head).map_err(|msg| Error::at(shown, None, msg))?;
+    let kind = sniff(&head).map_err(|msg| Error::at(shown, None, not_a_result(&head, msg)))?;
+    let document = || crate::ingest::limits::read_document(file, &opts.limits).map_err(corrupt);
     match kind {
         Sniffed::K6Summary => {
             // Read whole, so under the document cap (and the gzip caps).
@@ -253,6 +302,25 @@ pub fn read_input(file: &InputFile, shown: &Path, opts: &ReadOptions) -> Result<
         Sniffed::GatlingText => gatling::read(file, shown, opts),
         Sniffed::LocustStats => locust::read(file, shown, opts),
         Sniffed::GatlingBinary => gatling_binary::read(file, shown, opts),
+        Sniffed::LocustJson => locust::parse_json(&document()?, shown, opts),
+        Sniffed::ArtilleryReport => artillery::parse(&document()?, shown, opts),
+        Sniffed::JmeterStatistics => jmeter_stats::parse(&document()?, shown, opts),
+        Sniffed::HeyCsv => hey::read(file, shown, opts),
+        Sniffed::AbGnuplot => ab::read_gnuplot(file, shown, opts),
+        Sniffed::AbPercentiles => ab::read_percentiles(file, shown, opts),
+    }
+}
+
+/// The message for a file that is no load-test output: a flame-graph
+/// profile in a round file's place is told so, with where profiles go.
+fn not_a_result(head: &[u8], message: String) -> String {
+    match crate::profile::sniff(head) {
+        Some(crate::profile::Likeness::Certain) => format!(
+            "{} profile, not a load-test result: profiles are read from files named \
+             flame[.<kind>].<ext> in the endpoint folder (docs/profiles.md)",
+            crate::profile::describe_head(head)
+        ),
+        _ => message,
     }
 }
 
@@ -301,83 +369,107 @@ pub fn round_stats(
     time_is_start: bool,
     opts: &StatsOptions,
 ) -> Result<RoundStats, String> {
-    round_stats_in_place(&mut set.clone(), test_start_us, time_is_start, opts)
+    group_stats(set.clone(), test_start_us, time_is_start, opts).0
 }
 
-/// [`round_stats`] without copying: drops the trimmed samples from `set`
-/// and reorders the rest, so that memory stays at the 16 bytes per sample
-/// already held.
-pub fn round_stats_in_place(
-    set: &mut SampleSet,
+/// [`round_stats`] of a set it consumes, and the p99 of every sample (no
+/// warm-up trimmed, for the cross-check with a summary of the same round).
+/// The samples are moved into one slice of latencies block by block,
+/// freeing each block as it goes: 12 bytes a sample held, plus 8 while
+/// the statistics are computed.
+pub fn group_stats(
+    set: SampleSet,
     test_start_us: i64,
     time_is_start: bool,
     opts: &StatsOptions,
-) -> Result<RoundStats, String> {
+) -> (Result<RoundStats, String>, Option<f64>) {
     let cutoff = test_start_us.saturating_add((opts.warmup_s * 1e6).round() as i64);
     let before = set.len();
-    let last = set.ok.iter().chain(&set.failed).map(|s| s.t_us).max();
-    set.ok.retain(|s| s.t_us >= cutoff);
-    set.failed.retain(|s| s.t_us >= cutoff);
-    let count = set.len();
-    if count == 0 {
-        let span = last
-            .map(|l| l.saturating_sub(test_start_us) as f64 / 1e6)
-            .unwrap_or(0.0);
-        return Err(format!(
-            "the warm-up of {} s removes all {before} samples (the samples span {span:.1} s from the start); \
-             lower the warm-up (--warmup, or warmup_seconds in perfdash.toml/run.toml)",
-            opts.warmup_s,
-        ));
-    }
-    let failed = set.failed.len();
-    let window_start = set
-        .ok
-        .iter()
-        .chain(&set.failed)
-        .map(|s| s.t_us)
-        .min()
-        .unwrap_or(cutoff);
-    let window_end = set
-        .ok
-        .iter()
-        .chain(&set.failed)
-        .map(|s| {
-            if time_is_start {
+    let in_latency = |ok: bool| ok || opts.failures_in_latency;
+    let timed = set.ok.len()
+        + if opts.failures_in_latency {
+            set.failed.len()
+        } else {
+            0
+        };
+    // Kept latencies from the front, trimmed ones from the back: the
+    // statistics read the front, the whole-test p99 all of it.
+    let mut latencies = vec![0.0f64; timed];
+    let (mut front, mut back) = (0usize, timed);
+    let (mut count, mut failed) = (0usize, 0usize);
+    let mut last: Option<i64> = None;
+    let mut window: Option<(i64, i64)> = None;
+    let mut visit = |s: Sample, ok: bool| {
+        last = Some(last.map_or(s.t_us, |l| l.max(s.t_us)));
+        let kept = s.t_us >= cutoff;
+        if kept {
+            count += 1;
+            failed += usize::from(!ok);
+            let end = if time_is_start {
                 // Saturating: a corrupt elapsed time must not overflow.
                 s.t_us.saturating_add((s.ms * 1000.0).round() as i64)
             } else {
                 s.t_us
+            };
+            window = Some(window.map_or((s.t_us, end), |(a, b)| (a.min(s.t_us), b.max(end))));
+        }
+        if in_latency(ok) {
+            if kept {
+                latencies[front] = s.ms;
+                front += 1;
+            } else {
+                back -= 1;
+                latencies[back] = s.ms;
             }
+        }
+    };
+    let SampleSet {
+        ok,
+        failed: failures,
+    } = set;
+    ok.drain(|s| visit(s, true));
+    failures.drain(|s| visit(s, false));
+    let kept = front;
+    let stats = (|| {
+        if count == 0 {
+            let span = last
+                .map(|l| l.saturating_sub(test_start_us) as f64 / 1e6)
+                .unwrap_or(0.0);
+            return Err(format!(
+                "the warm-up of {} s removes all {before} samples (the samples span {span:.1} s from the start); \
+                 lower the warm-up (--warmup, or warmup_seconds in perfdash.toml/run.toml)",
+                opts.warmup_s,
+            ));
+        }
+        if kept == 0 {
+            return Err(format!(
+                "all {count} requests after the warm-up failed: no latency to measure \
+                 (set failures_in_latency = true in [raw] to measure them anyway)"
+            ));
+        }
+        let (window_start, window_end) = window.expect("count > 0");
+        let window_s = window_end.saturating_sub(window_start) as f64 / 1e6;
+        let lat = &mut latencies[..kept];
+        let m = moments_by(lat, |v| *v).expect("not empty");
+        let p = percentiles_by(lat, &PERCENTS, opts.method, |v| *v);
+        Ok(RoundStats {
+            count: Some(count as u64),
+            throughput_rps: (window_s > 0.0).then(|| count as f64 / window_s),
+            mean_ms: Some(m.mean),
+            stddev_ms: Some(m.stddev),
+            min_ms: Some(m.min),
+            p50_ms: Some(p[0]),
+            p90_ms: Some(p[1]),
+            p95_ms: Some(p[2]),
+            p99_ms: p[3],
+            max_ms: Some(m.max),
+            error_rate: Some(failed as f64 / count as f64),
         })
-        .max()
-        .unwrap_or(window_start);
-    if opts.failures_in_latency {
-        set.ok.extend_from_slice(&set.failed);
-        set.failed.clear();
-    }
-    let latencies = &mut set.ok;
-    if latencies.is_empty() {
-        return Err(format!(
-            "all {count} requests after the warm-up failed: no latency to measure \
-             (set failures_in_latency = true in [raw] to measure them anyway)"
-        ));
-    }
-    let window_s = window_end.saturating_sub(window_start) as f64 / 1e6;
-    let m = moments_by(latencies, |s| s.ms).expect("not empty");
-    let p = percentiles_by(latencies, &PERCENTS, opts.method, |s| s.ms);
-    Ok(RoundStats {
-        count: Some(count as u64),
-        throughput_rps: (window_s > 0.0).then(|| count as f64 / window_s),
-        mean_ms: Some(m.mean),
-        stddev_ms: Some(m.stddev),
-        min_ms: Some(m.min),
-        p50_ms: Some(p[0]),
-        p90_ms: Some(p[1]),
-        p95_ms: Some(p[2]),
-        p99_ms: p[3],
-        max_ms: Some(m.max),
-        error_rate: Some(failed as f64 / count as f64),
-    })
+    })();
+    let untrimmed_p99 = percentiles_by(&mut latencies, &[99.0], opts.method, |v| *v)
+        .first()
+        .copied();
+    (stats, untrimmed_p99)
 }
 
 /// The statistics of one endpoint (group) of a file, as cached and shown.
@@ -433,12 +525,57 @@ pub fn analyse_input(
     settings: &FileSettings,
 ) -> Result<FileResult, Error> {
     let raw = read_input(file, shown, &settings.read)?;
+    check_endpoint_count(&raw, shown, &settings.read)?;
     Ok(compute(raw, settings))
+}
+
+/// A file split by tag into more endpoints than `[limits]
+/// max_endpoints_per_run` is refused with advice, before any round is
+/// computed: k6 names a request by its full URL unless the script names
+/// it, and 85,728 URLs made 85,728 endpoint pages.
+pub(crate) fn check_endpoint_count(
+    raw: &RawFile,
+    shown: &Path,
+    read: &ReadOptions,
+) -> Result<(), Error> {
+    let (Some(tag), max) = (&read.split_tag, read.limits.max_endpoints_per_run) else {
+        return Ok(());
+    };
+    let count = match &raw.content {
+        RawContent::Samples { groups, .. } => groups.len(),
+        RawContent::Summary { groups } => groups.len(),
+    };
+    if count <= max {
+        return Ok(());
+    }
+    let advice = match raw.format {
+        SourceFormat::K6Ndjson | SourceFormat::K6Csv => format!(
+            "k6 tags each request with its full URL as `{tag}` unless the script names it: \
+             name requests (`http.get(url, {{ tags: {{ name: 'GET /orders/{{id}}' }} }})`) or \
+             build URLs with a template (http.url`…/orders/${{id}}`), or split by another tag \
+             ([raw] split_tag)"
+        ),
+        _ => "give the requests names that group them (a label per endpoint, not per URL)"
+            .to_string(),
+    };
+    Err(Error::at(
+        shown,
+        None,
+        format!(
+            "it splits into {count} endpoints by {}, more than [limits] max_endpoints_per_run \
+             ({max}): {advice}; or raise the limit if these really are endpoints",
+            match raw.format {
+                SourceFormat::K6Ndjson | SourceFormat::K6Csv => format!("the k6 tag `{tag}`"),
+                _ => "request name".to_string(),
+            }
+        ),
+    ))
 }
 
 /// Turns parsed content into per-endpoint results (pure).
 pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
     let split = settings.read.split_tag.is_some();
+    let records_failures = raw.format.records_failures();
     let endpoint_of = |key: &str| -> String {
         if !split {
             return key.to_string();
@@ -488,29 +625,18 @@ pub fn compute(raw: RawFile, settings: &FileSettings) -> FileResult {
                     warmup_s,
                     ..settings.stats
                 };
-                // The whole test's p99 first (selection only reorders), then
-                // trim in place: no copy of the samples.
-                let mut set = set;
-                let untrimmed_p99_ms = if opts.failures_in_latency {
-                    let mut all = set.ok.clone();
-                    all.extend_from_slice(&set.failed);
-                    percentiles_by(&mut all, &[99.0], opts.method, |s| s.ms)
-                        .first()
-                        .copied()
-                } else {
-                    percentiles_by(&mut set.ok, &[99.0], opts.method, |s| s.ms)
-                        .first()
-                        .copied()
-                };
-                let result =
-                    round_stats_in_place(&mut set, test_start, time_is_start, &opts).map(|stats| {
-                        GroupResult {
-                            stats,
-                            untrimmed_p99_ms,
-                            trimmed: true,
-                            warmup_s,
-                        }
-                    });
+                let (stats, untrimmed_p99_ms) = group_stats(set, test_start, time_is_start, &opts);
+                let result = stats.map(|mut stats| {
+                    if !records_failures {
+                        stats.error_rate = None;
+                    }
+                    GroupResult {
+                        stats,
+                        untrimmed_p99_ms,
+                        trimmed: true,
+                        warmup_s,
+                    }
+                });
                 groups.insert(endpoint, result);
             }
         }

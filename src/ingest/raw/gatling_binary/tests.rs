@@ -74,7 +74,7 @@ fn requests_become_samples_split_by_name() {
     assert_eq!(g.keys().collect::<Vec<_>>(), ["Home", "Search"]);
     // The sample time is the request start; latency = end − start.
     assert_eq!(
-        g["Home"].ok,
+        g["Home"].ok.iter().collect::<Vec<_>>(),
         [
             Sample {
                 t_us: (T0 + 20) * 1000,
@@ -88,7 +88,7 @@ fn requests_become_samples_split_by_name() {
     );
     assert!(g["Home"].failed.is_empty());
     assert_eq!(
-        g["Search"].failed,
+        g["Search"].failed.iter().collect::<Vec<_>>(),
         [Sample {
             t_us: (T0 + 130) * 1000,
             ms: 30.0
