@@ -130,6 +130,26 @@ pub const PAGE: &[Colour] = &[
     STEP_NOISE,
 ];
 
+// Colours the same in both themes, for what sits on a light background
+// whatever the theme (the charts, flame graphs, print) or on a filled
+// verdict colour. The stylesheet gets them as custom properties too
+// ([`FIXED`]), so that it holds no colour of its own.
+/// What charts and flame graphs are drawn on: the plotters charts' panel
+/// in the dark theme, the flame graph's box.
+pub const PAPER: Colour = Colour::new("paper", "#ffffff", "#ffffff");
+/// The plotters charts' background in the dark theme (a light panel on
+/// the dark page).
+pub const CHART_PANEL: Colour = Colour::new("chart-panel", "#f7f8fa", "#f7f8fa");
+/// Text and shapes on a filled verdict colour (a failed run's chip, the
+/// heatmap's regression, improvement and accepted cells).
+pub const ON_FILL: Colour = Colour::new("on-fill", "#ffffff", "#ffffff");
+/// The outline of a chart point under the pointer or the keyboard focus.
+pub const HIT: Colour = Colour::new("chart-hit", "#111111", "#111111");
+/// Axis text and reference lines of the release panels (on a light panel).
+pub const AXIS: Colour = Colour::new("chart-axis", "#5b6473", "#5b6473");
+/// Printed text: black on white, whatever the theme.
+pub const INK: Colour = Colour::new("ink", "#000000", "#000000");
+
 // Chart-only colours (charts keep a light background in the dark theme,
 // so only the light value is drawn).
 /// A run's median and run B of a comparison.
@@ -149,6 +169,19 @@ pub const CPU: Colour = Colour::new("chart-cpu", "#6a1b9a", "#6a1b9a");
 pub const GRID_LIGHT: Colour = Colour::new("chart-grid-light", "#f0f0f0", "#f0f0f0");
 pub const GRID_BOLD: Colour = Colour::new("chart-grid-bold", "#dddddd", "#dddddd");
 
+/// The colours the stylesheet uses that are the same in both themes, as
+/// custom properties beside [`PAGE`]'s.
+pub const FIXED: &[Colour] = &[
+    PAPER,
+    CHART_PANEL,
+    ON_FILL,
+    HIT,
+    AXIS,
+    INK,
+    MEDIAN,
+    THRESHOLD,
+];
+
 /// Series colours for charts with one line per endpoint (Tableau 10 and
 /// two more), in the order series are given them.
 pub const SERIES: [&str; 12] = [
@@ -156,18 +189,21 @@ pub const SERIES: [&str; 12] = [
     "#9c755f", "#5b6473", "#1f4e79", "#8cd17d",
 ];
 
-/// The custom properties of [`PAGE`] for both themes, as CSS.
+/// The custom properties of [`PAGE`] for both themes, and of [`FIXED`]
+/// once, as CSS.
 pub fn css_variables() -> String {
-    let block = |theme: fn(&Colour) -> &'static str| {
-        PAGE.iter()
+    let block = |colours: &[Colour], theme: fn(&Colour) -> &'static str| {
+        colours
+            .iter()
             .map(|c| format!("  --{}: {};\n", c.name, theme(c)))
             .collect::<String>()
     };
     format!(
         "/* Colours: generated from src/render/palette.rs, the one table for pages and charts. */\n\
-         :root {{\n{}}}\n@media (prefers-color-scheme: dark) {{\n:root {{\n{}}}\n}}\n",
-        block(|c| c.light),
-        block(|c| c.dark)
+         :root {{\n{}{}}}\n@media (prefers-color-scheme: dark) {{\n:root {{\n{}}}\n}}\n",
+        block(PAGE, |c| c.light),
+        block(FIXED, |c| c.light),
+        block(PAGE, |c| c.dark)
     )
 }
 
@@ -249,13 +285,17 @@ mod tests {
     #[test]
     fn names_are_unique_and_the_css_has_every_one() {
         let css = css_variables();
-        let mut names: Vec<&str> = PAGE.iter().map(|c| c.name).collect();
+        let mut names: Vec<&str> = PAGE.iter().chain(FIXED).map(|c| c.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), PAGE.len());
+        assert_eq!(names.len(), PAGE.len() + FIXED.len());
         for c in PAGE {
             assert!(css.contains(&format!("--{}: {};", c.name, c.light)));
             assert!(css.contains(&format!("--{}: {};", c.name, c.dark)));
+        }
+        for c in FIXED {
+            assert_eq!(c.light, c.dark, "--{} is the same in both themes", c.name);
+            assert!(css.contains(&format!("--{}: {};", c.name, c.light)));
         }
         assert_eq!(REGRESSION.rgb(), RGBColor(0xc6, 0x28, 0x28));
     }
