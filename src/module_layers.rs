@@ -432,20 +432,10 @@ const LONG_FUNCTION_LINES: usize = 120;
 /// one that shrinks below the limit can leave the list.
 const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
     (
-        "ingest/mod.rs",
-        "read_run",
-        "one pass over a run folder in name order so that diagnostics keep that order; \
-         to split once this wave's ingest changes (diag, integrity) have landed",
-    ),
-    (
-        "ingest/mod.rs",
-        "load_archive_with",
-        "the stages of a load in order, each a few lines; to split with read_run",
-    ),
-    (
         "analyse/gate.rs",
         "check",
-        "being replaced: the gate reads analysis.alarms (verdicts, issue 16.1)",
+        "the gate's one decision read top to bottom: the run, each endpoint's check, every \
+         reason it cannot vouch, then the outcome (verdicts in one place)",
     ),
     (
         "analyse/alarms.rs",

@@ -19,8 +19,11 @@
 //!   right now are read by content every time.
 //!
 //! An archive kept as objects (issue 37: `--archive s3://…`) adds a variant
-//! holding what the object listing gives (ETag, size, last modified): the
-//! run's identity, and everything keyed by it, then works unchanged.
+//! holding what the object listing gives (ETag and size, or size and last
+//! modified): the run's identity, and everything keyed by it, then works
+//! unchanged. Ingest never looks behind this type: its listings
+//! (`ingest::layout`) hand each file over with its identity, and the only
+//! local-file parts are [`SourceIdentity::local`] and the settling rule.
 
 use std::time::{Duration, SystemTime};
 
@@ -49,6 +52,16 @@ impl SourceIdentity {
         SourceIdentity::LocalStat {
             numbers: stamp.numbers,
             changed: Some(stamp.changed),
+        }
+    }
+
+    /// When the source was last modified, as far as its identity tells
+    /// (time trust compares a run's time with its newest file's).
+    pub fn modified(&self) -> Option<SystemTime> {
+        match self {
+            SourceIdentity::LocalStat { numbers, .. } => {
+                Some(crate::stat_stamp::modified_of(numbers))
+            }
         }
     }
 

@@ -9,7 +9,7 @@
 //! into a tree first); a build after one new run spent a tenth of its CPU
 //! there. Every file is still `stat`ed, each time: an edit inside a folder
 //! does not move the folder's times, only the file's (which the run
-//! records see, `super::record`).
+//! records see, `crate::cache::identity`).
 //!
 //! **Why a kept listing cannot be stale.** A folder's stamp
 //! (`crate::stat_stamp`: size, modification and change times to the
@@ -17,7 +17,7 @@
 //! removed or renamed. Its times come from a coarse clock, so a name added
 //! within one tick of the listing could leave the stamp as it was: like
 //! git's index (and the run records), a listing is kept only when the
-//! folder last changed at least [`super::record::SETTLED`] before the
+//! folder last changed at least [`crate::cache::SETTLED`] before the
 //! build began, and its stamp is taken before the names are read (a
 //! change meanwhile makes the kept stamp an old one, which then does not
 //! match). Folders holding anything but plain files and folders (links,
@@ -244,13 +244,14 @@ fn entries_of(
                 at.push('/');
             }
             at.push_str(name);
-            let meta = rustix::fs::statat(handle, at.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+            let identity = rustix::fs::statat(handle, at.as_str(), AtFlags::SYMLINK_NOFOLLOW)
                 .ok()
-                .and_then(|st| crate::stat_stamp::of_stat(&st, FileType::RegularFile));
+                .and_then(|st| crate::stat_stamp::of_stat(&st, FileType::RegularFile))
+                .map(|stamp| crate::cache::SourceIdentity::local(&stamp));
             Entry::File {
                 name: name.clone(),
                 path,
-                meta,
+                identity,
             }
         })
         .collect()
