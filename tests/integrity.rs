@@ -230,6 +230,44 @@ fn settle() {
     std::thread::sleep(Duration::from_millis(2100));
 }
 
+/// The state kept between builds is three kinds of file (docs/archive.md,
+/// "The cache beside the site"): one record per run and one index in the
+/// store beside the output, and the site's marker. Nothing else is left
+/// beside the output (the lock file goes with its build), in the site, or
+/// in the archive.
+#[test]
+fn the_state_kept_between_builds_is_three_kinds_of_file() {
+    let c = case();
+    let archive_before = common::tree(&c.archive);
+    settle();
+    c.cached_equals_uncached();
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(runs_by_stat(&o), 14, "every run has its record: {}", stderr(&o));
+    assert_eq!(names(&c.dir), [".perfdash-cache", "archive", "site"]);
+    let store = c.dir.join(".perfdash-cache");
+    assert_eq!(names(&store), ["site"]);
+    let kept = names(&store.join("site"));
+    let runs = kept
+        .iter()
+        .filter(|name| {
+            name.strip_prefix("run-")
+                .and_then(|rest| rest.strip_suffix(".cache"))
+                .is_some_and(|hash| hash.len() == 16)
+        })
+        .count();
+    assert_eq!(runs, 14, "one record per run: {kept:?}");
+    assert_eq!(kept.len(), runs + 1, "and the index: {kept:?}");
+    assert!(kept.contains(&"index".to_string()));
+    let hidden: Vec<String> = walkdir::WalkDir::new(&c.out)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path().strip_prefix(&c.out).unwrap().display().to_string())
+        .collect();
+    assert_eq!(hidden, [".perfdash-site"], "the site keeps one file about itself");
+    assert!(common::tree(&c.archive) == archive_before, "the archive is never written");
+}
+
 #[test]
 fn runs_come_from_their_records_until_a_file_changes_even_under_touch_r() {
     let c = case();
