@@ -131,8 +131,8 @@ impl SplitMix64 {
 /// `f64::exp`.
 pub fn exp_basic(x: f64) -> f64 {
     // fdlibm's split of ln 2: the high part has 11 trailing zero bits.
-    const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     if x.is_nan() {
         return x;
     }
