@@ -242,7 +242,12 @@ fn the_state_kept_between_builds_is_three_kinds_of_file() {
     settle();
     c.cached_equals_uncached();
     let o = build(&c.archive, &c.out, &["-v"]);
-    assert_eq!(runs_by_stat(&o), 14, "every run has its record: {}", stderr(&o));
+    assert_eq!(
+        runs_by_stat(&o),
+        14,
+        "every run has its record: {}",
+        stderr(&o)
+    );
     assert_eq!(names(&c.dir), [".perfdash-cache", "archive", "site"]);
     let store = c.dir.join(".perfdash-cache");
     assert_eq!(names(&store), ["site"]);
@@ -264,8 +269,15 @@ fn the_state_kept_between_builds_is_three_kinds_of_file() {
         .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
         .map(|e| e.path().strip_prefix(&c.out).unwrap().display().to_string())
         .collect();
-    assert_eq!(hidden, [".perfdash-site"], "the site keeps one file about itself");
-    assert!(common::tree(&c.archive) == archive_before, "the archive is never written");
+    assert_eq!(
+        hidden,
+        [".perfdash-site"],
+        "the site keeps one file about itself"
+    );
+    assert!(
+        common::tree(&c.archive) == archive_before,
+        "the archive is never written"
+    );
 }
 
 #[test]
