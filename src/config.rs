@@ -825,13 +825,8 @@ fn check_ratio(key: &str, r: f64) -> Result<(), String> {
 
 /// The 1-based line a TOML error points at, if it has a span.
 pub(crate) fn toml_line(text: &str, err: &toml::de::Error) -> Option<u64> {
-    err.span().map(|span| {
-        text[..span.start.min(text.len())]
-            .bytes()
-            .filter(|&b| b == b'\n')
-            .count() as u64
-            + 1
-    })
+    err.span()
+        .map(|span| crate::error::line_at(text, span.start))
 }
 
 #[cfg(test)]

@@ -4,13 +4,7 @@ use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn shared_fixtures() -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures"));
-    if dir.is_dir() {
-        Some(dir.to_path_buf())
-    } else {
-        println!("skipped: ../shared/fixtures not present");
-        None
-    }
+    crate::shared_fixtures::dir()
 }
 
 fn tigerbeetle_series(fixtures: &Path) -> Vec<f64> {
@@ -172,11 +166,10 @@ fn otava_sample_csvs() {
         "otava/examples/csv/data/local_sample.csv",
     ];
     for file in files {
-        let path = fixtures.join(file);
-        if !path.exists() {
-            println!("skipped: {file} not present");
+        let Some(path) = crate::shared_fixtures::file(file) else {
             continue;
-        }
+        };
+        debug_assert_eq!(path, fixtures.join(file));
         let params = ChangePointParams::OTAVA_DEFAULTS;
         let metric1 = otava_sample_column(&path, "metric1");
         let metric2 = otava_sample_column(&path, "metric2");
