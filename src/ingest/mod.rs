@@ -21,7 +21,7 @@
 //! issue 37). Ingest asks four things of the place an archive lives, each
 //! in one place:
 //!
-//! * *list a folder*: [`layout`]'s `list_dir` (names in order, each file
+//! * *list a folder*: `layout::list_dir` (names in order, each file
 //!   with its [`SourceIdentity`]), and `listing::RunLister`, which lists a
 //!   run's folders from the run's record when their stamps are as they were;
 //! * *identify one file by name*: `layout::identify` (`resources.csv`,
