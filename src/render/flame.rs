@@ -522,11 +522,11 @@ fn drawn_frames<'a>(
 /// count: nothing to trim at either end, no `#` comment, and no last word
 /// of digits and dots that inferno would take for a second count.
 fn reads_as_one_stack(stack: &str) -> bool {
-    let last_word = stack.rsplit(' ').next().unwrap_or(stack);
-    !stack.is_empty()
-        && stack.trim() == stack
-        && !stack.starts_with('#')
-        && !(stack.contains(' ') && last_word.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+    let second_count = match stack.rsplit_once(' ') {
+        Some((_, last_word)) => last_word.bytes().all(|b| b.is_ascii_digit() || b == b'.'),
+        None => false,
+    };
+    !stack.is_empty() && stack.trim() == stack && !stack.starts_with('#') && !second_count
 }
 
 /// inferno's Java palette for JVM profiles (green Java, yellow C++, orange
