@@ -19,6 +19,12 @@ pub fn datetime(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
+/// A day and its time of day, `2026-12-01 14:05`: a run among others of
+/// the same day, where the date alone cannot tell them apart.
+pub fn date_and_time(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M").to_string()
+}
+
 /// A moment for machines: RFC 3339 to the second with `Z`,
 /// `2026-11-27T03:02:00Z` (analysis.json, run.toml, messages).
 pub fn rfc3339(t: DateTime<Utc>) -> String {

@@ -1,6 +1,8 @@
 //! What to remove if the build is interrupted by SIGINT, SIGTERM or SIGHUP:
 //! a staging folder being written, a previous site being deleted, a cache
-//! file being saved, the lock file.
+//! file being saved, the lock file; for `perfdash record`, the scratch
+//! folder of its rounds and the run folder it is assembling, after the
+//! load test it started has been ended.
 //!
 //! The writer registers each such path while it exists, holds
 //! [`writing`] while it creates one file, and the registry while it swaps
@@ -17,6 +19,74 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Processes started on the user's behalf (`perfdash record --rounds`
+/// runs the load test) that a signal must end too, before their scratch
+/// folder is removed: a load test left running would keep loading the
+/// service and write into a folder that is gone.
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Starts `command` (which should make the child the leader of its own
+/// process group) and registers it: the child and its group are sent
+/// SIGTERM on an interrupting signal until the guard is dropped (after the
+/// child has been waited for). Started and registered under one lock,
+/// which the signal thread takes and never gives back: no child starts
+/// after a signal, and none starts unseen.
+pub fn spawn_registered(
+    command: &mut std::process::Command,
+) -> std::io::Result<(std::process::Child, RegisteredChild)> {
+    let mut children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner());
+    let child = command.spawn()?;
+    let pid = child.id();
+    children.push(pid);
+    Ok((child, RegisteredChild(pid)))
+}
+
+/// Unregisters its process when dropped.
+#[must_use]
+#[derive(Debug)]
+pub struct RegisteredChild(u32);
+
+impl Drop for RegisteredChild {
+    fn drop(&mut self) {
+        let mut children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = children.iter().rposition(|p| *p == self.0) {
+            children.remove(i);
+        }
+    }
+}
+
+/// Ends the registered processes and their process groups (SIGTERM: a
+/// load test started through `sh -c` has children of its own) and waits a
+/// little for them to go, so that they stop writing before their folder
+/// is removed.
+fn end_children() {
+    // Never released: no child starts after this (`spawn_registered`).
+    let children = std::mem::ManuallyDrop::new(CHILDREN.lock().unwrap_or_else(|p| p.into_inner()));
+    for pid in children.iter() {
+        if let Some(pid) = i32::try_from(*pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+    }
+    if !children.is_empty() {
+        // The child is ours and not yet reaped, so its pid stays valid;
+        // give it up to two seconds to write its last bytes and exit.
+        for _ in 0..40 {
+            let alive = children.iter().any(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| !stat.contains(") Z "))
+            });
+            if !alive {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
 
 /// Taken shared by every thread creating a file or folder of the site
 /// ([`writing`]), exclusively by the signal thread before it removes
@@ -99,6 +169,7 @@ pub fn install_signal_handlers() -> std::io::Result<()> {
         .name("perfdash-signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                end_children();
                 // Never released: no writer creates anything after this.
                 let _writing = WRITING.write().unwrap_or_else(|p| p.into_inner());
                 let held = hold();
@@ -107,7 +178,7 @@ pub fn install_signal_handlers() -> std::io::Result<()> {
                 }
                 let _ = writeln!(
                     std::io::stderr(),
-                    "interrupted: removed the unfinished files of this build"
+                    "interrupted: removed the unfinished files"
                 );
                 // Still holding the registry: nothing else is written.
                 let _ = signal_hook::low_level::emulate_default_handler(signal);

@@ -74,9 +74,10 @@ impl SiteSettings {
             ),
         ] {
             let Some(url) = url else { continue };
-            if !(url.starts_with("https://") || url.starts_with("http://")) {
+            if let Err(why) = crate::escape::check_url(url) {
                 return Err(format!(
-                    "{key} must start with https:// or http:// (got '{url}')"
+                    "{key} is not a URL perfdash can link to: {why} (got '{}')",
+                    crate::escape::terminal(&crate::escape::clip(url, 200))
                 ));
             }
             for hole in holes {
@@ -85,11 +86,30 @@ impl SiteSettings {
                 }
             }
         }
+        // The pull-request comment links every page under it: a newline
+        // or a `)` in it must not end the link (`escape::url` encodes the
+        // rest).
+        // Pages are linked as `<url>/<page>`: a query or a fragment would
+        // end up before the page's path and every link would miss.
         if let Some(url) = &self.url
-            && !(url.starts_with("https://") || url.starts_with("http://"))
+            && let Err(why) =
+                crate::escape::check_url(url).and_then(|()| match url.find(['?', '#']) {
+                    Some(at) => Err(format!(
+                        "it holds a {} ('{}'), and the pages are linked under it; \
+                         give the folder the site is published at",
+                        if url[at..].starts_with('?') {
+                            "query"
+                        } else {
+                            "fragment"
+                        },
+                        crate::escape::terminal(&crate::escape::clip(&url[at..], 60)),
+                    )),
+                    None => Ok(()),
+                })
         {
             return Err(format!(
-                "site.url must start with https:// or http:// (got '{url}')"
+                "site.url is not a URL perfdash can link to: {why} (got '{}')",
+                crate::escape::terminal(&crate::escape::clip(url, 200))
             ));
         }
         Ok(())
@@ -395,6 +415,12 @@ pub struct AlarmSettings {
     /// together). `false`: they are reported as `environment-suspect` and
     /// pass; failed rounds and error-rate regressions still fail.
     pub fail_on_environment_suspect: bool,
+    /// Whether `perfdash check` takes a run whose load profile changed
+    /// (and whose p99 has nothing comparable to be judged against) as the
+    /// first run of a new baseline and passes it. `false` (the default):
+    /// it cannot vouch for such a run (exit 2, naming the change) until a
+    /// triage label `accepted` on the run says the new profile is meant.
+    pub accept_new_load_profile: bool,
 }
 
 impl Default for AlarmSettings {
@@ -406,6 +432,7 @@ impl Default for AlarmSettings {
             robust_k: 3.5,
             min_effect: 0.05,
             fail_on_environment_suspect: true,
+            accept_new_load_profile: false,
         }
     }
 }

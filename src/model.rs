@@ -457,6 +457,52 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
+    /// Every format `build` reads round files in, for what walks them all
+    /// (`tests/record_layouts.rs` records a real file of each with
+    /// `perfdash record` and reads it back). A format added to the enum
+    /// does not compile until [`Self::index`] places it, and
+    /// `every_format_is_listed_once` fails until it is listed here.
+    pub const ALL: [SourceFormat; 16] = [
+        SourceFormat::K6HandleSummary,
+        SourceFormat::K6SummaryExport,
+        SourceFormat::K6MachineReadable,
+        SourceFormat::K6Ndjson,
+        SourceFormat::K6Csv,
+        SourceFormat::JmeterCsv,
+        SourceFormat::JmeterXml,
+        SourceFormat::GatlingLog,
+        SourceFormat::GatlingBinaryLog,
+        SourceFormat::LocustStats,
+        SourceFormat::LocustJson,
+        SourceFormat::ArtilleryReport,
+        SourceFormat::JmeterStatistics,
+        SourceFormat::HeyCsv,
+        SourceFormat::AbGnuplot,
+        SourceFormat::AbPercentiles,
+    ];
+
+    /// Where the format is in [`Self::ALL`] (an exhaustive match: see there).
+    pub const fn index(self) -> usize {
+        match self {
+            SourceFormat::K6HandleSummary => 0,
+            SourceFormat::K6SummaryExport => 1,
+            SourceFormat::K6MachineReadable => 2,
+            SourceFormat::K6Ndjson => 3,
+            SourceFormat::K6Csv => 4,
+            SourceFormat::JmeterCsv => 5,
+            SourceFormat::JmeterXml => 6,
+            SourceFormat::GatlingLog => 7,
+            SourceFormat::GatlingBinaryLog => 8,
+            SourceFormat::LocustStats => 9,
+            SourceFormat::LocustJson => 10,
+            SourceFormat::ArtilleryReport => 11,
+            SourceFormat::JmeterStatistics => 12,
+            SourceFormat::HeyCsv => 13,
+            SourceFormat::AbGnuplot => 14,
+            SourceFormat::AbPercentiles => 15,
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             SourceFormat::K6HandleSummary => "k6 handleSummary() data",
@@ -611,4 +657,16 @@ pub struct StepSeries {
     pub steps: Vec<Step>,
     /// The resource CSV joined to the steps, if any.
     pub resources: Option<String>,
+}
+
+#[cfg(test)]
+mod format_list_tests {
+    use super::SourceFormat;
+
+    #[test]
+    fn every_format_is_listed_once() {
+        for (i, f) in SourceFormat::ALL.iter().enumerate() {
+            assert_eq!(f.index(), i, "{f:?}");
+        }
+    }
 }

@@ -12,6 +12,9 @@ use std::path::Path;
 
 /// Lowest first. A module may use modules of earlier layers only.
 const LAYERS: &[&[&str]] = &[
+    // One escaper per output target, which the terminal text (`term`)
+    // and every report use.
+    &["escape"],
     // Leaves: plain functions over plain values.
     &[
         "error",
@@ -20,7 +23,6 @@ const LAYERS: &[&[&str]] = &[
         "stat_stamp",
         "calendar",
         "doc_section",
-        "escape",
         "term",
         "cleanup",
         "decimal",

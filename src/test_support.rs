@@ -144,3 +144,19 @@ pub(crate) fn write_with_mtime(
         .set_modified(mtime)
         .unwrap();
 }
+
+/// Every round of `endpoint` in run `i` of `archive` failed: 1000
+/// requests, all errors (a failed run).
+pub(crate) fn fail_rounds(archive: &mut Archive, i: usize, endpoint: &str) {
+    let rounds = &mut archive.runs[i]
+        .endpoints
+        .get_mut(endpoint)
+        .expect("the endpoint is in the run")
+        .rounds;
+    let mut failed = rounds.to_vec();
+    for r in &mut failed {
+        r.stats.count = Some(1000);
+        r.stats.error_rate = Some(1.0);
+    }
+    *rounds = failed.into();
+}

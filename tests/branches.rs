@@ -413,22 +413,47 @@ fn with_series_by_each_host_keeps_its_own_baseline() {
     // The slow host's last run: ok against its own runs.
     let (code, doc) = a.check_json(&["--run", "b4"]);
     assert_eq!((code, endpoint_status(&doc)), (0, "ok"), "{doc:#}");
-    // Its first runs had no baseline of their own while host a had one:
-    // not comparable, never alarmed.
+    // Its third run has two of its own before it: an early verdict from
+    // their rounds, never host a's (issue 32).
     let (code, doc) = a.check_json(&["--run", "b2"]);
-    assert_eq!(endpoint_status(&doc), "not-comparable", "{doc:#}");
+    assert_eq!((code, endpoint_status(&doc)), (0, "ok"), "{doc:#}");
     assert_eq!(
-        code, 0,
-        "documented: not comparable is reported, and passes"
+        doc["endpoints"][0]["early"]["runs"],
+        serde_json::json!(["b0", "b1"]),
+        "{doc:#}"
+    );
+    // A third host's first run has none while host a has a baseline: not
+    // comparable, and the gate cannot vouch for it (issue 32: nothing
+    // judged is never a pass) unless first runs are let through.
+    a.run("c0", 20, "host = \"perf-c\"\n", 1.0);
+    let (code, doc) = a.check_json(&["--run", "c0"]);
+    assert_eq!(
+        (code, endpoint_status(&doc)),
+        (2, "not-comparable"),
+        "{doc:#}"
+    );
+    assert_eq!(doc["cannot_vouch"][0]["kind"], "no-baseline", "{doc:#}");
+    let (code, doc) = a.check_json(&["--run", "c0", "--allow-no-baseline"]);
+    assert_eq!(
+        (code, endpoint_status(&doc)),
+        (0, "not-comparable"),
+        "{doc:#}"
     );
     let why = doc["endpoints"][0]["reason"].as_str().unwrap();
-    assert!(why.contains("this run is on host perf-b"), "{why}");
-    assert!(why.contains("are on host perf-a"), "{why}");
-    let (_, text, _) = a.check(&["--run", "b2"]);
+    assert!(why.contains("this run is on host perf-c"), "{why}");
+    assert!(why.contains("are on host perf-"), "{why}");
+    let (_, text, _) = a.check(&["--run", "c0", "--allow-no-baseline"]);
     assert!(text.contains("not-comparable"), "{text}");
-    let (_, junit, _) = a.check(&["--run", "b2", "--format", "junit"]);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("1 endpoint not judged (1 not-comparable)"),
+        "{text}"
+    );
+    let (_, junit, _) = a.check(&["--run", "c0", "--allow-no-baseline", "--format", "junit"]);
     assert!(junit.contains("<skipped"), "{junit}");
-    assert!(junit.contains("this run is on host perf-b"), "{junit}");
+    assert!(junit.contains("this run is on host perf-c"), "{junit}");
     // No host-changed warning: series_by already keeps hosts apart.
     assert!(x.runs.iter().all(|r| r.host_changed.is_none()));
     assert_eq!(x.runs[1].series.as_deref(), Some("host perf-b"));

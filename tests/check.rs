@@ -147,14 +147,14 @@ fn a_regressed_latest_run_fails_in_every_format() {
         "{md}"
     );
     assert!(
-        md.contains("| search&filter\\<v2\\> | **80.0 ms (line 57.5 ms)** | 50.0 ms | ×1.60 |"),
+        md.contains("| search\\&filter\\<v2\\> | **80.0 ms (line 57.5 ms)** | 50.0 ms | ×1.60 |"),
         "{md}"
     );
 
     let xml = stdout(&a.cmd(&["check", "--format", "junit"]).code(1));
     assert!(
         xml.contains(
-            r#"<testsuites name="perfdash check" tests="2" failures="1" errors="0" skipped="0">"#
+            r#"<testsuites name="perfdash check: FAIL: 1 endpoint regressed in run 2026-02-02T0300Z (policy median)" tests="2" failures="1" errors="0" skipped="0">"#
         ),
         "{xml}"
     );
@@ -326,9 +326,18 @@ fn a_changed_load_profile_is_not_comparable() {
         )
         .unwrap();
     }
-    let text = stdout(&a.cmd(&["check"]).code(0));
+    // Issue 32: a new load level leaves the p99 nothing to be judged
+    // against; the gate cannot vouch for the run and names the change.
+    let text = stdout(&a.cmd(&["check"]).code(2));
     assert!(
         text.contains("not-comparable") && text.contains("vus 50 → 200"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("a new load profile (vus 50 → 200)"),
         "{text}"
     );
 }

@@ -368,12 +368,17 @@ fn a_history_of_failed_runs_says_why_there_is_no_baseline() {
         a.copies(i, "orders", "refused-thresholds.summary.json");
     }
     a.quiet(6, 7, "orders");
+    // Failed runs are no baseline: the first healthy run has nothing to be
+    // judged against, and the gate cannot vouch for it (issue 32) …
     let (code, text) = a.check(&[]);
-    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(code, Some(2), "{text}");
     assert!(
         text.contains("no baseline: 0 of 3 accepted runs before it; earlier runs left out of the baseline: 6 failed"),
         "{text}"
     );
+    // … unless first runs are let through.
+    let (code, text) = a.check(&["--allow-no-baseline"]);
+    assert_eq!(code, Some(0), "{text}");
 }
 
 /// Twelve endpoints; the latest run has nine of them ×1.2.

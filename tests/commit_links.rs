@@ -38,13 +38,14 @@ fn sel(s: &str) -> Selector {
 type IsPage = fn(&str) -> bool;
 
 /// Page types and how to tell a page's path belongs to one.
-const PAGE_TYPES: [(&str, IsPage); 10] = [
+const PAGE_TYPES: [(&str, IsPage); 11] = [
     ("overview", |p| p == "index.html"),
     ("endpoint", |p| p.starts_with("endpoints/")),
     ("run", |p| p.starts_with("runs/") && p != "runs/index.html"),
     ("runs index", |p| p == "runs/index.html"),
     ("history", |p| p == "history.html"),
     ("weekly", |p| p == "weekly.html"),
+    ("week", |p| p.starts_with("weekly/")),
     ("releases", |p| p == "releases.html"),
     ("capacity", |p| p.starts_with("capacity/")),
     ("compare", |p| p.starts_with("compare/")),

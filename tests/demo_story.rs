@@ -282,6 +282,28 @@ fn the_weekly_page_counts_agree_with_each_other_and_with_analysis_json() {
             .find(|r| r["id"] == id)
             .map(|r| r["started_at"].as_str().unwrap().to_string())
     };
+    // Improvements: the headline, the list and the JSON agree, and each
+    // is an endpoint with a run of the week judged an improvement.
+    let improvements = weekly["improvements"].as_array().unwrap();
+    assert_eq!(count_before(&html, " improvement"), improvements.len());
+    assert_eq!(
+        html.matches("<li class=\"improvement\">").count(),
+        improvements.len()
+    );
+    for i in improvements {
+        let run = i["first_run"].as_str().unwrap();
+        let started = run_start(run).unwrap();
+        assert!(in_week(&started), "{i}");
+        let point = json["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == i["endpoint"])
+            .and_then(|e| e["runs"].as_array())
+            .and_then(|ps| ps.iter().find(|p| p["run"] == run))
+            .unwrap_or_else(|| panic!("{i}: its run in analysis.json"));
+        assert_eq!(point["verdict"], "improvement", "{i}");
+    }
     let mut open: Vec<(String, String)> = json["alarms"]
         .as_array()
         .unwrap()
@@ -437,4 +459,52 @@ fn a_week_is_half_open_so_an_alarm_is_new_in_exactly_one_week() {
             .count();
         assert_eq!(w47.new_by_policy[&p] + w48.new_by_policy[&p], both, "{p:?}");
     }
+}
+
+/// A comparison lists the most severe first: in "1.9.0 → latest" the one
+/// regression was row 11 of 12 in endpoint order (issue 34); now failed
+/// and regressed endpoints lead, then the rest by verdict.
+#[test]
+fn comparison_pages_list_the_most_severe_first() {
+    let site = perfdash::render::render_site(demo()).unwrap();
+    let rank = |v: &str| match v {
+        "failed" => 0,
+        "regression" => 1,
+        "inconclusive" => 2,
+        "removed" => 3,
+        "added" => 4,
+        "improvement" => 5,
+        "same" => 6,
+        other => panic!("verdict {other}"),
+    };
+    let mut moved = 0;
+    let mut pages = 0;
+    for (path, bytes) in site.files() {
+        if !(path.starts_with("compare/") && path.ends_with(".html")) {
+            continue;
+        }
+        pages += 1;
+        let html = std::str::from_utf8(bytes).unwrap();
+        let table = &html[html.find("<tbody>").unwrap()..html.find("</tbody>").unwrap()];
+        let rows: Vec<(&str, &str)> = table
+            .split("<tr data-verdict=\"")
+            .skip(1)
+            .map(|r| {
+                let verdict = &r[..r.find('"').unwrap()];
+                let anchor = &r[r.find("href=\"#").unwrap() + 7..];
+                (verdict, &anchor[..anchor.find('"').unwrap()])
+            })
+            .collect();
+        assert!(
+            rows.windows(2).all(|w| rank(w[0].0) <= rank(w[1].0)),
+            "{path}: {rows:?}"
+        );
+        // The regression leads where endpoint order would have put it later.
+        let mut by_name: Vec<&str> = rows.iter().map(|r| r.1).collect();
+        by_name.sort_unstable();
+        if rows.first().is_some_and(|r| r.0 == "regression") && by_name[0] != rows[0].1 {
+            moved += 1;
+        }
+    }
+    assert!(pages > 0 && moved > 0, "{pages} pages, {moved} reordered");
 }

@@ -89,7 +89,10 @@ fn compare_every_run(
             &AnalyseOptions::default(),
         );
         for allow_insufficient in [false, true] {
-            let options = CheckOptions { allow_insufficient };
+            let options = CheckOptions {
+                allow_insufficient,
+                ..CheckOptions::default()
+            };
             for which in &selectors {
                 let expected = check(full, which, policy, &options).unwrap();
                 let got = check(&gated, which, policy, &options).unwrap();

@@ -368,19 +368,16 @@ fn the_archive_reads_it_as_a_round_file_and_keeps_the_truncated_round() {
     )
     .unwrap();
     let shown: Vec<String> = loaded.diagnostics.iter().map(|d| d.to_string()).collect();
-    assert_eq!(
-        shown,
-        [
-            format!("{run}/round-2.log: {CUT_WARNING}"),
-            // Before the cut, its only request is the KO.
-            format!(
-                "{run}/round-2.log: skipped endpoint post-redirect-1: all 1 requests after the warm-up failed: \
-                 no latency to measure (set failures_in_latency = true in [raw] to measure them anyway)"
-            ),
-        ]
-    );
+    assert_eq!(shown, [format!("{run}/round-2.log: {CUT_WARNING}")]);
     let endpoints = &loaded.archive.runs[0].endpoints;
     assert_eq!(endpoints.len(), 11);
+    // Before the cut, post-redirect-1's only request is the KO: a failed
+    // round (no latency, 100% errors), never a file skipped (issue 32).
+    let failed = &endpoints["post-redirect-1"].rounds[1].stats;
+    assert_eq!(
+        (failed.count, failed.p99_ms, failed.error_rate),
+        (Some(1), 0.0, Some(1.0))
+    );
     let page_3 = &endpoints["page-3"].rounds;
     assert_eq!(page_3.len(), 2, "the truncated round is kept");
     assert_eq!(page_3[0].format, SourceFormat::GatlingBinaryLog);
@@ -389,7 +386,7 @@ fn the_archive_reads_it_as_a_round_file_and_keeps_the_truncated_round() {
     assert_eq!(page_3[0].stats.count, Some(12));
     // "Page 3" requests before byte 1988: four of the twelve.
     assert_eq!(page_3[1].stats.count, Some(4));
-    assert_eq!(endpoints["post-redirect-1"].rounds.len(), 1);
+    assert_eq!(endpoints["post-redirect-1"].rounds.len(), 2);
 }
 
 #[test]

@@ -215,6 +215,7 @@ fn check_a_run_with_every_status() {
         &mixed(),
         CheckOptions {
             allow_insufficient: true,
+            allow_no_baseline: true,
         },
     );
 }

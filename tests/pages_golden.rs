@@ -32,6 +32,7 @@ fn kind(path: &str) -> Option<&'static str> {
         p if p.starts_with("compare/") => "compare",
         p if p.starts_with("capacity/") => "capacity",
         p if p.starts_with("flame/") => "flame",
+        p if p.starts_with("weekly/") => "week",
         _ => return None,
     };
     path.ends_with(".html").then_some(kind)
@@ -52,6 +53,7 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     ("capacity", "capacity/reserve.html"),
     ("flame", "flame/orders/2026-03-23t0300z.cpu.html"),
+    ("week", "weekly/2026-w12.html"),
 ];
 
 fn site() -> Site {

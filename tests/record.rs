@@ -29,6 +29,19 @@ fn record(archive: &Path, vars: &[(&str, &str)]) -> Command {
     cmd
 }
 
+/// [`record`] as a plain `std::process::Command`, for what `assert_cmd`
+/// cannot set (stdout into `/dev/full`, a pipe closed early).
+fn record_std(archive: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_perfdash"));
+    cmd.env_clear()
+        .env("PERFDASH_NOW", "2026-11-29T19:28:00Z")
+        .arg("record")
+        .arg("--archive")
+        .arg(archive)
+        .args(["--set", "host=perf-runner-1"]);
+    cmd
+}
+
 const GITHUB_PULL_REQUEST: [(&str, &str); 8] = [
     ("GITHUB_ACTIONS", "true"),
     ("GITHUB_SHA", "4f2a9c1e0b7d"),
@@ -624,4 +637,333 @@ fn a_profile_kind_build_would_not_read_back_is_refused_before_any_round() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--profile-kind 'CPU'"), "{stderr}");
     assert!(!marks.exists() && !archive.exists());
+}
+
+/// Names of the entries of `dir` starting with `prefix`.
+fn entries_starting(dir: &Path, prefix: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn record_says_what_it_recorded_whatever_happens_to_stdout() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full here");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let files = real_rounds(tmp.path());
+    let out = record_std(&archive)
+        .args(["--endpoint", "order-list"])
+        .args(&files)
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "the run is recorded: {stderr}");
+    assert!(
+        stderr.contains("could not write the run id to stdout")
+            && stderr.contains("the run is recorded as 2026-11-29T1928Z"),
+        "{stderr}"
+    );
+    assert_eq!(names_in(&archive.join("runs")), ["2026-11-29T1928Z"]);
+    // A closed pipe: the same (exit 0, recorded), quietly for the id.
+    let archive = tmp.path().join("archive-2");
+    let mut child = record_std(&archive)
+        .args(["--endpoint", "order-list"])
+        .args(&files)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(names_in(&archive.join("runs")), ["2026-11-29T1928Z"]);
+}
+
+#[test]
+fn a_start_time_build_would_distrust_is_refused_unless_forced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let files = real_rounds(tmp.path());
+    for (at, why) in [
+        ("2099-01-01T00:00:00Z", "more than a day in the future"),
+        ("1999-12-31T23:00:00Z", "before 2000"),
+    ] {
+        let out = record(&archive, &[])
+            .args(["--endpoint", "order-list", "--started-at", at])
+            .args(&files)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(why) && stderr.contains("--force"),
+            "{stderr}"
+        );
+        assert!(!archive.join("runs").exists(), "nothing written");
+    }
+    // An id whose date is far from the start time: build would distrust it.
+    let out = record(&archive, &[])
+        .args(["--endpoint", "order-list", "--id", "2026-01-01T0000Z"])
+        .args(&files)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("days away from the date in the run id"));
+    // Forced, it is recorded, and build marks it as it always did.
+    record(&archive, &[])
+        .args([
+            "--endpoint",
+            "order-list",
+            "--started-at",
+            "2099-01-01T00:00:00Z",
+        ])
+        .arg("--force")
+        .args(&files)
+        .assert()
+        .success()
+        .stdout("2099-01-01T0000Z\n");
+}
+
+#[test]
+fn a_record_killed_mid_round_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let scratch_parent = tmp.path().join("tmp");
+    std::fs::create_dir_all(&scratch_parent).unwrap();
+    let marks = tmp.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    // Round 1 writes its output, round 2 starts a child of its own and
+    // waits: SIGTERM arrives then, and round 2 takes a moment to go (as k6
+    // does, writing its last results).
+    let script = format!(
+        "echo \"$2\" >> '{marks}/started'; cp '{summary}' \"$1\"; \
+         if [ \"$2\" = 2 ]; then trap 'sleep 0.3; exit 143' TERM; \
+         sleep 60 & echo $! > '{marks}/sleep'; echo $$ > '{marks}/shell'; wait; fi",
+        summary = fixture("round-1.summary.json").display(),
+        marks = marks.display()
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_perfdash"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("TMPDIR", &scratch_parent)
+        .env("PERFDASH_NOW", "2026-11-29T19:28:00Z")
+        .arg("record")
+        .arg("--archive")
+        .arg(&archive)
+        .args([
+            "--endpoint",
+            "order-list",
+            "--rounds",
+            "3",
+            "--out-ext",
+            "json",
+        ])
+        .args(["--", "sh", "-c", &script, "sh", "{out}", "{round}"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !marks.join("sleep").exists() || !marks.join("shell").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "round 2 never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        entries_starting(&scratch_parent, "perfdash-rounds-").len(),
+        1,
+        "round 1 is in the scratch folder"
+    );
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt as _;
+    assert_eq!(status.signal(), Some(15), "ends as SIGTERM would: {stderr}");
+    assert!(
+        stderr.contains("interrupted: removed the unfinished files"),
+        "{stderr}"
+    );
+    assert!(entries_starting(&scratch_parent, "perfdash-").is_empty());
+    assert!(
+        !archive.join("runs").exists() || names_in(&archive.join("runs")).is_empty(),
+        "nothing reached the archive"
+    );
+    // No round starts after the signal (round 3 once did, into a folder
+    // being removed) …
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        std::fs::read_to_string(marks.join("started")).unwrap(),
+        "1\n2\n"
+    );
+    // … and the load test and what it started are gone too.
+    for mark in ["shell", "sleep"] {
+        let pid = std::fs::read_to_string(marks.join(mark)).unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+        assert!(
+            stat.is_err() || stat.unwrap().contains(") Z "),
+            "the {mark} of the round is still running"
+        );
+    }
+}
+
+#[test]
+fn record_files_summaries_with_their_raw_rounds_locust_files_and_profiles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    // k6: a raw output and the summary of the same test, by any name.
+    let raw = tmp.path().join("r1.ndjson.gz");
+    let summary = tmp.path().join("r1.json");
+    std::fs::copy(fixture("round-1.ndjson.gz"), &raw).unwrap();
+    std::fs::copy(fixture("round-1.summary.json"), &summary).unwrap();
+    let profile = tmp.path().join("cpu.collapsed");
+    std::fs::copy(folded_fixture(), &profile).unwrap();
+    let out = record(&archive, &[])
+        .args(["--endpoint", "order-list", "--profile"])
+        .arg(&profile)
+        .arg(&raw)
+        .arg(&summary)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("recorded 1 round (3 files)"), "{stderr}");
+    let dir = archive.join("runs/2026-11-29T1928Z/order-list");
+    assert_eq!(
+        names_in(&dir),
+        ["flame.cpu.collapsed", "round-1.json", "round-1.ndjson.gz"]
+    );
+    let loaded = perfdash::ingest::load_archive_with(
+        &archive,
+        &perfdash::ingest::LoadOptions {
+            now: Some("2026-11-29T20:00:00Z".parse().unwrap()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let warnings: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_warning())
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let e = &loaded.archive.runs[0].endpoints["order-list"];
+    let cross = e.rounds[0]
+        .cross_check
+        .as_ref()
+        .expect("the summary cross-checks the raw file");
+    assert!(cross.agrees, "{cross:?}");
+    assert_eq!(
+        e.profiles.len(),
+        1,
+        "the profile is filed on an ordinary run"
+    );
+
+    // Locust: a stats file and the files Locust wrote beside it.
+    let locust = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/locust-real/runs/2026-12-01T140324Z");
+    let mut files = Vec::new();
+    for suffix in [
+        "_stats.csv",
+        "_stats_history.csv",
+        "_failures.csv",
+        "_exceptions.csv",
+    ] {
+        let to = tmp.path().join(format!("eu{suffix}"));
+        std::fs::copy(locust.join(format!("round-2{suffix}")), &to).unwrap();
+        files.push(to);
+    }
+    // Run-level, as Locust writes one file for every request name.
+    let archive = tmp.path().join("archive-locust");
+    let out = record(&archive, &[]).args(&files).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        names_in(&archive.join("runs/2026-11-29T1928Z")),
+        [
+            "round-1_exceptions.csv",
+            "round-1_failures.csv",
+            "round-1_stats.csv",
+            "round-1_stats_history.csv",
+            "run.toml"
+        ]
+    );
+    // build reads the run and passes the companions over without a word.
+    let loaded = perfdash::ingest::load_archive_with(
+        &archive,
+        &perfdash::ingest::LoadOptions {
+            now: Some("2026-11-29T20:00:00Z".parse().unwrap()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let warnings: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_warning())
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn profile_every_run_profiles_a_run_that_did_not_regress() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    quiet_history(&archive);
+    let (profiler, marks) = fake_profiler(
+        tmp.path(),
+        &format!("cp '{}' \"$1\"", folded_fixture().display()),
+    );
+    let summary = tmp.path().join("summary.json");
+    std::fs::write(&summary, k6_summary(100.0)).unwrap();
+    let out = Command::cargo_bin("perfdash")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("TMPDIR", tmp.path())
+        .env("PERFDASH_NOW", "2026-11-22T03:00:00Z")
+        .arg("record")
+        .arg("--archive")
+        .arg(&archive)
+        .args([
+            "--endpoint",
+            "order-list",
+            "--rounds",
+            "5",
+            "--out-ext",
+            "json",
+        ])
+        .args(["--profile-every-run", &profiler])
+        .arg("--")
+        .arg("cp")
+        .arg(&summary)
+        .arg("{out}")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(marks.exists(), "the profiler ran: {stderr}");
+    assert!(
+        archive
+            .join("runs/2026-11-22T0300Z/order-list/flame.cpu.collapsed")
+            .is_file(),
+        "{stderr}"
+    );
+    assert_eq!(
+        check_exit_code(&archive, "2026-11-22T0300Z"),
+        0,
+        "not a regression"
+    );
 }

@@ -85,6 +85,13 @@ pub struct Baseline {
     /// Why the run is not comparable with the runs before it (a different
     /// load profile), when that is why there is no baseline.
     pub not_comparable: Option<String>,
+    /// The load-profile change that leaves the p99 without a baseline, in
+    /// words (`vus 50 → 100`); `None` when the profile is not why.
+    pub load_change: Option<String>,
+    /// Without a baseline: the accepted runs it would have been formed
+    /// from, fewer than `min_baseline_runs` (oldest first). `perfdash
+    /// check` gives an early verdict from their rounds.
+    pub early_runs: Vec<Arc<str>>,
 }
 
 /// One run as the walk takes it.
@@ -156,31 +163,33 @@ impl SeriesWalk {
         let recent = self.window.recent();
         // Neighbours share their profile's allocation: compare each
         // profile once (it was a tenth of a warm `check`).
-        let mut last: Option<(&Arc<BTreeMap<String, String>>, bool)> = None;
-        let window: Vec<&AcceptedRun> = recent
+        let mut last: Option<(&Arc<BTreeMap<String, String>>, comparability::Comparable)> = None;
+        let judged: Vec<(&AcceptedRun, comparability::Comparable)> = recent
             .iter()
-            .filter(|r| match last {
-                Some((seen, same)) if Arc::ptr_eq(seen, &r.load) => same,
+            .map(|r| match last {
+                Some((seen, c)) if Arc::ptr_eq(seen, &r.load) => (r, c),
                 _ => {
-                    let same = comparability::same_load(&r.load, load);
-                    last = Some((&r.load, same));
-                    same
+                    let c = comparability::comparable(&r.load, load);
+                    last = Some((&r.load, c));
+                    (r, c)
                 }
             })
             .collect();
+        // The p99 (and the throughput, which compares under the same
+        // changes: `comparability::comparable`) is judged against the runs
+        // whose profile keeps it comparable.
+        let window: Vec<&AcceptedRun> = judged
+            .iter()
+            .filter(|(_, c)| c.p99)
+            .map(|(r, _)| *r)
+            .collect();
         let min = self.settings.min_baseline_runs;
         if window.len() < min {
-            let not_comparable = recent
-                .iter()
-                .rev()
-                .find(|r| !comparability::same_load(&r.load, load))
-                .map(|other| {
-                    format!(
-                        "load profile differs from run {}'s: {}",
-                        other.id,
-                        comparability::describe_changes(&other.load, load)
-                    )
-                });
+            let other = judged.iter().rev().find(|(_, c)| !c.p99).map(|(r, _)| *r);
+            let load_change = other.map(|o| comparability::describe_changes(&o.load, load));
+            let not_comparable = other.zip(load_change.as_ref()).map(|(other, change)| {
+                format!("load profile differs from run {}'s: {change}", other.id)
+            });
             let missing = match &not_comparable {
                 Some(why) => format!(
                     "{} of {min} accepted runs with this load profile before it ({why})",
@@ -188,9 +197,23 @@ impl SeriesWalk {
                 ),
                 None => self.too_few_runs(window.len()),
             };
+            // A new load level leaves the error rate comparable: judged
+            // against the runs it compares with, when there are enough.
+            let error_rates: Vec<f64> = judged
+                .iter()
+                .filter(|(_, c)| c.error_rate)
+                .filter_map(|(r, _)| r.error_rate)
+                .collect();
+            let error_rate = match not_comparable {
+                Some(_) if error_rates.len() >= min => median(&error_rates),
+                _ => None,
+            };
             return Baseline {
                 missing: Some(missing),
                 not_comparable,
+                load_change,
+                error_rate,
+                early_runs: window.iter().map(|r| Arc::clone(&r.id)).collect(),
                 ..Baseline::default()
             };
         }
@@ -242,6 +265,8 @@ impl SeriesWalk {
             run_p99_ms: p99s,
             missing,
             not_comparable: None,
+            load_change: None,
+            early_runs: Vec::new(),
         }
     }
 

@@ -281,6 +281,51 @@ pub fn compare(archive: &Archive, a: &Run, b: &Run) -> Comparison {
     }
 }
 
+/// One endpoint's rounds in a run (`b`) against the rounds of earlier runs
+/// pooled (`a`, each run's rounds in turn, numbered one after another):
+/// the figures, the Hodges–Lehmann interval and the rule of a comparison
+/// of two runs. `perfdash check` gives its early verdict from this when a
+/// run has too few earlier runs for a baseline ([`super::gate`]).
+/// `throughput_not_judged`: why the throughputs do not compare, if they do
+/// not (the load profiles differ or are not recorded).
+pub fn compare_rounds(
+    settings: &crate::config::Settings,
+    id: &str,
+    a: &[&[crate::model::Round]],
+    b: &[crate::model::Round],
+    throughput_not_judged: Option<String>,
+) -> EndpointComparison {
+    let pooled: Vec<crate::model::Round> = a
+        .iter()
+        .flat_map(|rounds| rounds.iter())
+        .zip(1u32..)
+        .map(|(round, number)| crate::model::Round {
+            number,
+            ..round.clone()
+        })
+        .collect();
+    let failed_rate = settings.analysis.failed_round_error_rate;
+    let side = |rounds: &[crate::model::Round]| {
+        let run = EndpointRun {
+            rounds: rounds.to_vec().into(),
+            profiles: Vec::new(),
+        };
+        Side::of(&run, failed_rate).map(|s| (s, rounds.iter().map(|r| r.number).collect()))
+    };
+    compare_endpoint(
+        Target {
+            id,
+            name: settings.endpoint_name(id),
+            threshold_ratio: settings.threshold_ratio(id),
+            expected_rounds: settings.analysis.expected_rounds,
+            lines: FigureLines::of(&settings.analysis),
+            throughput_not_judged,
+        },
+        side(&pooled),
+        side(b),
+    )
+}
+
 /// What one endpoint is compared under.
 struct Target<'a> {
     id: &'a str,

@@ -7,6 +7,8 @@
 //! [`Outcome`]; the exit code is chosen from it in `src/cli/`, nowhere
 //! else.
 
+use std::fmt::Write as _;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -33,6 +35,12 @@ pub struct CheckOptions {
     /// expected (`--allow-insufficient`): those endpoints are reported
     /// and do not stop the gate from vouching for the others.
     pub allow_insufficient: bool,
+    /// Pass endpoints that have no earlier run to be judged against (a
+    /// new archive, a new endpoint, a new `series_by` series) or whose
+    /// early verdict is inconclusive (`--allow-no-baseline`); without it
+    /// the gate cannot vouch for them. A new load profile is not let
+    /// through by this: see [`CannotVouch::NewLoadProfile`].
+    pub allow_no_baseline: bool,
 }
 
 /// The overall outcome. `src/cli/check.rs` maps it to the exit code
@@ -83,6 +91,47 @@ pub enum CannotVouch {
     /// another run's: it may be the real latest run on a skewed clock
     /// (listed in `problems`).
     UntrustedTime { runs: Vec<String> },
+    /// Endpoints with no earlier run to be judged against, not even for
+    /// an early verdict: the first run of an archive, of an endpoint or of
+    /// a `series_by` series (`--allow-no-baseline` lets them pass).
+    NoBaseline { endpoints: Vec<String> },
+    /// Endpoints whose early verdict (1 or 2 earlier runs) is over the
+    /// line while their rounds overlap the earlier ones too much to tell
+    /// a change from noise (`--allow-no-baseline` lets them pass).
+    EarlyInconclusive { endpoints: Vec<String> },
+    /// Endpoints whose load profile changed so that their p99 has nothing
+    /// comparable to be judged against (docs/alarms.md,
+    /// "Comparability"). A triage label `accepted` on the run, or
+    /// `[alarms] accept_new_load_profile = true`, accepts the new profile
+    /// as the start of a new baseline.
+    NewLoadProfile {
+        endpoints: Vec<String>,
+        change: String,
+    },
+}
+
+/// "order-list, cart and 3 more": a few names, so that a reason stays one
+/// short line whatever the number of endpoints.
+fn some_names(names: &[String]) -> String {
+    const SHOWN: usize = 3;
+    match names.len() {
+        0 => String::new(),
+        n if n <= SHOWN => match names {
+            [one] => one.clone(),
+            [init @ .., last] => format!("{} and {last}", init.join(", ")),
+            [] => unreachable!(),
+        },
+        n => format!("{} and {} more", names[..SHOWN].join(", "), n - SHOWN),
+    }
+}
+
+/// Text from the data in a reason stays short: a load profile with a
+/// million keys must not make a million-character headline.
+fn clipped(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
 }
 
 impl CannotVouch {
@@ -116,6 +165,37 @@ impl CannotVouch {
                 plural(runs.len()),
                 runs.join(", ")
             ),
+            CannotVouch::NoBaseline { endpoints } => {
+                format!("no earlier run to judge {} against", some_names(endpoints))
+            }
+            CannotVouch::EarlyInconclusive { endpoints } => format!(
+                "an early verdict that cannot tell a change from noise for {}",
+                some_names(endpoints)
+            ),
+            CannotVouch::NewLoadProfile { endpoints, change } => format!(
+                "a new load profile ({}) for {}",
+                clipped(change, 120),
+                some_names(endpoints)
+            ),
+        }
+    }
+
+    /// What to do about it, when there is something to say.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            CannotVouch::TooFewRounds { .. } => Some(
+                "re-run the missing or failed rounds, or pass --allow-insufficient to judge the other endpoints",
+            ),
+            CannotVouch::NoBaseline { .. } => Some(
+                "the first runs of an endpoint have nothing to be compared with; pass --allow-no-baseline to let them through",
+            ),
+            CannotVouch::EarlyInconclusive { .. } => {
+                Some("re-run the test, or pass --allow-no-baseline to let early runs through")
+            }
+            CannotVouch::NewLoadProfile { .. } => Some(
+                "if the new load profile is meant, label the run `accepted` in triage/ (perfdash triage --template) or set [alarms] accept_new_load_profile = true",
+            ),
+            _ => None,
         }
     }
 }
@@ -223,8 +303,42 @@ pub struct EndpointCheck {
     /// The alarm this run belongs to under the policy, if any.
     pub alarm_run: Option<String>,
     pub alarm_state: Option<AlarmState>,
+    /// Set when the status is an early verdict: too few earlier runs for a
+    /// baseline, so the run's rounds were compared with theirs.
+    pub early: Option<EarlyCheck>,
     /// One sentence saying why.
     pub reason: String,
+}
+
+impl EndpointCheck {
+    /// The status as reports show it: `regression (early)` for an early
+    /// verdict, so it is never taken for one against a baseline.
+    pub fn status_label(&self) -> String {
+        match &self.early {
+            Some(_) => format!("{} (early)", self.status.as_str()),
+            None => self.status.as_str().to_string(),
+        }
+    }
+}
+
+/// An early verdict: the run's rounds against the rounds of the 1 to
+/// `min_baseline_runs` − 1 accepted runs before it, with the interval and
+/// rule `perfdash compare` uses ([`super::compare::compare_rounds`],
+/// [`super::verdict::decide_early`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct EarlyCheck {
+    pub verdict: super::verdict::EarlyVerdict,
+    /// The earlier runs whose rounds were pooled, oldest first.
+    pub runs: Vec<String>,
+    /// The median p99 of their usable rounds, pooled.
+    pub earlier_median_p99_ms: Option<f64>,
+    /// This run's median p99 ÷ the pooled rounds' median p99.
+    pub ratio: Option<f64>,
+    /// The Hodges–Lehmann interval for that ratio from the rounds.
+    pub ratio_interval: Option<[f64; 2]>,
+    pub interval_confidence: Option<f64>,
+    /// The figures over their lines against the earlier rounds.
+    pub regressed: Vec<Figure>,
 }
 
 /// One endpoint's step-load result in the checked run: its knee against
@@ -326,6 +440,8 @@ pub fn check(
         },
     };
     let mut endpoints = Vec::new();
+    // Endpoints that could not be judged, and why (in endpoint order).
+    let mut blockers: Vec<(String, Blocker)> = Vec::new();
     for endpoint in &analysis.endpoints {
         let at = match &run.branch {
             None => endpoint
@@ -360,17 +476,18 @@ pub fn check(
                     figures: None,
                     alarm_run: None,
                     alarm_state: None,
+                    early: None,
                     reason: "not measured in this run".into(),
                 });
             }
             continue;
         };
-        endpoints.push(endpoint_check(
-            analysis,
-            endpoint,
-            &at,
-            run.environment_suspect.is_some(),
-        ));
+        let (check, blocker) =
+            endpoint_check(analysis, endpoint, &at, run.environment_suspect.is_some());
+        if let Some(blocker) = blocker {
+            blockers.push((check.endpoint.clone(), blocker));
+        }
+        endpoints.push(check);
     }
     // Only diagnostics whose kind casts doubt on the figures (a skipped
     // round, a cut-short file, an untrusted time) stop the gate vouching;
@@ -380,6 +497,12 @@ pub fn check(
         .problems
         .iter()
         .partition(|d| d.kind.casts_doubt_on_verdicts());
+    // A newer run folder that could not be read at all (every file of it
+    // unreadable) is left out of the analysis: the latest run judged is
+    // then an older one, which the gate must not pass for the newest.
+    if *which == RunSelector::Latest {
+        problems.extend(newer_runs_left_out(analysis, &run.id));
+    }
     // Unreadable first, then doubtful, then untrusted times: reports list
     // each reason's own diagnostics in this order.
     problems.sort_by_key(|d| d.kind);
@@ -441,6 +564,7 @@ pub fn check(
             });
         }
     }
+    cannot_vouch.extend(unjudged_reasons(&blockers, options));
     let outcome = if !cannot_vouch.is_empty() {
         Outcome::CannotVouch
     } else if endpoints
@@ -543,17 +667,292 @@ impl<'a> PointAt<'a> {
     }
 }
 
-/// One endpoint's status in the checked run.
+/// The diagnostics of run folders after `latest` (ids sort by time) that
+/// were left out whole: "run skipped: it holds no readable rounds".
+fn newer_runs_left_out<'a>(
+    analysis: &'a Analysis,
+    latest: &'a str,
+) -> impl Iterator<Item = &'a crate::error::Diagnostic> + 'a {
+    analysis.diagnostics.iter().filter(move |d| {
+        d.kind == DiagnosticKind::SkippedInput
+            && d.message.starts_with("run skipped")
+            && d.path
+                .strip_prefix(crate::ingest::RUNS_DIR)
+                .and_then(|p| p.strip_prefix('/'))
+                .is_some_and(|id| !id.contains('/') && id > latest)
+    })
+}
+
+/// Why an endpoint of the checked run could not be judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Blocker {
+    /// No earlier run at all (of the endpoint, of its series).
+    NoBaseline,
+    /// An early verdict over the line that the rounds cannot confirm.
+    EarlyInconclusive,
+    /// A new load profile, in words, not accepted.
+    NewLoadProfile(String),
+}
+
+/// The reasons the gate cannot vouch for the run's unjudged endpoints,
+/// grouped by kind (and by load change), those the options let through
+/// left out.
+fn unjudged_reasons(blockers: &[(String, Blocker)], options: &CheckOptions) -> Vec<CannotVouch> {
+    let of = |wanted: &Blocker| -> Vec<String> {
+        blockers
+            .iter()
+            .filter(|(_, b)| b == wanted)
+            .map(|(e, _)| e.clone())
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut changes: Vec<&String> = blockers
+        .iter()
+        .filter_map(|(_, b)| match b {
+            Blocker::NewLoadProfile(change) => Some(change),
+            _ => None,
+        })
+        .collect();
+    changes.sort();
+    changes.dedup();
+    for change in changes {
+        out.push(CannotVouch::NewLoadProfile {
+            endpoints: of(&Blocker::NewLoadProfile(change.clone())),
+            change: change.clone(),
+        });
+    }
+    if !options.allow_no_baseline {
+        let none = of(&Blocker::NoBaseline);
+        if !none.is_empty() {
+            out.push(CannotVouch::NoBaseline { endpoints: none });
+        }
+        let inconclusive = of(&Blocker::EarlyInconclusive);
+        if !inconclusive.is_empty() {
+            out.push(CannotVouch::EarlyInconclusive {
+                endpoints: inconclusive,
+            });
+        }
+    }
+    out
+}
+
+/// A point without a baseline: its early verdict when it has earlier runs
+/// to compare with, else why it cannot be judged.
+struct Unjudged {
+    status: CheckStatus,
+    reason: String,
+    early: Option<EarlyCheck>,
+    blocker: Option<Blocker>,
+}
+
+fn unjudged(
+    analysis: &Analysis,
+    endpoint: &EndpointAnalysis,
+    point: &RunPoint,
+    label: Option<Label>,
+) -> Unjudged {
+    let settings = &analysis.settings;
+    if !point.early_runs.is_empty() {
+        let early = early_check(analysis, endpoint, point);
+        let words = describe_early(&early, point, endpoint.threshold_ratio);
+        use super::verdict::EarlyVerdict;
+        let (status, reason, blocker) = match early.verdict {
+            EarlyVerdict::Regression => match label {
+                Some(Label::Noise) => (
+                    CheckStatus::TriagedNoise,
+                    format!("{words}; this alarm is triaged as noise"),
+                    None,
+                ),
+                Some(Label::Accepted) => (
+                    CheckStatus::TriagedAccepted,
+                    format!("{words}; this change is triaged as accepted"),
+                    None,
+                ),
+                _ => (CheckStatus::Regression, words, None),
+            },
+            EarlyVerdict::Improvement => (CheckStatus::Improvement, words, None),
+            EarlyVerdict::Ok => (CheckStatus::Ok, words, None),
+            EarlyVerdict::Inconclusive => (
+                CheckStatus::NoBaseline,
+                format!("{words}: the rounds overlap too much to tell a change from noise"),
+                Some(Blocker::EarlyInconclusive),
+            ),
+        };
+        return Unjudged {
+            status,
+            reason,
+            early: Some(early),
+            blocker,
+        };
+    }
+    if let Some(change) = &point.load_change {
+        let why = point
+            .not_comparable
+            .clone()
+            .unwrap_or_else(|| format!("load profile changed: {change}"));
+        let accepted_by = match label {
+            Some(Label::Accepted) => Some("a triage label"),
+            _ if settings.alarms.accept_new_load_profile => {
+                Some("[alarms] accept_new_load_profile = true")
+            }
+            _ => None,
+        };
+        return match accepted_by {
+            Some(by) => Unjudged {
+                status: CheckStatus::TriagedAccepted,
+                reason: format!(
+                    "{why}; the new load profile is accepted by {by}: this run starts its baseline"
+                ),
+                early: None,
+                blocker: None,
+            },
+            None => Unjudged {
+                status: CheckStatus::NotComparable,
+                reason: format!("{why}: the p99 has nothing comparable to be judged against"),
+                early: None,
+                blocker: Some(Blocker::NewLoadProfile(change.clone())),
+            },
+        };
+    }
+    match &point.not_comparable {
+        // Another series (`series_by`) has a baseline, this one has none.
+        Some(why) => Unjudged {
+            status: CheckStatus::NotComparable,
+            reason: why.clone(),
+            early: None,
+            blocker: Some(Blocker::NoBaseline),
+        },
+        None => Unjudged {
+            status: CheckStatus::NoBaseline,
+            reason: format!(
+                "no baseline: {}",
+                point
+                    .no_baseline_reason
+                    .as_deref()
+                    .unwrap_or("too few earlier runs")
+            ),
+            early: None,
+            blocker: Some(Blocker::NoBaseline),
+        },
+    }
+}
+
+/// The point's rounds against the pooled rounds of its early runs.
+fn early_check(analysis: &Analysis, endpoint: &EndpointAnalysis, point: &RunPoint) -> EarlyCheck {
+    let earlier: Vec<&RunPoint> = point
+        .early_runs
+        .iter()
+        .filter_map(|id| endpoint.points.iter().find(|p| *p.run == **id))
+        .collect();
+    let load = |p: &RunPoint| &analysis.runs[p.run_index].meta.load;
+    let throughput_not_judged =
+        if load(point).is_empty() || earlier.iter().any(|p| load(p).is_empty()) {
+            Some("the load profile is not recorded ([load] in run.toml)".to_string())
+        } else {
+            earlier
+                .iter()
+                .find(|p| !super::comparability::comparable(load(p), load(point)).throughput)
+                .map(|p| {
+                    format!(
+                        "the load profiles differ: {}",
+                        super::comparability::describe_changes(load(p), load(point))
+                    )
+                })
+        };
+    let rounds: Vec<&[crate::model::Round]> = earlier.iter().map(|p| &p.rounds[..]).collect();
+    let c = super::compare::compare_rounds(
+        &analysis.settings,
+        &endpoint.id,
+        &rounds,
+        &point.rounds,
+        throughput_not_judged,
+    );
+    let evidence = super::verdict::ComparisonEvidence {
+        rounds_a: c.a.as_ref().map_or(0, |a| a.usable_rounds),
+        rounds_b: c.b.as_ref().map_or(0, |b| b.usable_rounds),
+        expected_rounds: analysis.settings.analysis.expected_rounds,
+        ratio: c.ratio,
+        interval: c.ratio_interval.map(|[l, h]| (l, h)),
+        threshold_ratio: c.threshold_ratio,
+        failed_a: c.a.as_ref().is_some_and(|a| a.failed),
+        failed_b: c.b.as_ref().is_some_and(|b| b.failed),
+        error_rate_a: c.a.as_ref().and_then(|a| a.error_rate),
+        error_rate_b: c.b.as_ref().and_then(|b| b.error_rate),
+        throughput_a: c.a.as_ref().and_then(|a| a.throughput_rps),
+        throughput_b: c
+            .b
+            .as_ref()
+            .and_then(|b| b.throughput_rps)
+            .filter(|_| c.throughput_not_judged.is_none()),
+        lines: super::verdict::FigureLines::of(&analysis.settings.analysis),
+    };
+    let (verdict, regressed) = super::verdict::decide_early(&evidence);
+    EarlyCheck {
+        verdict,
+        runs: earlier.iter().map(|p| p.run.clone()).collect(),
+        earlier_median_p99_ms: c.a.as_ref().map(|a| a.median_p99_ms),
+        ratio: c.ratio,
+        ratio_interval: c.ratio_interval,
+        interval_confidence: c.interval_confidence,
+        regressed,
+    }
+}
+
+/// "early verdict against the rounds of runs a, b (too few for a
+/// baseline): median p99 50.1 ms vs 5.4 ms, ×9.27 (rounds ×8.10–×10.20,
+/// 85%), line ×1.15; error rate …".
+fn describe_early(early: &EarlyCheck, point: &RunPoint, threshold_ratio: f64) -> String {
+    let runs = match early.runs.as_slice() {
+        [one] => format!("run {one}"),
+        many => format!("runs {}", some_names(many)),
+    };
+    let mut out = format!(
+        "early verdict against the rounds of {runs} (too few earlier runs for a baseline): median p99 {}",
+        point
+            .figures
+            .p99_ms
+            .map_or("–".to_string(), |v| format!("{v:.1} ms"))
+    );
+    if let Some(a) = early.earlier_median_p99_ms {
+        let _ = write!(out, " vs {a:.1} ms");
+    }
+    if let Some(r) = early.ratio {
+        let _ = write!(out, ", ×{r:.2}");
+        if let (Some([low, high]), Some(c)) = (early.ratio_interval, early.interval_confidence) {
+            let _ = write!(out, " (rounds ×{low:.2}–×{high:.2} at {:.0}%)", c * 100.0);
+        }
+        let _ = write!(out, ", line ×{threshold_ratio:.2}");
+    }
+    if early.regressed.contains(&Figure::ErrorRate) {
+        let _ = write!(
+            out,
+            "; error rate {} over its line",
+            point
+                .figures
+                .error_rate
+                .map_or("–".to_string(), rate_percent)
+        );
+    }
+    if early.regressed.contains(&Figure::Throughput) {
+        out.push_str("; throughput under its line");
+    }
+    out
+}
+
+/// One endpoint's status in the checked run, and why it could not be
+/// judged when it could not.
 fn endpoint_check(
     analysis: &Analysis,
     endpoint: &EndpointAnalysis,
     at: &PointAt,
     environment_suspect: bool,
-) -> EndpointCheck {
+) -> (EndpointCheck, Option<Blocker>) {
     let settings = &analysis.settings;
     let point = at.point;
     let (judgement, episode, label) = (at.judgement, at.episode, at.label);
     let figures = describe_figures(point, endpoint.threshold_ratio);
+    let mut early = None;
+    let mut blocker = None;
     let (status, reason) = match judgement {
         Judgement::Over if point.verdict == Verdict::Failed => (
             CheckStatus::Failed,
@@ -624,20 +1023,15 @@ fn endpoint_check(
                     },
                 )
             }
-            (_, Some(why)) => (CheckStatus::NotComparable, why.clone()),
-            _ => (
-                CheckStatus::NoBaseline,
-                format!(
-                    "no baseline: {}",
-                    point
-                        .no_baseline_reason
-                        .as_deref()
-                        .unwrap_or("too few earlier runs")
-                ),
-            ),
+            _ => {
+                let u = unjudged(analysis, endpoint, point, label);
+                early = u.early;
+                blocker = u.blocker;
+                (u.status, u.reason)
+            }
         },
     };
-    EndpointCheck {
+    let check = EndpointCheck {
         endpoint: endpoint.id.clone(),
         name: endpoint.name.clone(),
         status,
@@ -652,8 +1046,10 @@ fn endpoint_check(
         figures: Some(FigureSummary::of(point)),
         alarm_run: episode.map(|e| endpoint.points[e.candidate].run.clone()),
         alarm_state: episode.map(|e| e.state),
+        early,
         reason,
-    }
+    };
+    (check, blocker)
 }
 
 /// The figures in one sentence, those over their lines first:

@@ -18,6 +18,7 @@ pub mod environment;
 pub mod evidence;
 pub mod figures;
 pub mod gate;
+pub mod improvements;
 pub mod policy;
 pub mod problems;
 pub mod verdict;
@@ -321,6 +322,15 @@ pub struct RunPoint {
     pub not_comparable: Option<String>,
     /// Why there is no baseline, whenever there is none.
     pub no_baseline_reason: Option<String>,
+    /// The load-profile change that leaves the p99 without a baseline
+    /// (`vus 50 → 100`), when that is why there is none.
+    #[serde(skip)]
+    pub load_change: Option<String>,
+    /// Without a baseline: the accepted runs before it (fewer than
+    /// `min_baseline_runs`, oldest first), whose rounds `perfdash check`
+    /// gives its early verdict from ([`gate`]).
+    #[serde(skip)]
+    pub early_runs: Vec<std::sync::Arc<str>>,
     /// The four figures (p99/p90, error rate, throughput, spread) and the
     /// failed rounds ([`figures`]).
     pub figures: RunFigures,
@@ -824,8 +834,14 @@ fn judge_point(
         },
         not_comparable: b.not_comparable,
         no_baseline_reason: b.missing,
+        load_change: b.load_change,
+        early_runs: b.early_runs,
         figures,
-        baseline_error_rate: b.error_rate.filter(|_| baseline_p99_ms.is_some()),
+        // Without a p99 baseline, an error-rate baseline is there only
+        // when the load level changed (`baseline::SeriesWalk::baseline`).
+        baseline_error_rate: b.error_rate.filter(|_| {
+            baseline_p99_ms.is_some() || judged.decision.regressed.contains(&Figure::ErrorRate)
+        }),
         baseline_throughput_rps: b.throughput_rps.filter(|_| baseline_p99_ms.is_some()),
         throughput_not_judged: b.throughput_not_judged,
         regressed: judged.decision.regressed,

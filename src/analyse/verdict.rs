@@ -323,7 +323,10 @@ pub struct Decision {
 ///
 /// 1. `failed` when most rounds failed (more failed than usable);
 /// 2. `insufficient` when fewer usable rounds than expected;
-/// 3. `no-baseline` without a (positive) p99 baseline;
+/// 3. `no-baseline` without a (positive) p99 baseline, unless the error
+///    rate crossed its line against an error-rate baseline of its own
+///    (a new load level, where only the error rate stays comparable):
+///    then `regression` on the error rate;
 /// 4. `regression` when any figure crossed its line: the median p99 over
 ///    baseline × ratio ([`band`]), the error rate over
 ///    max(baseline + delta, floor), or the throughput under baseline ×
@@ -352,7 +355,20 @@ pub fn decide(e: &Evidence) -> Decision {
     if e.usable_rounds < e.expected_rounds as usize {
         return plain(Verdict::Insufficient);
     }
+    let errors_over = matches!(
+        (e.error_rate, e.baseline_error_rate),
+        (Some(rate), Some(base)) if rate > e.lines.error_rate_line(base) * (1.0 + ULP_SLACK)
+    );
     let Some(baseline) = e.baseline_p99_ms.filter(|b| *b > 0.0) else {
+        // A new load level leaves the p99 without a baseline but the error
+        // rate comparable (`comparability::comparable`): the baseline then
+        // carries an error rate only, and errors over its line regress.
+        if e.baseline_p99_ms.is_none() && errors_over {
+            return Decision {
+                verdict: Verdict::Regression,
+                regressed: vec![Figure::ErrorRate],
+            };
+        }
         return plain(Verdict::NoBaseline);
     };
     let latency = latency_band(e.median_p99_ms, baseline, e.threshold_ratio, e.resolution);
@@ -360,9 +376,7 @@ pub fn decide(e: &Evidence) -> Decision {
     if latency == Band::Above {
         regressed.push(Figure::P99);
     }
-    if let (Some(rate), Some(base)) = (e.error_rate, e.baseline_error_rate)
-        && rate > e.lines.error_rate_line(base) * (1.0 + ULP_SLACK)
-    {
+    if errors_over {
         regressed.push(Figure::ErrorRate);
     }
     if let (Some(tput), Some(base)) = (e.throughput_rps, e.baseline_throughput_rps)
@@ -707,9 +721,132 @@ pub fn decide_comparison(e: &ComparisonEvidence) -> ComparisonDecision {
     }
 }
 
+/// The gate's early verdict on a run with too few accepted runs before it
+/// for a baseline (1 to `min_baseline_runs` − 1): its rounds against the
+/// rounds of those runs, compared as `perfdash compare` compares two runs
+/// ([`decide_comparison`]). The strings are part of `check`'s JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EarlyVerdict {
+    /// The median p99 is over the line and the rounds sit apart from the
+    /// earlier rounds, or the error rate or throughput crossed its line.
+    Regression,
+    /// Faster beyond the line, the rounds apart.
+    Improvement,
+    /// Not over the line.
+    Ok,
+    /// Over the line, but the rounds overlap the earlier ones too much to
+    /// tell a change from noise: the gate cannot vouch for it.
+    Inconclusive,
+}
+
+impl EarlyVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EarlyVerdict::Regression => "regression",
+            EarlyVerdict::Improvement => "improvement",
+            EarlyVerdict::Ok => "ok",
+            EarlyVerdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// Decides an early verdict (run B against the pooled rounds of the
+/// earlier runs, A):
+///
+/// * a comparison `regression` (p99 over the line with the rounds apart,
+///   or the error rate or throughput over its line) is a `regression`,
+///   an `improvement` an `improvement`, `same` is `ok`;
+/// * an `inconclusive` comparison whose ratio is over the line is
+///   `inconclusive`: one or two runs cannot tell such a change from
+///   noise, so the gate cannot vouch for the run;
+/// * any other `inconclusive` (a ratio within the line or below it, the
+///   interval too wide to say `same`) is `ok`: with a baseline the gate
+///   would pass such a median too, and an early verdict must not be
+///   stricter than the one that follows it.
+pub fn decide_early(e: &ComparisonEvidence) -> (EarlyVerdict, Vec<Figure>) {
+    let decision = decide_comparison(e);
+    let verdict = match decision.verdict {
+        ComparisonVerdict::Regression => EarlyVerdict::Regression,
+        ComparisonVerdict::Improvement => EarlyVerdict::Improvement,
+        ComparisonVerdict::Same => EarlyVerdict::Ok,
+        ComparisonVerdict::Inconclusive => match e.ratio.map(|r| band(r, e.threshold_ratio)) {
+            Some(Band::Within | Band::Below) => EarlyVerdict::Ok,
+            _ => EarlyVerdict::Inconclusive,
+        },
+        ComparisonVerdict::Failed | ComparisonVerdict::Added | ComparisonVerdict::Removed => {
+            EarlyVerdict::Inconclusive
+        }
+    };
+    (verdict, decision.regressed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_early_verdict_alarms_only_when_the_rounds_sit_apart() {
+        let early = |ratio: f64, interval: (f64, f64)| {
+            decide_early(&ComparisonEvidence::latency_only(
+                10,
+                5,
+                5,
+                Some(ratio),
+                Some(interval),
+                1.15,
+            ))
+            .0
+        };
+        use EarlyVerdict::*;
+        assert_eq!(early(2.5, (2.1, 3.0)), Regression);
+        assert_eq!(
+            early(1.3, (0.95, 1.6)),
+            Inconclusive,
+            "over, rounds overlap"
+        );
+        assert_eq!(early(1.02, (0.97, 1.05)), Ok, "same");
+        assert_eq!(early(1.02, (0.80, 1.30)), Ok, "within the line, wide");
+        assert_eq!(early(0.95, (0.70, 1.30)), Ok, "faster, wide");
+        assert_eq!(early(0.6, (0.5, 0.7)), Improvement);
+        let no_ratio = ComparisonEvidence::latency_only(10, 5, 5, None, None, 1.15);
+        assert_eq!(decide_early(&no_ratio).0, Inconclusive);
+        // Errors over their line regress whatever the latency says.
+        let errors = ComparisonEvidence {
+            error_rate_a: Some(0.001),
+            error_rate_b: Some(0.2),
+            ..ComparisonEvidence::latency_only(10, 5, 5, Some(1.0), Some((0.9, 1.1)), 1.15)
+        };
+        assert_eq!(decide_early(&errors), (Regression, vec![Figure::ErrorRate]));
+    }
+
+    #[test]
+    fn a_new_load_level_judges_the_error_rate_alone() {
+        let base = Evidence {
+            baseline_p99_ms: None,
+            baseline_error_rate: Some(0.001),
+            error_rate: Some(0.002),
+            ..Evidence::latency_only(5, 5, 100.0, None, 1.15)
+        };
+        assert_eq!(super::decide(&base).verdict, Verdict::NoBaseline);
+        let failing = Evidence {
+            error_rate: Some(0.08),
+            ..base
+        };
+        assert_eq!(
+            super::decide(&failing),
+            Decision {
+                verdict: Verdict::Regression,
+                regressed: vec![Figure::ErrorRate]
+            }
+        );
+        // A history of zeros is no baseline, for the errors too.
+        let zeros = Evidence {
+            baseline_p99_ms: Some(0.0),
+            ..failing
+        };
+        assert_eq!(super::decide(&zeros).verdict, Verdict::NoBaseline);
+    }
 
     fn ev(median: f64, baseline: Option<f64>, rounds: usize) -> Evidence {
         Evidence::latency_only(rounds, 5, median, baseline, 1.15)

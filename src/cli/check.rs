@@ -56,6 +56,13 @@ pub struct CheckArgs {
     /// vouch for such a run and exits 2.
     #[arg(long)]
     pub allow_insufficient: bool,
+    /// Let endpoints through that have no earlier run to be judged against
+    /// (the first runs of an archive, an endpoint or a `series_by`
+    /// series) or whose early verdict is inconclusive; without it the gate
+    /// cannot vouch for them and exits 2. With one or two earlier runs an
+    /// endpoint gets an early verdict from the rounds either way.
+    #[arg(long)]
+    pub allow_no_baseline: bool,
 }
 
 /// `--policy` accepts exactly the policy names, listed in `--help`.
@@ -75,6 +82,7 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
         policy: args.policy,
         check: CheckOptions {
             allow_insufficient: args.allow_insufficient,
+            allow_no_baseline: args.allow_no_baseline,
         },
         warmup: args.warmup,
         site: (!args.no_cache).then_some(args.site),
@@ -93,7 +101,7 @@ pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
     }
     let code = outcome_exit_code(report.outcome);
     let text = render(report, analysis, args.format, code);
-    out!("{text}")?;
+    super::print_report(&text);
     // The process ends now: freeing every run point of a large archive one
     // by one cost ~4 % of a warm `check` at 120 endpoints × 156 weeks.
     std::mem::forget(gated);

@@ -72,7 +72,7 @@ pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Json => format_json(&comparison),
         CompareFormat::Markdown => format_markdown(&comparison),
     };
-    out!("{text}")?;
+    super::print_report(&text);
     // Only problems that put the figures in doubt (a skipped round, not a
     // second flame graph) make the comparison one perfdash cannot vouch for.
     let outcome = comparison.outcome();
@@ -84,7 +84,7 @@ pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
             .collect();
         eprintln!(
             "error: incomplete run(s) {}: some inputs could not be read (see the warnings above)",
-            incomplete.join(", ")
+            crate::term::escape(&incomplete.join(", "))
         );
     }
     Ok(super::outcome_exit_code(outcome))

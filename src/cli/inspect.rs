@@ -105,7 +105,11 @@ pub(super) fn run(args: InspectArgs) -> anyhow::Result<u8> {
             InputKind::Profile => profile_files.push(path.clone()),
             InputKind::Result => result_files.push(path.clone()),
             InputKind::Unknown(why) => {
-                eprintln!("error: {}: {why}", path.display());
+                eprintln!(
+                    "error: {}: {}",
+                    crate::term::escape(&path.display().to_string()),
+                    crate::term::escape(&why.to_string())
+                );
                 profile_errors += 1;
             }
         }
@@ -125,7 +129,10 @@ pub(super) fn run(args: InspectArgs) -> anyhow::Result<u8> {
         match summary {
             Ok(summary) => match args.format {
                 OutputFormat::Table => out!("{}", summary.to_table())?,
-                OutputFormat::Json => outln!("{}", serde_json::to_string_pretty(&summary)?)?,
+                OutputFormat::Json => outln!(
+                    "{}",
+                    crate::escape::json_output(&serde_json::to_string_pretty(&summary)?)
+                )?,
             },
             Err(e) => {
                 eprintln!("error: {}", crate::term::escape(&e.to_string()));
@@ -210,7 +217,7 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                     OutputFormat::Table => {
                         outln!(
                             "{} ({}, settle {} s)",
-                            path.display(),
+                            crate::term::escape(&path.display().to_string()),
                             series.format.describe(),
                             series.settle_s
                         )?;
@@ -247,7 +254,7 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
                                 st.error_rate * 100.0
                             )?;
                         }
-                        outln!("{}\n", knee.reasoning)?;
+                        outln!("{}\n", crate::term::escape(&knee.reasoning))?;
                     }
                     OutputFormat::Json => json.push(serde_json::json!({
                         "file": path.display().to_string(),
@@ -263,7 +270,10 @@ fn run_steps(args: &InspectArgs) -> anyhow::Result<u8> {
         }
     }
     if args.format == OutputFormat::Json {
-        outln!("{}", serde_json::to_string_pretty(&json)?)?;
+        outln!(
+            "{}",
+            crate::escape::json_output(&serde_json::to_string_pretty(&json)?)
+        )?;
     }
     Ok(match errors {
         0 => EXIT_OK,

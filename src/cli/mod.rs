@@ -145,7 +145,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         // The reader went away (`| head`): what it wanted was written, as
-        // far as it wanted it. End quietly, as ripgrep does.
+        // far as it wanted it. End quietly, as ripgrep does. (The gates
+        // never get here: their exit code is the verdict, `print_report`.)
         Err(e) if is_broken_pipe(&e) => ExitCode::from(EXIT_OK),
         Err(e) => {
             // Parts from data were escaped where the message was made;
@@ -167,6 +168,24 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) -> std::io::Result<()>
     let mut stdout = std::io::stdout().lock();
     stdout.write_fmt(args)?;
     stdout.flush()
+}
+
+/// Prints a gate's report (`check`, `compare`) on stdout. The exit code
+/// is the verdict whatever happens to stdout: a reader that went away
+/// (`perfdash check | head -c 200`, `| true`) ends the output quietly, and
+/// any other failure to write (a full disk) is said on stderr; neither
+/// changes the code, so `set -o pipefail` sees a regression as one.
+pub(crate) fn print_report(text: &str) {
+    match write_stdout(format_args!("{text}")) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: could not write the report to stdout ({e}); the exit code is still the verdict"
+            );
+        }
+    }
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -9,9 +9,9 @@ use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, diagnostic_label};
 use crate::analyse::gate::{CheckOptions, CheckReport, RunSelector};
 use crate::error::Error;
 use crate::pipeline::GateOptions;
-use crate::record::profile::{ProfileOutcome, ProfileRequest, profile_if_regressed};
+use crate::record::profile::{ProfileOutcome, ProfileRequest, profile_if_regressed, take_profile};
 use crate::record::rounds::{parse_pause, run_rounds};
-use crate::record::{RecordRequest, ci, host_name, parse_set, record};
+use crate::record::{RecordRequest, ci, host_name, parse_set, preflight, record};
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
@@ -34,8 +34,17 @@ pub struct RecordArgs {
     /// The run id [default: the start time, as 2026-05-04T0300Z].
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
-    /// The round files, one per round, in round order (files already named
-    /// round-<n>… keep their numbers).
+    /// Record a start time build will not trust (more than a day in the
+    /// future, before 2000, far from the date in --id), which is refused
+    /// otherwise.
+    #[arg(long)]
+    pub force: bool,
+    /// The run's files, told by their names as `build` tells them: round
+    /// files (raw outputs and summaries; files already named round-<n>…
+    /// keep their numbers, others are numbered in the order given, a raw
+    /// file and a summary of the same name being one round), the files
+    /// Locust writes beside a `_stats.csv`, `flame.*` profiles, `steps.*`
+    /// and `resources.csv`.
     #[arg(
         value_name = "FILE",
         required_unless_present = "rounds",
@@ -43,7 +52,7 @@ pub struct RecordArgs {
     )]
     pub files: Vec<PathBuf>,
     /// Run the command after `--` this many times, one round each, and
-    /// record what it wrote to `{out}`.
+    /// record what it wrote to `{out}` (and beside it under `{prefix}`).
     #[arg(long, value_name = "N", requires = "command",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: Option<u32>,
@@ -54,21 +63,39 @@ pub struct RecordArgs {
     #[arg(long, value_name = "EXT", default_value = "ndjson.gz")]
     pub out_ext: String,
     /// The command that runs one round, with `{out}` (the file it must
-    /// write) and `{round}` (1, 2, …) substituted; run without a shell.
+    /// write), `{prefix}` (that path without its extension, for tools
+    /// that add their own: `locust --csv {prefix}`, `k6 --summary-export
+    /// {prefix}.json`) and `{round}` (1, 2, …) substituted; run without a
+    /// shell.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+    /// A profile to file with the run, on any run (folded stacks,
+    /// async-profiler HTML, perf script, speedscope, …): filed as
+    /// `<endpoint>/flame.<kind>.<ext>`; repeatable (one per kind).
+    #[arg(long = "profile", value_name = "FILE", requires = "endpoint")]
+    pub profiles: Vec<PathBuf>,
     /// Once the run is recorded, judge it as `perfdash check --run <id>`
     /// would; only on a regression, run CMD once (with `sh -c`; `{out}`,
     /// `{run}` and `{endpoint}` substituted and quoted) and file what it
     /// wrote to `{out}` as the run's flame graph. Exit 1 when the profile
     /// is refused (the run is kept). See docs/ci.md.
-    #[arg(long, value_name = "CMD", requires = "endpoint")]
+    #[arg(
+        long,
+        value_name = "CMD",
+        requires = "endpoint",
+        conflicts_with = "profile_every_run"
+    )]
     pub profile_on_regression: Option<String>,
-    /// The kind of the profile (`flame.<kind>.<ext>`: cpu, alloc, lock, wall, …).
+    /// As `--profile-on-regression`, but on every run, regressed or not:
+    /// so that the baseline runs have the profiles a regression's flame
+    /// graph is compared with.
+    #[arg(long, value_name = "CMD", requires = "endpoint")]
+    pub profile_every_run: Option<String>,
+    /// The kind of a profile (`flame.<kind>.<ext>`: cpu, alloc, lock, wall, …).
     #[arg(long, value_name = "KIND", default_value = "cpu")]
     pub profile_kind: String,
-    /// The extension of `{out}` and of the filed profile; async-profiler
-    /// picks its output format from it (collapsed, html).
+    /// The extension of the profiler's `{out}` and of the filed profile;
+    /// async-profiler picks its output format from it (collapsed, html).
     #[arg(long, value_name = "EXT", default_value = "collapsed")]
     pub profile_ext: String,
 }
@@ -79,98 +106,182 @@ fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
         .map_err(|e| format!("not an RFC 3339 time ({e}), e.g. 2026-05-04T03:00:00Z"))
 }
 
+/// When the profiler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProfileWhen {
+    /// Only when the gate finds the run regressed.
+    OnRegression,
+    /// On every run.
+    EveryRun,
+}
+
+fn print_errors(errors: &[Error]) {
+    for e in errors {
+        eprintln!("error: {}", crate::term::escape(&e.to_string()));
+    }
+}
+
 pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
-    let started_at = match args.started_at {
-        Some(t) => t,
-        None => crate::ingest::build_time()?,
-    };
+    let now = crate::ingest::build_time()?;
+    let started_at = args.started_at.unwrap_or(now);
     // A profile request that could never be filed is refused before any
     // round runs.
-    let profile = args
-        .profile_on_regression
-        .as_ref()
-        .map(|command| ProfileRequest {
-            command: command.clone(),
-            kind: args.profile_kind.clone(),
-            extension: args.profile_ext.clone(),
-        });
-    if let Some(p) = &profile {
+    let profile = match (&args.profile_on_regression, &args.profile_every_run) {
+        (Some(command), _) => Some((command, ProfileWhen::OnRegression)),
+        (None, Some(command)) => Some((command, ProfileWhen::EveryRun)),
+        (None, None) => None,
+    }
+    .map(|(command, when)| {
+        (
+            ProfileRequest {
+                command: command.clone(),
+                kind: args.profile_kind.clone(),
+                extension: args.profile_ext.clone(),
+            },
+            when,
+        )
+    });
+    if let Some((p, _)) = &profile {
         p.validate().map_err(crate::error::Error::Usage)?;
     }
-    // Rounds run into a scratch folder outside the archive; record then
-    // checks and files them like files given by hand.
-    let scratch;
-    let mut files = args.files;
-    let mut sets = Vec::new();
-    if let Some(rounds) = args.rounds {
-        if !crate::ingest::ROUND_EXTENSIONS.contains(&args.out_ext.as_str()) {
-            return Err(crate::error::Error::Usage(format!(
-                "--out-ext {}: not an extension build reads ({})",
-                args.out_ext,
-                crate::ingest::ROUND_EXTENSIONS.join(", ")
-            ))
-            .into());
-        }
-        scratch = tempfile::tempdir()?;
-        let outcome = run_rounds(
-            &args.command,
-            rounds,
-            args.pause,
-            scratch.path(),
-            &args.out_ext,
-        )
-        .map_err(crate::error::Error::Usage)?;
-        if !outcome.failed.is_empty() {
-            sets.push(("failed_rounds".to_string(), outcome.failed.join(", ")));
-        }
-        files = outcome.files;
-    }
-    sets.extend(args.sets);
-    let request = RecordRequest {
+    let mut request = RecordRequest {
         archive: args.archive.clone(),
         endpoint: args.endpoint.clone(),
-        files,
+        files: args.files,
+        profiles: args.profiles,
+        profile_kind: args.profile_kind.clone(),
         started_at,
         id: args.id,
         ci: ci::detect(&|name| std::env::var(name).ok()),
         host: host_name(),
-        sets,
+        sets: Vec::new(),
+        now,
+        force: args.force,
     };
-    match record(&request) {
-        Ok(recorded) => {
-            for d in &recorded.notes {
+    let scratch = match args.rounds {
+        Some(rounds) => match run_the_rounds(
+            &args.command,
+            rounds,
+            args.pause,
+            &args.out_ext,
+            &mut request,
+        )? {
+            Ok(scratch) => Some(scratch),
+            Err(code) => return Ok(code),
+        },
+        None => None,
+    };
+    request.sets.extend(args.sets);
+    let recorded = match record(&request) {
+        Ok(recorded) => recorded,
+        Err(errors) => {
+            print_errors(&errors);
+            eprintln!("error: nothing was recorded; the archive is unchanged");
+            if let Some((dir, registered)) = scratch.filter(|_| !request.files.is_empty()) {
+                // The rounds ran: a measurement is never thrown away.
+                drop(registered);
+                let kept = dir.keep();
                 eprintln!(
-                    "{}: {}",
-                    diagnostic_label(d),
-                    crate::term::escape(&d.to_string())
+                    "the rounds that ran are kept in {}: file them by hand once the problem \
+                     is fixed (perfdash record … {}/round-*)",
+                    kept.display(),
+                    kept.display()
                 );
             }
-            eprintln!(
-                "recorded {} round file(s) into {}",
-                recorded.files,
-                recorded.dir.display()
-            );
-            // The id alone on stdout, for `RUN=$(perfdash record …)`.
-            outln!("{}", recorded.id)?;
-            match (&profile, &args.endpoint) {
-                (Some(p), Some(endpoint)) => Ok(profile_step(
-                    &args.archive,
-                    &recorded.id,
-                    &recorded.dir,
-                    endpoint,
-                    p,
-                )),
-                _ => Ok(EXIT_OK),
-            }
+            return Ok(EXIT_ERROR);
         }
-        Err(errors) => {
-            for e in &errors {
-                eprintln!("error: {}", crate::term::escape(&e.to_string()));
-            }
-            eprintln!("error: nothing was recorded; the archive is unchanged");
-            Ok(EXIT_ERROR)
-        }
+    };
+    drop(scratch);
+    for d in &recorded.notes {
+        eprintln!(
+            "{}: {}",
+            diagnostic_label(d),
+            crate::term::escape(&d.to_string())
+        );
     }
+    eprintln!(
+        "recorded {} round{} ({} file{}) into {}",
+        recorded.rounds,
+        if recorded.rounds == 1 { "" } else { "s" },
+        recorded.files,
+        if recorded.files == 1 { "" } else { "s" },
+        crate::term::escape(&recorded.dir.display().to_string())
+    );
+    // The id alone on stdout, for `RUN=$(perfdash record …)`. The run is
+    // recorded whatever happens to stdout: the exit code says so, and a
+    // failure to print the id is only a warning (a retry on exit 2 would
+    // file the run twice).
+    if let Err(e) = super::write_stdout(format_args!("{}\n", recorded.id)) {
+        eprintln!(
+            "warning: could not write the run id to stdout ({e}); the run is recorded as {}",
+            crate::term::escape(&recorded.id)
+        );
+    }
+    match (&profile, &args.endpoint) {
+        (Some((p, when)), Some(endpoint)) => Ok(profile_step(
+            &args.archive,
+            &recorded.id,
+            &recorded.dir,
+            endpoint,
+            p,
+            *when,
+        )),
+        _ => Ok(EXIT_OK),
+    }
+}
+
+/// The scratch folder of `--rounds`, removed on a signal while registered.
+type Scratch = (tempfile::TempDir, crate::cleanup::Registered);
+
+/// `--rounds N -- CMD`: runs the rounds into a scratch folder outside the
+/// archive and hands their files to `request`; record then checks and
+/// files them like files given by hand. The scratch folder is removed on
+/// every way out: filed, refused (after its rounds are moved somewhere
+/// kept, in `run`), or interrupted by a signal, which ends the load test
+/// first (`cleanup`). `Ok(Err(code))`: refused before any round ran.
+fn run_the_rounds(
+    command: &[String],
+    rounds: u32,
+    pause: std::time::Duration,
+    out_ext: &str,
+    request: &mut RecordRequest,
+) -> anyhow::Result<Result<Scratch, u8>> {
+    if !crate::ingest::ROUND_EXTENSIONS.contains(&out_ext) {
+        return Err(crate::error::Error::Usage(format!(
+            "--out-ext {out_ext}: not an extension build reads ({})",
+            crate::ingest::ROUND_EXTENSIONS.join(", ")
+        ))
+        .into());
+    }
+    // Everything that would refuse the run before a round runs.
+    if let Err(errors) = preflight(request) {
+        print_errors(&errors);
+        eprintln!("error: no round was run and nothing was recorded");
+        return Ok(Err(EXIT_ERROR));
+    }
+    crate::cleanup::install_signal_handlers()?;
+    let dir = tempfile::Builder::new()
+        .prefix("perfdash-rounds-")
+        .tempdir()?;
+    let registered = crate::cleanup::register(dir.path());
+    let outcome = run_rounds(command, rounds, pause, dir.path(), out_ext)
+        .map_err(crate::error::Error::Usage)?;
+    if outcome.files.is_empty() {
+        // Nothing ran far enough to write a file (a script that does not
+        // compile, a tool that is not there): bad input, nothing to keep.
+        eprintln!(
+            "error: no round wrote a file (rounds {}): nothing was recorded",
+            outcome.failed.join(", ")
+        );
+        return Ok(Err(EXIT_ERROR));
+    }
+    if !outcome.failed.is_empty() {
+        request
+            .sets
+            .push(("failed_rounds".to_string(), outcome.failed.join(", ")));
+    }
+    request.files = outcome.files;
+    Ok(Ok((dir, registered)))
 }
 
 /// Judges a recorded run exactly as `perfdash check --run <run> --no-cache`
@@ -190,58 +301,91 @@ fn judge(archive: &std::path::Path, id: &str) -> Result<CheckReport, Error> {
     .map(|gated| gated.report)
 }
 
-/// `--profile-on-regression`: judges the recorded run and files the
-/// profiler's output when it regressed. The run is recorded whatever
-/// happens here; exit 1 says the profile that was due is missing.
+/// `--profile-on-regression` / `--profile-every-run`: judges the recorded
+/// run when only a regression is profiled, and files the profiler's
+/// output. The run is recorded whatever happens here; exit 1 says the
+/// profile that was due is missing.
 fn profile_step(
     archive: &std::path::Path,
     id: &str,
     dir: &std::path::Path,
     endpoint: &str,
     request: &ProfileRequest,
+    when: ProfileWhen,
 ) -> u8 {
-    let judged = judge(archive, id).and_then(|report| {
-        crate::ingest::settings::load(archive).map(|settings| (report, settings))
-    });
-    let (report, settings) = match judged {
-        Ok(judged) => judged,
+    let settings = match crate::ingest::settings::load(archive) {
+        Ok(settings) => settings,
         Err(e) => {
             eprintln!(
-                "error: the run {id} is recorded, but it could not be judged, so no profile \
-                 was taken: {}",
+                "error: the run {} is recorded, but the archive's settings could not be read, \
+                 so no profile was taken: {}",
+                crate::term::escape(id),
                 crate::term::escape(&e.to_string())
             );
             return EXIT_FINDINGS;
         }
     };
-    let headline = crate::report::check::headline(&report);
-    match profile_if_regressed(&report, request, dir, endpoint, &settings) {
+    let (outcome, headline) = match when {
+        ProfileWhen::EveryRun => (take_profile(request, dir, id, endpoint, &settings), None),
+        ProfileWhen::OnRegression => {
+            let report = match judge(archive, id) {
+                Ok(report) => report,
+                Err(e) => {
+                    eprintln!(
+                        "error: the run {} is recorded, but it could not be judged, so no \
+                         profile was taken: {}",
+                        crate::term::escape(id),
+                        crate::term::escape(&e.to_string())
+                    );
+                    return EXIT_FINDINGS;
+                }
+            };
+            let headline = crate::report::check::headline(&report);
+            (
+                profile_if_regressed(&report, request, dir, endpoint, &settings),
+                Some(headline),
+            )
+        }
+    };
+    let said = |text: &str| match &headline {
+        Some(h) => format!("{}: {text}", crate::term::escape(h)),
+        None => text.to_string(),
+    };
+    match outcome {
         ProfileOutcome::NotRun { .. } => {
-            eprintln!("no profile taken: {}", crate::term::escape(&headline));
+            eprintln!(
+                "no profile taken: {}",
+                crate::term::escape(headline.as_deref().unwrap_or("not due"))
+            );
             EXIT_OK
         }
         ProfileOutcome::Filed { path, warnings } => {
             for w in warnings {
                 eprintln!(
                     "note: {}: profile: {}",
-                    path.display(),
+                    crate::term::escape(&path.display().to_string()),
                     crate::term::escape(&w)
                 );
             }
             eprintln!(
-                "{}: profiled, filed {}",
-                crate::term::escape(&headline),
-                path.display()
+                "{}",
+                said(&format!(
+                    "profiled, filed {}",
+                    crate::term::escape(&path.display().to_string())
+                ))
             );
             EXIT_OK
         }
         ProfileOutcome::Refused(e) => {
-            eprintln!("{}: profiled, but", crate::term::escape(&headline));
+            eprintln!("{}", said("profiled, but"));
             eprintln!(
                 "error: profile refused: {}",
                 crate::term::escape(&e.to_string())
             );
-            eprintln!("the run {id} is recorded without a profile");
+            eprintln!(
+                "the run {} is recorded without a profile",
+                crate::term::escape(id)
+            );
             EXIT_FINDINGS
         }
     }

@@ -60,13 +60,13 @@ pub(super) fn run(args: TriageArgs) -> anyhow::Result<u8> {
         let a = u.alarm;
         outln!(
             "  {}  {:<24} {:<10} ×{}  → {}",
-            a.run,
-            a.endpoint,
+            crate::term::escape(&a.run),
+            crate::term::escape(&a.endpoint),
             a.state.as_str(),
             a.ratio
                 .map(|r| format!("{r:.2}"))
                 .unwrap_or_else(|| "–".into()),
-            suggested_file(&a.run, &a.endpoint)
+            crate::term::escape(&suggested_file(&a.run, &a.endpoint))
         )?;
     }
     Ok(super::EXIT_OK)

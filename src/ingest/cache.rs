@@ -63,7 +63,7 @@ use crate::error::Error;
 
 /// Bump when a cached result's meaning ([`super::raw::FileResult`], a
 /// step series, the computation behind them) or the entry layout changes.
-const CACHE_FORMAT: u32 = 3;
+const CACHE_FORMAT: u32 = 4;
 
 /// What every entry records as its origin; an entry from any other
 /// perfdash version or cache format is not used.

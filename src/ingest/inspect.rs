@@ -197,12 +197,16 @@ impl InspectReport {
     /// Pretty JSON (the rows and diagnostics; field names as in
     /// `analysis.json`'s round statistics).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("plain data serialises") + "\n"
+        let json = serde_json::to_string_pretty(self).expect("plain data serialises");
+        crate::escape::json_output(&json).into_owned() + "\n"
     }
 
     /// A fixed-width text table, one line per endpoint of each file
-    /// (diagnostics are not included: print them apart, on stderr).
+    /// (diagnostics are not included: print them apart, on stderr). File
+    /// names, endpoint labels and errors are escaped for the terminal
+    /// (`escape::terminal`): a name cannot start a line of its own.
     pub fn to_table(&self) -> String {
+        use crate::escape::terminal;
         let header = [
             "file", "endpoint", "format", "warm-up", "count", "req/s", "mean", "stddev", "min",
             "p50", "p90", "p95", "p99", "max", "errors",
@@ -211,11 +215,11 @@ impl InspectReport {
         let mut lines: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
         for r in &self.rows {
             let mut cells = vec![
-                r.file.clone(),
+                terminal(&r.file).into_owned(),
                 if r.endpoint.is_empty() {
                     "(all)".into()
                 } else {
-                    r.endpoint.clone()
+                    terminal(&r.endpoint).into_owned()
                 },
                 format_name(r.format).into(),
                 r.warmup_s
@@ -240,7 +244,10 @@ impl InspectReport {
                         .map(|e| format!("{:.2}%", e * 100.0))
                         .unwrap_or_else(|| "-".into()),
                 ]),
-                None => cells.push(format!("error: {}", r.error.as_deref().unwrap_or(""))),
+                None => cells.push(format!(
+                    "error: {}",
+                    terminal(r.error.as_deref().unwrap_or(""))
+                )),
             }
             lines.push(cells);
         }

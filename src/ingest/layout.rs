@@ -166,6 +166,62 @@ pub(super) fn is_locust_companion(name: &str) -> bool {
     })
 }
 
+/// What a file in an endpoint folder is, by its name: the one rule
+/// `build` reads an endpoint folder by and `perfdash record` files by, so
+/// that record takes exactly the layouts build reads. Checked in this
+/// order (a name that is two things is the first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRole {
+    /// `flame[.<kind>].<ext>` (any name starting with `flame`): a profile
+    /// of this kind, whatever its format (`crate::profile`).
+    Profile { kind: String },
+    /// `steps.<ext>`: a step-load run (docs/capacity.md).
+    Steps,
+    /// `resources.csv`: readings beside a step-load run.
+    Resources,
+    /// A file Locust's `--csv PREFIX` writes beside `PREFIX_stats.csv`
+    /// (`round-3_failures.csv`): kept, holds nothing perfdash reads.
+    LocustCompanion,
+    /// `round-<n>[.<label>].<ext>` or `round-<n>[.<label>]_stats.csv`.
+    Round(RoundFileName),
+    /// `run.toml`, which belongs in the run folder.
+    RunMeta,
+    /// Anything else: not read.
+    Other,
+}
+
+/// The [`FileRole`] of a file named `name` in an endpoint folder.
+pub fn classify(name: &str) -> FileRole {
+    if let Some(kind) = crate::profile::kind_from_file_name(name) {
+        return FileRole::Profile { kind };
+    }
+    if super::capacity::is_steps_file_name(name) {
+        return FileRole::Steps;
+    }
+    if name == super::capacity::RESOURCES_FILE {
+        return FileRole::Resources;
+    }
+    if is_locust_companion(name) {
+        return FileRole::LocustCompanion;
+    }
+    if let Some(round) = parse_round_file_name(name) {
+        return FileRole::Round(round);
+    }
+    if name == "run.toml" {
+        return FileRole::RunMeta;
+    }
+    FileRole::Other
+}
+
+/// The Locust companion suffixes (`_stats_history.csv`, …), for `perfdash
+/// record`, which files them beside their round's `_stats.csv`.
+pub fn locust_companion_suffix(name: &str) -> Option<&'static str> {
+    LOCUST_COMPANIONS
+        .iter()
+        .copied()
+        .find(|suffix| name.ends_with(suffix))
+}
+
 /// Parses a round file name `round-<n>[.<label>].<ext>` (or Locust's
 /// `round-<n>[.<label>]_stats.csv`); `None` when the name does not follow
 /// the pattern. `<ext>` is one of [`ROUND_EXTENSIONS`].

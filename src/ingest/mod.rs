@@ -49,7 +49,10 @@ pub use cache::{ReadCounts, RoundCache, RunCache};
 use input::InputFile;
 use raw::{FileResult, FileSettings, GroupResult, ReadOptions, StatsOptions};
 
-pub use layout::{ROUND_EXTENSIONS, RoundFileName, parse_round_file_name};
+pub use layout::{
+    FileRole, ROUND_EXTENSIONS, RoundFileName, classify, locust_companion_suffix,
+    parse_round_file_name,
+};
 pub use run_meta::{parse_run_meta, run_time_from_id};
 
 /// The folder under the archive root that holds one folder per run.
@@ -967,6 +970,26 @@ pub fn build_time() -> Result<DateTime<Utc>, Error> {
     }
 }
 
+/// Why `build` would not trust a run with this `started_at` and `id`
+/// recorded at `now` (in the future, before 2000, far from the date in
+/// its id), in the words of its warning; `None` when it would. `perfdash
+/// record` refuses such a time unless forced: the same rule as `build`'s,
+/// so what record files, build trusts.
+pub fn start_time_problem(
+    started_at: DateTime<Utc>,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Option<String> {
+    run_meta::untrusted_time(
+        started_at,
+        &run_meta::TimeEvidence {
+            id_time: run_time_from_id(id),
+            newest_file: None,
+            now,
+        },
+    )
+}
+
 /// A step-load file to read: `<endpoint>/steps.<ext>`, with the
 /// endpoint's `resources.csv` when there is one.
 struct StepsJob {
@@ -1178,44 +1201,34 @@ fn list_endpoint(
     let dir_rel = relative(root, dir);
     let rel = |name: &str| format!("{dir_rel}/{name}");
     for entry in entries {
-        if let layout::Entry::File { name, path, meta } = &entry
-            && let Some(kind) = crate::profile::kind_from_file_name(name)
-        {
-            found.profiles.push(ProfileJob {
-                endpoint: endpoint.to_string(),
-                kind,
-                path: path.clone(),
-                rel: rel(name),
-                meta: *meta,
-            });
-            continue;
-        }
-        if let layout::Entry::File { name, path, meta } = &entry
-            && (capacity::is_steps_file_name(name) || name == capacity::RESOURCES_FILE)
-        {
-            if name != capacity::RESOURCES_FILE {
-                found.steps.push(StepsJob {
+        // What each file is, by its name: the one rule `perfdash record`
+        // files by too (`layout::classify`).
+        match entry {
+            layout::Entry::File { name, path, meta } => match classify(&name) {
+                FileRole::Profile { kind } => found.profiles.push(ProfileJob {
+                    endpoint: endpoint.to_string(),
+                    kind,
+                    path: path.clone(),
+                    rel: rel(&name),
+                    meta,
+                }),
+                FileRole::Steps => found.steps.push(StepsJob {
                     endpoint: endpoint.to_string(),
                     resources: dir.join(capacity::RESOURCES_FILE),
                     path: path.clone(),
-                    rel: rel(name),
-                    meta: *meta,
-                });
-            }
-            continue;
-        }
-        match entry {
-            layout::Entry::File { name, .. } if layout::is_locust_companion(&name) => {}
-            layout::Entry::File { name, path, meta } => match parse_round_file_name(&name) {
-                Some(n) if n.is_warmup() => {}
-                Some(n) => found.rounds.push(Job {
+                    rel: rel(&name),
+                    meta,
+                }),
+                FileRole::Resources | FileRole::LocustCompanion => {}
+                FileRole::Round(n) if n.is_warmup() => {}
+                FileRole::Round(n) => found.rounds.push(Job {
                     endpoint: Some(endpoint.to_string()),
                     name: n,
                     rel: rel(&name),
                     path,
                     meta,
                 }),
-                None => diags.push(Diagnostic {
+                FileRole::RunMeta | FileRole::Other => diags.push(Diagnostic {
                     kind: DiagnosticKind::Ignored,
                     path: relative(root, &path),
                     line: None,

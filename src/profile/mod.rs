@@ -153,6 +153,39 @@ pub enum ProfileFormat {
 }
 
 impl ProfileFormat {
+    /// Every profile format `build` reads, for what walks them all
+    /// (`tests/record_layouts.rs`). A format added to the enum does not
+    /// compile until [`Self::index`] places it, and the test
+    /// `every_profile_format_is_listed_once` fails until it is listed here.
+    pub const ALL: [ProfileFormat; 10] = [
+        ProfileFormat::Folded,
+        ProfileFormat::AsyncProfilerHtmlV2,
+        ProfileFormat::AsyncProfilerHtmlV28,
+        ProfileFormat::AsyncProfilerHtmlV3,
+        ProfileFormat::PerfScript,
+        ProfileFormat::Speedscope,
+        ProfileFormat::Dtrace,
+        ProfileFormat::Pprof,
+        ProfileFormat::Jfr,
+        ProfileFormat::ChromeTrace,
+    ];
+
+    /// Where the format is in [`Self::ALL`] (an exhaustive match: see there).
+    pub const fn index(self) -> usize {
+        match self {
+            ProfileFormat::Folded => 0,
+            ProfileFormat::AsyncProfilerHtmlV2 => 1,
+            ProfileFormat::AsyncProfilerHtmlV28 => 2,
+            ProfileFormat::AsyncProfilerHtmlV3 => 3,
+            ProfileFormat::PerfScript => 4,
+            ProfileFormat::Speedscope => 5,
+            ProfileFormat::Dtrace => 6,
+            ProfileFormat::Pprof => 7,
+            ProfileFormat::Jfr => 8,
+            ProfileFormat::ChromeTrace => 9,
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             ProfileFormat::Folded => "folded stacks",
@@ -755,15 +788,19 @@ pub fn inspect_profile(
 }
 
 impl ProfileSummary {
-    /// A plain-text report for the terminal.
+    /// A plain-text report for the terminal. Text from the file (its
+    /// path, kind, units, frames, warnings) is escaped for the terminal
+    /// (`escape::terminal`): a frame name cannot start a line of its own.
     pub fn to_table(&self) -> String {
+        use crate::escape::terminal;
         use std::fmt::Write;
         let mut out = String::new();
+        let units = terminal(&self.units);
         let _ = writeln!(
             out,
             "{}  ({} profile, {})",
-            self.path,
-            self.kind,
+            terminal(&self.path),
+            terminal(&self.kind),
             self.format.describe()
         );
         let samples = match self.samples {
@@ -781,7 +818,7 @@ impl ProfileSummary {
             out,
             "  total {} {}{samples}, {} stack{}{}",
             format_weight(self.total),
-            self.units,
+            units,
             format_weight(self.stacks as f64),
             if self.stacks == 1 { "" } else { "s" },
             if self.root_self > 0.0 {
@@ -791,7 +828,7 @@ impl ProfileSummary {
                     if self.units == "samples" && self.root_self == 1.0 {
                         "sample"
                     } else {
-                        &self.units
+                        &units
                     }
                 )
             } else {
@@ -832,14 +869,14 @@ impl ProfileSummary {
                 }
             );
             for (frame, pct) in &self.top_frames {
-                let _ = writeln!(out, "    {pct:>6.1}%  {frame}");
+                let _ = writeln!(out, "    {pct:>6.1}%  {}", terminal(frame));
             }
         }
         if self.skipped > 0 {
             let _ = writeln!(out, "  {} invalid lines skipped", self.skipped);
         }
         for w in &self.warnings {
-            let _ = writeln!(out, "  warning: {w}");
+            let _ = writeln!(out, "  warning: {}", terminal(w));
         }
         out
     }

@@ -1383,3 +1383,10 @@ fn profiles_share_their_stacks_and_comparable_forms_share_unchanged_ones() {
         "the lambda's serial number is normalised away: a string of its own"
     );
 }
+
+#[test]
+fn every_profile_format_is_listed_once() {
+    for (i, f) in super::ProfileFormat::ALL.iter().enumerate() {
+        assert_eq!(f.index(), i, "{f:?}");
+    }
+}

@@ -136,7 +136,10 @@ fn run_profiler(command: &str, out: &Path, run: &str, endpoint: &str) -> Result<
 
 /// Reads `out` with `build`'s profile readers; a profile without samples
 /// is refused (a profiler that attached to nothing writes an empty file).
-fn read_profile(out: &Path, settings: &crate::config::Settings) -> Result<Vec<String>, Error> {
+pub(crate) fn read_profile(
+    out: &Path,
+    settings: &crate::config::Settings,
+) -> Result<Vec<String>, Error> {
     let file = crate::ingest::input::InputFile::open(out).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::at(out, None, "the profiler command wrote no file here")
@@ -216,6 +219,19 @@ pub fn profile_if_regressed(
             headline: crate::report::check::headline(report),
         };
     }
+    take_profile(request, run_dir, &report.run, endpoint, settings)
+}
+
+/// Runs the profiler and files its output into `run_dir/<endpoint>/`,
+/// whatever the run's verdict (`--profile-every-run`, and
+/// [`profile_if_regressed`] once it has decided to).
+pub fn take_profile(
+    request: &ProfileRequest,
+    run_dir: &Path,
+    run: &str,
+    endpoint: &str,
+    settings: &crate::config::Settings,
+) -> ProfileOutcome {
     let scratch = match tempfile::Builder::new()
         .prefix("perfdash-profile-")
         .tempdir()
@@ -224,7 +240,7 @@ pub fn profile_if_regressed(
         Err(e) => return ProfileOutcome::Refused(Error::io(&std::env::temp_dir(), e)),
     };
     let out = scratch.path().join(request.file_name());
-    let filed = run_profiler(&request.command, &out, &report.run, endpoint)
+    let filed = run_profiler(&request.command, &out, run, endpoint)
         .map_err(|why| Error::at(&out, None, why))
         .and_then(|()| read_profile(&out, settings))
         .and_then(|warnings| {

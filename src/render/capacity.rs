@@ -5,6 +5,8 @@
 //! limit with its reasoning, and a table of steps per run.
 
 use askama::Template;
+
+use super::filters;
 use serde::Serialize;
 
 use super::charts::capacity::{cpu_chart, history_chart, latency_chart, pct, throughput_chart};

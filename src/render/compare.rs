@@ -6,6 +6,8 @@
 
 use askama::Template;
 
+use super::filters;
+
 use super::charts::dotplot::dot_plot;
 use super::context::{Ctx, RunLabel};
 use super::flame::diff_svg;
@@ -39,6 +41,21 @@ impl From<ComparisonVerdict> for ComparisonVerdictView {
     }
 }
 
+/// Where a verdict goes in a comparison's table: what needs a look first
+/// (a failed endpoint, a regression, a comparison that could not decide,
+/// an endpoint gone or new), then improvements, then the same.
+pub fn severity(v: ComparisonVerdict) -> u8 {
+    match v {
+        ComparisonVerdict::Failed => 0,
+        ComparisonVerdict::Regression => 1,
+        ComparisonVerdict::Inconclusive => 2,
+        ComparisonVerdict::Removed => 3,
+        ComparisonVerdict::Added => 4,
+        ComparisonVerdict::Improvement => 5,
+        ComparisonVerdict::Same => 6,
+    }
+}
+
 /// One side of a comparison: its label (`release 1.4.0` or the run id)
 /// and the run, with its commit and notes.
 #[derive(Debug, Clone)]
@@ -66,6 +83,10 @@ pub struct ComparisonRow {
     pub rounds_a: String,
     pub rounds_b: String,
     pub verdict: ComparisonVerdictView,
+    /// The row's place: the most severe verdict first ([`severity`]).
+    pub severity: u8,
+    /// How far B/A is from ×1.00 (|ln B/A|), the order within a verdict.
+    pub distance: f64,
     pub reason: String,
     pub dot_plot: String,
     /// `(profile kind, href)` of the differential flame graph of B against
@@ -283,6 +304,14 @@ fn comparison_page(inputs: &CompareInputs) -> Result<PageAndFiles, Error> {
         }
         rows.push(row);
     }
+    // Severity first, so that the one regression of a release is row 1,
+    // not row 11 in endpoint order; then the largest change.
+    rows.sort_by(|a, b| {
+        a.severity
+            .cmp(&b.severity)
+            .then(b.distance.total_cmp(&a.distance))
+            .then_with(|| a.name.cmp(&b.name))
+    });
     let (summary, regressions) = comparison_summary(c);
     let threshold = inputs.threshold;
     let page = ComparePage {
@@ -336,6 +365,11 @@ fn comparison_row(e: &EndpointComparison, anchor: &str, root: &str) -> Compariso
         rounds_a: rounds(e.a.as_ref()),
         rounds_b: rounds(e.b.as_ref()),
         verdict: e.verdict.into(),
+        severity: severity(e.verdict),
+        distance: e
+            .ratio
+            .filter(|r| *r > 0.0 && r.is_finite())
+            .map_or(0.0, |r| r.ln().abs()),
         reason: e.reason.clone(),
         dot_plot: dot_plot(e, &format!("dots-{anchor}")),
         flame_diffs: Vec::new(),

@@ -3,7 +3,9 @@
 //! a commit and a suspect range that every page shows the same way
 //! (templates/macros.html draws them).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, NaiveDate, Utc};
 
 use super::Slugs;
 use super::format as f;
@@ -32,6 +34,9 @@ pub struct Ctx<'a> {
     /// (the analysis holds them while this lives): a run page and its
     /// data file key the same rounds, encoded once.
     rounds_digests: std::sync::Mutex<HashMap<(usize, usize), u128>>,
+    /// Days with more than one run: a run of such a day is named with its
+    /// time of day (`2026-12-01 14:05`), or two runs would read alike.
+    shared_days: HashSet<NaiveDate>,
 }
 
 /// A commit as the site shows it: a short hash, the full one in its
@@ -96,6 +101,17 @@ impl<'a> Ctx<'a> {
             endpoint_alarms,
             run_points: points_by_run(analysis),
             rounds_digests: Default::default(),
+            shared_days: shared_days(analysis.runs.iter().map(|r| r.started_at)),
+        }
+    }
+
+    /// When a run started, as pages name it: its day, with the time of day
+    /// when another run started the same day.
+    pub fn when(&self, t: DateTime<Utc>) -> String {
+        if self.shared_days.contains(&t.date_naive()) {
+            crate::calendar::date_and_time(t)
+        } else {
+            f::date(t)
         }
     }
 
@@ -172,7 +188,7 @@ impl<'a> Ctx<'a> {
         RunLabel {
             id: id.to_string(),
             href,
-            date: run.map(|r| f::date(r.started_at)).unwrap_or_default(),
+            date: run.map(|r| self.when(r.started_at)).unwrap_or_default(),
             commit: run
                 .and_then(|r| r.meta.commit.as_deref())
                 .map(|c| self.commit(c)),
@@ -221,6 +237,23 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The suspect range from run `last_good` (none: the change came with
+    /// the first run) to run `first_bad`, as a page at `root` shows it.
+    pub fn suspect_between(
+        &self,
+        last_good: Option<&str>,
+        first_bad: &str,
+        root: &str,
+    ) -> SuspectView {
+        SuspectView {
+            compare_href: last_good
+                .map(|g| self.compare_href(g, first_bad))
+                .unwrap_or_default(),
+            last_good: last_good.map(|g| self.run_label(g, root, None)),
+            first_bad: self.run_label(first_bad, root, None),
+        }
+    }
+
     /// The suspect range of a change that came in at `e.points[index]`
     /// ([`SuspectRange::before`], the analysis's one definition): the last
     /// run at the old level (failed and insufficient runs say nothing about
@@ -241,6 +274,19 @@ impl<'a> Ctx<'a> {
             first_bad: self.run_label(&first_bad.run, root, anchor),
         })
     }
+}
+
+/// The days on which more than one of `times` falls.
+pub fn shared_days(times: impl Iterator<Item = DateTime<Utc>>) -> HashSet<NaiveDate> {
+    let mut seen = HashSet::new();
+    let mut shared = HashSet::new();
+    for t in times {
+        let day = t.date_naive();
+        if !seen.insert(day) {
+            shared.insert(day);
+        }
+    }
+    shared
 }
 
 /// [`Ctx::points_of_run`] for every run at once: one pass over the points

@@ -87,6 +87,8 @@ struct WeeklyJson {
     /// Alarms of `policy` up to the end of the week without a label, and
     /// open capacity problems without one.
     untriaged: usize,
+    /// Endpoints with a run judged an improvement in the week.
+    improvements: Vec<crate::analyse::improvements::Improvement>,
 }
 
 #[derive(Serialize)]
@@ -263,6 +265,11 @@ pub fn write_analysis_json(
             untriaged: review.untriaged.len() + super::weekly::untriaged_capacity(&problems),
             open_problems: problems,
             new_alarms: review.new_by_policy.clone(),
+            improvements: crate::analyse::improvements::week_improvements(
+                analysis,
+                review.from,
+                review.to,
+            ),
         });
     let doc = AnalysisJson {
         schema_version: SCHEMA_VERSION,

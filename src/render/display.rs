@@ -12,10 +12,12 @@ pub enum DisplayState {
     Failed,
     Regression,
     Insufficient,
-    NoBaseline,
     Accepted,
     Ok,
     Improvement,
+    /// Last: a run that could not be judged says the least about its week,
+    /// so a judged run beside it (an improvement, say) names the week.
+    NoBaseline,
 }
 
 impl DisplayState {
@@ -24,10 +26,10 @@ impl DisplayState {
         DisplayState::Failed,
         DisplayState::Regression,
         DisplayState::Insufficient,
-        DisplayState::NoBaseline,
         DisplayState::Accepted,
         DisplayState::Ok,
         DisplayState::Improvement,
+        DisplayState::NoBaseline,
     ];
 
     /// The CSS class suffix (`h-…`, `v-…`); the verdict's contract string
@@ -57,8 +59,10 @@ impl DisplayState {
         }
     }
 
-    /// How bad it is: 0 is worst. An accepted change ranks below a run
-    /// that could not be judged (nothing to act on) but above ok.
+    /// How bad it is: 0 is worst. An accepted change ranks below too few
+    /// rounds but above ok; "no baseline yet" ranks last, so that a week
+    /// whose first runs had no baseline and whose last improved shows the
+    /// improvement (issue 34: such a week was painted "no baseline yet").
     pub fn severity(self) -> u8 {
         self as u8
     }

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use askama::Template;
+
+use super::filters;
 use chrono::{Datelike, Duration};
 
 use super::charts::trend::RANGES;
@@ -59,6 +61,9 @@ pub struct EndpointPage {
     pub id: String,
     /// The trend chart once per time range; one is shown at a time.
     pub views: Vec<TrendView>,
+    /// The chart's series a reader can hide (app.js): `(key, words)`; the
+    /// key names the classes hidden (`static/style.css`, `hide-<key>`).
+    pub series: Vec<(&'static str, &'static str)>,
     /// The annotations on the chart, numbered as drawn:
     /// `(when, text, link)`.
     pub annotations: Vec<(String, String, String)>,
@@ -114,6 +119,32 @@ pub struct WeekRow {
     pub verdict: VerdictView,
 }
 
+/// The trend chart's series a reader can hide, those it draws: rounds,
+/// medians (with their verdict shapes), the baseline and the line always;
+/// change points, environment changes and annotations when it has some.
+fn trend_series(
+    change_points: bool,
+    environment: bool,
+    annotations: bool,
+) -> Vec<(&'static str, &'static str)> {
+    let mut series = vec![
+        ("rounds", "round p99"),
+        ("medians", "run median"),
+        ("baseline", "baseline"),
+        ("line", "regression line"),
+    ];
+    if change_points {
+        series.push(("changes", "change points"));
+    }
+    if environment {
+        series.push(("environment", "environment changes"));
+    }
+    if annotations {
+        series.push(("annotations", "annotations"));
+    }
+    series
+}
+
 /// How much history an endpoint page shows in full; older runs are
 /// weekly medians there and in full on their year's page.
 const FULL_HISTORY_DAYS: i64 = 365;
@@ -151,7 +182,7 @@ fn point_info(p: &RunPoint, run: &RunLabel) -> PointInfo {
         title,
         "Run {} · {}\nRounds: {} (p99 ",
         p.run,
-        f::date(p.started_at),
+        run.date,
         p.rounds.len()
     );
     for (i, v) in p.round_p99_ms.iter().enumerate() {
@@ -209,7 +240,7 @@ fn capacity_line(ctx: &Ctx, e: &EndpointAnalysis, root: &str) -> Option<(String,
         format!(
             "Latest step-load run {} ({}): {} — capacity {}.",
             p.run,
-            f::date(p.started_at),
+            ctx.when(p.started_at),
             p.knee.reasoning,
             p.verdict.as_str()
         ),
@@ -607,11 +638,17 @@ impl<'a> EndpointInputs<'a> {
             })
             .collect();
         rows.reverse(); // newest first
+        let series = trend_series(
+            !self.change_points.is_empty(),
+            !self.env_changes.is_empty(),
+            !self.annotations.is_empty(),
+        );
         let page = EndpointPage {
             root,
             name: shown.name.clone(),
             id: shown.id.clone(),
             views,
+            series,
             annotations: self
                 .annotations
                 .iter()

@@ -318,7 +318,7 @@ fn render_bounded(
         };
         drawn.map_err(|e| Error::Internal(format!("flame graph could not be drawn: {e}")))?;
         if out.len() <= MAX_SVG_BYTES || min_width >= MAX_MIN_WIDTH_PCT {
-            return Ok(out);
+            return Ok(with_dark_theme(out));
         }
         min_width = if min_width < 0.1 {
             0.1
@@ -529,6 +529,46 @@ fn reads_as_one_stack(stack: &str) -> bool {
     !stack.is_empty() && stack.trim() == stack && !stack.starts_with('#') && !second_count
 }
 
+/// inferno's SVG with a dark theme: its background and its own text
+/// (title, details, search) follow `prefers-color-scheme`, which the page
+/// that embeds it passes on (`color-scheme: light dark`); the frames keep
+/// their light colours and black names, readable on either. Until issue
+/// 34 a flame graph was a white panel of ~1000 px in a dark page.
+///
+/// The SVG declares `color-scheme: light dark` as the page does: a browser
+/// paints an embedded document whose colour scheme differs from its
+/// embedding element's on an opaque canvas of its own scheme, so without
+/// it the box around a flame graph stayed white in a dark page.
+fn with_dark_theme(svg: Vec<u8>) -> Vec<u8> {
+    use super::palette::{BG, FG};
+    const STYLE: &[u8] = b"<style type=\"text/css\">";
+    let Some(at) = svg.windows(STYLE.len()).position(|w| w == STYLE) else {
+        return svg;
+    };
+    let dark = format!(
+        "\n:root {{ color-scheme: light dark; }}\
+         \n@media (prefers-color-scheme: dark) {{ #background stop {{ stop-color: {bg}; }} \
+         #title, #subtitle, #details, #unzoom, #search, #matched {{ fill: {fg}; }} }}",
+        bg = BG.dark,
+        fg = FG.dark
+    );
+    let end = at + STYLE.len();
+    [&svg[..end], dark.as_bytes(), &svg[end..]].concat()
+}
+
+/// The height in pixels of a flame graph drawn by [`flame_svg`] or
+/// [`diff_svg`] (inferno's root `height`): its page sizes the graph's box
+/// to it, so that no empty band lies under the graph (with inferno's fluid
+/// drawing the width follows the box, the height stays).
+pub fn svg_height(svg: &[u8]) -> Option<u32> {
+    let start = memchr::memmem::find(svg, b"<svg ")?;
+    let end = start + memchr::memchr(b'>', &svg[start..])?;
+    let tag = std::str::from_utf8(&svg[start..end]).ok()?;
+    let at = tag.find(" height=\"")? + " height=\"".len();
+    let value = &tag[at..at + tag[at..].find('"')?];
+    value.parse::<f64>().ok().map(|h| h.ceil() as u32)
+}
+
 /// inferno's Java palette for JVM profiles (green Java, yellow C++, orange
 /// kernel), its Python palette for py-spy ones, else the classic hot palette.
 fn palette_for(stacks: &BTreeMap<Stack, f64>) -> Palette {
@@ -644,6 +684,45 @@ mod tests {
             diff_svg(&c, &c, "t", "s", 0.1).unwrap(),
             diff_svg(&c, &c, "t", "s", 0.1).unwrap()
         );
+    }
+
+    /// A flame graph follows the dark scheme of the page around it: its
+    /// background and its own words (the frames keep their colours and
+    /// black names, readable either way), once, in inferno's style block.
+    #[test]
+    fn flame_graphs_have_a_dark_theme() {
+        let c = comparable(TRICKY);
+        for svg in [
+            flame_svg(&profile(TRICKY), "t", "s", 0.1).unwrap(),
+            diff_svg(&c, &c, "t", "s", 0.1).unwrap(),
+        ] {
+            let svg = String::from_utf8(svg).unwrap();
+            assert_eq!(svg.matches("prefers-color-scheme: dark").count(), 1);
+            let dark = &svg[svg.find("prefers-color-scheme: dark").unwrap()..];
+            let dark = &dark[..dark.find('\n').unwrap_or(dark.len())];
+            assert!(
+                dark.contains("#background stop { stop-color: #14171c; }"),
+                "{dark}"
+            );
+            assert!(dark.contains("#title, #subtitle, #details"), "{dark}");
+            // The page's colour scheme, so that its box is not painted
+            // on an opaque light canvas in a dark page.
+            assert_eq!(
+                svg.matches(":root { color-scheme: light dark; }").count(),
+                1
+            );
+            // Its height, for the page's box (`svg_height`).
+            assert!(
+                svg_height(svg.as_bytes()).is_some_and(|h| h > 50),
+                "{svg:.300}"
+            );
+            // Inside the style element, before inferno's own rules.
+            let style = svg.find(r#"<style type="text/css">"#).unwrap();
+            assert!(svg.find("prefers-color-scheme").unwrap() > style);
+            assert!(
+                svg.find("prefers-color-scheme").unwrap() < svg.find("#frames > *:hover").unwrap()
+            );
+        }
     }
 
     #[test]

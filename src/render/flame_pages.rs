@@ -10,8 +10,10 @@
 
 use askama::Template;
 
+use super::filters;
+
 use super::context::{CommitView, Ctx};
-use super::flame::{FlameDiff, change_colour, flame_svg};
+use super::flame::{FlameDiff, change_colour, flame_svg, svg_height};
 use super::{Site, Slugs};
 use crate::analyse::attribution::{GROWN_FRAMES, ProfileAnalysis};
 use crate::analyse::{EndpointAnalysis, RunPoint};
@@ -120,7 +122,11 @@ pub struct FlamePage {
     /// `in 2,016 samples` when the weights are not samples; else empty.
     pub samples: String,
     pub svg_href: String,
+    /// The graphs' heights in pixels: their boxes' heights, so that no
+    /// empty band lies under a graph.
+    pub svg_height: u32,
     pub diff_href: String,
+    pub diff_height: u32,
     pub baseline_run: String,
     pub baseline_href: String,
     pub baseline_source: String,
@@ -141,6 +147,13 @@ pub struct FlamePage {
     /// The colour legend's end, e.g. `25` (points).
     pub legend_scale: String,
     pub legend_stops: Vec<LegendStop>,
+}
+
+/// The height of a flame graph's box on its page: the SVG's own height
+/// (plus its box's two border pixels), or inferno's usual height should
+/// the SVG not say.
+fn flame_box_height(svg: &[u8]) -> u32 {
+    svg_height(svg).map_or(480, |h| h + 2)
 }
 
 fn pct(v: f64) -> String {
@@ -251,14 +264,14 @@ fn render_one(inputs: &FlameInputs, site: &mut Site) -> Result<(), Error> {
         pa.profile.total_text(),
         pa.source
     );
-    site.insert(
-        &format!("{base}.svg"),
-        flame_svg(&pa.profile, &title, &subtitle, min_width)?,
-    );
+    let svg = flame_svg(&pa.profile, &title, &subtitle, min_width)?;
+    let svg_height = flame_box_height(&svg);
+    site.insert(&format!("{base}.svg"), svg);
 
     let (mut diff_href, mut baseline_run, mut baseline_href, mut baseline_source) =
         (String::new(), String::new(), String::new(), String::new());
     let mut legend_scale = String::new();
+    let mut diff_height = 0;
     if let Some(b) = &pa.baseline {
         let diff_title = format!(
             "{} · run {} against run {} · {} profile",
@@ -275,10 +288,9 @@ fn render_one(inputs: &FlameInputs, site: &mut Site) -> Result<(), Error> {
                     ""
                 }
             );
-            site.insert(
-                &format!("{base}.diff.svg"),
-                diff.svg(&diff_title, &diff_subtitle, min_width)?,
-            );
+            let svg = diff.svg(&diff_title, &diff_subtitle, min_width)?;
+            diff_height = flame_box_height(&svg);
+            site.insert(&format!("{base}.diff.svg"), svg);
             diff_href = file(".diff.svg");
             legend_scale = format!("{scale:.0}");
         }
@@ -371,7 +383,9 @@ fn render_one(inputs: &FlameInputs, site: &mut Site) -> Result<(), Error> {
         total: pa.profile.total_text(),
         samples,
         svg_href: file(".svg"),
+        svg_height,
         diff_href,
+        diff_height,
         baseline_run,
         baseline_href,
         baseline_source,

@@ -3,6 +3,8 @@
 
 use askama::Template;
 
+use super::filters;
+
 use super::context::{Ctx, RunLabel, UntrustedRun};
 use super::format as f;
 use super::rows::{ChangePointRow, EnvChangeRow, Page, change_point_row, env_change_row, render};

@@ -10,7 +10,8 @@
 //! services/<service-slug>.html    one page per service, when endpoints have services
 //! runs/index.html                 all runs
 //! runs/<run-slug>.html            one page per run
-//! weekly.html                     the weekly review (alarms, triage, policies)
+//! weekly.html                     the weekly review (alarms, triage, policies) of the reviewed week
+//! weekly/<2026-w47>.html          each week's own review (every ISO week with runs)
 //! history.html                    every change point, newest first, and environment changes
 //! releases.html                   release history and the list of comparisons
 //! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
@@ -32,6 +33,7 @@ pub mod display;
 pub mod endpoint;
 pub mod evidence;
 pub mod figures;
+pub mod filters;
 pub mod flame;
 pub mod flame_pages;
 pub mod format;
@@ -207,6 +209,8 @@ enum Job<'a> {
     Capacity(&'a analyse::capacity::EndpointCapacity),
     Comparison(&'a analyse::compare::SiteComparison),
     Weekly,
+    /// `weekly/<week>.html`: one week's own review.
+    Week(crate::analyse::weekly::WeekSpec),
     AnalysisJson,
     Csv(&'a analyse::EndpointAnalysis),
     Flame(
@@ -331,6 +335,7 @@ fn jobs<'a>(analysis: &'a Analysis, slugs: &Slugs) -> Vec<Job<'a>> {
                 .map(|year| Job::EndpointYear(e, year)),
         );
     }
+    jobs.extend(weekly::review_weeks(analysis).into_iter().map(Job::Week));
     jobs.extend(analysis.capacity.iter().map(Job::Capacity));
     jobs.extend((0..analysis.runs.len()).map(Job::Run));
     jobs.extend((0..analysis.runs.len()).map(Job::RunRounds));
@@ -436,6 +441,9 @@ fn render_job(
         Job::Weekly => weekly::weekly_page(ctx, options.week)?
             .into_iter()
             .collect(),
+        // Not memoised: its view is most of its cost and is made either
+        // way, and a week's page is a few tens of KB (BENCHMARKS.md).
+        Job::Week(w) => weekly::week_page(ctx, w)?.into_iter().collect(),
         Job::Csv(e) => vec![(
             format!("data/endpoints/{}.csv", slugs.endpoint(&e.id)),
             data::endpoint_csv(e)?,

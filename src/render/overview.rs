@@ -6,6 +6,8 @@
 
 use askama::Template;
 
+use super::filters;
+
 use super::capacity::CapacitySummary;
 use super::charts::{HeatmapRow, HeatmapRows, heatmap_of, sparkline};
 use super::context::{Ctx, RunLabel, UntrustedRun};

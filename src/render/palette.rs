@@ -66,6 +66,12 @@ pub const INSUFFICIENT: Colour = Colour::new("insufficient", "#8a5a00", "#f0a84a
 pub const ACCEPTED: Colour = Colour::new("accepted", "#5e548e", "#b3a6e0");
 pub const CHANGE_POINT: Colour = Colour::new("changepoint", "#6a1b9a", "#ce93d8");
 pub const ENVIRONMENT: Colour = Colour::new("environment", "#007c89", "#4dd0e1");
+/// A failed run (most rounds failed) is the most urgent state, so its chip
+/// is filled, not outlined: this fill with [`FAILED_TEXT`] on it. In the
+/// dark theme white on the dark theme's regression red was 2.79:1 (axe
+/// flagged it on three page kinds); dark text on it is 6.4:1.
+pub const FAILED: Colour = Colour::new("failed", "#c62828", "#ff6b5e");
+pub const FAILED_TEXT: Colour = Colour::new("failed-text", "#ffffff", "#14171c");
 
 // The calendar heatmap's cell fills. The regression, improvement and
 // accepted cells carry their shape (▲ ▼ ◆) in white, so they are dark
@@ -78,6 +84,11 @@ pub const H_ACCEPTED: Colour = Colour::new("h-accepted", "#5e548e", "#5e548e");
 pub const H_OK: Colour = Colour::new("h-ok", "#8fc79a", "#3f7f4d");
 pub const H_IMPROVEMENT: Colour = Colour::new("h-improvement", "#2e7d32", "#2e7d32");
 pub const H_NONE: Colour = Colour::new("h-none", "#eef1f5", "#20262e");
+/// A failed week: darker than a regression in the light theme, lighter in
+/// the dark one, with its ■ in [`H_FAILED_TEXT`] (an empty cell until
+/// issue 34).
+pub const H_FAILED: Colour = Colour::new("h-failed", "#7f1d1d", "#ff8a80");
+pub const H_FAILED_TEXT: Colour = Colour::new("h-failed-text", "#ffffff", "#14171c");
 
 // The trend chart (render/charts/trend.rs) draws with classes, so it
 // follows the theme: these are its lines and text.
@@ -111,6 +122,8 @@ pub const PAGE: &[Colour] = &[
     ACCEPTED,
     CHANGE_POINT,
     ENVIRONMENT,
+    FAILED,
+    FAILED_TEXT,
     H_REGRESSION,
     H_INSUFFICIENT,
     H_NO_BASELINE,
@@ -118,6 +131,8 @@ pub const PAGE: &[Colour] = &[
     H_OK,
     H_IMPROVEMENT,
     H_NONE,
+    H_FAILED,
+    H_FAILED_TEXT,
     C_ROUND,
     C_MEDIAN,
     C_BASELINE,
@@ -130,24 +145,74 @@ pub const PAGE: &[Colour] = &[
     STEP_NOISE,
 ];
 
-// Chart-only colours (charts keep a light background in the dark theme,
-// so only the light value is drawn).
+// Chart-only colours: drawn as their light value (plotters and the
+// comparison dot plots write colours as attributes); in the dark theme the
+// stylesheet swaps each for its dark value ([`chart_dark_css`]), so these
+// charts follow the theme instead of staying light panels.
 /// A run's median and run B of a comparison.
-pub const MEDIAN: Colour = Colour::new("chart-median", "#1f4e79", "#1f4e79");
+pub const MEDIAN: Colour = Colour::new("chart-median", "#1f4e79", "#7db7ff");
 /// Single rounds and run A of a comparison.
-pub const ROUND: Colour = Colour::new("chart-round", "#8a97a8", "#8a97a8");
+pub const ROUND: Colour = Colour::new("chart-round", "#8a97a8", "#6b7687");
 /// The baseline, and reference lines.
-pub const BASELINE: Colour = Colour::new("chart-baseline", "#444444", "#444444");
+pub const BASELINE: Colour = Colour::new("chart-baseline", "#444444", "#c9d1dc");
 /// The regression line (baseline × ratio) and a capacity objective.
-pub const THRESHOLD: Colour = Colour::new("chart-threshold", "#e07b00", "#e07b00");
+pub const THRESHOLD: Colour = Colour::new("chart-threshold", "#e07b00", "#ffa94d");
 /// The recommended limit's band on capacity charts: teal, unlike every
 /// line of those charts.
-pub const LIMIT: Colour = Colour::new("chart-limit", "#006d77", "#006d77");
+pub const LIMIT: Colour = Colour::new("chart-limit", "#006d77", "#4dd0e1");
 /// CPU against load on capacity pages.
-pub const CPU: Colour = Colour::new("chart-cpu", "#6a1b9a", "#6a1b9a");
+pub const CPU: Colour = Colour::new("chart-cpu", "#6a1b9a", "#ce93d8");
 /// Plotters' grid lines.
-pub const GRID_LIGHT: Colour = Colour::new("chart-grid-light", "#f0f0f0", "#f0f0f0");
-pub const GRID_BOLD: Colour = Colour::new("chart-grid-bold", "#dddddd", "#dddddd");
+pub const GRID_LIGHT: Colour = Colour::new("chart-grid-light", "#f0f0f0", "#1f252d");
+pub const GRID_BOLD: Colour = Colour::new("chart-grid-bold", "#dddddd", "#2e3540");
+/// Plotters' background and its axes and text (its `WHITE` and `BLACK`).
+pub const CHART_BG: Colour = Colour::new("chart-bg", "#ffffff", "#14171c");
+pub const CHART_TEXT: Colour = Colour::new("chart-text", "#000000", "#e3e7ee");
+
+/// The colours that charts write as attributes (`fill="#1F4E79"`): in the
+/// dark theme each light value is replaced by its dark one. A light value
+/// may appear twice only with the same dark value (a test checks).
+pub const CHART_ATTRIBUTE: &[Colour] = &[
+    CHART_BG,
+    CHART_TEXT,
+    GRID_LIGHT,
+    GRID_BOLD,
+    MEDIAN,
+    ROUND,
+    BASELINE,
+    THRESHOLD,
+    LIMIT,
+    CPU,
+    MUTED,
+    REGRESSION,
+    IMPROVEMENT,
+    ACCEPTED,
+    CHANGE_POINT,
+    ENVIRONMENT,
+];
+
+/// The dark theme of the charts that write colours as attributes
+/// (plotters' capacity charts, the comparison dot plots): CSS beats an
+/// SVG presentation attribute, so each `[fill="<light>"]` and
+/// `[stroke="<light>"]` takes the dark value. The trend chart draws with
+/// classes and needs none of this.
+pub fn chart_dark_css() -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rules = String::new();
+    for c in CHART_ATTRIBUTE {
+        if seen.contains(&c.light) {
+            continue;
+        }
+        seen.push(c.light);
+        for attr in ["fill", "stroke"] {
+            rules.push_str(&format!(
+                "  svg.chart:not(.trend) [{attr}=\"{}\" i] {{ {attr}: {}; }}\n",
+                c.light, c.dark
+            ));
+        }
+    }
+    rules
+}
 
 /// Series colours for charts with one line per endpoint (Tableau 10 and
 /// two more), in the order series are given them.
@@ -165,9 +230,10 @@ pub fn css_variables() -> String {
     };
     format!(
         "/* Colours: generated from src/render/palette.rs, the one table for pages and charts. */\n\
-         :root {{\n{}}}\n@media (prefers-color-scheme: dark) {{\n:root {{\n{}}}\n}}\n",
+         :root {{\n  color-scheme: light dark;\n{}}}\n@media (prefers-color-scheme: dark) {{\n:root {{\n{}}}\n{}}}\n",
         block(|c| c.light),
-        block(|c| c.dark)
+        block(|c| c.dark),
+        chart_dark_css()
     )
 }
 
@@ -242,6 +308,21 @@ mod tests {
                 assert!(r >= 4.5, "white on --{} ({theme}): {r:.2}:1", cell.name);
             }
         }
+        // Filled chips and cells: a failed run's chip and heatmap cell.
+        for (text, fill) in [(FAILED_TEXT, FAILED), (H_FAILED_TEXT, H_FAILED)] {
+            for (theme, fg, bg) in [
+                ("light", text.light, fill.light),
+                ("dark", text.dark, fill.dark),
+            ] {
+                let r = contrast(fg, bg);
+                assert!(
+                    r >= 4.5,
+                    "--{} on --{} ({theme}): {r:.2}:1",
+                    text.name,
+                    fill.name
+                );
+            }
+        }
         // The chart colour the trend chart used for accepted changes.
         assert!(contrast("#7e6fa8", "#ffffff") < 4.5);
     }
@@ -258,5 +339,26 @@ mod tests {
             assert!(css.contains(&format!("--{}: {};", c.name, c.dark)));
         }
         assert_eq!(REGRESSION.rgb(), RGBColor(0xc6, 0x28, 0x28));
+    }
+
+    /// A chart colour written as an attribute has one dark value: two
+    /// entries with the same light value and different dark ones would
+    /// make the generated rule depend on the order of the list.
+    #[test]
+    fn chart_attribute_colours_have_one_dark_value_each() {
+        for a in CHART_ATTRIBUTE {
+            for b in CHART_ATTRIBUTE {
+                if a.light == b.light {
+                    assert_eq!(a.dark, b.dark, "--{} and --{}", a.name, b.name);
+                }
+            }
+        }
+        let css = chart_dark_css();
+        assert!(css.contains(r##"svg.chart:not(.trend) [fill="#ffffff" i] { fill: #14171c; }"##));
+        // Text drawn on the dark background is readable.
+        for c in [CHART_TEXT, MUTED, MEDIAN, BASELINE, THRESHOLD, LIMIT, CPU] {
+            let r = contrast(c.dark, CHART_BG.dark);
+            assert!(r >= 4.5, "--{} on the dark chart: {r:.2}:1", c.name);
+        }
     }
 }

@@ -3,6 +3,8 @@
 
 use askama::Template;
 
+use super::filters;
+
 use super::charts::release::release_multiples;
 use super::compare::{comparison_path, comparison_summary};
 use super::context::{Ctx, RunLabel};

@@ -3,6 +3,8 @@
 
 use askama::Template;
 
+use super::filters;
+
 use super::context::{CommitView, Ctx, RunLabel};
 use super::display::display_state;
 use super::evidence::{EvidenceView, evidence_view};

@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use askama::Template;
 
+use super::filters;
+
 use super::capacity::CapacitySummary;
 use super::context::Ctx;
 use super::overview::{EndpointRow, endpoint_heatmap, endpoint_rows};

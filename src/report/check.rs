@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::xml_escape;
+use super::{json_text, junit_field, text_field};
 use crate::analyse::Analysis;
 use crate::analyse::environment::RunWideShift;
 use crate::analyse::figures::{FigureSummary, rate_percent};
@@ -53,11 +53,17 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// The gate's verdict in one line, the first line of every format: what
+/// failed, or why the gate cannot vouch for the run, or that nothing
+/// regressed, and always how many endpoints could not be judged and how
+/// many were judged by an early verdict (never a plain "no regression"
+/// over endpoints nobody judged). Holds run ids and endpoint names as
+/// they are: each format escapes it for its target.
 pub fn headline(report: &CheckReport) -> String {
     let failed = report.count(CheckStatus::Failed);
     let regressions = report.count(CheckStatus::Regression);
     let capacity = report.capacity_count(CheckStatus::Regression);
-    match report.outcome {
+    let mut line = match report.outcome {
         Outcome::Pass => format!(
             "no regression in run {} (policy {})",
             report.run, report.policy
@@ -97,18 +103,54 @@ pub fn headline(report: &CheckReport) -> String {
                 .join(" and "),
             report.policy
         ),
+    };
+    if let Some(unjudged) = not_judged(report) {
+        line.push_str("; ");
+        line.push_str(&unjudged);
     }
+    let early = report
+        .endpoints
+        .iter()
+        .filter(|e| e.early.is_some())
+        .count();
+    if early > 0 {
+        line.push_str(&format!(
+            "; {early} endpoint{} judged by an early verdict (too few earlier runs for a baseline)",
+            plural(early)
+        ));
+    }
+    line
 }
 
-const TOO_FEW_ROUNDS_HINT: &str = "re-run the missing or failed rounds, or pass --allow-insufficient to judge the other endpoints";
-
-/// What to do about a run the gate cannot vouch for.
-pub(super) fn cannot_vouch_hint(report: &CheckReport) -> Option<&'static str> {
-    report
-        .cannot_vouch
+/// "2 endpoints not judged (1 no-baseline, 1 missing)", when any endpoint
+/// of the run could not be judged.
+pub fn not_judged(report: &CheckReport) -> Option<String> {
+    let skipped: Vec<CheckStatus> = report
+        .endpoints
         .iter()
-        .any(|c| matches!(c, CannotVouch::TooFewRounds { .. }))
-        .then_some(TOO_FEW_ROUNDS_HINT)
+        .map(|e| e.status)
+        .filter(|s| s.is_skipped())
+        .collect();
+    (!skipped.is_empty()).then(|| {
+        format!(
+            "{} endpoint{} not judged ({})",
+            skipped.len(),
+            plural(skipped.len()),
+            status_counts(|status| skipped.iter().filter(|s| **s == status).count())
+        )
+    })
+}
+
+/// What to do about a run the gate cannot vouch for, one hint per kind
+/// of reason.
+pub(super) fn cannot_vouch_hints(report: &CheckReport) -> Vec<&'static str> {
+    let mut hints: Vec<&'static str> = Vec::new();
+    for hint in report.cannot_vouch.iter().filter_map(CannotVouch::hint) {
+        if !hints.contains(&hint) {
+            hints.push(hint);
+        }
+    }
+    hints
 }
 
 /// "9 of 12 endpoints slower together (median ×1.20): likely the
@@ -222,7 +264,8 @@ pub(super) fn rounds_cell(e: &EndpointCheck, failed_mark: fn(String) -> String) 
 }
 
 /// A short summary: the verdict, then only the endpoints worth a look,
-/// each with its reason and its four figures.
+/// each with its reason and its four figures. Every field from the data
+/// is printed through [`text_field`].
 pub fn text(report: &CheckReport) -> String {
     let mut out = String::new();
     let mark = match report.outcome {
@@ -230,33 +273,40 @@ pub fn text(report: &CheckReport) -> String {
         Outcome::Regression => "FAIL",
         Outcome::CannotVouch => "ERROR",
     };
-    let _ = writeln!(out, "{mark}: {}", headline(report));
-    if let Some(hint) = cannot_vouch_hint(report) {
+    let _ = writeln!(out, "{mark}: {}", text_field(&headline(report)));
+    for hint in cannot_vouch_hints(report) {
         let _ = writeln!(out, "  ({hint})");
     }
     if let Some(branch) = &report.branch {
-        let _ = writeln!(out, "  {}", branch.describe(report.main_branch.as_deref()));
+        let _ = writeln!(
+            out,
+            "  {}",
+            text_field(&branch.describe(report.main_branch.as_deref()))
+        );
     }
     if let Some(shift) = &report.environment_suspect {
         let _ = writeln!(out, "  {}", environment_line(shift));
     }
-    let notable: Vec<&EndpointCheck> = report
+    let notable: Vec<(&EndpointCheck, String)> = report
         .endpoints
         .iter()
-        .filter(|e| !matches!(e.status, CheckStatus::Ok | CheckStatus::Improvement))
+        .filter(|e| {
+            e.early.is_some() || !matches!(e.status, CheckStatus::Ok | CheckStatus::Improvement)
+        })
+        .map(|e| (e, text_field(&e.endpoint)))
         .collect();
     let width = notable
         .iter()
-        .map(|e| e.endpoint.chars().count())
+        .map(|(_, id)| id.chars().count())
         .max()
         .unwrap_or(0);
-    for e in notable {
+    for (e, id) in notable {
         let _ = writeln!(
             out,
             "  {:<16} {:<width$}  {}",
-            e.status.as_str(),
-            e.endpoint,
-            e.reason
+            e.status_label(),
+            id,
+            text_field(&e.reason)
         );
         if let Some(f) = &e.figures {
             let [p99, p90, errors, tput, spread] = figure_cells(f, |s| format!("{s} ✗"));
@@ -268,20 +318,21 @@ pub fn text(report: &CheckReport) -> String {
         }
     }
     for p in &report.problems {
-        let _ = writeln!(out, "  problem: {p}");
+        let _ = writeln!(out, "  problem: {}", text_field(p));
     }
     if !report.ignored.is_empty() {
         let _ = writeln!(
             out,
             "  ({} file(s) in this run are not read, e.g. {})",
             report.ignored.len(),
-            report.ignored[0]
+            text_field(&report.ignored[0])
         );
     }
     let _ = writeln!(
         out,
-        "{} endpoints: {}",
+        "{} endpoint{}: {}",
         report.endpoints.len(),
+        plural(report.endpoints.len()),
         counts(report)
     );
     if !report.capacity.is_empty() {
@@ -294,8 +345,8 @@ pub fn text(report: &CheckReport) -> String {
                 out,
                 "  capacity {:<16} {}  {}",
                 c.status.as_str(),
-                c.endpoint,
-                c.reason
+                text_field(&c.endpoint),
+                text_field(&c.reason)
             );
         }
         let _ = writeln!(
@@ -309,9 +360,10 @@ pub fn text(report: &CheckReport) -> String {
 }
 
 /// The JSON document of `perfdash check --format json` (docs/alarms.md):
-/// the report with the exit code the CLI chose.
+/// the report with the exit code the CLI chose, its headline first.
 #[derive(Serialize)]
 struct CheckJson<'a> {
+    headline: String,
     run: &'a str,
     started_at: &'a chrono::DateTime<chrono::Utc>,
     policy: crate::analyse::Policy,
@@ -330,6 +382,7 @@ struct CheckJson<'a> {
 /// The report as JSON (documented in docs/alarms.md).
 pub fn json(report: &CheckReport, exit_code: u8) -> String {
     let doc = CheckJson {
+        headline: headline(report),
         run: &report.run,
         started_at: &report.started_at,
         policy: report.policy,
@@ -345,7 +398,7 @@ pub fn json(report: &CheckReport, exit_code: u8) -> String {
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("a check report always serialises");
     s.push('\n');
-    s
+    json_text(s)
 }
 
 /// One JUnit test case: a failure for a regression or a failed run,
@@ -353,7 +406,10 @@ pub fn json(report: &CheckReport, exit_code: u8) -> String {
 struct JunitCase<'a> {
     classname: &'a str,
     name: &'a str,
-    status: CheckStatus,
+    status: &'a str,
+    fails: bool,
+    failed_run: bool,
+    skipped: bool,
     reason: &'a str,
     failure_type: &'a str,
     failure_body: String,
@@ -363,35 +419,38 @@ fn junit_case(out: &mut String, case: JunitCase) {
     let _ = write!(
         out,
         "    <testcase classname=\"{}\" name=\"{}\" time=\"0\"",
-        xml_escape(case.classname),
-        xml_escape(case.name)
+        junit_field(case.classname),
+        junit_field(case.name)
     );
-    let detail = xml_escape(&format!("{}: {}", case.status.as_str(), case.reason));
-    let _ = match case.status {
-        s if s.fails() => writeln!(
+    let detail = junit_field(&format!("{}: {}", case.status, case.reason));
+    let _ = if case.fails {
+        writeln!(
             out,
             ">\n      <failure type=\"{}\" message=\"{detail}\">{}</failure>\n    </testcase>",
-            if s == CheckStatus::Failed {
+            if case.failed_run {
                 "failed"
             } else {
                 case.failure_type
             },
-            xml_escape(&case.failure_body)
-        ),
-        s if s.is_skipped() => writeln!(
+            case.failure_body
+        )
+    } else if case.skipped {
+        writeln!(
             out,
             ">\n      <skipped message=\"{detail}\"/>\n    </testcase>"
-        ),
-        _ => writeln!(
+        )
+    } else {
+        writeln!(
             out,
             ">\n      <system-out>{detail}</system-out>\n    </testcase>"
-        ),
+        )
     };
 }
 
 /// JUnit XML: one test case per endpoint; regressions and failed runs are
 /// failures, unjudged endpoints are skipped, and each reason the gate
-/// cannot vouch for the run is an error.
+/// cannot vouch for the run is an error. The suite's name carries the
+/// headline, so a viewer's first line says what was not judged.
 pub fn junit(report: &CheckReport) -> String {
     let failures = report
         .endpoints
@@ -409,23 +468,32 @@ pub fn junit(report: &CheckReport) -> String {
         .count();
     let errors = report.cannot_vouch.len();
     let tests = report.endpoints.len() + report.capacity.len() + errors;
-    let suite = format!("perfdash check {} ({})", report.run, report.policy);
+    let mark = match report.outcome {
+        Outcome::Pass => "PASS",
+        Outcome::Regression => "FAIL",
+        Outcome::CannotVouch => "ERROR",
+    };
+    let suite = format!("perfdash check: {mark}: {}", headline(report));
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
-        "<testsuites name=\"perfdash check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">"
+        "<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
+        junit_field(&suite)
     );
     let _ = writeln!(
         out,
         "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" timestamp=\"{}\">",
-        xml_escape(&suite),
+        junit_field(&format!(
+            "perfdash check {} ({})",
+            report.run, report.policy
+        )),
         crate::calendar::junit_timestamp(report.started_at)
     );
     if let Some(shift) = &report.environment_suspect {
         let _ = writeln!(
             out,
             "    <properties>\n      <property name=\"environment_suspect\" value=\"{}\"/>\n    </properties>",
-            xml_escape(&environment_line(shift))
+            junit_field(&environment_line(shift))
         );
     }
     let policy_class = format!("perfdash.{}", report.policy);
@@ -440,19 +508,24 @@ pub fn junit(report: &CheckReport) -> String {
                 )
             })
             .unwrap_or_default();
+        let status = e.status_label();
         junit_case(
             &mut out,
             JunitCase {
                 classname: &policy_class,
                 name: &e.endpoint,
-                status: e.status,
+                status: &status,
+                fails: e.status.fails(),
+                failed_run: e.status == CheckStatus::Failed,
+                skipped: e.status.is_skipped(),
                 reason: &e.reason,
                 failure_type: "regression",
                 failure_body: format!(
-                    "{} ({}): round p99s (ms) {}{figures}",
-                    e.name,
-                    e.endpoint,
-                    rounds_cell(e, |s| s)
+                    "{} ({}): round p99s (ms) {}{}",
+                    junit_field(&e.name),
+                    junit_field(&e.endpoint),
+                    rounds_cell(e, |s| s),
+                    crate::escape::xml(&figures)
                 ),
             },
         );
@@ -463,10 +536,18 @@ pub fn junit(report: &CheckReport) -> String {
             JunitCase {
                 classname: "perfdash.capacity",
                 name: &c.endpoint,
-                status: c.status,
+                status: c.status.as_str(),
+                fails: c.status.fails(),
+                failed_run: c.status == CheckStatus::Failed,
+                skipped: c.status.is_skipped(),
                 reason: &c.reason,
                 failure_type: "capacity-regression",
-                failure_body: format!("{} ({}): {}", c.name, c.endpoint, c.reason),
+                failure_body: format!(
+                    "{} ({}): {}",
+                    junit_field(&c.name),
+                    junit_field(&c.endpoint),
+                    junit_field(&c.reason)
+                ),
             },
         );
     }
@@ -486,55 +567,70 @@ fn junit_cannot_vouch(out: &mut String, report: &CheckReport) {
             _ => 0,
         })
         .sum::<usize>();
+    let lines = |items: Vec<&String>| {
+        items
+            .into_iter()
+            .map(|p| junit_field(p))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     for reason in &report.cannot_vouch {
         let (kind, name, body) = match reason {
             CannotVouch::UnreadableInputs { count } => (
                 "bad-input",
                 format!("inputs of run {}", report.run),
-                report
-                    .problems
-                    .iter()
-                    .take(*count)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                lines(report.problems.iter().take(*count).collect()),
             ),
             CannotVouch::DoubtfulInputs { count } => (
                 "doubtful-input",
                 format!("doubtful inputs of run {}", report.run),
                 // After the unreadable ones (the gate lists them first).
-                report
-                    .problems
-                    .iter()
-                    .skip(unreadable)
-                    .take(*count)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                lines(
+                    report
+                        .problems
+                        .iter()
+                        .skip(unreadable)
+                        .take(*count)
+                        .collect(),
+                ),
             ),
             CannotVouch::TooFewRounds { endpoint, .. } => (
                 "too-few-rounds",
                 format!("rounds of {endpoint} in run {}", report.run),
-                TOO_FEW_ROUNDS_HINT.to_string(),
+                reason.hint().unwrap_or_default().to_string(),
             ),
             CannotVouch::UntrustedTime { runs } => (
                 "untrusted-time",
                 format!("times of the runs beside {}", report.run),
-                report
-                    .problems
-                    .iter()
-                    .filter(|p| runs.iter().any(|r| p.contains(r.as_str())))
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                lines(
+                    report
+                        .problems
+                        .iter()
+                        .filter(|p| runs.iter().any(|r| p.contains(r.as_str())))
+                        .collect(),
+                ),
+            ),
+            CannotVouch::NoBaseline { .. } => (
+                "no-baseline",
+                format!("baselines of run {}", report.run),
+                reason.hint().unwrap_or_default().to_string(),
+            ),
+            CannotVouch::EarlyInconclusive { .. } => (
+                "early-inconclusive",
+                format!("early verdicts of run {}", report.run),
+                reason.hint().unwrap_or_default().to_string(),
+            ),
+            CannotVouch::NewLoadProfile { .. } => (
+                "new-load-profile",
+                format!("load profile of run {}", report.run),
+                reason.hint().unwrap_or_default().to_string(),
             ),
         };
         let _ = writeln!(
             out,
-            "    <testcase classname=\"perfdash.input\" name=\"{}\" time=\"0\">\n      <error type=\"{kind}\" message=\"cannot vouch: {}\">{}</error>\n    </testcase>",
-            xml_escape(&name),
-            xml_escape(&reason.describe()),
-            xml_escape(&body)
+            "    <testcase classname=\"perfdash.input\" name=\"{}\" time=\"0\">\n      <error type=\"{kind}\" message=\"cannot vouch: {}\">{body}</error>\n    </testcase>",
+            junit_field(&name),
+            junit_field(&reason.describe()),
         );
     }
 }

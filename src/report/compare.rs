@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::markdown_cell;
+use super::{json_text, markdown_cell, text_field};
 use crate::analyse::compare::{Comparison, EndpointComparison, RunRef, Side, fmt_ratio};
 use crate::analyse::verdict::{ComparisonVerdict, Figure};
 use crate::render::format::ms;
@@ -103,7 +103,9 @@ fn fmt_percent_1(v: f64) -> String {
 fn summary_line(c: &Comparison) -> String {
     let counts = c.counts();
     let parts: Vec<String> = counts.iter().map(|(v, n)| format!("{n} {v}")).collect();
-    let mut line = format!("{} endpoints: {}", c.endpoints.len(), parts.join(", "));
+    let n = c.endpoints.len();
+    let s = if n == 1 { "" } else { "s" };
+    let mut line = format!("{n} endpoint{s}: {}", parts.join(", "));
     // The same for every endpoint: it depends on the two runs' [load].
     if let Some(why) = c
         .endpoints
@@ -122,7 +124,7 @@ pub fn format_table(c: &Comparison) -> String {
         .endpoints
         .iter()
         .map(|e| {
-            row(e, e.name.clone(), e.verdict.to_string(), |s| {
+            row(e, text_field(&e.name), e.verdict.to_string(), |s| {
                 format!("{s} ✗")
             })
         })
@@ -149,7 +151,11 @@ pub fn format_table(c: &Comparison) -> String {
         }
         s.trim_end().to_string() + "\n"
     };
-    let mut out = format!("A: {}\nB: {}\n\n", c.a.label(), c.b.label());
+    let mut out = format!(
+        "A: {}\nB: {}\n\n",
+        text_field(&c.a.label()),
+        text_field(&c.b.label())
+    );
     out.push_str(&line(&headers.map(String::from)));
     out.push_str(&line(
         &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
@@ -158,24 +164,24 @@ pub fn format_table(c: &Comparison) -> String {
         out.push_str(&line(row));
     }
     out.push('\n');
-    out.push_str(&summary_line(c));
+    out.push_str(&text_field(&summary_line(c)));
     out.push_str("\n\nrounds (p99 ms) and why:\n");
     for e in &c.endpoints {
         let rounds = |s: &Option<Side>| rounds_text(s, " ");
         out.push_str(&format!(
             "  {}: A [{}]  B [{}]  {}: {}\n",
-            e.name,
+            text_field(&e.name),
             rounds(&e.a),
             rounds(&e.b),
             e.verdict,
-            e.reason
+            text_field(&e.reason)
         ));
     }
     for (side, r) in [("A", &c.a), ("B", &c.b)] {
         if !r.problems.is_empty() {
             out.push_str(&format!(
                 "\nrun {side} ({}) is incomplete: {} problem(s) while reading it\n",
-                r.run,
+                text_field(&r.run),
                 r.problems.len()
             ));
         }
@@ -189,7 +195,7 @@ pub fn format_markdown(c: &Comparison) -> String {
         "### perfdash compare: {} → {}\n\n{}\n\n",
         markdown_cell(&c.a.label()),
         markdown_cell(&c.b.label()),
-        summary_line(c)
+        markdown_cell(&summary_line(c))
     );
     out.push_str(&format!("| {} |\n", HEADERS.join(" | ")));
     out.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
@@ -253,7 +259,7 @@ pub fn format_json(c: &Comparison) -> String {
     let mut s = serde_json::to_string_pretty(&doc)
         .expect("comparison serializes: plain data, finite floats");
     s.push('\n');
-    s
+    json_text(s)
 }
 
 /// A side's round p99s for the text and Markdown reports, or `–` when the

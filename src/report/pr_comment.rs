@@ -18,7 +18,7 @@
 
 use std::fmt::Write as _;
 
-use super::check::{cannot_vouch_hint, environment_line, figure_cells, headline, rounds_cell};
+use super::check::{cannot_vouch_hints, environment_line, figure_cells, headline, rounds_cell};
 use super::markdown_cell;
 use crate::analyse::gate::{CapacityCheck, CheckReport, CheckStatus, EndpointCheck, Outcome};
 use crate::analyse::verdict::Verdict;
@@ -34,6 +34,10 @@ const MAX_VISIBLE_ROWS: usize = 10;
 
 /// At most this many problems in sight; all of them are in the fold.
 const MAX_VISIBLE_PROBLEMS: usize = 3;
+
+/// GitHub refuses comments over 65,536 characters; the comment stays
+/// under this, folding what does not fit into a link to the site.
+pub const MAX_COMMENT_CHARS: usize = 60_000;
 
 /// How many run medians the text sparkline shows, the checked run last.
 const SPARK_RUNS: usize = 12;
@@ -89,14 +93,22 @@ fn verdict_cell(status: CheckStatus) -> String {
     }
 }
 
-/// Where the site lives, without a trailing `/`, when `[site] url` is set.
-fn site_root(analysis: &Analysis) -> Option<&str> {
-    analysis
-        .settings
-        .site
-        .url
-        .as_deref()
-        .map(|u| u.trim_end_matches('/'))
+/// The verdict cell of an endpoint: an early verdict says so.
+fn endpoint_verdict_cell(e: &EndpointCheck) -> String {
+    match e.early {
+        Some(_) => format!("{} (early)", verdict_cell(e.status)),
+        None => verdict_cell(e.status),
+    }
+}
+
+/// Where the site lives, without a trailing `/`, when `[site] url` is set:
+/// checked (`escape::check_url`) and percent-encoded for a Markdown link
+/// destination ([`crate::escape::url`]), so no setting can end the link,
+/// the table row or the comment.
+fn site_root(analysis: &Analysis) -> Option<String> {
+    let url = analysis.settings.site.url.as_deref()?;
+    crate::escape::check_url(url).ok()?;
+    Some(crate::escape::url(url.trim_end_matches('/')))
 }
 
 /// What the comment reads from the analysis besides the report.
@@ -104,7 +116,7 @@ struct Context<'a> {
     report: &'a CheckReport,
     analysis: &'a Analysis,
     /// The site's root and its page names, when `[site] url` is set.
-    site: Option<(&'a str, crate::render::Slugs)>,
+    site: Option<(String, crate::render::Slugs)>,
 }
 
 impl Context<'_> {
@@ -220,15 +232,27 @@ fn endpoint_table(out: &mut String, rows: &[&EndpointCheck], cx: &Context) {
                 "–".into(),
             ],
         };
+        // An early verdict has no baseline: it shows the earlier runs'
+        // pooled rounds and its ratio to them.
+        let (baseline, ratio_text) = match &e.early {
+            Some(early) => (
+                format!(
+                    "{} (rounds of {} run{})",
+                    ms(early.earlier_median_p99_ms),
+                    early.runs.len(),
+                    plural(early.runs.len())
+                ),
+                ratio(early.ratio),
+            ),
+            None => (ms(e.baseline_p99_ms), ratio(e.ratio)),
+        };
         let _ = writeln!(
             out,
-            "| {} | {p99} | {} | {} | {errors} | {tput} | {} | {} | {} |",
+            "| {} | {p99} | {baseline} | {ratio_text} | {errors} | {tput} | {} | {} | {} |",
             cx.name_cell(e),
-            ms(e.baseline_p99_ms),
-            ratio(e.ratio),
             band_cell(e, history.last().copied()),
             sparkline(&drawn_medians(&history)),
-            verdict_cell(e.status),
+            endpoint_verdict_cell(e),
         );
     }
     out.push('\n');
@@ -257,7 +281,7 @@ fn reasons_table(out: &mut String, report: &CheckReport) {
             out,
             "| {} | {} | {} | {} | {} | {} |",
             markdown_cell(&e.name),
-            e.status.as_str(),
+            e.status_label(),
             if p90.is_empty() { "–".into() } else { p90 },
             if spread.is_empty() {
                 "–".into()
@@ -318,7 +342,7 @@ fn verdict_lines(out: &mut String, report: &CheckReport) {
         "{icon} **perfdash check**: {}\n",
         markdown_cell(&headline(report))
     );
-    if let Some(hint) = cannot_vouch_hint(report) {
+    for hint in cannot_vouch_hints(report) {
         let _ = writeln!(out, "{}\n", markdown_cell(&format!("To fix: {hint}.")));
     }
     // A pull request's run: say which main baseline it was judged against.
@@ -355,11 +379,9 @@ fn moved_endpoints(report: &CheckReport) -> Vec<&EndpointCheck> {
 }
 
 fn links_line(out: &mut String, cx: &Context) {
-    if let Some((root, slugs)) = &cx.site {
-        let run_link = slugs
-            .runs
-            .get(&cx.report.run)
-            .map(|slug| format!("[run page]({root}/runs/{slug}.html) · "))
+    if let Some((root, _)) = &cx.site {
+        let run_link = run_page(cx)
+            .map(|page| format!("[run page]({page}) · "))
             .unwrap_or_default();
         let _ = writeln!(out, "{run_link}[site]({root}/index.html)\n");
     }
@@ -408,13 +430,78 @@ fn details(out: &mut String, rest: &[&EndpointCheck], cx: &Context, capacity_in_
     let _ = writeln!(out, "</details>");
 }
 
-/// The pull-request comment (and step summary) for one checked run.
+/// The checked run's page on the site, when `[site] url` is set.
+fn run_page(cx: &Context) -> Option<String> {
+    let (root, slugs) = cx.site.as_ref()?;
+    let slug = slugs.runs.get(&cx.report.run)?;
+    Some(format!("{root}/runs/{slug}.html"))
+}
+
+/// The pull-request comment (and step summary) for one checked run, under
+/// [`MAX_COMMENT_CHARS`]: when the whole would be longer, the lines that
+/// do not fit are left out (an open `<details>` is closed) and a last line
+/// says how many and where the rest is. Every line from the data is
+/// bounded (`report::MAX_FIELD_CHARS` per field), so the cut always
+/// leaves the verdict and the first rows.
 pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
     let cx = Context {
         report,
         analysis,
         site: site_root(analysis).map(|root| (root, crate::render::Slugs::new(analysis))),
     };
+    fit(whole(&cx), &cx)
+}
+
+/// `comment` cut to [`MAX_COMMENT_CHARS`] (see [`render`]).
+fn fit(comment: String, cx: &Context) -> String {
+    if comment.chars().count() <= MAX_COMMENT_CHARS {
+        return comment;
+    }
+    let rest = match (run_page(cx), &cx.site) {
+        (Some(page), _) => format!("the [run page]({page}) has everything"),
+        (None, Some((root, _))) => format!("the [site]({root}/index.html) has everything"),
+        (None, None) => format!(
+            "`perfdash check --run {} --format text` prints everything",
+            markdown_cell(&cx.report.run)
+        ),
+    };
+    // Room for the closing tag and the last line.
+    let budget = MAX_COMMENT_CHARS - 200 - rest.chars().count();
+    let lines: Vec<&str> = comment.lines().collect();
+    let mut kept = String::new();
+    let mut used = 0;
+    let mut in_details = false;
+    let mut shown = 0;
+    for line in &lines {
+        let n = line.chars().count() + 1;
+        if used + n > budget {
+            break;
+        }
+        if line.starts_with("<details>") {
+            in_details = true;
+        }
+        if line.starts_with("</details>") {
+            in_details = false;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+        used += n;
+        shown += 1;
+    }
+    if in_details {
+        kept.push_str("\n</details>\n");
+    }
+    let _ = writeln!(
+        kept,
+        "\n… {} more lines are left out to keep this comment under {MAX_COMMENT_CHARS} characters; {rest}.",
+        lines.len() - shown
+    );
+    kept
+}
+
+/// The whole comment, before [`fit`].
+fn whole(cx: &Context) -> String {
+    let report = cx.report;
     let mut out = String::new();
     let _ = writeln!(out, "{MARKER}");
     verdict_lines(&mut out, report);
@@ -424,7 +511,7 @@ pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
     if shown.is_empty() {
         let _ = writeln!(out, "No endpoint moved beyond its line.\n");
     } else {
-        endpoint_table(&mut out, &shown, &cx);
+        endpoint_table(&mut out, &shown, cx);
     }
     // Step-load verdicts: in sight when one is not ok, folded otherwise.
     let capacity_in_sight = report.capacity.iter().any(|c| c.status != CheckStatus::Ok);
@@ -444,12 +531,12 @@ pub fn render(report: &CheckReport, analysis: &Analysis) -> String {
         }
         out.push('\n');
     }
-    links_line(&mut out, &cx);
+    links_line(&mut out, cx);
 
     let mut rest: Vec<&EndpointCheck> = overflow;
     rest.extend(report.endpoints.iter().filter(|e| !moved(e.status)));
     rest.sort_by(|a, b| a.endpoint.cmp(&b.endpoint));
-    details(&mut out, &rest, &cx, capacity_in_sight);
+    details(&mut out, &rest, cx, capacity_in_sight);
     out
 }
 

@@ -385,9 +385,14 @@ pub fn group_stats(
 ) -> (Result<RoundStats, String>, Option<f64>) {
     let cutoff = test_start_us.saturating_add((opts.warmup_s * 1e6).round() as i64);
     let before = set.len();
-    let in_latency = |ok: bool| ok || opts.failures_in_latency;
+    // With no successful request at all, the whole test's p99 is that of
+    // the failures, as a k6 summary of it reports, so the summary beside
+    // an outage's raw file cross-checks it; the round's own figures are a
+    // failed round's (below).
+    let only_failures = set.ok.is_empty() && !opts.failures_in_latency;
+    let in_latency = |ok: bool| ok || opts.failures_in_latency || only_failures;
     let timed = set.ok.len()
-        + if opts.failures_in_latency {
+        + if opts.failures_in_latency || only_failures {
             set.failed.len()
         } else {
             0
@@ -441,14 +446,23 @@ pub fn group_stats(
                 opts.warmup_s,
             ));
         }
-        if kept == 0 {
-            return Err(format!(
-                "all {count} requests after the warm-up failed: no latency to measure \
-                 (set failures_in_latency = true in [raw] to measure them anyway)"
-            ));
-        }
         let (window_start, window_end) = window.expect("count > 0");
         let window_s = window_end.saturating_sub(window_start) as f64 / 1e6;
+        if only_failures || kept == 0 {
+            // Every request failed (a service that was down refuses them
+            // all): a result, not bad input. The round is read as k6's own
+            // summary of such a test reads, requests with no latency (p99
+            // 0) and an error rate of 100%, so that it is a failed round
+            // (`analyse::figures`) and the run a failed run, never a
+            // skipped file that would let the gate judge an older run.
+            return Ok(RoundStats {
+                count: Some(count as u64),
+                throughput_rps: (window_s > 0.0).then(|| count as f64 / window_s),
+                p99_ms: 0.0,
+                error_rate: Some(failed as f64 / count as f64),
+                ..RoundStats::default()
+            });
+        }
         let lat = &mut latencies[..kept];
         let m = moments_by(lat, |v| *v).expect("not empty");
         let p = percentiles_by(lat, &PERCENTS, opts.method, |v| *v);

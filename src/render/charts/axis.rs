@@ -67,12 +67,50 @@ fn first_of_next_month(d: NaiveDate) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, 1).expect("the 1st exists")
 }
 
-/// Date ticks between `from` and `to`, spread over `width` pixels. Spans
-/// of up to ~10 weeks get a tick every Monday (`Nov 16`); longer spans a
-/// tick on the first of every month (`Sep`, `Jan 2027`), so there is
-/// always at least one tick a month. Labels are dropped, evenly, until
-/// they are at least `min_gap` pixels apart; the first label says the
-/// year.
+/// The step between two ticks of a time axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimeStep {
+    Minutes(i64),
+    Hours(i64),
+    Days,
+    Weeks,
+    Months,
+}
+
+/// The step for a span: minutes within three hours, hours within two days (runs of one day had no
+/// tick at all: the axis ticked Mondays and months only), days within two
+/// weeks, Mondays within ~10 weeks, else the first of every month, so
+/// that there is always at least one tick a month.
+fn time_step(span_days: f64) -> TimeStep {
+    let minutes = span_days * 24.0 * 60.0;
+    if minutes <= 180.0 {
+        // Runs of one session (an hour of runs had one tick, "19:00").
+        let n = [5, 10, 15, 30]
+            .into_iter()
+            .find(|n| minutes / *n as f64 <= 12.0)
+            .unwrap_or(30);
+        TimeStep::Minutes(n)
+    } else if span_days <= 2.0 {
+        let hours = span_days * 24.0;
+        let n = [1, 2, 3, 6, 12]
+            .into_iter()
+            .find(|n| hours / *n as f64 <= 12.0)
+            .unwrap_or(12);
+        TimeStep::Hours(n)
+    } else if span_days <= 14.0 {
+        TimeStep::Days
+    } else if span_days <= 70.0 {
+        TimeStep::Weeks
+    } else {
+        TimeStep::Months
+    }
+}
+
+/// Date ticks between `from` and `to`, spread over `width` pixels, at the
+/// step [`time_step`] picks: `14:00` (with the day, `Dec 1 14:00`, where
+/// the day changes), `Dec 1`, `Nov 16`, `Sep`. Labels are dropped, evenly,
+/// until they are at least `min_gap` pixels apart (more for the longer
+/// labels of hours); the first label says the year (or the day).
 pub fn date_ticks(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
@@ -80,52 +118,81 @@ pub fn date_ticks(
     min_gap: f64,
 ) -> Vec<DateTick> {
     let span_days = (to - from).num_seconds() as f64 / 86_400.0;
-    let weekly = span_days <= 70.0;
-    let mut days = Vec::new();
-    let mut d = if weekly {
-        crate::calendar::week_monday(from.date_naive())
-    } else {
-        NaiveDate::from_ymd_opt(from.year(), from.month(), 1).expect("the 1st exists")
-    };
-    while midnight(d) <= to {
-        if midnight(d) >= from {
-            days.push(d);
+    let step = time_step(span_days);
+    let mut ticks: Vec<DateTime<Utc>> = Vec::new();
+    let mut t = match step {
+        TimeStep::Minutes(n) => {
+            let day = midnight(from.date_naive());
+            let minutes = (from - day).num_minutes();
+            day + Duration::minutes(minutes - minutes % n)
         }
-        d = if weekly {
-            d + Duration::days(7)
-        } else {
-            first_of_next_month(d)
+        TimeStep::Hours(n) => {
+            let day = midnight(from.date_naive());
+            let hours = (from - day).num_hours();
+            day + Duration::hours(hours - hours % n)
+        }
+        TimeStep::Days => midnight(from.date_naive()),
+        TimeStep::Weeks => midnight(crate::calendar::week_monday(from.date_naive())),
+        TimeStep::Months => {
+            midnight(NaiveDate::from_ymd_opt(from.year(), from.month(), 1).expect("the 1st exists"))
+        }
+    };
+    while t <= to {
+        if t >= from {
+            ticks.push(t);
+        }
+        t = match step {
+            TimeStep::Minutes(n) => t + Duration::minutes(n),
+            TimeStep::Hours(n) => t + Duration::hours(n),
+            TimeStep::Days => t + Duration::days(1),
+            TimeStep::Weeks => t + Duration::days(7),
+            TimeStep::Months => midnight(first_of_next_month(t.date_naive())),
         };
     }
-    if days.is_empty() {
+    if ticks.is_empty() {
         return Vec::new();
     }
+    let step_days = match step {
+        TimeStep::Minutes(n) => n as f64 / 1440.0,
+        TimeStep::Hours(n) => n as f64 / 24.0,
+        TimeStep::Days => 1.0,
+        TimeStep::Weeks => 7.0,
+        TimeStep::Months => 30.4,
+    };
     let px_per_tick = if span_days > 0.0 {
-        width * if weekly { 7.0 } else { 30.4 } / span_days
+        width * step_days / span_days
     } else {
         width
+    };
+    let min_gap = match step {
+        TimeStep::Minutes(_) | TimeStep::Hours(_) => min_gap.max(100.0),
+        _ => min_gap,
     };
     // Every k-th tick is labelled, k the smallest that leaves room.
     let every = ((min_gap / px_per_tick.max(1.0)).ceil() as usize).max(1);
     let mut shown_year = None;
-    days.iter()
+    let mut shown_day = None;
+    ticks
+        .iter()
         .enumerate()
-        .map(|(i, d)| {
-            let labelled = i % every == 0;
-            let label = labelled.then(|| {
+        .map(|(i, t)| {
+            let label = (i % every == 0).then(|| {
+                let d = t.date_naive();
                 let new_year = shown_year != Some(d.year());
+                let new_day = shown_day != Some(d);
                 shown_year = Some(d.year());
-                match (weekly, new_year) {
-                    (true, true) => d.format("%b %-d, %Y").to_string(),
-                    (true, false) => d.format("%b %-d").to_string(),
-                    (false, true) => d.format("%b %Y").to_string(),
-                    (false, false) => d.format("%b").to_string(),
-                }
+                shown_day = Some(d);
+                let format = match (step, new_year, new_day) {
+                    (TimeStep::Minutes(_) | TimeStep::Hours(_), _, true) => "%b %-d %H:%M",
+                    (TimeStep::Minutes(_) | TimeStep::Hours(_), _, false) => "%H:%M",
+                    (TimeStep::Days | TimeStep::Weeks, true, _) => "%b %-d, %Y",
+                    (TimeStep::Days | TimeStep::Weeks, false, _) => "%b %-d",
+                    (TimeStep::Months, true, _) => "%b %Y",
+                    (TimeStep::Months, false, _) => "%b",
+                };
+                t.format(format).to_string()
             });
-            DateTick {
-                at: midnight(*d),
-                label,
-            }
+            DateTick { at: *t, label }
         })
         .collect()
 }
@@ -229,6 +296,31 @@ mod tests {
         assert!(short.iter().all(|t| t.at.weekday() == chrono::Weekday::Mon));
         assert_eq!(short.len(), 4);
         assert_eq!(short[0].label.as_deref(), Some("Nov 2, 2026"));
+
+        // Runs of one day: hours, the day said at the first label.
+        let day = Utc.with_ymd_and_hms(2026, 12, 1, 9, 10, 0).unwrap();
+        let hours = date_ticks(day, day + Duration::hours(5), 800.0, 60.0);
+        let at: Vec<String> = hours
+            .iter()
+            .map(|t| t.at.format("%H:%M").to_string())
+            .collect();
+        assert_eq!(at, ["10:00", "11:00", "12:00", "13:00", "14:00"]);
+        assert_eq!(hours[0].label.as_deref(), Some("Dec 1 10:00"));
+        assert_eq!(hours[1].label.as_deref(), Some("11:00"));
+        // Fifty minutes of runs: a tick every five minutes, a label every
+        // ten (80 px apart is under the 100 px the labels need).
+        let session = date_ticks(day, day + Duration::minutes(50), 800.0, 60.0);
+        assert_eq!(session.len(), 11);
+        assert_eq!(session[0].at.format("%H:%M").to_string(), "09:10");
+        let labels: Vec<&str> = session.iter().filter_map(|t| t.label.as_deref()).collect();
+        assert_eq!(
+            labels,
+            ["Dec 1 09:10", "09:20", "09:30", "09:40", "09:50", "10:00"]
+        );
+        // A week: days.
+        let days = date_ticks(day, day + Duration::days(6), 800.0, 60.0);
+        assert_eq!(days.len(), 6);
+        assert_eq!(days[0].label.as_deref(), Some("Dec 2, 2026"));
     }
 
     #[test]

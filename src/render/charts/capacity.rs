@@ -88,6 +88,7 @@ pub fn throughput_chart(
         bands: limit_band(limit, false),
         dates_from: None,
         y_cap: None,
+        wide: false,
     })
 }
 
@@ -178,6 +179,7 @@ pub fn latency_chart(
         bands: limit_band(limit, true),
         dates_from: None,
         y_cap: Some(e.objective.p99_ms * LATENCY_CAP),
+        wide: false,
     })
 }
 
@@ -214,6 +216,7 @@ pub fn cpu_chart(
         bands: Vec::new(),
         dates_from: None,
         y_cap: None,
+        wide: false,
     })
     .map(Some)
 }
@@ -298,6 +301,7 @@ pub fn history_chart(e: &EndpointCapacity, id: &str) -> Result<String, Error> {
         bands: Vec::new(),
         dates_from: t0,
         y_cap: None,
+        wide: true,
     })
 }
 

@@ -3,7 +3,7 @@
 //! with its row (endpoint) and column (week) headers, it scrolls in its
 //! own box on a phone with the endpoint column sticky, and each cell says
 //! its verdict in words (visually hidden) and in a shape as well as a
-//! colour (regression ▲, improvement ▼, accepted ◆).
+//! colour (failed ■, regression ▲, improvement ▼, accepted ◆).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -31,6 +31,8 @@ pub fn glyph(key: &str) -> &'static str {
         "regression" => "▲",
         "improvement" => "▼",
         "accepted" => "◆",
+        // A failed run: a square, as on the trend chart and sparklines.
+        "failed" => "■",
         _ => "",
     }
 }
@@ -230,4 +232,63 @@ fn row_cells(kind: HeatmapRows, row: &HeatmapRow, weeks: &[NaiveDate]) -> String
     }
     s.push_str("</tr>");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyse::analyse;
+    use crate::test_support;
+
+    /// The `<td>` of the last week of the first row.
+    fn last_cell(table: &str) -> &str {
+        let row = &table[table.find("<tbody>").unwrap()..];
+        let row = &row[..row.find("</tr>").unwrap()];
+        &row[row.rfind("<td").unwrap()..]
+    }
+
+    #[test]
+    fn a_failed_week_has_its_own_cell_and_swatch() {
+        let mut runs: Vec<Vec<f64>> = (0..12).map(|i| vec![100.0 + (i % 3) as f64; 5]).collect();
+        runs.push(vec![100.0; 5]);
+        let mut archive = test_support::archive_of(&[("e", runs)]);
+        // The last run: every request failed.
+        let last = archive.runs.len() - 1;
+        test_support::fail_rounds(&mut archive, last, "e");
+        let analysis = analyse(&archive, vec![]);
+        let e = &analysis.endpoints[0];
+        assert_eq!(e.points[last].verdict, crate::analyse::Verdict::Failed);
+        let (table, _) = heatmap(&[HeatmapRow::endpoint(e, "e.html".into())], 53, "h");
+        let cell = last_cell(&table);
+        assert!(cell.starts_with(r#"<td class="h-failed""#), "{cell}");
+        assert!(cell.contains("■") && cell.contains("failed run"), "{cell}");
+        assert!(
+            table.contains(
+                r#"<span class="hm-swatch h-failed" aria-hidden="true">■</span>failed run"#
+            ),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_judged_run_names_its_week_before_one_without_a_baseline() {
+        // A new endpoint's first week: three runs without a baseline yet
+        // (`min_baseline_runs` is 3), then one ×0.3 faster: an
+        // improvement. The week was painted "no baseline yet".
+        let mut runs: Vec<Vec<f64>> = vec![vec![100.0; 5]; 3];
+        runs.push(vec![30.0; 5]);
+        let mut archive = test_support::archive_of(&[("e", runs)]);
+        let day = archive.runs[3].started_at;
+        for (k, r) in archive.runs.iter_mut().enumerate() {
+            r.started_at = day - chrono::Duration::hours(3 - k as i64);
+        }
+        let analysis = analyse(&archive, vec![]);
+        let e = &analysis.endpoints[0];
+        let verdicts: Vec<_> = e.points.iter().map(|p| p.verdict).collect();
+        use crate::analyse::Verdict::{Improvement, NoBaseline};
+        assert_eq!(verdicts, [NoBaseline, NoBaseline, NoBaseline, Improvement]);
+        let (table, _) = heatmap(&[HeatmapRow::endpoint(e, "e.html".into())], 53, "h");
+        let cell = last_cell(&table);
+        assert!(cell.starts_with(r#"<td class="h-improvement""#), "{cell}");
+    }
 }

@@ -12,6 +12,7 @@ pub mod capacity;
 pub mod dotplot;
 pub mod evidence;
 pub mod heatmap;
+pub mod mini_trend;
 pub mod release;
 pub mod sparkline;
 pub mod trend;

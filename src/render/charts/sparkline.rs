@@ -57,11 +57,22 @@ pub fn sparkline(endpoint: &EndpointAnalysis, max_points: usize) -> String {
         ) || i + 1 == pts.len()
         {
             let (x, y) = coord(i, p);
-            let _ = write!(
-                marks,
-                r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" class="v-{}"/>"#,
-                state.key()
-            );
+            if state == DisplayState::Failed {
+                // A square, as on the trend chart: a failed run is not a
+                // point of the line.
+                let _ = write!(
+                    marks,
+                    r#"<rect x="{:.1}" y="{:.1}" width="6" height="6" class="v-failed"/>"#,
+                    x - 3.0,
+                    y - 3.0
+                );
+            } else {
+                let _ = write!(
+                    marks,
+                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" class="v-{}"/>"#,
+                    state.key()
+                );
+            }
         }
     }
     format!(

@@ -257,17 +257,29 @@ fn draw(input: &TrendInput, frame: &Frame, id: &str) -> String {
     let (key, key_rows) = legend(e, frame, !environment.is_empty(), !annotations.is_empty());
     let mut body = String::new();
     body.push_str(&axes(frame));
-    body.push_str(&series(frame));
-    body.push_str(&direct_labels(frame));
+    // What moves when the time axis is zoomed (static/app.js): the series
+    // and the markers, clipped to the plot.
+    body.push_str(&format!(
+        r#"<g class="t-zoom" clip-path="url(#{id}-clip)">{}"#,
+        series(frame)
+    ));
     // A second row of the key takes the place of the first row of labels.
     let label_rows = TOP_LABEL_ROWS + 1 - key_rows.min(TOP_LABEL_ROWS);
     body.push_str(&markers(e, frame, &environment, &annotations, label_rows));
+    body.push_str("</g>");
+    body.push_str(&direct_labels(frame));
     body.push_str(&key);
     let overlay = overlay(e, frame, input.points);
+    let (x0, x1) = (frame.x(frame.from), frame.x(frame.to));
     format!(
-        r#"<svg class="chart trend" viewBox="0 0 {W} {H}" role="group" aria-labelledby="{id}-title {id}-desc" data-tip-source xmlns="http://www.w3.org/2000/svg"><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc><g aria-hidden="true">{body}</g><g class="pd-overlay">{overlay}</g></svg>"#,
+        r#"<svg class="chart trend" viewBox="0 0 {W} {H}" role="group" aria-labelledby="{id}-title {id}-desc" data-tip-source data-zoom="{x0} {x1} {} {}" data-plot="{LEFT} {TOP} {} {}" xmlns="http://www.w3.org/2000/svg"><title id="{id}-title">{}</title><desc id="{id}-desc">{}</desc><defs><clipPath id="{id}-clip"><rect x="{LEFT}" y="0" width="{}" height="{H}"/></clipPath></defs><g aria-hidden="true">{body}</g><g class="pd-overlay" clip-path="url(#{id}-clip)">{overlay}</g></svg>"#,
+        frame.from.timestamp(),
+        frame.to.timestamp(),
+        W - RIGHT,
+        H - BOTTOM,
         xml_escape(&format!("{}: p99 latency per run", e.name)),
         xml_escape(&describe(e, frame, &environment, &annotations)),
+        W - RIGHT - LEFT,
     )
 }
 
@@ -287,6 +299,9 @@ fn axes(frame: &Frame) -> String {
         );
     }
     let bottom = H - BOTTOM;
+    // The time axis's ticks, in a group of their own: app.js draws them
+    // again for a zoomed range.
+    s.push_str(r#"<g class="t-xticks">"#);
     for t in date_ticks(frame.from, frame.to, W - LEFT - RIGHT, 70.0) {
         let x = frame.x(t.at);
         let _ = write!(s, r#"<path class="t-tick" d="M{x} {bottom}v6"/>"#);
@@ -299,6 +314,7 @@ fn axes(frame: &Frame) -> String {
             );
         }
     }
+    s.push_str("</g>");
     let _ = write!(
         s,
         r#"<path class="t-frame" d="M{LEFT} {TOP}V{bottom}H{}"/><text class="t-name" x="{}" y="{}" text-anchor="middle">run date (UTC)</text><text class="t-name" transform="translate(16 {}) rotate(-90)" text-anchor="middle">p99 latency (ms)</text></g>"#,
@@ -456,12 +472,28 @@ fn direct_labels(frame: &Frame) -> String {
         .collect()
 }
 
+/// When a run of `e` started, as its chart names it: the day, with the
+/// time of day when another run of `e` started that day.
+fn when(e: &EndpointAnalysis, t: DateTime<Utc>) -> String {
+    let day = t.date_naive();
+    if e.points
+        .iter()
+        .filter(|p| p.started_at.date_naive() == day)
+        .nth(1)
+        .is_some()
+    {
+        crate::calendar::date_and_time(t)
+    } else {
+        f::date(t)
+    }
+}
+
 /// `+31% from 2026-09-14 (1.2 → 1.6 ms, run X, regression)`.
-fn change_point_words(cp: &LevelShift) -> String {
+fn change_point_words(e: &EndpointAnalysis, cp: &LevelShift) -> String {
     format!(
         "{} from {} ({} → {} ms, run {}, {})",
         f::signed_percent(cp.change),
-        f::date(cp.started_at),
+        when(e, cp.started_at),
         f::ms(cp.level_before_ms),
         f::ms(cp.level_after_ms),
         cp.run,
@@ -491,6 +523,8 @@ struct Marker {
     levels: Option<String>,
     /// Annotation number, drawn in a flag at the top.
     number: Option<usize>,
+    /// A shorter label for when the whole one finds no free row.
+    short: String,
 }
 
 /// Change points, annotations and environment changes, their labels in
@@ -509,26 +543,45 @@ fn markers(
         class: "pd-annotation",
         data_run: a.run.clone().unwrap_or_default(),
         title: format!("Annotation {n} · {}: {}", f::datetime(a.at), a.text),
-        label: ellipsis(&a.text, 28),
+        // Whole when there is room (it was always cut at 28 characters:
+        // "incident: batch job on the …").
+        label: ellipsis(&a.text, 90),
         levels: None,
         number: Some(*n),
+        short: ellipsis(&a.text, 28),
     }));
     top.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let bottom: Vec<Marker> = environment
-        .iter()
-        .map(|c| {
-            let keys: Vec<&str> = c.changes.iter().map(|k| k.key.as_str()).collect();
-            Marker {
-                x: frame.x(c.started_at),
-                class: "pd-envchange",
-                data_run: c.run.clone(),
-                title: format!("Environment change: {}", environment_words(c)),
-                label: ellipsis(&format!("env: {}", keys.join(", ")), 28),
-                levels: None,
-                number: None,
-            }
-        })
-        .collect();
+    let mut bottom: Vec<Marker> = Vec::new();
+    for c in environment {
+        let keys: Vec<&str> = c.changes.iter().map(|k| k.key.as_str()).collect();
+        let label = ellipsis(&format!("env: {}", keys.join(", ")), 40);
+        let x = frame.x(c.started_at);
+        let title = format!("Environment change: {}", environment_words(c));
+        // Changes of the same keys at one place on the axis (runs of one
+        // day going back and forth between hosts) are one label, not the
+        // same words twice: "env: host" was drawn over itself.
+        if let Some(m) = bottom
+            .iter_mut()
+            .find(|m| (m.x - x).abs() < 2.0 && m.label.starts_with(&label))
+        {
+            m.title.push('\n');
+            m.title.push_str(&title);
+            let n = m.title.lines().count();
+            m.label = format!("{label} ×{n}");
+            m.short = m.label.clone();
+            continue;
+        }
+        bottom.push(Marker {
+            x,
+            class: "pd-envchange",
+            data_run: c.run.clone(),
+            title,
+            short: label.clone(),
+            label,
+            levels: None,
+            number: None,
+        });
+    }
     let mut s = String::new();
     // Top rows start under the legend; bottom rows stack up from the axis.
     s.push_str(&draw_markers(
@@ -577,11 +630,11 @@ fn change_point_markers(e: &EndpointAnalysis, frame: &Frame) -> Vec<Marker> {
                 x,
                 class: "pd-changepoint",
                 data_run: onset.run.clone(),
-                title: format!("Change point: {}", change_point_words(cp)),
+                title: format!("Change point: {}", change_point_words(e, cp)),
                 label: format!(
                     "{} from {}",
                     f::signed_percent(cp.change),
-                    f::date(cp.started_at)
+                    when(e, cp.started_at)
                 ),
                 levels: Some(format!(
                     "M{} {}H{x}M{x} {}H{}",
@@ -591,32 +644,70 @@ fn change_point_markers(e: &EndpointAnalysis, frame: &Frame) -> Vec<Marker> {
                     clip(e.points[to].started_at)
                 )),
                 number: None,
+                short: String::new(),
             })
         })
         .collect()
 }
 
-fn draw_markers(markers: &[Marker], row_y: impl Fn(usize) -> f64, rows: usize) -> String {
+fn draw_markers<'a>(markers: &'a [Marker], row_y: impl Fn(usize) -> f64, rows: usize) -> String {
     // The labels are drawn at 13 px (style.css), change points' in bold:
     // measured a little wide so that neighbours never touch.
     const SIZE: f64 = 13.0 * 1.1;
-    let spans: Vec<(f64, f64)> = markers
-        .iter()
-        .map(|m| {
-            let w = text_width(&m.label, SIZE) + if m.number.is_some() { 20.0 } else { 0.0 };
-            // Near the right edge the label is drawn to the left.
-            let start = if m.x + w + 6.0 > W - RIGHT {
-                m.x - w - 6.0
-            } else {
-                m.x + 6.0
-            };
-            (start, w)
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..markers.len()).collect();
-    order.sort_by(|&a, &b| spans[a].0.total_cmp(&spans[b].0));
-    let sorted: Vec<(f64, f64)> = order.iter().map(|&i| spans[i]).collect();
-    let placed = place_in_rows(&sorted, 8.0, rows);
+    let span_of = |m: &Marker, label: &str| {
+        let w = text_width(label, SIZE) + if m.number.is_some() { 20.0 } else { 0.0 };
+        // Near the right edge the label is drawn to the left; never past
+        // the plot's left edge.
+        let start = if m.x + w + 6.0 > W - RIGHT {
+            (m.x - w - 6.0).max(LEFT)
+        } else {
+            m.x + 6.0
+        };
+        (start, w)
+    };
+    // Whole labels first; a label that finds no free row tries its short
+    // form (the whole is in its tooltip and in the list under the chart);
+    // when some still find none, every label short, if that places more.
+    let place = |labels: &[&str]| {
+        let spans: Vec<(f64, f64)> = markers
+            .iter()
+            .zip(labels)
+            .map(|(m, l)| span_of(m, l))
+            .collect();
+        let mut order: Vec<usize> = (0..markers.len()).collect();
+        order.sort_by(|&a, &b| spans[a].0.total_cmp(&spans[b].0));
+        let sorted: Vec<(f64, f64)> = order.iter().map(|&i| spans[i]).collect();
+        let placed = place_in_rows(&sorted, 8.0, rows);
+        (order, spans, placed)
+    };
+    let short = |m: &'a Marker| {
+        if m.short.is_empty() {
+            m.label.as_str()
+        } else {
+            m.short.as_str()
+        }
+    };
+    let mut labels: Vec<&str> = markers.iter().map(|m| m.label.as_str()).collect();
+    let mut best = place(&labels);
+    let unplaced = |p: &[Option<usize>]| p.iter().filter(|r| r.is_none()).count();
+    if unplaced(&best.2) > 0 {
+        let (order, _, placed) = &best;
+        let mut some = labels.clone();
+        for (k, &i) in order.iter().enumerate() {
+            if placed[k].is_none() {
+                some[i] = short(&markers[i]);
+            }
+        }
+        let second = place(&some);
+        let all: Vec<&str> = markers.iter().map(short).collect();
+        let third = place(&all);
+        if unplaced(&third.2) < unplaced(&second.2) {
+            (labels, best) = (all, third);
+        } else {
+            (labels, best) = (some, second);
+        }
+    }
+    let (order, spans, placed) = best;
     let mut s = String::new();
     for (k, &i) in order.iter().enumerate() {
         let m = &markers[i];
@@ -654,7 +745,7 @@ fn draw_markers(markers: &[Marker], row_y: impl Fn(usize) -> f64, rows: usize) -
             let _ = write!(
                 s,
                 r#"<text class="t-label" x="{lx}" y="{y}">{}</text>"#,
-                xml_escape(&m.label)
+                xml_escape(labels[i])
             );
         }
         s.push_str("</g>");
@@ -834,7 +925,7 @@ fn describe(
         .iter()
         .filter(|c| frame.contains(c.started_at))
     {
-        let _ = write!(desc, " Change point: {}.", change_point_words(cp));
+        let _ = write!(desc, " Change point: {}.", change_point_words(e, cp));
     }
     for c in environment {
         let _ = write!(desc, " Environment change: {}.", environment_words(c));
@@ -997,13 +1088,7 @@ mod tests {
         let mut archive = archive(&series, None);
         // Every request of the last run failed: its 47.8 ms are fast 500s.
         let failed = archive.runs.len() - 1;
-        let rounds = &mut archive.runs[failed].endpoints.get_mut("e").unwrap().rounds;
-        let mut failed_rounds = rounds.to_vec();
-        for r in &mut failed_rounds {
-            r.stats.count = Some(1000);
-            r.stats.error_rate = Some(1.0);
-        }
-        *rounds = failed_rounds.into();
+        test_support::fail_rounds(&mut archive, failed, "e");
         let analysis = analyse(&archive, vec![]);
         let e = &analysis.endpoints[0];
         assert_eq!(e.points[failed].verdict, Verdict::Failed);
@@ -1251,6 +1336,123 @@ mod tests {
         assert!(
             sparkline(e, 52).contains(r#"class="v-regression""#)
                 && !sparkline(e, 52).contains("v-accepted")
+        );
+    }
+
+    /// The texts of an SVG's `<text class="t-label">`s.
+    fn labels(svg: &str) -> Vec<String> {
+        svg.split(r#"<text class="t-label""#)
+            .skip(1)
+            .map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_label_is_whole_when_there_is_room_and_one_change_is_one_label() {
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        let host = |run: usize, from: &str, to: &str| EnvironmentChange {
+            run: format!("run-{run:03}"),
+            // Two changes an hour apart: the same place on the axis.
+            started_at: e.points[7].started_at + Duration::minutes(run as i64 - 7),
+            previous_run: "run-006".into(),
+            changes: vec![SettingChange {
+                key: "host".into(),
+                before: Some(from.into()),
+                after: Some(to.into()),
+            }],
+        };
+        let environment = [host(7, "perf-01", "perf-03"), host(8, "perf-03", "perf-01")];
+        let note = Annotation {
+            at: e.points[30].started_at,
+            run: Some("run-030".into()),
+            text: "incident: batch job on the shared host perf-shared-03".into(),
+            link: None,
+            endpoints: vec![],
+            source: "annotations/a.toml:1".into(),
+        };
+        let notes = [&note];
+        let infos = infos(e);
+        let svg = trend_chart(&input(e, &infos, &environment, &notes), "c");
+        let all = labels(&svg);
+        // The annotation's whole text (it was cut to 28 characters).
+        assert!(
+            all.iter()
+                .any(|l| l == "incident: batch job on the shared host perf-shared-03"),
+            "{all:?}"
+        );
+        // "env: host" once, saying it is two changes, not drawn twice.
+        let env: Vec<&String> = all.iter().filter(|l| l.starts_with("env:")).collect();
+        assert_eq!(env, ["env: host ×2"], "{all:?}");
+        // Both changes are in its tooltip.
+        assert!(svg.contains("perf-01 → perf-03") && svg.contains("perf-03 → perf-01"));
+    }
+
+    #[test]
+    fn labels_with_no_room_for_their_whole_text_fall_back_to_a_short_one() {
+        let analysis = analyse(&archive(&step_series(), None), vec![]);
+        let e = &analysis.endpoints[0];
+        // Six long annotations five runs apart: the rows above the plot
+        // hold two of them whole, four short.
+        let notes: Vec<Annotation> = (10..40)
+            .step_by(5)
+            .map(|i| Annotation {
+                at: e.points[i].started_at,
+                run: None,
+                text: format!("annotation number {i} with a rather long text to it"),
+                link: None,
+                endpoints: vec![],
+                source: "annotations/a.toml:1".into(),
+            })
+            .collect();
+        let refs: Vec<&Annotation> = notes.iter().collect();
+        let infos = infos(e);
+        let svg = trend_chart(&input(e, &infos, &[], &refs), "c");
+        let all = labels(&svg);
+        assert!(all.len() >= 4, "{all:?}");
+        assert!(all.iter().all(|l| l.ends_with('…')), "{all:?}");
+        // Placed labels never share a row and a stretch of the axis.
+        let placed: Vec<(f64, f64, f64)> = svg
+            .split(r#"<text class="t-label""#)
+            .skip(1)
+            .map(|t| {
+                let x: f64 = attr(t, "x").parse().unwrap();
+                let y: f64 = attr(t, "y").parse().unwrap();
+                let text = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
+                (x, y, x + text_width(text, 13.0 * 1.1))
+            })
+            .collect();
+        for (i, a) in placed.iter().enumerate() {
+            for b in &placed[i + 1..] {
+                assert!(
+                    a.1 != b.1 || a.2 <= b.0 || b.2 <= a.0,
+                    "{a:?} and {b:?} overlap"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn runs_of_one_day_get_hours_on_the_axis_and_times_in_their_labels() {
+        let mut archive = archive(&step_series(), None);
+        // Every run on one day, ten minutes apart.
+        let day = chrono::Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0).unwrap();
+        for (i, r) in archive.runs.iter_mut().enumerate() {
+            r.started_at = day + Duration::minutes(10 * i as i64);
+        }
+        let analysis = analyse(&archive, vec![]);
+        let e = &analysis.endpoints[0];
+        let infos = infos(e);
+        let svg = trend_chart(&input(e, &infos, &[], &[]), "c");
+        let ticks = &svg[svg.find(r#"<g class="t-xticks">"#).unwrap()..];
+        let ticks = &ticks[..ticks.find("</g>").unwrap()];
+        assert!(ticks.contains(">Dec 1 09:00</text>"), "{ticks}");
+        assert!(ticks.contains(">10:00</text>"), "{ticks}");
+        // The change point says its time of day.
+        let all = labels(&svg);
+        assert!(
+            all.iter().any(|l| l.starts_with("+50% from 2026-12-01 ")),
+            "{all:?}"
         );
     }
 }

@@ -56,13 +56,35 @@ pub struct XyChart<'a> {
     /// The y axis ends here at most; higher values are drawn at the top
     /// edge (one saturated step's p99 would otherwise flatten the rest).
     pub y_cap: Option<f64>,
+    /// Drawn across the page rather than in a pair: a wider view box, so
+    /// that its text is the size of its neighbours' (18 px against their
+    /// 10.7 px until issue 34).
+    pub wide: bool,
+}
+
+/// Axis text in plotters' units (it writes 0.806 × this as the font
+/// size): 13.7 SVG units, which a 640-unit chart in half a 1280-pixel
+/// window (about 600 px) shows at about 13 px, and a phone (560 px at
+/// least) at 12 px.
+const LABEL_SIZE: f64 = 17.0;
+
+/// How x values (days since `from`) are labelled on a time axis: dates,
+/// or times of day when the runs are days or hours apart (a day of runs
+/// had the same date written under every tick).
+fn time_format(span_days: f64) -> &'static str {
+    if span_days < 1.5 {
+        "%H:%M"
+    } else if span_days < 10.0 {
+        "%m-%d %H:%M"
+    } else {
+        "%Y-%m-%d"
+    }
 }
 
 /// A small x–y chart: plotters draws the axes; lines and marks are
 /// written by hand (compact paths, as in the trend chart).
 pub fn xy_chart(c: &XyChart<'_>) -> Result<String, Error> {
-    const W: u32 = 640;
-    const H: u32 = 320;
+    let (w, h): (u32, u32) = if c.wide { (1100, 340) } else { (640, 320) };
     let finite = |v: f64| v.is_finite();
     let all = c
         .lines
@@ -75,28 +97,60 @@ pub fn xy_chart(c: &XyChart<'_>) -> Result<String, Error> {
                 .map(|b| if b.vertical { (b.to, 0.0) } else { (0.0, b.to) }),
         )
         .filter(|(x, y)| finite(*x) && finite(*y));
-    let (x_max, y_max) = all.fold((0.0f64, 0.0f64), |(a, b), (x, y)| (a.max(x), b.max(y)));
-    let x_max = (x_max * 1.08).clamp(1.0, f64::MAX / 4.0);
+    let (x_min, x_max, y_max) = all.fold((f64::INFINITY, 0.0f64, 0.0f64), |(lo, a, b), (x, y)| {
+        (lo.min(x), a.max(x), b.max(y))
+    });
+    // A time axis spans its runs with a little room each side (runs of one
+    // day were squeezed into 5 % of an axis that started at 0 and was at
+    // least a day long); other axes start at 0.
+    let (x_lo, x_hi) = match c.dates_from {
+        Some(_) if x_min.is_finite() => {
+            let pad = ((x_max - x_min) * 0.05).max(5.0 / 1440.0);
+            (x_min - pad, x_max + pad)
+        }
+        _ => (0.0, (x_max * 1.08).clamp(1.0, f64::MAX / 4.0)),
+    };
+    let x_span = x_hi - x_lo;
+    // Within a few days the axis counts hours, so that its ticks fall on
+    // round hours (in days they fell at 13:12, 14:24, …).
+    let unit = if c.dates_from.is_some() && x_span < 3.0 {
+        24.0
+    } else {
+        1.0
+    };
     let y_max = (y_max * 1.12)
         .min(c.y_cap.unwrap_or(f64::MAX))
         .clamp(1.0, f64::MAX / 4.0);
     let mut svg = String::new();
     let mut marks = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
         let e = |e: DrawingAreaErrorKind<_>| Error::Internal(format!("drawing {}: {e:?}", c.id));
         root.fill(&WHITE).map_err(e)?;
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(64)
-            .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+            .build_cartesian_2d(x_lo * unit..x_hi * unit, 0f64..y_max)
             .map_err(e)?;
+        let format = time_format(x_span);
         let date_label = |x: &f64| match c.dates_from {
-            Some(t) => crate::calendar::date(
-                (t + chrono::Duration::seconds((x * 86_400.0) as i64)).date_naive(),
-            ),
+            Some(t) => (t + chrono::Duration::seconds((x / unit * 86_400.0).round() as i64))
+                .format(format)
+                .to_string(),
             None => number(*x),
+        };
+        // With times of day, the axis name says the day.
+        let x_desc = match c.dates_from {
+            Some(t) if format == "%H:%M" => format!(
+                "{} (UTC), {}",
+                c.x_desc.trim_end_matches(" (UTC)").replace("date", "time"),
+                crate::calendar::date(
+                    (t + chrono::Duration::seconds(((x_lo + x_hi) / 2.0 * 86_400.0) as i64))
+                        .date_naive()
+                )
+            ),
+            _ => c.x_desc.to_string(),
         };
         chart
             .configure_mesh()
@@ -104,16 +158,16 @@ pub fn xy_chart(c: &XyChart<'_>) -> Result<String, Error> {
             .y_labels(6)
             .x_label_formatter(&date_label)
             .y_label_formatter(&|y| number(*y))
-            .x_desc(c.x_desc)
+            .x_desc(x_desc)
             .y_desc(c.y_desc)
-            .label_style(("sans-serif", 14))
-            .axis_desc_style(("sans-serif", 14))
+            .label_style(("sans-serif", LABEL_SIZE))
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
             .max_light_lines(1)
             .light_line_style(super::GRID_LIGHT)
             .bold_line_style(super::GRID_BOLD)
             .draw()
             .map_err(e)?;
-        let px = |x: f64, y: f64| chart.backend_coord(&(x, y.min(y_max)));
+        let px = |x: f64, y: f64| chart.backend_coord(&(x * unit, y.min(y_max)));
         let (xs, ys) = chart.plotting_area().get_pixel_range();
         marks.push_str(&draw_bands(
             &c.bands,
@@ -245,4 +299,73 @@ fn draw_bands(bands: &[Band], px: Px, xs: (i32, i32), ys: (i32, i32)) -> String 
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn chart(xs: &[f64]) -> String {
+        xy_chart(&XyChart {
+            id: "t",
+            title: "knees".into(),
+            desc: "d".into(),
+            x_desc: "run date (UTC)",
+            y_desc: "knee (req/s)",
+            lines: vec![Line {
+                points: xs.iter().map(|&x| (x, 40.0)).collect(),
+                colour: palette_rgb(),
+                dashed: false,
+                dots: true,
+            }],
+            marks: vec![],
+            bands: vec![],
+            dates_from: Some(Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap()),
+            y_cap: None,
+            wide: true,
+        })
+        .unwrap()
+    }
+
+    fn palette_rgb() -> RGBColor {
+        crate::render::palette::MEDIAN.rgb()
+    }
+
+    /// The x of each dot of the line.
+    fn dots(svg: &str) -> Vec<f64> {
+        let d = &svg[svg.find(r#"<path d="M"#).unwrap() + 9..];
+        let d = &d[..d.find('"').unwrap()];
+        d.split('M')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.split(' ').next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn runs_of_one_day_spread_over_the_axis_labelled_by_their_time() {
+        // Four runs between 14:00 and 16:00: the axis reads times of day,
+        // says the day once, and the runs fill the plot (they were squeezed
+        // into 5 % of it, under four "2026-12-01" labels).
+        let hours = [14.0, 14.5, 15.2, 16.0].map(|h| h / 24.0);
+        let svg = chart(&hours);
+        assert!(svg.contains("time (UTC), 2026-12-01"), "the day, once");
+        assert_eq!(svg.matches("2026-12-01").count(), 1, "{svg}");
+        assert!(svg.contains("15:00"), "{svg}");
+        let xs = dots(&svg);
+        let (w, left) = (1100.0, 64.0);
+        assert!(xs[3] - xs[0] > 0.7 * (w - left), "{xs:?}");
+        // Months of runs: dates.
+        let months = chart(&[0.0, 40.0, 90.0]);
+        assert!(
+            months.contains("2026-12-01") && months.contains("2027-"),
+            "dates"
+        );
+    }
+
+    #[test]
+    fn axis_text_is_thirteen_units_and_a_half() {
+        let svg = chart(&[0.0, 1.0]);
+        assert!(svg.contains(r#"font-size="13.7"#), "{svg}");
+    }
 }
