@@ -347,7 +347,8 @@ fn render_bounded(
 /// the caller gives inferno every line: a line inferno would read
 /// otherwise than as `stack weight` (blank ends, a `#` comment, a stack
 /// ending in a number taken for a second count), lines in another order
-/// than inferno sorts them, or nothing left out at this width.
+/// than inferno sorts them, frames that would differ, or a minimum width
+/// of 0 (nothing is left out).
 fn drawn_lines(stacks: &BTreeMap<Stack, f64>, scale: f64, min_width: f64) -> Option<Vec<String>> {
     let weighed = || {
         stacks.iter().filter_map(move |(stack, w)| {
