@@ -365,68 +365,6 @@ fn drawn_lines(stacks: &BTreeMap<Stack, f64>, scale: f64, min_width: f64) -> Opt
     let min_counts = min_width / width_per_count_pct;
     let narrow = |width: u64| (width as f64) < min_counts;
 
-    /// A line of the output: the path to a frame and its weight; `merge`:
-    /// the frame is left out and a left-out sibling after it may join it.
-    struct Line {
-        path: String,
-        weight: u64,
-        merge: bool,
-    }
-    /// A frame of the previous stack, open until a stack leaves it.
-    struct Open {
-        start: u64,
-        lines: Vec<Line>,
-    }
-    // Closes the frames of `prev` deeper than `depth` at `time`; the drawn
-    // ones are noted in `drawn`.
-    let close = |open: &mut Vec<Open>,
-                 top: &mut Vec<Line>,
-                 drawn: &mut Vec<DrawnFrame>,
-                 prev: &str,
-                 depth: usize,
-                 time: u64| {
-        while open.len() > depth {
-            let frame = open.pop()?;
-            let level = open.len() + 1;
-            let siblings = match open.last_mut() {
-                Some(parent) => &mut parent.lines,
-                None => &mut *top,
-            };
-            let width = time - frame.start;
-            if !narrow(width) {
-                drawn.push((
-                    level,
-                    prev.split(';').nth(level - 1)?.to_string(),
-                    frame.start,
-                    time,
-                ));
-            }
-            if narrow(width) {
-                match siblings.last_mut() {
-                    Some(last) if last.merge && narrow(last.weight + width) => last.weight += width,
-                    _ => {
-                        let end = prev
-                            .match_indices(';')
-                            .nth(level - 1)
-                            .map_or(prev.len(), |(at, _)| at);
-                        siblings.push(Line {
-                            path: prev[..end].to_string(),
-                            weight: width,
-                            merge: true,
-                        });
-                    }
-                }
-            } else {
-                let from = siblings.len();
-                siblings.extend(frame.lines);
-                for line in &mut siblings[from..] {
-                    line.merge = false;
-                }
-            }
-        }
-        Some(())
-    };
-
     let mut top: Vec<Line> = Vec::new();
     let mut open: Vec<Open> = Vec::new();
     let mut drawn: Vec<DrawnFrame> = Vec::new();
@@ -448,7 +386,13 @@ fn drawn_lines(stacks: &BTreeMap<Stack, f64>, scale: f64, min_width: f64) -> Opt
             .take_while(|(a, b)| a == b)
             .count();
         let shared = if prev.is_empty() { 0 } else { shared };
-        close(&mut open, &mut top, &mut drawn, prev, shared, time)?;
+        close_frames(
+            &mut open,
+            &mut top,
+            &mut drawn,
+            (prev, shared, time),
+            &narrow,
+        )?;
         let depth = stack.split(';').count();
         while open.len() < depth {
             open.push(Open {
@@ -464,7 +408,7 @@ fn drawn_lines(stacks: &BTreeMap<Stack, f64>, scale: f64, min_width: f64) -> Opt
         time += n;
         prev = stack;
     }
-    close(&mut open, &mut top, &mut drawn, prev, 0, time)?;
+    close_frames(&mut open, &mut top, &mut drawn, (prev, 0, time), &narrow)?;
 
     let mut lines = Vec::with_capacity(top.len());
     for l in &top {
@@ -482,6 +426,72 @@ fn drawn_lines(stacks: &BTreeMap<Stack, f64>, scale: f64, min_width: f64) -> Opt
     // of the same name would join it, for one).
     let reduced = drawn_frames(top.iter().map(|l| (l.path.as_str(), l.weight)), narrow);
     (reduced == drawn).then_some(lines)
+}
+
+/// A line of [`drawn_lines`]: the path to a frame and its weight; `merge`:
+/// the frame is left out and a left-out sibling after it may join it.
+struct Line {
+    path: String,
+    weight: u64,
+    merge: bool,
+}
+
+/// A frame of the previous stack in [`drawn_lines`], open until a stack
+/// leaves it: where it starts and the lines of what it holds.
+struct Open {
+    start: u64,
+    lines: Vec<Line>,
+}
+
+/// Closes the frames of `prev` deeper than `depth` at `time`, for
+/// [`drawn_lines`]: a left-out frame becomes one line (or joins the
+/// left-out sibling before it while their sum stays `narrow`), a drawn
+/// one passes its lines on and is noted in `drawn`.
+fn close_frames(
+    open: &mut Vec<Open>,
+    top: &mut Vec<Line>,
+    drawn: &mut Vec<DrawnFrame>,
+    (prev, depth, time): (&str, usize, u64),
+    narrow: &impl Fn(u64) -> bool,
+) -> Option<()> {
+    while open.len() > depth {
+        let frame = open.pop()?;
+        let level = open.len() + 1;
+        let siblings = match open.last_mut() {
+            Some(parent) => &mut parent.lines,
+            None => &mut *top,
+        };
+        let width = time - frame.start;
+        if !narrow(width) {
+            drawn.push((
+                level,
+                prev.split(';').nth(level - 1)?.to_string(),
+                frame.start,
+                time,
+            ));
+            let from = siblings.len();
+            siblings.extend(frame.lines);
+            for line in &mut siblings[from..] {
+                line.merge = false;
+            }
+            continue;
+        }
+        match siblings.last_mut() {
+            Some(last) if last.merge && narrow(last.weight + width) => last.weight += width,
+            _ => {
+                let end = prev
+                    .match_indices(';')
+                    .nth(level - 1)
+                    .map_or(prev.len(), |(at, _)| at);
+                siblings.push(Line {
+                    path: prev[..end].to_string(),
+                    weight: width,
+                    merge: true,
+                });
+            }
+        }
+    }
+    Some(())
 }
 
 /// A frame inferno draws: depth (1 for the stacks' first frames), name,
