@@ -6,7 +6,9 @@
 #      threads (RAYON_NUM_THREADS): each ≤ 400 MB;
 #   2. a hey CSV of 50 million requests (`inspect --warmup 0`): bytes per
 #      sample = (peak − the same on a 1,000-row file) ÷ 50 M, ≤ 24;
-#   3. a folded profile of 2 million distinct frames (`inspect`): ≤ 1 GB;
+#   3. a folded profile of 2 million distinct frames, given to `inspect` and
+#      filed as an endpoint's flame.cpu.collapsed beside a k6 round, built:
+#      ≤ 1 GB each;
 #   4. a run-level k6 NDJSON of 150,000 URLs as its `name` tag, built: refused
 #      with advice, ≤ 500 MB.
 # It is a benchmark, not a test: nothing is asserted, the figures are printed.
@@ -22,9 +24,10 @@ GEN=$PWD/target/release/examples/gen_raw
 mkdir -p "$WORK"
 
 peak() { # peak RSS in MB of a command; its exit code is ignored (builds with warnings exit 1)
-  /usr/bin/time -f '%M' -o "$WORK/rss" "$@" >"$WORK/out" 2>"$WORK/err" || true
+  /usr/bin/time -f '%e s wall, %U s user, %S s sys\n%M' -o "$WORK/rss" "$@" >"$WORK/out" 2>"$WORK/err" || true
   echo $(( $(tail -1 "$WORK/rss") / 1024 ))
 }
+took() { tail -2 "$WORK/rss" | head -1; } # the times of the last `peak`
 
 # 1. Over-cap files.
 A=$WORK/overcap
@@ -59,8 +62,18 @@ grep -E "^$WORK" "$WORK/out" | head -2 || true
 # 3. 2 M distinct frames.
 [ -f "$WORK/flame.txt" ] || "$GEN" folded-frames 2000000 "$WORK/flame.txt"
 echo "== folded profile of 2,000,000 distinct frames ($(du -m "$WORK/flame.txt" | cut -f1) MB) =="
-echo "inspect: peak $(peak "$BIN" inspect "$WORK/flame.txt") MB"
+echo "inspect: peak $(peak "$BIN" inspect "$WORK/flame.txt") MB ($(took))"
 head -3 "$WORK/out"
+P=$WORK/profile
+if [ ! -d "$P" ]; then
+  mkdir -p "$P/runs/2026-11-02T0300Z/orders"
+  cp tests/fixtures/k6-real/round-1.summary.json "$P/runs/2026-11-02T0300Z/orders/round-1.json"
+  ln "$WORK/flame.txt" "$P/runs/2026-11-02T0300Z/orders/flame.cpu.collapsed" 2>/dev/null \
+    || cp "$WORK/flame.txt" "$P/runs/2026-11-02T0300Z/orders/flame.cpu.collapsed"
+fi
+rm -rf "$WORK/site" "$WORK/.perfdash-cache"
+echo "build: peak $(peak "$BIN" build --no-cache --archive "$P" --out "$WORK/site") MB ($(took))"
+ls "$WORK/site/flame/"*/ 2>/dev/null | head -3
 
 # 4. 150 k URLs.
 U=$WORK/urls

@@ -39,6 +39,26 @@ pub fn rfc3339_as_given(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }
 
+/// Reads an RFC 3339 time with its offset (`2026-05-04T03:00:00Z`,
+/// `2026-05-04T05:00:00+02:00`, surrounding blanks ignored) as UTC: the
+/// one reader of times that users write (`started_at` in `run.toml`,
+/// `PERFDASH_NOW`, `perfdash record --started-at`, annotation times). A
+/// year outside 0000–9999 once in UTC is refused (RFC 3339 has four-digit
+/// years; an offset can still carry `0000-01-01T00:00+01:00` out of
+/// them, and every date format after it would have to cope). `Err` is the
+/// reason, to follow the value in a message: `is not an RFC 3339 …`.
+pub fn parse_rfc3339(text: &str) -> Result<DateTime<Utc>, String> {
+    let t = DateTime::parse_from_rfc3339(text.trim())
+        .map_err(|e| {
+            format!("is not an RFC 3339 date-time with an offset ({e}), e.g. 2026-05-04T03:00:00Z")
+        })?
+        .with_timezone(&Utc);
+    if !(0..=9999).contains(&t.year()) {
+        return Err("is outside the years 0000–9999 in UTC".into());
+    }
+    Ok(t)
+}
+
 /// A run id from its start, `2026-11-27T0302Z`: sorts by time, is a safe
 /// folder name on every system, and reads back with
 /// `ingest::run_time_from_id`.
@@ -78,6 +98,29 @@ pub fn next_weekday(d: NaiveDate, weekday: Weekday) -> NaiveDate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_times_are_read_one_way() {
+        let utc = parse_rfc3339(" 2026-05-04T05:00:00+02:00\n").unwrap();
+        assert_eq!(rfc3339(utc), "2026-05-04T03:00:00Z");
+        assert!(
+            parse_rfc3339("2026-05-04T03:00:00")
+                .unwrap_err()
+                .contains("with an offset")
+        );
+        assert!(
+            parse_rfc3339("yesterday")
+                .unwrap_err()
+                .starts_with("is not an RFC 3339")
+        );
+        assert!(
+            parse_rfc3339("0000-01-01T00:00:00+01:00")
+                .unwrap_err()
+                .contains("0000–9999")
+        );
+        assert!(parse_rfc3339("9999-12-31T23:59:00-01:00").is_err());
+        assert!(parse_rfc3339("0000-01-01T00:00:00Z").is_ok());
+    }
     use chrono::TimeZone;
     use proptest::prelude::*;
 

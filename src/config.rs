@@ -389,7 +389,7 @@ impl Default for AnalysisSettings {
             expected_rounds: 5,
             threshold_ratio: 1.15,
             baseline_window: 10,
-            noise_k: 3.0,
+            noise_k: 2.5,
             noise_window: 20,
             noise_min_runs: 3,
             min_baseline_runs: 3,
@@ -515,7 +515,7 @@ fn validate_analysis(a: &AnalysisSettings) -> Result<(), String> {
     }
     if !(a.noise_k.is_finite() && a.noise_k >= 0.0) {
         return Err(format!(
-            "analysis.noise_k must be a number ≥ 0 (0 turns the noise line off), e.g. 3 (got {})",
+            "analysis.noise_k must be a number ≥ 0 (0 turns the noise line off), e.g. 2.5 (got {})",
             a.noise_k
         ));
     }
@@ -853,13 +853,8 @@ fn check_ratio(key: &str, r: f64) -> Result<(), String> {
 
 /// The 1-based line a TOML error points at, if it has a span.
 pub(crate) fn toml_line(text: &str, err: &toml::de::Error) -> Option<u64> {
-    err.span().map(|span| {
-        text[..span.start.min(text.len())]
-            .bytes()
-            .filter(|&b| b == b'\n')
-            .count() as u64
-            + 1
-    })
+    err.span()
+        .map(|span| crate::error::line_at(text, span.start))
 }
 
 #[cfg(test)]

@@ -221,9 +221,29 @@ pub fn merge_information(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     out
 }
 
+/// The 1-based line of `text` that holds byte `offset` (an offset past
+/// the end is on the last line): where a parser's error span points, for
+/// a diagnostic that names the line. The one place this is counted
+/// (`perfdash.toml`, triage files and annotations all report through it).
+pub fn line_at(text: &str, offset: usize) -> u64 {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    memchr::memchr_iter(b'\n', before).count() as u64 + 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_at_counts_lines_from_one() {
+        let text = "a\nbb\n\nc";
+        assert_eq!(line_at(text, 0), 1);
+        assert_eq!(line_at(text, 1), 1, "the newline ends line 1");
+        assert_eq!(line_at(text, 2), 2);
+        assert_eq!(line_at(text, 5), 3);
+        assert_eq!(line_at(text, 6), 4);
+        assert_eq!(line_at(text, 99), 4, "past the end: the last line");
+    }
 
     #[test]
     fn information_is_said_once_and_never_a_warning() {

@@ -4,7 +4,7 @@
 //!
 //! | target | escaper |
 //! |---|---|
-//! | HTML pages | askama's HTML escaping of every `{{ … }}` in `templates/` |
+//! | HTML pages | [`Html`], askama's escaper for every `{{ … }}` in `templates/` (`askama.toml`) |
 //! | SVG drawn by perfdash (inline in pages), JUnit XML | [`xml`] |
 //! | flame-graph SVG | inferno's own XML writer |
 //! | CSV downloads | the `csv` crate's writer (`render::data`) |
@@ -24,7 +24,9 @@
 //! `PASS: nothing regressed` in a CI log or a pull-request comment. Such
 //! characters are written as visible escapes (`\n`, `\u{1b}`,
 //! `\u{202e}`) by [`terminal`], which the text, Markdown and JUnit
-//! escapers apply first.
+//! escapers apply first; the pages' escaper ([`Html`]) writes them the
+//! same way, keeping only the whitespace a page shows as a space (line
+//! feed, tab, carriage return) ([`page_text`]).
 
 use std::borrow::Cow;
 
@@ -60,18 +62,29 @@ pub fn xml(s: &str) -> String {
 /// written as a visible escape (`\n`, `\r`, `\t`, `\u{1b}`, …), so that
 /// the text prints as exactly one line of what it says.
 pub fn terminal(text: &str) -> Cow<'_, str> {
-    terminal_keeping(text, false)
+    visible(text, &[])
 }
 
 /// [`terminal`], but line feeds are kept: for a message made of several
 /// lines of perfdash's own, whose parts from data were escaped with
 /// [`terminal`].
 pub fn terminal_lines(text: &str) -> Cow<'_, str> {
-    terminal_keeping(text, true)
+    visible(text, &['\n'])
 }
 
-fn terminal_keeping(text: &str, newlines: bool) -> Cow<'_, str> {
-    let needs = |c: char| is_unsafe(c) && !(newlines && c == '\n');
+/// Text for a page (HTML, SVG, XML) before its entities: [`terminal`], but
+/// the whitespace a page shows as a space is kept (line feed, tab,
+/// carriage return), so a multi-line note stays as it was written while an
+/// escape sequence or a bidirectional override is shown for what it is
+/// instead of reordering the text around it.
+pub fn page_text(text: &str) -> Cow<'_, str> {
+    visible(text, &['\n', '\t', '\r'])
+}
+
+/// The characters [`is_unsafe`] names, but those in `keep`, written as
+/// visible escapes.
+fn visible<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
+    let needs = |c: char| is_unsafe(c) && !keep.contains(&c);
     if !text.chars().any(needs) {
         return Cow::Borrowed(text);
     }
@@ -92,6 +105,17 @@ fn terminal_keeping(text: &str, newlines: bool) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// askama's escaper for the pages (`askama.toml` names it for `.html`
+/// templates): [`page_text`], then askama's own HTML escaping.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Html;
+
+impl askama::filters::Escaper for Html {
+    fn write_escaped_str<W: std::fmt::Write>(&self, dest: W, string: &str) -> std::fmt::Result {
+        askama::filters::Html.write_escaped_str(dest, &page_text(string))
+    }
 }
 
 /// Characters no output may carry raw: C0 and C1 controls and DEL, the
@@ -263,6 +287,19 @@ pub fn toml_string(s: &str) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// What a page shows of a run.toml value holding an escape sequence,
+    /// a bidirectional override and a line break (found by trying it: the
+    /// pages carried them raw).
+    #[test]
+    fn pages_show_controls_and_bidi_overrides_as_escapes() {
+        use askama::filters::Escaper as _;
+        let mut page = String::new();
+        Html.write_escaped_str(&mut page, "c0bd\u{1b}[2K\r\nOK <b>\u{202e}evil\tx")
+            .unwrap();
+        assert_eq!(page, "c0bd\\u{1b}[2K\r\nOK &#60;b&#62;\\u{202e}evil\tx");
+        assert!(!page.chars().any(|c| is_unsafe(c) && !"\n\t\r".contains(c)));
+    }
 
     #[test]
     fn xml_known_values() {

@@ -5,6 +5,7 @@
 //! one module, and [`build`](pipeline::build) runs them in order.
 
 pub mod analyse;
+pub mod cache;
 pub mod calendar;
 pub mod cleanup;
 pub mod cli;
@@ -19,7 +20,6 @@ pub mod eval;
 pub mod fuzzing;
 pub mod hash;
 pub mod ingest;
-pub(crate) mod le_bytes;
 pub mod lookalike;
 pub mod model;
 #[cfg(test)]
@@ -29,6 +29,8 @@ pub mod profile;
 pub mod record;
 pub mod render;
 pub mod report;
+#[doc(hidden)]
+pub mod shared_fixtures;
 pub mod slug;
 pub mod stat_stamp;
 pub mod stats;

@@ -371,8 +371,11 @@ pub struct ProfileFile {
     pub profile: std::sync::Arc<crate::profile::Profile>,
 }
 
-/// The statistics of one measured round of one endpoint.
-#[derive(Debug, Clone, Serialize)]
+/// The statistics of one measured round of one endpoint. Serialised whole
+/// (the cache keeps rounds in a format without field names, where a field
+/// left out could not be told apart); the data files leave out the empty
+/// optional fields (`render::data::RoundJson`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Round {
     /// `n` in `round-<n>`.
     pub number: u32,
@@ -385,12 +388,10 @@ pub struct Round {
     pub stats: RoundStats,
     /// Seconds of warm-up trimmed before computing `stats`; `None` when the
     /// input was a summary (nothing could be trimmed).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub warmup_s: Option<f64>,
     /// When the round also had a summary file (the raw file wins), how the
     /// two compare. Boxed: most rounds have none, and inline it made every
     /// one of the 281k rounds of 120 endpoints × 156 weeks 40 bytes larger.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cross_check: Option<Box<CrossCheck>>,
 }
 

@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analyse::changepoint::{self, known::KnownJudgements};
+use crate::analyse::changepoint::known::KnownJudgements;
 use crate::analyse::gate::{CheckOptions, CheckReport, RunSelector, check};
 use crate::analyse::{AnalyseOptions, Analysis, Policy, Scope, analyse_scoped, analyse_with};
+use crate::cache::{Published, ReadCounts, Store};
 use crate::error::{Diagnostic, Error};
-use crate::ingest::cache::{ReadCounts, RoundCache};
 use crate::ingest::{LoadOptions, load_archive_with};
 use crate::render::{RenderOptions, render_site_into};
 use crate::term::escape;
@@ -152,7 +152,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     let mut notices = clean_up_leftovers(&opts.out)?;
     let cache = match opts.no_cache {
         true => None,
-        false => Some(RoundCache::beside_output(&opts.out)),
+        false => Some(Store::beside_output(&opts.out)),
     };
     let cache = match cache {
         Some(c) if inside_archive(c.dir(), &opts.archive)? => None,
@@ -173,23 +173,20 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     // The inputs' fingerprint with everything else that decides the site.
     let inputs = loaded.inputs.and_then(|archive| {
         let options = format!("{:?}", (&opts.render, opts.publish));
-        let h =
-            xxhash_rust::xxh3::xxh3_128(&[&archive.to_le_bytes()[..], options.as_bytes()].concat());
-        load.cache.as_ref().map(|c| (c.dir().to_path_buf(), h))
+        load.cache.as_ref()?;
+        Some(xxhash_rust::xxh3::xxh3_128(
+            &[&archive.to_le_bytes()[..], options.as_bytes()].concat(),
+        ))
     });
-    if let Some((cache_dir, inputs)) = &inputs
-        && let Some(summary) = fresh::up_to_date(cache_dir, &opts.out, *inputs)
+    if let (Some(cache), Some(inputs)) = (&load.cache, inputs)
+        && let Some(summary) = fresh::up_to_date(cache.index().site.as_ref(), &opts.out, inputs)
     {
         clock.lap("read");
         return Ok(up_to_date_report(summary, &load, counts, notices, clock));
     }
     clock.lap("read");
-    let (mut analysis, known) = analyse_for_site(
-        &loaded.archive,
-        loaded.diagnostics,
-        load.cache.as_ref(),
-        &mut notices,
-    );
+    let (mut analysis, known) =
+        analyse_for_site(&loaded.archive, loaded.diagnostics, load.cache.as_ref());
     clock.lap("analyse");
     // The archive's rounds are shared with the analysis; the rest of the
     // archive is not needed any more.
@@ -199,18 +196,13 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
     let memo = load
         .cache
         .as_ref()
-        .and_then(|c| PageMemo::load(c.dir(), &mut notices));
+        .and_then(|c| PageMemo::from_kept(c.index().pages.as_ref()));
     let staging = Staging::begin(&write_opts, None)?.with_memo(memo);
     let rendered = render_site_into(&analysis, &opts.render, &staging)?;
     let made = staging.memo_made();
     clock.lap("pages and files");
     let written = staging.publish()?;
     clock.lap("swap");
-    // After the site: a full disk or a crash here costs only the cache.
-    let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
-    if let Some(cache) = &load.cache {
-        notices.extend(cache.notices());
-    }
     let summary = fresh::Summary {
         runs: analysis.runs.len(),
         endpoints: analysis.endpoints.len(),
@@ -222,16 +214,22 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
         latest_failures: analysis.latest_run_failures(),
         diagnostics: std::mem::take(&mut analysis.diagnostics),
     };
-    let cache = load.cache.as_ref();
-    record_site(&inputs, &opts.out, &summary, cache, &mut notices);
-    if let (Some(cache), Some(made)) = (cache, made)
-        && let Err(e) = memo::save(cache.dir(), &opts.out, made)
-    {
-        notices.push(format!(
-            "could not record the page memo in {}: {e}; the next build renders every page",
-            cache.dir().display()
-        ));
-    }
+    // After the site: a full disk or a crash here costs only the cache.
+    let saved = match &load.cache {
+        Some(cache) => {
+            let published = Published {
+                pages: made
+                    .zip(crate::cache::key::salt())
+                    .map(|(made, salt)| memo::published(&opts.out, salt, made)),
+                site: inputs
+                    .and_then(|inputs| fresh::published(&opts.out, inputs, summary.clone())),
+            };
+            let saved = cache.save(Some(published));
+            notices.extend(cache.notices());
+            saved
+        }
+        None => Default::default(),
+    };
     clock.lap("cache");
     if opts.process_exits_after {
         std::mem::forget(analysis);
@@ -253,48 +251,29 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Error> {
 }
 
 /// The site's analysis, with the `changepoint` policy's judgements of
-/// the previous build from `cache` (this build's are staged in it, put
-/// in place when the cache is saved).
+/// the previous build from `cache` (this build's are handed to it, kept
+/// when the cache is saved).
 fn analyse_for_site(
     archive: &crate::model::Archive,
     diagnostics: Vec<Diagnostic>,
-    cache: Option<&RoundCache>,
-    notices: &mut Vec<String>,
+    cache: Option<&Store>,
 ) -> (Analysis, Option<std::sync::Arc<KnownJudgements>>) {
-    let known = cache.and_then(|c| known_judgements(c, notices));
+    // `None` when this perfdash cannot name itself (no salt): every run
+    // is judged.
+    let known = cache.and_then(|c| {
+        let salt = crate::cache::key::salt()?;
+        let kept = c.index().judgements.as_ref();
+        Some(std::sync::Arc::new(KnownJudgements::from_kept(salt, kept)))
+    });
     let options = AnalyseOptions {
         known_judgements: known.clone(),
         ..AnalyseOptions::default()
     };
     let analysis = analyse_with(archive, diagnostics, &options);
-    if let (Some(cache), Some(known)) = (cache, &known)
-        && let Some(bytes) = known.to_save()
-    {
-        cache.stage_side_file(changepoint::known::FILE_NAME, &bytes);
+    if let (Some(cache), Some(known)) = (cache, &known) {
+        cache.keep_judgements(known.to_kept());
     }
     (analysis, known)
-}
-
-/// The `changepoint` policy's judgements the previous build kept in
-/// `cache` (none when it kept none, or they cannot be trusted: a notice),
-/// to be extended by this build's analysis. `None` when this perfdash
-/// cannot name itself (no salt): every run is judged.
-fn known_judgements(
-    cache: &RoundCache,
-    notices: &mut Vec<String>,
-) -> Option<std::sync::Arc<KnownJudgements>> {
-    let salt = crate::write::memo::salt()?;
-    let known = match cache.side_file(changepoint::known::FILE_NAME) {
-        None => KnownJudgements::new(salt),
-        Some(bytes) => KnownJudgements::decode(salt, &bytes).unwrap_or_else(|why| {
-            notices.push(format!(
-                "ignored the change-point judgements in {}: {why}; every run is judged again",
-                cache.dir().join(changepoint::known::FILE_NAME).display()
-            ));
-            KnownJudgements::new(salt)
-        }),
-    };
-    Some(std::sync::Arc::new(known))
 }
 
 /// Removes what interrupted builds left beside `out` (under the lock);
@@ -363,7 +342,11 @@ fn up_to_date_report(
     mut notices: Vec<String>,
     mut clock: Stopwatch,
 ) -> BuildReport {
-    let saved = load.cache.as_ref().map(|c| c.save()).unwrap_or_default();
+    let saved = load
+        .cache
+        .as_ref()
+        .map(|c| c.save(None))
+        .unwrap_or_default();
     if let Some(cache) = &load.cache {
         notices.extend(cache.notices());
     }
@@ -381,7 +364,7 @@ fn report(
     summary: fresh::Summary,
     (unchanged_files, reused_pages): (usize, usize),
     counts: ReadCounts,
-    saved: crate::ingest::cache::Saved,
+    saved: crate::cache::Saved,
     notices: Vec<String>,
     up_to_date: bool,
 ) -> BuildReport {
@@ -408,32 +391,6 @@ fn report(
         cache_files_removed: saved.removed,
         up_to_date,
         stages: Vec::new(),
-    }
-}
-
-/// Records the site just published for the next build's [`fresh`] check
-/// (or forgets the last one when this build's inputs had no fingerprint).
-fn record_site(
-    inputs: &Option<(PathBuf, u128)>,
-    out: &std::path::Path,
-    summary: &fresh::Summary,
-    cache: Option<&RoundCache>,
-    notices: &mut Vec<String>,
-) {
-    match inputs {
-        Some((cache_dir, inputs)) => {
-            if let Err(e) = fresh::save(cache_dir, out, *inputs, summary.clone()) {
-                notices.push(format!(
-                    "could not record the site in {}: {e}; the next build renders it again",
-                    cache_dir.display()
-                ));
-            }
-        }
-        None => {
-            if let Some(cache) = cache {
-                fresh::forget(cache.dir());
-            }
-        }
     }
 }
 
@@ -615,7 +572,7 @@ pub fn gate(opts: &GateOptions) -> Result<Gated, Error> {
     };
     let cache = match &opts.site {
         Some(site) if cache_home(site) => {
-            let cache = RoundCache::beside_output(site);
+            let cache = Store::beside_output(site);
             (!inside_archive(cache.dir(), &opts.archive)?).then_some(cache)
         }
         _ => None,
@@ -649,7 +606,7 @@ pub fn gate(opts: &GateOptions) -> Result<Gated, Error> {
     if let (Some(cache), Some(site), None) = (&load.cache, &opts.site, opts.warmup) {
         // Never wait for a build: it saves the cache itself.
         if let Ok(_lock) = OutputLock::acquire(site, WhenLocked::Fail) {
-            cache.save();
+            cache.save(None);
         }
     }
     if let Some(cache) = &load.cache {

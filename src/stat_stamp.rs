@@ -1,6 +1,6 @@
 //! What of a file's `stat` shows that it has not changed since it was
 //! last seen: one decision, shared by the run records of the cache
-//! (`ingest::record`) and the record of the published site
+//! (`crate::cache::identity`) and the record of the published site
 //! (`write::fresh`).
 //!
 //! Size, modification time and **change time** to the nanosecond, inode
@@ -89,8 +89,13 @@ fn time_at(s: i64, ns: i64) -> SystemTime {
 impl Stamp {
     /// The modification time (what `touch` sets; time trust reads it).
     pub fn modified(&self) -> SystemTime {
-        time_at(self.numbers[1], self.numbers[2])
+        modified_of(&self.numbers)
     }
+}
+
+/// The modification time held in a stamp's numbers.
+pub fn modified_of(numbers: &[i64; 7]) -> SystemTime {
+    time_at(numbers[1], numbers[2])
 }
 
 #[cfg(not(unix))]

@@ -47,7 +47,7 @@ use target::{Existing, absolute, absolute_output, check_target, link_target_pref
 
 /// The marker file that says "perfdash wrote this folder and may replace it".
 pub const MARKER_FILE: &str = ".perfdash-site";
-const MARKER_TEXT: &str =
+pub(crate) const MARKER_TEXT: &str =
     "This folder is a site written by perfdash; `perfdash build` replaces it as a whole.\n";
 
 /// How the finished site replaces the previous one.
@@ -223,7 +223,7 @@ impl Staging {
     }
 
     /// What the memo is to record of this site once it is published
-    /// ([`memo::save`]); `None` without a memo.
+    /// ([`memo::published`]); `None` without a memo.
     pub fn memo_made(&self) -> Option<memo::Made> {
         let memo = self.memo.as_ref()?;
         Some(memo.made(&lock(&self.sums)))
@@ -250,9 +250,10 @@ impl Staging {
         }
         for f in files {
             let rel = checked_relative(&f.path)?;
-            let sum = f
-                .sum()
-                .ok_or_else(|| Error::Internal(format!("page memo: no hash for {}", f.path)))?;
+            let sum = FileSum {
+                size: f.size,
+                hash: f.hash,
+            };
             let from = previous.join(rel);
             let linked = self.link_file(rel, &from)?;
             if !linked {
@@ -397,10 +398,17 @@ impl Staging {
     /// Swaps the finished site in (see the module comment), then removes
     /// the previous one.
     pub fn publish(mut self) -> Result<Written, Error> {
-        // The manifest last: every file is in, and its mtime is later than
-        // every file's ctime (see `manifest`).
-        let manifest = manifest::render(&lock(&self.sums));
-        self.write_file(Path::new(MANIFEST_FILE), &manifest)?;
+        // The manifest last, into the marker (which stays there all along:
+        // rewritten in place, never removed, so a crash leaves a folder
+        // still recognised as perfdash's): every file is in, and its mtime
+        // is later than every file's ctime (see `manifest`).
+        let mut marker = MARKER_TEXT.as_bytes().to_vec();
+        marker.extend_from_slice(&manifest::render(&lock(&self.sums)));
+        let target = self.path.join(MANIFEST_FILE);
+        {
+            let _writing = crate::cleanup::writing();
+            std::fs::write(&target, &marker).map_err(|e| self.fail(&target, e))?;
+        }
         if let Some(mode) = self.mode {
             let _ = std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(mode));
         }
@@ -799,7 +807,6 @@ fn checked_relative(rel: &str) -> Result<&Path, Error> {
     let p = Path::new(rel);
     if rel.is_empty()
         || rel == MARKER_FILE
-        || rel == MANIFEST_FILE
         || p.components().any(|c| !matches!(c, Component::Normal(_)))
     {
         return Err(Error::Internal(format!(

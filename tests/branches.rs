@@ -468,7 +468,13 @@ fn without_series_by_a_host_change_alarms_and_the_run_page_warns() {
         .iter()
         .find(|p| p.run == "b4")
         .unwrap();
-    assert_eq!(b4.verdict, Verdict::Regression, "today's behaviour, kept");
+    // Runs alternating between a 100 ms host and a 160 ms one are, to one
+    // series, an endpoint whose every run moves ×1.6: its noise line
+    // (issue 33) widens far past ×1.6, so the slow host's run is within
+    // it. The run page's host-changed warning is what tells the two apart
+    // (and says to set series_by).
+    assert_eq!(b4.verdict, Verdict::Ok, "{b4:?}");
+    assert!(b4.line_ratio() > 1.6, "{}", b4.line_ratio());
     let run = x.runs.iter().find(|r| r.id == "b4").unwrap();
     let warning = run.host_changed.as_deref().expect("a host-changed warning");
     assert!(warning.contains("this run ran on host perf-b"), "{warning}");

@@ -201,29 +201,33 @@ fn step_load_files_are_read_alone_or_beside_rounds_and_judged() {
     let cache_dir = tempfile::tempdir().unwrap();
     let load_cached = || {
         let opts = perfdash::ingest::LoadOptions {
-            cache: Some(perfdash::ingest::RoundCache::new(cache_dir.path())),
+            cache: Some(perfdash::cache::Store::new(cache_dir.path())),
             ..Default::default()
         };
         let loaded = perfdash::ingest::load_archive_with(root, &opts).unwrap();
-        opts.cache.as_ref().unwrap().save();
+        opts.cache.as_ref().unwrap().save(None);
         loaded
     };
     let first = load_cached();
-    // The runs' files (beside them: the folders' listings).
-    let cache_files: Vec<String> = std::fs::read_dir(cache_dir.path())
+    // The runs' records.
+    let cache_files: Vec<Vec<u8>> = std::fs::read_dir(cache_dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
-        .map(|p| std::fs::read_to_string(p).unwrap())
+        .map(|p| std::fs::read(p).unwrap())
         .collect();
     assert!(
         cache_files.len() <= first.archive.runs.len(),
         "one file per run at most"
     );
+    // A file entry starts with its kind, which postcard writes as its
+    // length (one byte here) and its bytes.
     let entries_of = |kind: &str| {
+        let mut tag = vec![kind.len() as u8];
+        tag.extend_from_slice(kind.as_bytes());
         cache_files
             .iter()
-            .map(|f| f.matches(&format!("\"kind\":\"{kind}\"")).count())
+            .map(|f| f.windows(tag.len()).filter(|w| *w == tag).count())
             .sum::<usize>()
     };
     assert_eq!(

@@ -1078,7 +1078,7 @@ fn run_dated_in_the_future_by_a_clock_set_ahead() {
     assert_eq!(latest_on_overview(&o), future);
     std::fs::remove_dir_all(&o.out).unwrap();
     let o = build_at(&case, &[], Some("yesterday"));
-    o.failed("PERFDASH_NOW='yesterday' is not an RFC 3339 time");
+    o.failed("PERFDASH_NOW='yesterday' is not an RFC 3339 date-time");
 }
 
 #[test]

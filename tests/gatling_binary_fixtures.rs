@@ -48,13 +48,10 @@ fn known_stats() -> Option<PathBuf> {
 }
 
 fn fixture(path: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(path);
-    if path.is_file() {
-        Some(path)
-    } else {
-        println!("skipped: ../shared/fixtures not present");
-        None
-    }
+    let rel = path
+        .split_once("/../shared/fixtures/")
+        .map_or(path, |(_, rel)| rel);
+    perfdash::shared_fixtures::file(rel)
 }
 
 fn settings(split: bool, warmup_s: f64, failures_in_latency: bool) -> FileSettings {

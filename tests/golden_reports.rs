@@ -235,6 +235,17 @@ fn compare_in_every_format() {
     let a = mixed();
     let c = compare(&a, &a.runs[9], &a.runs[10]);
     insta::assert_snapshot!("compare_table", format_table(&c));
+    // docs/compare.md shows this very table: it must not drift from it.
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/compare.md")).unwrap();
+    let shown = format!(
+        "```console\n$ perfdash compare release:1.4.0 latest\n{}```",
+        format_table(&c)
+    );
+    assert!(
+        docs.contains(&shown),
+        "docs/compare.md should show, as it is:\n{shown}"
+    );
     insta::assert_snapshot!("compare_json", format_json(&c));
     insta::assert_snapshot!("compare_markdown", format_markdown(&c));
 }

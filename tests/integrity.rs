@@ -230,6 +230,56 @@ fn settle() {
     std::thread::sleep(Duration::from_millis(2100));
 }
 
+/// The state kept between builds is three kinds of file (docs/archive.md,
+/// "The cache beside the site"): one record per run and one index in the
+/// store beside the output, and the site's marker. Nothing else is left
+/// beside the output (the lock file goes with its build), in the site, or
+/// in the archive.
+#[test]
+fn the_state_kept_between_builds_is_three_kinds_of_file() {
+    let c = case();
+    let archive_before = common::tree(&c.archive);
+    settle();
+    c.cached_equals_uncached();
+    let o = build(&c.archive, &c.out, &["-v"]);
+    assert_eq!(
+        runs_by_stat(&o),
+        14,
+        "every run has its record: {}",
+        stderr(&o)
+    );
+    assert_eq!(names(&c.dir), [".perfdash-cache", "archive", "site"]);
+    let store = c.dir.join(".perfdash-cache");
+    assert_eq!(names(&store), ["site"]);
+    let kept = names(&store.join("site"));
+    let runs = kept
+        .iter()
+        .filter(|name| {
+            name.strip_prefix("run-")
+                .and_then(|rest| rest.strip_suffix(".cache"))
+                .is_some_and(|hash| hash.len() == 16)
+        })
+        .count();
+    assert_eq!(runs, 14, "one record per run: {kept:?}");
+    assert_eq!(kept.len(), runs + 1, "and the index: {kept:?}");
+    assert!(kept.contains(&"index".to_string()));
+    let hidden: Vec<String> = walkdir::WalkDir::new(&c.out)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path().strip_prefix(&c.out).unwrap().display().to_string())
+        .collect();
+    assert_eq!(
+        hidden,
+        [".perfdash-site"],
+        "the site keeps one file about itself"
+    );
+    assert!(
+        common::tree(&c.archive) == archive_before,
+        "the archive is never written"
+    );
+}
+
 #[test]
 fn runs_come_from_their_records_until_a_file_changes_even_under_touch_r() {
     let c = case();
@@ -332,19 +382,21 @@ fn folders_are_listed_from_the_cache_until_a_name_in_them_changes() {
     let o = build(&c.archive, &c.out, &["-v"]);
     assert_eq!(folders_as_listed(&o), 42, "settled again: {}", stderr(&o));
     assert!(common::tree(&c.out) == before);
-    // A damaged listings file is ignored with a notice.
-    let file = c.dir.join(".perfdash-cache/site/listings");
+    // A damaged run record (its listings with it) is ignored with a
+    // notice: that run's three folders are listed again.
+    let file = std::fs::read_dir(c.dir.join(".perfdash-cache/site"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .unwrap();
     let mut bytes = std::fs::read(&file).unwrap();
     let last = bytes.len() - 20;
     bytes[last] ^= 0x55;
     std::fs::write(&file, &bytes).unwrap();
     let o = build(&c.archive, &c.out, &["-v"]);
     let err = stderr(&o);
-    assert!(
-        err.contains("note: ignored the folder listings in"),
-        "{err}"
-    );
-    assert_eq!(folders_as_listed(&o), 0, "{err}");
+    assert!(err.contains("note: ignored the run record in"), "{err}");
+    assert_eq!(folders_as_listed(&o), 39, "{err}");
     assert!(common::tree(&c.out) == before);
     let o = build(&c.archive, &c.out, &["-v"]);
     assert_eq!(folders_as_listed(&o), 42, "kept again: {}", stderr(&o));
@@ -404,7 +456,6 @@ fn a_damaged_run_record_is_ignored_with_a_notice() {
         .collect();
     files.sort();
     let mut bytes = std::fs::read(&files[5]).unwrap();
-    assert!(bytes.starts_with(b"record "), "a settled run has a record");
     let eol = bytes.iter().position(|&b| b == b'\n').unwrap();
     bytes[eol + 40] ^= 0x55; // inside the record, checksum left as it was
     std::fs::write(&files[5], &bytes).unwrap();
@@ -435,26 +486,23 @@ fn a_poisoned_cache_entry_is_ignored_with_a_notice() {
         .collect();
     files.sort();
     assert_eq!(files.len(), 14, "one cache file per run");
-    // An edited number (checksum left as it was), a garbage line, and a
-    // valid entry of another run copied in (its key names another file).
-    let text = std::fs::read_to_string(&files[13]).unwrap();
-    let p99 = "\"p99_ms\":";
-    let at = text.find(p99).unwrap() + p99.len();
-    let poisoned = format!("{}9{}", &text[..at], &text[at..]);
-    let foreign = std::fs::read_to_string(&files[0]).unwrap();
-    std::fs::write(
-        &files[13],
-        format!(
-            "{poisoned}not an entry at all\n{}",
-            foreign.lines().next().unwrap()
-        ),
-    )
-    .unwrap();
+    // A byte of its file entries edited (checksum left as it was), bytes
+    // added at the end, and a whole record of another run copied over a
+    // run's (its rounds and entries are keyed by the other run's files).
+    let mut edited = std::fs::read(&files[13]).unwrap();
+    let at = edited.len() - 30;
+    edited[at] ^= 0x01;
+    std::fs::write(&files[13], &edited).unwrap();
+    let mut longer = std::fs::read(&files[11]).unwrap();
+    longer.extend_from_slice(b"not a record at all\n");
+    std::fs::write(&files[11], &longer).unwrap();
+    std::fs::copy(&files[0], &files[12]).unwrap();
     let o = build(&c.archive, &c.out, &[]);
     assert_eq!(o.status.code(), Some(0));
     let err = stderr(&o);
-    assert!(
-        err.contains("note: ignored 2 damaged or edited cache entries"),
+    assert_eq!(
+        err.matches("note: ignored the run record in").count(),
+        2,
         "{err}"
     );
     assert!(
@@ -514,7 +562,7 @@ fn a_fifo_anywhere_never_blocks_a_build() {
         );
     }
     assert!(err.contains("not a regular file"), "{err}");
-    assert!(err.contains("note: ignored the cache file"), "{err}");
+    assert!(err.contains("note: ignored the run record in"), "{err}");
     // The FIFO in the cache was replaced by a real cache file.
     assert!(std::fs::metadata(&cache_file).unwrap().is_file());
     // perfdash.toml as a FIFO is an error (settings decide every verdict),
@@ -739,7 +787,12 @@ fn a_second_build_waits_or_is_refused_with_a_clear_message() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // It really waits: the kernel lists it as blocked on the lock file (a
+    // sleep alone could let it start after the lock is gone).
+    assert!(
+        waits_on_lock(&c.dir.join(".site.perfdash-lock"), Duration::from_secs(60)),
+        "the --wait build never blocked on the lock"
+    );
     drop(held);
     let o = wait_with_timeout(waiting, Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -770,6 +823,29 @@ fn a_second_build_waits_or_is_refused_with_a_clear_message() {
     stop.store(true, Ordering::Relaxed);
     assert!(reader.join().unwrap() > 0);
     assert_eq!(names(&c.dir), [".perfdash-cache", "archive", "site"]);
+}
+
+/// Whether a lock on `path` is waited for (`/proc/locks` lists a blocked
+/// request, `->`, on its inode), polled until `limit`.
+fn waits_on_lock(path: &Path, limit: Duration) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(ino) = std::fs::metadata(path).map(|m| m.ino()) else {
+        return false;
+    };
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+        let blocked = locks.lines().any(|l| {
+            l.contains("->")
+                && l.split_whitespace()
+                    .any(|f| f.rsplit(':').next() == Some(&ino.to_string()))
+        });
+        if blocked {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
 }
 
 /// A small tmpfs mounted for one test; unmounted when dropped. `None`

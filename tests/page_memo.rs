@@ -147,12 +147,14 @@ impl Case {
         cached
     }
 
+    /// The cache's index, which keeps the page memo and the change-point
+    /// judgements (and the record of the last site).
     fn memo(&self) -> PathBuf {
-        self.dir.join(".perfdash-cache/site/pages.memo")
+        self.dir.join(".perfdash-cache/site/index")
     }
 
     fn judgements(&self) -> PathBuf {
-        self.dir.join(".perfdash-cache/site/changepoints")
+        self.memo()
     }
 
     /// The first build; returns the bytes of the cache file `path`
@@ -331,33 +333,32 @@ fn a_damaged_or_foreign_memo_is_ignored_with_a_notice_and_no_cache_never_touches
     c.add_run(NEW_RUN);
     let o = build(&c.archive, &c.out, &["-v"]);
     assert!(
-        stderr(&o).contains("ignored the page memo"),
+        stderr(&o).contains("ignored the cache index"),
         "{}",
         stderr(&o)
     );
-    assert!(stderr(&o).contains("it is damaged"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("damaged"), "{}", stderr(&o));
     assert_eq!(pages(&o).1, 0, "nothing reused from a damaged memo");
-    // Written by another perfdash.
-    let text = String::from_utf8(std::fs::read(c.memo()).unwrap()).unwrap();
-    let version = env!("CARGO_PKG_VERSION");
-    std::fs::write(c.memo(), text.replacen(version, "0.0.1-other", 1)).unwrap();
+    // Written by another perfdash: not used, and no news.
+    let bytes = std::fs::read(c.memo()).unwrap();
+    let version = env!("CARGO_PKG_VERSION").as_bytes();
+    let at = bytes
+        .windows(version.len())
+        .position(|w| w == version)
+        .unwrap();
+    let mut other = bytes[..at].to_vec();
+    other.extend_from_slice(b"0.0.1-other");
+    other.extend_from_slice(&bytes[at + version.len()..]);
+    std::fs::write(c.memo(), other).unwrap();
     c.add_run("2026-08-05T0305Z");
     let o = build(&c.archive, &c.out, &["-v"]);
-    assert!(
-        stderr(&o).contains("written by perfdash 0.0.1-other"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
     assert_eq!(pages(&o).1, 0);
-    // Not a memo at all.
+    // Not an index at all: not used either.
     std::fs::write(c.memo(), "garbage").unwrap();
     std::fs::remove_dir_all(c.archive.join("runs").join(NEW_RUN)).unwrap();
     let o = build(&c.archive, &c.out, &["-v"]);
-    assert!(
-        stderr(&o).contains("ignored the page memo"),
-        "{}",
-        stderr(&o)
-    );
+    assert_eq!(pages(&o).1, 0);
     // Each time the site is what a --no-cache build makes, and the memo
     // written afterwards works again.
     c.add_run(NEW_RUN);
@@ -377,7 +378,7 @@ fn damaged_change_point_judgements_are_ignored_with_a_notice_and_judged_again() 
     let o = c.cached_build_identical_to_no_cache("the judgements damaged");
     let err = stderr(&o);
     assert!(
-        err.contains("ignored the change-point judgements") && err.contains("damaged"),
+        err.contains("ignored the cache index") && err.contains("damaged"),
         "{err}"
     );
     let (known, judged) = changepoint_series(&o);
@@ -385,7 +386,7 @@ fn damaged_change_point_judgements_are_ignored_with_a_notice_and_judged_again() 
     // Cut short: the same.
     std::fs::write(c.judgements(), &kept[..kept.len() / 3]).unwrap();
     let o = c.cached_build_identical_to_no_cache("the judgements cut short");
-    assert!(stderr(&o).contains("ignored the change-point judgements"));
+    assert!(stderr(&o).contains("ignored the cache index"));
     // Rewritten by that build: used again by the next.
     std::fs::remove_dir_all(c.archive.join("runs").join(NEW_RUN)).unwrap();
     c.add_run(NEW_RUN);

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use perfdash::ingest::{LoadOptions, ReadCounts, RoundCache, load_archive_with};
+use perfdash::cache::{ReadCounts, Store};
+use perfdash::ingest::{LoadOptions, load_archive_with};
 
 const RUN: &str = "2026-05-04T0300Z";
 
@@ -173,12 +174,12 @@ fn cache_rereads_only_what_changed() {
     let run_with = |warmup: Option<f64>| {
         let opts = LoadOptions {
             warmup_override: warmup,
-            cache: Some(RoundCache::new(&cache_dir)),
+            cache: Some(Store::new(&cache_dir)),
             ..Default::default()
         };
         let loaded = load_archive_with(&root, &opts).unwrap();
         // What `perfdash build` does once the site is written.
-        opts.cache.as_ref().unwrap().save();
+        opts.cache.as_ref().unwrap().save(None);
         (loaded, opts.cache.unwrap().counts())
     };
     let (first, counts) = run_with(None);
@@ -223,7 +224,7 @@ fn bundled_archive_rebuild_reads_nothing_again() {
     let dir = tempfile::tempdir().unwrap();
     let load = || {
         let opts = LoadOptions {
-            cache: Some(RoundCache::beside_output(&dir.path().join("site"))),
+            cache: Some(Store::beside_output(&dir.path().join("site"))),
             ..Default::default()
         };
         let loaded = load_archive_with(&archive, &opts).unwrap();
@@ -234,7 +235,7 @@ fn bundled_archive_rebuild_reads_nothing_again() {
             .flat_map(|r| r.endpoints.values())
             .map(|e| e.rounds.len())
             .sum();
-        opts.cache.as_ref().unwrap().save();
+        opts.cache.as_ref().unwrap().save(None);
         (rounds, opts.cache.unwrap().counts())
     };
     let (rounds, first) = load();

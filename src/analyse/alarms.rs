@@ -118,7 +118,10 @@ pub struct Episode {
     /// suspect range ends ([`date_episodes`]). The candidate itself, or an
     /// earlier run that was already at the new level while still within
     /// the line (a +10% step on a quiet endpoint that crosses the line a
-    /// few runs later), or the `changepoint` policy's change point.
+    /// few runs later), or the `changepoint` policy's change point. Later
+    /// than the candidate only when every run from the candidate to it
+    /// was environment suspect (a noisy-neighbour run that the step
+    /// followed: it measured the environment, not the step).
     pub onset: usize,
     /// The first run over the line.
     pub candidate: usize,
@@ -138,6 +141,12 @@ impl Episode {
     /// the end of the series, `len - 1`).
     pub fn end(&self, len: usize) -> usize {
         self.closed.unwrap_or(len.saturating_sub(1))
+    }
+
+    /// Every position of the episode: from its onset or its candidate,
+    /// whichever is first, to its end.
+    pub fn span(&self, len: usize) -> std::ops::RangeInclusive<usize> {
+        self.onset.min(self.candidate)..=self.end(len)
     }
 
     /// Where the alarm is raised under a policy, if it is raised at all.
@@ -160,8 +169,9 @@ pub struct Levels {
     pub ratios: Vec<Option<f64>>,
     pub threshold_ratio: f64,
     /// The run medians of the points that measured the endpoint's level
-    /// (`None`: a failed run, one short of rounds, or one where most
-    /// endpoints moved together: it measured the environment).
+    /// (`None`: a failed run, one short of rounds); in a run where most
+    /// endpoints moved together, the median divided by what the run did to
+    /// every endpoint (`RunWideShift::run_ratio`), the endpoint's own level.
     pub medians: Vec<Option<f64>>,
     /// Where the policy dates a run's change itself
     /// ([`super::policy::Dated::onsets`]); empty: nowhere.
@@ -179,7 +189,9 @@ pub struct Levels {
 pub const ONSET_LOOKBACK: usize = 10;
 
 impl Levels {
-    pub fn of(endpoint: &EndpointAnalysis) -> Levels {
+    /// `runs`: the archive's runs (by run index), for the environment's
+    /// part of an environment-suspect run.
+    pub fn of(endpoint: &EndpointAnalysis, runs: &[RunInfo]) -> Levels {
         Levels {
             ratios: endpoint.points.iter().map(|p| p.ratio).collect(),
             threshold_ratio: endpoint.threshold_ratio,
@@ -187,10 +199,19 @@ impl Levels {
                 .points
                 .iter()
                 .map(|p| {
-                    (super::verdict::measures_level(p.verdict)
-                        && !p.environment_suspect
-                        && p.median_p99_ms > 0.0)
-                        .then_some(p.median_p99_ms)
+                    let own = match runs
+                        .get(p.run_index)
+                        .and_then(|r| r.environment_suspect.as_ref())
+                    {
+                        // What the environment did to every endpoint of
+                        // the run, divided out: the endpoint's own level.
+                        Some(shift) if p.environment_suspect && shift.run_ratio > 0.0 => {
+                            p.median_p99_ms / shift.run_ratio
+                        }
+                        _ if p.environment_suspect => return None,
+                        _ => p.median_p99_ms,
+                    };
+                    (super::verdict::measures_level(p.verdict) && own > 0.0).then_some(own)
                 })
                 .collect(),
             onsets: Vec::new(),
@@ -426,7 +447,14 @@ fn date_episodes(episodes: &mut [Episode], levels: &Levels) {
             (None, Some(onset)) => onset.clamp(lo, ep.candidate),
             (None, None) => ep.candidate,
         };
-        earlier_over.extend(ep.over.iter().copied());
+        // A run the environment moved keeps its place: divided by the run's
+        // shift, it measured the endpoint's own level like any other run.
+        earlier_over.extend(
+            ep.over
+                .iter()
+                .copied()
+                .filter(|&i| !levels.environment.get(i).copied().unwrap_or(false)),
+        );
         // The runs after its last run over the line (the ones that reverted
         // or closed it too) measured the old level again, unless every run
         // of it over the line measured the environment (one run-wide shift,
@@ -440,6 +468,17 @@ fn date_episodes(episodes: &mut [Episode], levels: &Levels) {
         }
     }
 }
+
+/// How far the new level must stand from the old one towards the first
+/// run over the line (on a log scale) for a split to date an episode: a
+/// noise run followed by runs back at the old level is dated at itself,
+/// not at a split the noise happened to favour. Not a half: a quiet
+/// endpoint's +10% step often first crosses ×1.15 on a run that is high
+/// on top of it (×1.20), and its new level then stands a little under
+/// halfway (4% of 8.5%); at 0.4 the mixed fleet's `median` alarms on
+/// quiet steps were dated at the step in 85% of catches, at 0.5 in 80%,
+/// and every other measure moved by at most a point.
+pub const NEW_LEVEL_SHARE: f64 = 0.4;
 
 /// How many runs after an episode's first run over the line are read to
 /// date it ([`date_episodes`]).
@@ -463,7 +502,17 @@ fn split_onset(
     let positions: Vec<usize> = (candidate.saturating_sub(ONSET_LOOKBACK)..=hi.max(candidate))
         .filter(|&i| measured(i).is_some() && !skip.contains(&i))
         .collect();
-    let last = positions.iter().position(|&i| i == candidate)?;
+    // The candidate's position; after a candidate that measured the
+    // environment (a noisy-neighbour run: its level is only what is left
+    // once the run-wide shift is divided out) the split may reach the
+    // first run after it that did not, if only such runs lie between: the
+    // step may have come in with the neighbour or after it.
+    let environment = |i: usize| levels.environment.get(i).copied().unwrap_or(false);
+    let last = positions
+        .iter()
+        .position(|&i| i >= candidate && !environment(i))
+        .filter(|&p| (candidate..positions[p]).all(environment))
+        .or_else(|| positions.iter().position(|&i| i == candidate))?;
     let logs: Vec<f64> = positions
         .iter()
         .filter_map(|&i| measured(i).map(f64::ln))
@@ -476,7 +525,7 @@ fn split_onset(
     // candidate: a noise run followed by runs back at the old level is
     // dated at itself, not at a split the noise happened to favour.
     let (before, after) = (median(&logs[..s])?, median(&logs[s..])?);
-    (after - before >= 0.5 * (logs[last] - before)).then(|| positions[s])
+    (after - before >= NEW_LEVEL_SHARE * (logs[last] - before)).then(|| positions[s])
 }
 
 /// The human label of an episode: the first label of this endpoint on a
@@ -488,7 +537,7 @@ pub fn episode_label<'a>(
     labels: &[(usize, &'a TriageLabel)],
     len: usize,
 ) -> Option<&'a TriageLabel> {
-    let span = ep.onset..=ep.end(len);
+    let span = ep.span(len);
     labels
         .iter()
         .find(|(i, _)| span.contains(i))
@@ -925,7 +974,7 @@ fn endpoint_report(
 ) -> EndpointReport {
     let len = endpoint.points.len();
     let labels = endpoint_labels(endpoint, triage);
-    let levels = Levels::of(endpoint);
+    let levels = Levels::of(endpoint, runs);
     let dated: Vec<(Policy, Dated)> = Policy::ALL
         .iter()
         .map(|&p| (p, p.judge_dated(endpoint, settings, known)))
@@ -991,6 +1040,7 @@ fn endpoint_report(
 /// policies are left empty: no page is rendered from it.
 pub fn gate_report(
     endpoints: &[EndpointAnalysis],
+    runs: &[RunInfo],
     triage: &[TriageLabel],
     settings: &Settings,
     policy: Policy,
@@ -1003,7 +1053,7 @@ pub fn gate_report(
     for endpoint in endpoints {
         let labels = endpoint_labels(endpoint, triage);
         let Dated { judgements, onsets } = policy.judge_dated(endpoint, settings, None);
-        let levels = Levels::of(endpoint).with_onsets(onsets);
+        let levels = Levels::of(endpoint, runs).with_onsets(onsets);
         let eps = episodes(&judgements, &levels, &settings.alarms);
         report.tracks.insert(
             (endpoint.id.clone(), policy),
@@ -1140,7 +1190,7 @@ fn regressions_of(
     for &(i, label) in labels.iter().filter(|(_, l)| l.label == Label::Real) {
         let episode = median_episodes
             .iter()
-            .position(|ep| (ep.onset..=ep.end(len)).contains(&i));
+            .position(|ep| ep.span(len).contains(&i));
         match episode {
             Some(e) if seen_episodes.contains(&e) => continue,
             Some(e) => seen_episodes.push(e),

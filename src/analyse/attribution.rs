@@ -55,7 +55,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::hash::Digested;
+use crate::cache::key::Digested;
 
 use serde::Serialize;
 

@@ -263,8 +263,7 @@ impl EndpointCapacity {
     /// sequence is unknown.
     pub fn limit_range(&self, n: usize) -> Option<LimitRange> {
         let latest = self.latest()?;
-        let regressed =
-            |p: &CapacityPoint| p.verdict == CapacityVerdict::Regression && !p.accepted_change;
+        let regressed = CapacityPoint::is_open_regression;
         let side = regressed(latest);
         let recent: Vec<&CapacityPoint> = self
             .runs
@@ -337,6 +336,14 @@ pub struct CapacityPoint {
     /// The run's `started_at` cannot be trusted: never the latest run, and
     /// left out of the limit range.
     pub untrusted_time: bool,
+}
+
+impl CapacityPoint {
+    /// A regression not part of an accepted change
+    /// ([`verdict::capacity_regression_open`]).
+    pub fn is_open_regression(&self) -> bool {
+        verdict::capacity_regression_open(self.verdict, self.accepted_change)
+    }
 }
 
 /// Judges every endpoint's step-load runs, in time order. Endpoints are

@@ -282,13 +282,7 @@ impl Levels {
             }
         }
         let sorted = &self.since.as_ref().expect("just set").1;
-        // stats::median on the same values: the same middle element(s).
-        let n = sorted.len();
-        if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-        }
+        crate::stats::median_of_sorted(sorted).expect("medians[from..=t] holds t")
     }
 }
 

@@ -255,14 +255,7 @@ pub fn compare(archive: &Archive, a: &Run, b: &Run) -> Comparison {
                     .unwrap_or_default()
             };
             compare_endpoint(
-                Target {
-                    id,
-                    name: settings.endpoint_name(id),
-                    threshold_ratio: settings.threshold_ratio(id),
-                    expected_rounds: settings.analysis.expected_rounds,
-                    lines: FigureLines::of(&settings.analysis),
-                    throughput_not_judged: throughput_not_judged.clone(),
-                },
+                Target::new(id, settings, throughput_not_judged.clone()),
                 a.endpoints
                     .get(id)
                     .and_then(|e| Side::of(e, failed_rate))
@@ -313,14 +306,7 @@ pub fn compare_rounds(
         Side::of(&run, failed_rate).map(|s| (s, rounds.iter().map(|r| r.number).collect()))
     };
     compare_endpoint(
-        Target {
-            id,
-            name: settings.endpoint_name(id),
-            threshold_ratio: settings.threshold_ratio(id),
-            expected_rounds: settings.analysis.expected_rounds,
-            lines: FigureLines::of(&settings.analysis),
-            throughput_not_judged,
-        },
+        Target::new(id, settings, throughput_not_judged),
         side(&pooled),
         side(b),
     )
@@ -334,6 +320,24 @@ struct Target<'a> {
     expected_rounds: u32,
     lines: FigureLines,
     throughput_not_judged: Option<String>,
+}
+
+impl<'a> Target<'a> {
+    /// The endpoint `id` under the archive's settings.
+    fn new(
+        id: &'a str,
+        settings: &crate::config::Settings,
+        throughput_not_judged: Option<String>,
+    ) -> Self {
+        Target {
+            id,
+            name: settings.endpoint_name(id),
+            threshold_ratio: settings.threshold_ratio(id),
+            expected_rounds: settings.analysis.expected_rounds,
+            lines: FigureLines::of(&settings.analysis),
+            throughput_not_judged,
+        }
+    }
 }
 
 fn compare_endpoint(

@@ -50,6 +50,12 @@ pub struct RunWideShift {
     pub judged: usize,
     /// The median ratio to baseline of the endpoints that moved.
     pub median_ratio: f64,
+    /// The median ratio to baseline of every endpoint judged in the run:
+    /// what the environment did to all of them. An endpoint's median in
+    /// the run divided by it is the endpoint's own level there, read only
+    /// to date a change (`alarms::Levels`): a step that came in with a
+    /// noisy neighbour is dated at that run.
+    pub run_ratio: f64,
 }
 
 impl RunWideShift {
@@ -67,8 +73,10 @@ impl RunWideShift {
 
 /// The run-wide shift of each run (by run index, `runs` long).
 pub fn run_wide_shifts(endpoints: &[EndpointAnalysis], runs: usize) -> Vec<Option<RunWideShift>> {
-    // Per run: (judged, ratios of those slower, ratios of those faster).
-    let mut tally: Vec<(usize, Vec<f64>, Vec<f64>)> = vec![(0, Vec::new(), Vec::new()); runs];
+    // Per run: (every judged endpoint's ratio, ratios of those slower,
+    // ratios of those faster).
+    let mut tally: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> =
+        vec![(Vec::new(), Vec::new(), Vec::new()); runs];
     for e in endpoints {
         // Where the previous judged run of this endpoint stood.
         let mut previous = Band::Within;
@@ -83,7 +91,7 @@ pub fn run_wide_shifts(endpoints: &[EndpointAnalysis], runs: usize) -> Vec<Optio
             let Some(t) = tally.get_mut(p.run_index) else {
                 continue;
             };
-            t.0 += 1;
+            t.0.push(ratio);
             match now {
                 Band::Above if moved => t.1.push(ratio),
                 Band::Below if moved => t.2.push(ratio),
@@ -93,7 +101,9 @@ pub fn run_wide_shifts(endpoints: &[EndpointAnalysis], runs: usize) -> Vec<Optio
     }
     tally
         .into_iter()
-        .map(|(judged, slower, faster)| {
+        .map(|(all, slower, faster)| {
+            let judged = all.len();
+            let run_ratio = median(&all).unwrap_or(1.0);
             let shift = |ratios: Vec<f64>, direction| {
                 let moved = ratios.len();
                 (moved >= MIN_MOVED && 2 * moved >= judged).then(|| RunWideShift {
@@ -101,6 +111,7 @@ pub fn run_wide_shifts(endpoints: &[EndpointAnalysis], runs: usize) -> Vec<Optio
                     moved,
                     judged,
                     median_ratio: median(&ratios).unwrap_or(1.0),
+                    run_ratio,
                 })
             };
             shift(slower, ShiftDirection::Slower).or_else(|| shift(faster, ShiftDirection::Faster))

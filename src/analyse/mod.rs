@@ -475,7 +475,7 @@ pub fn analyse_scoped(
         return Analysis {
             settings: settings.clone(),
             main_branch: archive.main_branch(),
-            alarms: alarms::gate_report(&endpoints, &archive.triage, settings, policy),
+            alarms: alarms::gate_report(&endpoints, &runs, &archive.triage, settings, policy),
             runs,
             endpoints,
             diagnostics,

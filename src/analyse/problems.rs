@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use super::alarms::AlarmState;
 use super::capacity::{CapacityPoint, EndpointCapacity};
-use super::verdict::CapacityVerdict;
+
 use super::{Analysis, EndpointAnalysis};
 use crate::model::{Label, TriageLabel};
 
@@ -159,7 +159,7 @@ fn capacity_problem(
 ) -> Option<Problem> {
     let upto: Vec<_> = e.runs.iter().filter(|p| p.started_at < to).collect();
     let latest = *upto.last()?;
-    let open = |p: &CapacityPoint| p.verdict == CapacityVerdict::Regression && !p.accepted_change;
+    let open = |p: &CapacityPoint| p.is_open_regression();
     if !open(latest) {
         return None;
     }

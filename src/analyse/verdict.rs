@@ -560,6 +560,14 @@ pub fn decide_capacity(
     }
 }
 
+/// Whether a step-load run is an open capacity regression: a regression
+/// by the numbers that is not part of an accepted change. The weekly
+/// problems list it, and the recommended limit never mixes runs on both
+/// sides of one.
+pub fn capacity_regression_open(verdict: CapacityVerdict, accepted_change: bool) -> bool {
+    verdict == CapacityVerdict::Regression && !accepted_change
+}
+
 /// Whether a run's knee may join later runs' capacity baselines: as for
 /// latency, a regression stays out unless it is part of an accepted change
 /// ([`capacity_accepted_change`]), and a run without a knee has nothing to

@@ -12,9 +12,8 @@ use crate::write::WhenLocked;
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The archive folder to read (never written to).
-    #[arg(long, value_name = "DIR", default_value = "archive")]
-    pub archive: PathBuf,
+    #[command(flatten)]
+    pub archive: super::ArchiveArg,
     /// Where to write the site. Replaced atomically on success.
     #[arg(long, value_name = "DIR", default_value = "site")]
     pub out: PathBuf,
@@ -54,7 +53,7 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
     // process ends (see cleanup).
     crate::cleanup::install_signal_handlers()?;
     let report = build(&BuildOptions {
-        archive: args.archive.clone(),
+        archive: args.archive.dir.clone(),
         out: args.out.clone(),
         strict: args.strict,
         force: args.force,

@@ -13,9 +13,8 @@ use crate::report::check::{CheckFormat, render};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The archive folder to read (never written to).
-    #[arg(long, value_name = "DIR", default_value = "archive")]
-    pub archive: PathBuf,
+    #[command(flatten)]
+    pub archive: super::ArchiveArg,
     /// Check this run (a folder name under runs/), of any branch: a run of
     /// another branch than `[analysis] main_branch` is judged against the
     /// main baseline (docs/alarms.md).
@@ -73,7 +72,7 @@ pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
 
 pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let gated = crate::pipeline::gate(&GateOptions {
-        archive: args.archive,
+        archive: args.archive.dir,
         run: match args.run {
             Some(id) => RunSelector::Id(id),
             None => RunSelector::Latest,

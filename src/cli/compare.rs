@@ -1,7 +1,5 @@
 //! `perfdash compare RUN_A RUN_B`: the release check.
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 
 use crate::analyse::compare::{compare, resolve_run};
@@ -19,9 +17,8 @@ pub struct CompareArgs {
     /// The candidate run, named the same ways; compared against RUN_A.
     #[arg(value_name = "RUN_B")]
     pub run_b: String,
-    /// The archive folder to read (never written to).
-    #[arg(long, value_name = "DIR", default_value = "archive")]
-    pub archive: PathBuf,
+    #[command(flatten)]
+    pub archive: super::ArchiveArg,
     /// Output format; markdown suits a GitHub step summary.
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
@@ -41,7 +38,7 @@ pub enum CompareFormat {
 /// could be read is still printed and the files are named on stderr, but
 /// it cannot vouch for the run, so the exit code is 2.
 pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
-    let loaded = load_archive(&args.archive)?;
+    let loaded = load_archive(&args.archive.dir)?;
     let archive = &loaded.archive;
     let a = resolve_run(archive, &args.run_a)?;
     let b = resolve_run(archive, &args.run_b)?;

@@ -74,6 +74,17 @@ pub(crate) fn diagnostic_label(d: &crate::error::Diagnostic) -> &'static str {
     if d.is_warning() { "warning" } else { "note" }
 }
 
+/// `--archive DIR`, the one definition every subcommand that reads (or,
+/// for `record`, adds to) an archive flattens in.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ArchiveArg {
+    /// The archive folder. Only `perfdash record` writes there (one new run
+    /// folder under runs/, created when missing); every other command only
+    /// reads it.
+    #[arg(long = "archive", value_name = "DIR", default_value = "archive")]
+    pub dir: std::path::PathBuf,
+}
+
 /// Turns an archive of load-test runs into a static performance-review site.
 #[derive(Debug, Parser)]
 #[command(name = "perfdash", version, about, long_about = None, propagate_version = true)]
@@ -204,6 +215,39 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// `--archive` is one definition ([`ArchiveArg`]), flattened into every
+    /// subcommand that takes it: the same help, value name and default.
+    #[test]
+    fn archive_is_defined_once_and_shared() {
+        let cli = Cli::command();
+        let shown = |name: &str| {
+            let sub = cli.find_subcommand(name).expect(name);
+            let arg = sub
+                .get_arguments()
+                .find(|a| a.get_long() == Some("archive"))
+                .unwrap_or_else(|| panic!("{name} takes --archive"));
+            (
+                arg.get_help().map(|h| h.to_string()),
+                arg.get_default_values().to_vec(),
+            )
+        };
+        let first = shown("build");
+        for name in ["check", "compare", "triage", "record"] {
+            assert_eq!(shown(name), first, "{name}");
+        }
+        // And no subcommand declares its own.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            // (Spelled in two pieces so that this test does not find itself.)
+            let own = text.matches(concat!("pub archive", ": PathBuf")).count()
+                + text.matches(concat!("long = ", "\"archive\"")).count();
+            let allowed = usize::from(path.ends_with("mod.rs"));
+            assert_eq!(own, allowed, "{}", path.display());
+        }
     }
 
     #[test]

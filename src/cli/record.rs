@@ -15,10 +15,8 @@ use crate::record::{RecordRequest, ci, host_name, parse_set, preflight, record};
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// The archive to record into (created with its runs/ when missing);
-    /// only a new runs/<run-id>/ is ever written.
-    #[arg(long, value_name = "DIR", default_value = "archive")]
-    pub archive: PathBuf,
+    #[command(flatten)]
+    pub archive: super::ArchiveArg,
     /// The endpoint the files measure (its folder name). Without it the
     /// files are run-level results of every endpoint, split by the
     /// `[raw] split_tag` tag.
@@ -101,9 +99,7 @@ pub struct RecordArgs {
 }
 
 fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
-    DateTime::parse_from_rfc3339(text.trim())
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| format!("not an RFC 3339 time ({e}), e.g. 2026-05-04T03:00:00Z"))
+    crate::calendar::parse_rfc3339(text).map_err(|why| why.trim_start_matches("is ").to_string())
 }
 
 /// When the profiler runs.
@@ -145,7 +141,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
         p.validate().map_err(crate::error::Error::Usage)?;
     }
     let mut request = RecordRequest {
-        archive: args.archive.clone(),
+        archive: args.archive.dir.clone(),
         endpoint: args.endpoint.clone(),
         files: args.files,
         profiles: args.profiles,
@@ -219,7 +215,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
     }
     match (&profile, &args.endpoint) {
         (Some((p, when)), Some(endpoint)) => Ok(profile_step(
-            &args.archive,
+            &args.archive.dir,
             &recorded.id,
             &recorded.dir,
             endpoint,

@@ -1,7 +1,5 @@
 //! `perfdash triage`: alarms that need a human label.
 
-use std::path::PathBuf;
-
 use chrono::{NaiveDate, Utc};
 use clap::Args;
 
@@ -11,9 +9,8 @@ use crate::report::triage::{suggested_file, template, untriaged};
 
 #[derive(Debug, Args)]
 pub struct TriageArgs {
-    /// The archive folder to read (never written to).
-    #[arg(long, value_name = "DIR", default_value = "archive")]
-    pub archive: PathBuf,
+    #[command(flatten)]
+    pub archive: super::ArchiveArg,
     /// Print a ready-to-fill triage entry for each untriaged alarm.
     #[arg(long)]
     pub template: bool,
@@ -35,7 +32,7 @@ pub(super) fn run(args: TriageArgs) -> anyhow::Result<u8> {
             crate::error::Error::Usage(format!("--policy: {e}, or all"))
         })?]),
     };
-    let loaded = load_archive(&args.archive)?;
+    let loaded = load_archive(&args.archive.dir)?;
     let policies = asked.unwrap_or_else(|| vec![loaded.archive.settings.alarms.policy]);
     for d in &loaded.diagnostics {
         if d.path.starts_with(crate::ingest::triage::TRIAGE_DIR) {

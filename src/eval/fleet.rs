@@ -354,7 +354,7 @@ fn score_history(
     for (k, e) in analysis.endpoints.iter().enumerate() {
         let truth = &fleet.endpoints[k];
         let Dated { judgements, onsets } = policy.judge(e, settings);
-        let levels = Levels::of(e).with_onsets(onsets);
+        let levels = Levels::of(e, &analysis.runs).with_onsets(onsets);
         let episodes = alarms::episodes(&judgements, &levels, &settings.alarms);
         let holding = |i: usize| {
             episodes

@@ -180,7 +180,7 @@ pub fn evaluate(config: &EvalConfig, policies: &[Box<dyn EvalPolicy>]) -> EvalRe
                                     SeriesOutcome {
                                         alarms: alarm_spans(
                                             judgements,
-                                            &crate::analyse::alarms::Levels::of(e)
+                                            &crate::analyse::alarms::Levels::of(e, &analysis.runs)
                                                 .with_onsets(dated.onsets.clone()),
                                             p.raised_at(),
                                             &settings,
@@ -419,10 +419,14 @@ pub fn choose_default(results: &[NoiseResult]) -> Option<String> {
 /// on a fleet (issue 33's target).
 pub const MAX_FALSE_ALARM_RUNS: f64 = 2.0;
 
-/// The margin [`choose_noise_k`] keeps under [`MAX_FALSE_ALARM_RUNS`]: the
-/// generator's noise is log-normal with GC tails; real endpoints' tails
-/// can be heavier, so the line is chosen with a quarter in reserve.
-pub const NOISE_K_FALSE_ALARM_BUDGET: f64 = 1.5;
+/// What [`choose_noise_k`] holds the upper end of each fleet's interval
+/// to: the target itself. An earlier rule kept a quarter in reserve for
+/// tails heavier than the generator's (1.5); that reserve chose k = 3,
+/// whose line sits at ×1.20 on the median typical endpoint, and a +20%
+/// step there went from always caught to 82%: the reserve was paid by the
+/// endpoints where the team's ×1.15 should stand. Heavier tails are what
+/// `[analysis] noise_k` is a setting for.
+pub const NOISE_K_FALSE_ALARM_BUDGET: f64 = MAX_FALSE_ALARM_RUNS;
 
 /// The share of ×1.25–2.2 steps the default policy must catch within 3
 /// runs (issue 33's target) …
@@ -675,14 +679,12 @@ impl EvalReport {
         let _ = writeln!(
             s,
             "\nRule: among the settings at which the default policy's false alarm runs stay under {} per 100 \
-             endpoint-runs on both fleets (upper end of the interval; the target is {}, the rest is kept for \
-             tails heavier than the generator's) while it catches ≥ {:.0}% of ×{}+ steps within 3 runs, the \
+             endpoint-runs on both fleets (the upper end of the interval, at the target) while it catches ≥ {:.0}% of ×{}+ steps within 3 runs, the \
              one that widens the typical endpoints' line on the fewest runs (where noise is typical the \
              team's ×{} should stand); ties: the smaller k. The window is fixed at {} runs: the generated noise \
              never changes, so a longer window can only look better here, and what it costs (a line slow to follow \
              an endpoint whose noise changed) is not measured. **Chosen {}.**\n",
             NOISE_K_FALSE_ALARM_BUDGET,
-            MAX_FALSE_ALARM_RUNS,
             100.0 * MIN_STEPS_CAUGHT,
             LARGE_STEP,
             crate::config::AnalysisSettings::default().threshold_ratio,

@@ -70,7 +70,7 @@ pub fn parse_annotation_file(
         }
         many.annotation
             .into_iter()
-            .map(|e| (line_at(text, e.span().start), e.into_inner()))
+            .map(|e| (crate::error::line_at(text, e.span().start), e.into_inner()))
             .collect()
     } else {
         vec![(1, toml::from_str(text).map_err(toml_err)?)]
@@ -79,7 +79,7 @@ pub fn parse_annotation_file(
         .into_iter()
         .map(|(line, raw)| {
             let at = |span: std::ops::Range<usize>, message: String| {
-                Error::at(path, Some(line_at(text, span.start)), message)
+                Error::at(path, Some(crate::error::line_at(text, span.start)), message)
             };
             let (at_time, run) = match (&raw.date, &raw.run) {
                 (Some(_), Some(run)) => {
@@ -158,9 +158,7 @@ fn parse_when(value: &Spanned<toml::Value>) -> Result<DateTime<Utc>, String> {
     if let Ok(day) = NaiveDate::parse_from_str(&text, "%Y-%m-%d") {
         return Ok(day.and_hms_opt(0, 0, 0).expect("midnight exists").and_utc());
     }
-    DateTime::parse_from_rfc3339(&text)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| {
+    crate::calendar::parse_rfc3339(&text).map_err(|_| {
             format!(
                 "date '{text}' is not a day (2026-11-19) or a time with its offset (2026-11-19T14:30:00Z)"
             )
@@ -192,15 +190,6 @@ pub fn load_annotations(
     }
     out.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.source.cmp(&b.source)));
     (out, diagnostics)
-}
-
-/// The 1-based line holding byte `offset`.
-fn line_at(text: &str, offset: usize) -> u64 {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count() as u64
-        + 1
 }
 
 #[cfg(test)]

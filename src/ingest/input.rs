@@ -223,6 +223,29 @@ impl InputFile {
     }
 }
 
+/// The cache keys a file's result by its bytes (`crate::cache`): read
+/// through the one open descriptor, every pass checked against the key.
+impl crate::cache::ContentSource for InputFile {
+    fn content_digest(&mut self) -> Option<u128> {
+        self.track_digests();
+        self.digest().ok()
+    }
+
+    fn read_consistently(&self, content: u128) -> bool {
+        let mut digests = self.full_pass_digests();
+        // The key's own pass is the first; a parse that stopped early (a
+        // format read from its head) gets one more whole pass.
+        if digests.len() < 2 {
+            if self.digest().is_err() {
+                return false;
+            }
+            digests = self.full_pass_digests();
+        }
+        digests.iter().all(|&d| d == content)
+            && self.changed_since_open().is_ok_and(|changed| !changed)
+    }
+}
+
 /// A reader over an [`InputFile`] from its first byte (positional reads:
 /// it never moves a shared file offset).
 pub struct PassReader<'a> {

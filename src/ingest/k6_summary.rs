@@ -1430,13 +1430,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures"
         ))];
-        let shared =
-            std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures"));
-        if shared.is_dir() {
-            dirs.push(shared);
-        } else {
-            println!("skipped the shared fixtures: ../shared/fixtures not present");
-        }
+        dirs.extend(crate::shared_fixtures::dir());
         let mut checked = 0;
         for dir in dirs {
             for entry in walkdir::WalkDir::new(dir)

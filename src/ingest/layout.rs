@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cache::SourceIdentity;
 use crate::error::{Diagnostic, DiagnosticKind};
 
 /// One entry of an archive folder, in name order.
@@ -14,11 +15,12 @@ pub(crate) enum Entry {
     File {
         name: String,
         path: PathBuf,
-        /// Its `stat` (not following a link), taken from the folder's
-        /// handle while listing: cheaper than a lookup of the whole path
-        /// later, and what time trust and run records need of every file.
-        /// `None`: it could not be stat'ed (or is no longer a file).
-        meta: Option<crate::stat_stamp::Stamp>,
+        /// What shows it unchanged without reading it (a local file: its
+        /// `stat`, not following a link, taken while listing: cheaper than
+        /// a lookup of the whole path later), and what time trust and run
+        /// records need of every file. `None`: it could not be looked at
+        /// (or is no longer a file).
+        identity: Option<SourceIdentity>,
     },
     /// Not read, with the reason (symbolic links, non-UTF-8 names, …).
     Skipped(Skipped),
@@ -59,6 +61,14 @@ pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
     list_listed_dir(dir)
 }
 
+/// The identity of one file looked for by name rather than listed (a
+/// step-load run's `resources.csv`, `run.toml`'s time): `None` when it is
+/// not there, or not a regular file. A link is not followed.
+pub(crate) fn identify(path: &Path) -> Option<SourceIdentity> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    crate::stat_stamp::of(&meta).map(|stamp| SourceIdentity::local(&stamp))
+}
+
 /// [`list_dir`] for a folder that a listing just gave as an
 /// [`Entry::Dir`] (so not a link): the check is not made again, one path
 /// lookup less per run and endpoint folder. Should it have been swapped
@@ -87,11 +97,16 @@ pub(crate) fn list_listed_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
         } else if file_type.is_dir() {
             out.push(Entry::Dir { name, path });
         } else if file_type.is_file() {
-            let meta = entry
+            let identity = entry
                 .metadata()
                 .ok()
-                .and_then(|m| crate::stat_stamp::of(&m));
-            out.push(Entry::File { name, path, meta });
+                .and_then(|m| crate::stat_stamp::of(&m))
+                .map(|stamp| SourceIdentity::local(&stamp));
+            out.push(Entry::File {
+                name,
+                path,
+                identity,
+            });
         } else {
             out.push(Entry::Skipped(Skipped {
                 path,

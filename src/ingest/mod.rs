@@ -16,9 +16,30 @@
 //!
 //! One bad file never stops the build: it becomes a [`Diagnostic`], the
 //! run is marked incomplete, and the rest is read.
+//!
+//! **Where the files come from** (the seam a remote archive plugs into,
+//! issue 37). Ingest asks four things of the place an archive lives, each
+//! in one place:
+//!
+//! * *list a folder*: `layout::list_dir` (names in order, each file
+//!   with its [`SourceIdentity`]), and `listing::RunLister`, which lists a
+//!   run's folders from the run's record when their stamps are as they were;
+//! * *identify one file by name*: `layout::identify` (`resources.csv`,
+//!   `run.toml`'s time);
+//! * *open a file*: [`input::InputFile::open_in_archive`] (one checked
+//!   descriptor, every pass reads through it);
+//! * *read a small text file*: [`limits::read_archive_text_file`]
+//!   (`run.toml`, `perfdash.toml`, triage and annotation files).
+//!
+//! Above them nothing touches the file system, and nothing knows a file's
+//! `stat`: a run is known unchanged by the [`SourceIdentity`] of each of
+//! its files (`crate::cache::identity`). An object store lists with what
+//! shows an object unchanged (ETag, size, last modified), so a remote
+//! source is those four functions over its listing and GETs plus a
+//! `SourceIdentity` variant; the run records, the index and everything
+//! keyed by them stay as they are.
 
 pub mod annotations;
-pub mod cache;
 pub mod capacity;
 pub mod input;
 pub mod inspect;
@@ -27,7 +48,6 @@ mod layout;
 pub mod limits;
 mod listing;
 pub mod raw;
-pub(crate) mod record;
 mod run_meta;
 pub mod settings;
 pub mod triage;
@@ -45,7 +65,7 @@ use crate::model::{
     Archive, CrossCheck, EndpointRun, ProfileFile, Round, Run, RunMeta, SourceFormat,
 };
 
-pub use cache::{ReadCounts, RoundCache, RunCache};
+use crate::cache::{ReadCounts, RoundsRecord, RunCache, RunIdentity, SourceIdentity, Store};
 use input::InputFile;
 use raw::{FileResult, FileSettings, GroupResult, ReadOptions, StatsOptions};
 
@@ -77,8 +97,8 @@ pub struct Loaded {
 pub struct LoadOptions {
     /// `--warmup SECONDS`: overrides every warm-up setting.
     pub warmup_override: Option<f64>,
-    /// Per-round-file results cached between builds (see [`cache`]).
-    pub cache: Option<RoundCache>,
+    /// What the last build kept (`crate::cache`).
+    pub cache: Option<Store>,
     /// Show a progress bar on stderr (only pass `true` when stderr is a
     /// terminal).
     pub progress: bool,
@@ -125,26 +145,8 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
     // Read below the resolved root: a path built from it holds no link
     // until the archive's own names, and those are never followed.
     let real_root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
-    let runs_dir = root.join(RUNS_DIR);
-    let run_dirs = layout::list_dir(&real_root.join(RUNS_DIR)).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::at(
-            &runs_dir,
-            None,
-            "no runs/ folder: an archive keeps one folder per run under runs/ (see docs/archive.md)",
-        ),
-        _ => Error::io(&runs_dir, e),
-    })?;
-
     let mut diagnostics = Vec::new();
-    let mut candidates = Vec::new();
-    for entry in run_dirs {
-        match entry {
-            layout::Entry::Dir { name, path } => candidates.push((name, path)),
-            layout::Entry::Skipped(d) => diagnostics.push(d.relative_to(&real_root)),
-            layout::Entry::File { .. } => {} // notes or READMEs beside the runs are fine
-        }
-    }
-
+    let candidates = list_run_folders(root, &real_root, &mut diagnostics)?;
     let reader = RoundReader {
         root: &real_root,
         settings: &settings,
@@ -169,9 +171,6 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         || triage::load_triage(&real_root, &settings.limits),
     );
     reader.progress.finish_and_clear();
-    if let Some(cache) = &opts.cache {
-        cache.stage_listings();
-    }
     let counts = match &opts.cache {
         Some(cache) => cache.counts(),
         None => ReadCounts {
@@ -203,47 +202,9 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
             .cmp(&b.started_at)
             .then_with(|| a.id.cmp(&b.id))
     });
-    // Two folders for one moment (a re-uploaded run, `2026-05-04T0300Z`
-    // beside `2026-05-04t0300z`) would count twice towards the baseline:
-    // both are kept, in id order, but the user is told.
-    for pair in runs.windows(2) {
-        if pair[0].started_at == pair[1].started_at {
-            diagnostics.push(Diagnostic {
-                kind: DiagnosticKind::Doubtful,
-                path: format!("{RUNS_DIR}/{}", pair[1].id),
-                line: None,
-                message: format!(
-                    "starts at the same time as {RUNS_DIR}/{} ({}): both are kept, ordered by id; \
-                     remove one if it is a copy",
-                    pair[0].id,
-                    crate::calendar::rfc3339(pair[0].started_at)
-                ),
-            });
-        }
-    }
+    flag_runs_at_one_time(&runs, &mut diagnostics);
     diagnostics.extend(triage_diagnostics);
-    // A label on a run or endpoint that is not in the archive is most
-    // likely a typo; say so rather than silently ignoring it.
-    let runs_by_id: std::collections::HashMap<&str, &Run> =
-        runs.iter().map(|r| (r.id.as_str(), r)).collect();
-    labels.retain(|label| {
-        let known = runs_by_id.get(label.run.as_str()).is_some_and(|r| {
-            r.endpoints.contains_key(&label.endpoint) || r.capacity.contains_key(&label.endpoint)
-        });
-        if !known {
-            let (path, line) = triage::split_source(&label.source);
-            diagnostics.push(Diagnostic {
-                kind: DiagnosticKind::Ignored,
-                path,
-                line,
-                message: format!(
-                    "ignored: no run {} with endpoint {} in the archive",
-                    label.run, label.endpoint
-                ),
-            });
-        }
-        known
-    });
+    keep_known_labels(&mut labels, &runs, &mut diagnostics);
     let (annotations, annotation_diagnostics) =
         annotations::load_annotations(&real_root, &runs, &settings.limits);
     diagnostics.extend(annotation_diagnostics);
@@ -270,6 +231,83 @@ pub fn load_archive_with(root: &Path, opts: &LoadOptions) -> Result<Loaded, Erro
         counts,
         inputs,
     })
+}
+
+/// The run folders under `runs/` (name and path below `real_root`, the
+/// archive's resolved root); what is skipped there goes to `diagnostics`.
+fn list_run_folders(
+    root: &Path,
+    real_root: &Path,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Vec<(String, PathBuf)>, Error> {
+    let runs_dir = root.join(RUNS_DIR);
+    let run_dirs = layout::list_dir(&real_root.join(RUNS_DIR)).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::at(
+            &runs_dir,
+            None,
+            "no runs/ folder: an archive keeps one folder per run under runs/ (see docs/archive.md)",
+        ),
+        _ => Error::io(&runs_dir, e),
+    })?;
+    let mut candidates = Vec::new();
+    for entry in run_dirs {
+        match entry {
+            layout::Entry::Dir { name, path } => candidates.push((name, path)),
+            layout::Entry::Skipped(d) => diagnostics.push(d.relative_to(real_root)),
+            layout::Entry::File { .. } => {} // notes or READMEs beside the runs are fine
+        }
+    }
+    Ok(candidates)
+}
+
+/// Two folders for one moment (a re-uploaded run, `2026-05-04T0300Z`
+/// beside `2026-05-04t0300z`) would count twice towards the baseline: both
+/// are kept, in id order (`runs` is sorted), but the user is told.
+fn flag_runs_at_one_time(runs: &[Run], diagnostics: &mut Vec<Diagnostic>) {
+    for pair in runs.windows(2) {
+        if pair[0].started_at == pair[1].started_at {
+            diagnostics.push(Diagnostic {
+                kind: DiagnosticKind::Doubtful,
+                path: format!("{RUNS_DIR}/{}", pair[1].id),
+                line: None,
+                message: format!(
+                    "starts at the same time as {RUNS_DIR}/{} ({}): both are kept, ordered by id; \
+                     remove one if it is a copy",
+                    pair[0].id,
+                    crate::calendar::rfc3339(pair[0].started_at)
+                ),
+            });
+        }
+    }
+}
+
+/// A label on a run or endpoint that is not in the archive is most likely
+/// a typo: it is dropped, and the user told, rather than silently ignored.
+fn keep_known_labels(
+    labels: &mut Vec<crate::model::TriageLabel>,
+    runs: &[Run],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let runs_by_id: std::collections::HashMap<&str, &Run> =
+        runs.iter().map(|r| (r.id.as_str(), r)).collect();
+    labels.retain(|label| {
+        let known = runs_by_id.get(label.run.as_str()).is_some_and(|r| {
+            r.endpoints.contains_key(&label.endpoint) || r.capacity.contains_key(&label.endpoint)
+        });
+        if !known {
+            let (path, line) = triage::split_source(&label.source);
+            diagnostics.push(Diagnostic {
+                kind: DiagnosticKind::Ignored,
+                path,
+                line,
+                message: format!(
+                    "ignored: no run {} with endpoint {} in the archive",
+                    label.run, label.endpoint
+                ),
+            });
+        }
+        known
+    });
 }
 
 fn progress_bar(show: bool) -> ProgressBar {
@@ -314,8 +352,8 @@ struct Job {
     name: RoundFileName,
     path: PathBuf,
     rel: String,
-    /// Its `stat` from the listing.
-    meta: Option<crate::stat_stamp::Stamp>,
+    /// Its identity from the listing.
+    identity: Option<SourceIdentity>,
 }
 
 /// A round of one endpoint offered by one file.
@@ -331,8 +369,8 @@ struct Offer {
 }
 
 impl RoundReader<'_> {
-    fn fingerprinter(&self) -> record::Fingerprinter {
-        record::Fingerprinter::new(self.started, &self.record_settings)
+    fn fingerprinter(&self) -> RunIdentity {
+        RunIdentity::new(self.started, &self.record_settings)
     }
 
     fn file_settings(&self, run_warmup: Option<f64>, endpoint: Option<&str>) -> FileSettings {
@@ -467,199 +505,52 @@ fn run_warmup(meta: &RunMeta, path: &str, diags: &mut Vec<Diagnostic>) -> Option
     }
 }
 
-/// Reads one run folder. Returns `None` when the run cannot be placed in
-/// time or holds no rounds at all.
 /// What one run folder gave: the run (unless skipped), its diagnostics, and
 /// the fingerprint of every file it read (`None` when some file changed
-/// too recently to be known by `stat`; see `record`).
+/// too recently to be known by its identity; see `crate::cache::identity`).
 type RunRead = (Option<Run>, Vec<Diagnostic>, Option<u128>);
 
+/// Reads one run folder: its `run.toml`, its listing, the identity of
+/// every file it reads; then its rounds from its record when that holds
+/// them for exactly these files, else from the files. The run is `None`
+/// when it cannot be placed in time or holds no rounds at all.
 fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
     let root = reader.root;
     let mut diags = Vec::new();
-    let rel = |p: &Path| relative(root, p);
-
-    let meta_path = dir.join("run.toml");
-    let mut fingerprint = reader.fingerprinter();
-    let meta_text = limits::read_archive_text_file(&meta_path, &reader.settings.limits);
-    match &meta_text {
-        Ok(Some(text)) => fingerprint.add_content("run.toml", text.as_bytes()),
-        _ => fingerprint.add_content("no run.toml", b""),
-    }
-    let parsed_meta = match meta_text {
-        Ok(Some(text)) => match parse_run_meta(&text, Path::new(&rel(&meta_path))) {
-            Ok((meta, started_at)) => Some((
-                meta,
-                started_at.map(|t| (t, run_meta::key_line(&text, "started_at"))),
-            )),
-            Err(e) => {
-                diags.push(Diagnostic::from_error(DiagnosticKind::SkippedInput, &e));
-                None
-            }
-        },
-        Ok(None) => None,
-        Err(e) => {
-            diags.push(Diagnostic::from_error(
-                DiagnosticKind::SkippedInput,
-                &Error::io(Path::new(&rel(&meta_path)), e),
-            ));
-            None
-        }
+    let mut identity = reader.fingerprinter();
+    let Some(mut head) = read_run_toml(reader, id, dir, &mut identity, &mut diags) else {
+        return (None, diags, identity.finish());
     };
-    // Where the time came from: run.toml (and its line), else the id.
-    let (meta, from_toml) = parsed_meta.unwrap_or_default();
-    let started_at = from_toml.map(|(t, _)| t).or_else(|| run_time_from_id(id));
-    let Some(started_at) = started_at else {
-        diags.push(Diagnostic {
-            kind: DiagnosticKind::SkippedInput,
-            path: rel(dir),
-            line: None,
-            message:
-                "run skipped: no started_at in run.toml and the run id does not start with a date \
-                      (e.g. 2026-05-04T0300Z)"
-                    .into(),
-        });
-        return (None, diags, fingerprint.finish());
-    };
-    let run_warmup = run_warmup(&meta, &rel(&meta_path), &mut diags);
-
     let mut run = Run {
         capacity: Default::default(),
         id: id.to_string(),
-        started_at,
-        meta,
+        started_at: head.started_at,
+        meta: std::mem::take(&mut head.meta),
         endpoints: Default::default(),
         problems: Vec::new(),
         untrusted_time: None,
     };
-    let mut lister = match reader
-        .opts
-        .cache
-        .as_ref()
-        .and_then(|c| c.listings(reader.started))
-    {
-        Some(listings) => listings.run(id),
-        None => listing::RunLister::uncached(id),
+    let mut run_cache = reader.opts.cache.as_ref().map(|c| c.run(id));
+    let Some(listed) = list_run(reader, dir, run_cache.as_mut(), &mut diags) else {
+        return (None, diags, None);
     };
-    let entries = match lister.list_run(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            diags.push(Diagnostic::from_error(
-                DiagnosticKind::SkippedInput,
-                &Error::io(Path::new(&rel(dir)), e),
-            ));
-            return (None, diags, None);
-        }
-    };
-    // Sized for the usual run (a job is a few hundred bytes, ~600 per run
-    // at 120 endpoints: growing by doubling copied them all again).
-    let folders = entries
-        .iter()
-        .filter(|e| matches!(e, layout::Entry::Dir { .. }))
-        .count();
-    let expected = reader.settings.analysis.expected_rounds as usize;
-    let mut found = FolderFiles {
-        rounds: Vec::with_capacity(folders.saturating_mul(expected).min(1 << 16)),
-        profiles: Vec::new(),
-        steps: Vec::new(),
-    };
-    let mut endpoint_dirs = Vec::new();
-    for entry in entries {
-        match entry {
-            layout::Entry::Dir { name, path } => {
-                let listed = lister.list_folder(&name, &path);
-                list_endpoint(root, &name, &path, listed, &mut found, &mut diags);
-                endpoint_dirs.push((name, path));
-            }
-            layout::Entry::File { name, .. } if name == "run.toml" => {}
-            layout::Entry::File { name, .. } if layout::is_locust_companion(&name) => {}
-            layout::Entry::File { name, path, meta } => match parse_round_file_name(&name) {
-                Some(n) if n.is_warmup() => {}
-                Some(n) => found.rounds.push(Job {
-                    endpoint: None,
-                    name: n,
-                    rel: rel(&path),
-                    path,
-                    meta,
-                }),
-                None => diags.push(Diagnostic {
-                    kind: DiagnosticKind::Ignored,
-                    path: rel(&path),
-                    line: None,
-                    message:
-                        "ignored: files directly in a run folder other than run.toml and run-level \
-                              round files (round-<n>[.<label>].<ext>) are not read"
-                            .into(),
-                }),
+    let ListedRun {
+        files:
+            FolderFiles {
+                rounds: mut jobs,
+                profiles: profile_jobs,
+                steps: steps_jobs,
             },
-            layout::Entry::Skipped(d) => diags.push(d.relative_to(root)),
-        }
-    }
-    lister.finish();
-    let FolderFiles {
-        rounds: mut jobs,
-        profiles: profile_jobs,
-        steps: steps_jobs,
-    } = found;
-
-    // One `stat` per file: the newest file time (time trust) and the
-    // run's fingerprint (round and step files; see `record`).
-    let stat = |p: &Path| {
-        std::fs::symlink_metadata(p)
-            .ok()
-            .and_then(|m| crate::stat_stamp::of(&m))
-    };
-    let mut newest_file = std::fs::symlink_metadata(&meta_path)
-        .and_then(|m| m.modified())
-        .ok();
-    let mut note = |fp: &mut record::Fingerprinter,
-                    rel: Option<&str>,
-                    meta: Option<crate::stat_stamp::Stamp>| {
-        if let Some(rel) = rel {
-            fp.add_stat(rel, meta.as_ref());
-        }
-        newest_file = newest_file.max(meta.map(|m| m.modified()));
-    };
-    for job in &jobs {
-        note(&mut fingerprint, Some(&job.rel), job.meta);
-    }
-    for job in &steps_jobs {
-        note(&mut fingerprint, Some(&job.rel), job.meta);
-        let resources = relative(root, &job.resources);
-        match stat(&job.resources) {
-            Some(meta) => note(&mut fingerprint, Some(&resources), Some(meta)),
-            None => fingerprint.add_absent(&resources),
-        }
-    }
-    for job in &profile_jobs {
-        note(&mut fingerprint, Some(&job.rel), job.meta);
-    }
-    let newest_file = newest_file.map(DateTime::<Utc>::from);
+        endpoint_dirs,
+        listing,
+    } = listed;
     // Of every file the run reads (a changed profile also costs the
     // record: profiles are few and rarely change).
-    let fingerprint = fingerprint.finish();
-    let inputs = fingerprint;
-    let evidence = run_meta::TimeEvidence {
-        id_time: from_toml.and_then(|_| run_time_from_id(id)),
-        newest_file,
-        now: reader.now,
-    };
-    if let Some(reason) = run_meta::untrusted_time(started_at, &evidence) {
-        let (path, line) = match from_toml {
-            Some((_, line)) => (rel(&meta_path), line),
-            None => (rel(dir), None),
-        };
-        diags.push(Diagnostic {
-            kind: DiagnosticKind::UntrustedTime,
-            path,
-            line,
-            message: format!(
-                "{reason} The run is kept in the history but is not taken as the latest run \
-                 until its time is fixed."
-            ),
-        });
-        run.untrusted_time = Some(reason);
-    }
+    let newest_file = identify_files(root, &mut identity, &jobs, &steps_jobs, &profile_jobs)
+        .max(layout::identify(&head.path).and_then(|i| i.modified()))
+        .map(DateTime::<Utc>::from);
+    let fingerprint = identity.finish();
+    check_run_time(reader, id, dir, &head, newest_file, &mut run, &mut diags);
     let max_round = max_round_number(reader.settings.analysis.expected_rounds);
     jobs.retain(|job| {
         let keep = job.name.number <= max_round;
@@ -681,8 +572,8 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
     let clean = diags
         .iter()
         .all(|d| d.kind == DiagnosticKind::UntrustedTime);
-    let recorded = match (&reader.opts.cache, fingerprint) {
-        (Some(cache), Some(fp)) if clean => cache.run_record(id, fp, jobs.len()),
+    let recorded = match (&mut run_cache, fingerprint) {
+        (Some(rc), Some(fp)) if clean => rc.take_recorded_rounds(fp, jobs.len()),
         _ => None,
     };
     match recorded {
@@ -698,26 +589,274 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
                 attach_profiles(&mut run, profile_jobs, reader, &mut diags);
             }
             run.capacity = found.capacity;
+            if let Some(rc) = run_cache {
+                rc.finish(listing, RoundsRecord::Kept);
+            }
         }
         None => {
-            let fingerprint = fingerprint.filter(|_| clean);
             let files = (jobs, profile_jobs, steps_jobs);
-            read_rounds(
+            let record = read_rounds(
                 reader,
-                id,
+                run_cache.as_ref(),
                 &mut run,
                 files,
-                run_warmup,
+                head.warmup,
                 &mut diags,
-                fingerprint,
+                fingerprint.filter(|_| clean),
             );
+            if let Some(rc) = run_cache {
+                rc.finish(listing, RoundsRecord::Made(record));
+            }
         }
     }
+    let run = finish_run(root, dir, run, &endpoint_dirs, &mut diags);
+    (run, diags, fingerprint)
+}
+
+/// What a run's `run.toml` (or, without one, its id) says.
+struct RunToml {
+    /// The `run.toml` path (read or not).
+    path: PathBuf,
+    /// Taken by the run.
+    meta: RunMeta,
+    started_at: DateTime<Utc>,
+    /// Whether the time came from `run.toml`, and from which line.
+    from_toml: Option<Option<u64>>,
+    /// `warmup_seconds` from `run.toml`.
+    warmup: Option<f64>,
+}
+
+/// Reads a run's `run.toml` (its content enters the run's `identity`) and
+/// places the run in time; `None` (a diagnostic) when it cannot be placed.
+fn read_run_toml(
+    reader: &RoundReader<'_>,
+    id: &str,
+    dir: &Path,
+    identity: &mut RunIdentity,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<RunToml> {
+    let path = dir.join("run.toml");
+    let rel = relative(reader.root, &path);
+    let text = limits::read_archive_text_file(&path, &reader.settings.limits);
+    match &text {
+        Ok(Some(text)) => identity.add_content("run.toml", text.as_bytes()),
+        _ => identity.add_content("no run.toml", b""),
+    }
+    let parsed = match text {
+        Ok(Some(text)) => match parse_run_meta(&text, Path::new(&rel)) {
+            Ok((meta, started_at)) => Some((
+                meta,
+                started_at.map(|t| (t, run_meta::key_line(&text, "started_at"))),
+            )),
+            Err(e) => {
+                diags.push(Diagnostic::from_error(DiagnosticKind::SkippedInput, &e));
+                None
+            }
+        },
+        Ok(None) => None,
+        Err(e) => {
+            diags.push(Diagnostic::from_error(
+                DiagnosticKind::SkippedInput,
+                &Error::io(Path::new(&rel), e),
+            ));
+            None
+        }
+    };
+    // Where the time came from: run.toml (and its line), else the id.
+    let (meta, from_toml) = parsed.unwrap_or_default();
+    let Some(started_at) = from_toml.map(|(t, _)| t).or_else(|| run_time_from_id(id)) else {
+        diags.push(Diagnostic {
+            kind: DiagnosticKind::SkippedInput,
+            path: relative(reader.root, dir),
+            line: None,
+            message:
+                "run skipped: no started_at in run.toml and the run id does not start with a date \
+                      (e.g. 2026-05-04T0300Z)"
+                    .into(),
+        });
+        return None;
+    };
+    let warmup = run_warmup(&meta, &rel, diags);
+    Some(RunToml {
+        path,
+        meta,
+        started_at,
+        from_toml: from_toml.map(|(_, line)| line),
+        warmup,
+    })
+}
+
+/// A run folder's files by kind, its endpoint folders, and its listing
+/// for the run's next record.
+struct ListedRun {
+    files: FolderFiles,
+    endpoint_dirs: Vec<(String, PathBuf)>,
+    listing: Option<crate::cache::stored::Listing>,
+}
+
+/// Lists a run folder and its endpoint folders (from the run's record
+/// where they are as they were) and sorts what is in them; `None` (a
+/// diagnostic) when the run folder cannot be listed.
+fn list_run(
+    reader: &RoundReader<'_>,
+    dir: &Path,
+    run_cache: Option<&mut RunCache<'_>>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<ListedRun> {
+    let root = reader.root;
+    let rel = |p: &Path| relative(root, p);
+    let mut lister = match (&reader.opts.cache, run_cache) {
+        (Some(store), Some(rc)) => {
+            listing::RunLister::new(store, rc.take_listing(), reader.started)
+        }
+        _ => listing::RunLister::uncached(),
+    };
+    let entries = match lister.list_run(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            diags.push(Diagnostic::from_error(
+                DiagnosticKind::SkippedInput,
+                &Error::io(Path::new(&rel(dir)), e),
+            ));
+            return None;
+        }
+    };
+    // Sized for the usual run (a job is a few hundred bytes, ~600 per run
+    // at 120 endpoints: growing by doubling copied them all again).
+    let folders = entries
+        .iter()
+        .filter(|e| matches!(e, layout::Entry::Dir { .. }))
+        .count();
+    let expected = reader.settings.analysis.expected_rounds as usize;
+    let mut found = FolderFiles {
+        rounds: Vec::with_capacity(folders.saturating_mul(expected).min(1 << 16)),
+        profiles: Vec::new(),
+        steps: Vec::new(),
+    };
+    let mut endpoint_dirs = Vec::new();
+    for entry in entries {
+        match entry {
+            layout::Entry::Dir { name, path } => {
+                let listed = lister.list_folder(&name, &path);
+                list_endpoint(root, &name, &path, listed, &mut found, diags);
+                endpoint_dirs.push((name, path));
+            }
+            layout::Entry::File { name, .. } if name == "run.toml" => {}
+            layout::Entry::File { name, .. } if layout::is_locust_companion(&name) => {}
+            layout::Entry::File {
+                name,
+                path,
+                identity,
+            } => match parse_round_file_name(&name) {
+                Some(n) if n.is_warmup() => {}
+                Some(n) => found.rounds.push(Job {
+                    endpoint: None,
+                    name: n,
+                    rel: rel(&path),
+                    path,
+                    identity,
+                }),
+                None => diags.push(Diagnostic {
+                    kind: DiagnosticKind::Ignored,
+                    path: rel(&path),
+                    line: None,
+                    message:
+                        "ignored: files directly in a run folder other than run.toml and run-level \
+                              round files (round-<n>[.<label>].<ext>) are not read"
+                            .into(),
+                }),
+            },
+            layout::Entry::Skipped(d) => diags.push(d.relative_to(root)),
+        }
+    }
+    Some(ListedRun {
+        files: found,
+        endpoint_dirs,
+        listing: lister.finish(),
+    })
+}
+
+/// Adds the identity of every file a run reads to the run's `identity`
+/// (round, step and profile files, and the step files' `resources.csv`,
+/// or that it is absent), and gives the newest modification time among
+/// them (time trust).
+fn identify_files(
+    root: &Path,
+    identity: &mut RunIdentity,
+    jobs: &[Job],
+    steps_jobs: &[StepsJob],
+    profile_jobs: &[ProfileJob],
+) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    let mut add = |identity: &mut RunIdentity, rel: &str, source: Option<SourceIdentity>| {
+        identity.add_source(rel, source.as_ref());
+        newest = newest.max(source.and_then(|s| s.modified()));
+    };
+    for job in jobs {
+        add(identity, &job.rel, job.identity);
+    }
+    for job in steps_jobs {
+        add(identity, &job.rel, job.identity);
+        let resources = relative(root, &job.resources);
+        match layout::identify(&job.resources) {
+            Some(source) => add(identity, &resources, Some(source)),
+            None => identity.add_absent(&resources),
+        }
+    }
+    for job in profile_jobs {
+        add(identity, &job.rel, job.identity);
+    }
+    newest
+}
+
+/// Flags a run whose time cannot be trusted (dated in the future, before
+/// its files, …): kept in the history, never taken as the latest run.
+fn check_run_time(
+    reader: &RoundReader<'_>,
+    id: &str,
+    dir: &Path,
+    head: &RunToml,
+    newest_file: Option<DateTime<Utc>>,
+    run: &mut Run,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let evidence = run_meta::TimeEvidence {
+        id_time: head.from_toml.and_then(|_| run_time_from_id(id)),
+        newest_file,
+        now: reader.now,
+    };
+    if let Some(reason) = run_meta::untrusted_time(head.started_at, &evidence) {
+        let (path, line) = match head.from_toml {
+            Some(line) => (relative(reader.root, &head.path), line),
+            None => (relative(reader.root, dir), None),
+        };
+        diags.push(Diagnostic {
+            kind: DiagnosticKind::UntrustedTime,
+            path,
+            line,
+            message: format!(
+                "{reason} The run is kept in the history but is not taken as the latest run \
+                 until its time is fixed."
+            ),
+        });
+        run.untrusted_time = Some(reason);
+    }
+}
+
+/// The run as read, with an endpoint folder that gave nothing said, and
+/// its warnings kept on it; `None` when it holds no rounds at all.
+fn finish_run(
+    root: &Path,
+    dir: &Path,
+    mut run: Run,
+    endpoint_dirs: &[(String, PathBuf)],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Run> {
     for (name, path) in endpoint_dirs {
-        if !run.endpoints.contains_key(&name) && !run.capacity.contains_key(&name) {
+        if !run.endpoints.contains_key(name) && !run.capacity.contains_key(name) {
             diags.push(Diagnostic {
                 kind: DiagnosticKind::SkippedInput,
-                path: rel(&path),
+                path: relative(root, path),
                 line: None,
                 message: "no readable round files; endpoint left out of this run".into(),
             });
@@ -727,34 +866,34 @@ fn read_run(reader: &RoundReader<'_>, id: &str, dir: &Path) -> RunRead {
     if run.endpoints.is_empty() && run.capacity.is_empty() {
         diags.push(Diagnostic {
             kind: DiagnosticKind::SkippedInput,
-            path: rel(dir),
+            path: relative(root, dir),
             line: None,
             message: "run skipped: it holds no readable rounds".into(),
         });
-        return (None, diags, inputs);
+        return None;
     }
-    (Some(run), diags, inputs)
+    Some(run)
 }
 
-/// Reads the round and step files of a run (through the cache) and its
-/// profiles into `run`; with a `fingerprint` (the run was clean so far),
-/// hands its record to the cache when reading added no problem.
+/// Reads the round and step files of a run (through its record's file
+/// entries) and its profiles into `run`; with a `fingerprint` (the run was
+/// clean so far), gives back its rounds to record when reading added no
+/// problem.
 fn read_rounds(
     reader: &RoundReader<'_>,
-    id: &str,
+    run_cache: Option<&RunCache<'_>>,
     run: &mut Run,
     (jobs, profile_jobs, steps_jobs): (Vec<Job>, Vec<ProfileJob>, Vec<StepsJob>),
     run_warmup: Option<f64>,
     diags: &mut Vec<Diagnostic>,
     fingerprint: Option<u128>,
-) {
+) -> Option<crate::cache::stored::RecordedRounds> {
     let before = diags.len();
-    let run_cache = reader.opts.cache.as_ref().map(|c| c.for_run(id));
     let results: Vec<(&Job, Result<FileResult, Error>)> = jobs
         .par_iter()
         .map(|job| {
             let settings = reader.file_settings(run_warmup, job.endpoint.as_deref());
-            (job, reader.analyse(run_cache.as_ref(), job, &settings))
+            (job, reader.analyse(run_cache, job, &settings))
         })
         .collect();
     let mut offers = Vec::new();
@@ -827,28 +966,21 @@ fn read_rounds(
         );
     }
     attach_profiles(run, profile_jobs, reader, diags);
-    run.capacity = read_steps_files(reader, run_cache.as_ref(), steps_jobs, diags);
+    run.capacity = read_steps_files(reader, run_cache, steps_jobs, diags);
     // Profiles too: a run known by its record is then known to parse
     // cleanly, and a gate need not parse its profiles again.
     let clean = diags.len() == before;
-    if let Some(cache) = run_cache {
-        let record = fingerprint.filter(|_| clean).and_then(|fp| {
-            let rounds = run
-                .endpoints
-                .iter()
-                .map(|(endpoint, e)| (endpoint.clone(), e.rounds.to_vec()))
-                .collect();
-            let capacity = run.capacity.clone();
-            record::encode(
-                fp,
-                &record::RunRecord {
-                    endpoints: rounds,
-                    capacity,
-                },
-            )
-        });
-        cache.finish(record);
-    }
+    run_cache?;
+    let identity = fingerprint.filter(|_| clean)?;
+    Some(crate::cache::stored::RecordedRounds {
+        identity,
+        endpoints: run
+            .endpoints
+            .iter()
+            .map(|(endpoint, e)| (endpoint.clone(), e.rounds.to_vec()))
+            .collect(),
+        capacity: run.capacity.clone(),
+    })
 }
 
 /// Reads a run's profiles and hands each to its endpoint.
@@ -891,14 +1023,17 @@ pub fn read_endpoint_profiles(
     let jobs: Vec<ProfileJob> = entries
         .into_iter()
         .filter_map(|entry| match entry {
-            layout::Entry::File { name, path, meta } => crate::profile::kind_from_file_name(&name)
-                .map(|kind| ProfileJob {
-                    endpoint: endpoint.to_string(),
-                    kind,
-                    path,
-                    rel: format!("{dir_rel}/{name}"),
-                    meta,
-                }),
+            layout::Entry::File {
+                name,
+                path,
+                identity,
+            } => crate::profile::kind_from_file_name(&name).map(|kind| ProfileJob {
+                endpoint: endpoint.to_string(),
+                kind,
+                path,
+                rel: format!("{dir_rel}/{name}"),
+                identity,
+            }),
             _ => None,
         })
         .collect();
@@ -1000,13 +1135,8 @@ pub const NOW_VARIABLE: &str = "PERFDASH_NOW";
 /// change, which would flag every run recorded since.)
 pub fn build_time() -> Result<DateTime<Utc>, Error> {
     match std::env::var(NOW_VARIABLE) {
-        Ok(text) => DateTime::parse_from_rfc3339(text.trim())
-            .map(|t| t.with_timezone(&Utc))
-            .map_err(|e| {
-                Error::Usage(format!(
-                    "{NOW_VARIABLE}='{text}' is not an RFC 3339 time ({e}), e.g. 2026-05-04T03:00:00Z"
-                ))
-            }),
+        Ok(text) => crate::calendar::parse_rfc3339(&text)
+            .map_err(|why| Error::Usage(format!("{NOW_VARIABLE}='{text}' {why}"))),
         Err(_) => Ok(Utc::now()),
     }
 }
@@ -1038,8 +1168,8 @@ struct StepsJob {
     path: PathBuf,
     rel: String,
     resources: PathBuf,
-    /// Its `stat` from the listing.
-    meta: Option<crate::stat_stamp::Stamp>,
+    /// Its identity from the listing.
+    identity: Option<SourceIdentity>,
 }
 
 /// Reads the step-load files of a run in parallel and joins resource
@@ -1134,8 +1264,8 @@ struct ProfileJob {
     kind: String,
     path: PathBuf,
     rel: String,
-    /// Its `stat` from the listing.
-    meta: Option<crate::stat_stamp::Stamp>,
+    /// Its identity from the listing.
+    identity: Option<SourceIdentity>,
 }
 
 /// Reads profile files in parallel; one per (endpoint, kind), the first by
@@ -1245,20 +1375,24 @@ fn list_endpoint(
         // What each file is, by its name: the one rule `perfdash record`
         // files by too (`layout::classify`).
         match entry {
-            layout::Entry::File { name, path, meta } => match classify(&name) {
+            layout::Entry::File {
+                name,
+                path,
+                identity,
+            } => match classify(&name) {
                 FileRole::Profile { kind } => found.profiles.push(ProfileJob {
                     endpoint: endpoint.to_string(),
                     kind,
                     path: path.clone(),
                     rel: rel(&name),
-                    meta,
+                    identity,
                 }),
                 FileRole::Steps => found.steps.push(StepsJob {
                     endpoint: endpoint.to_string(),
                     resources: dir.join(capacity::RESOURCES_FILE),
                     path: path.clone(),
                     rel: rel(&name),
-                    meta,
+                    identity,
                 }),
                 FileRole::Resources | FileRole::LocustCompanion => {}
                 FileRole::Round(n) if n.is_warmup() => {}
@@ -1267,7 +1401,7 @@ fn list_endpoint(
                     name: n,
                     rel: rel(&name),
                     path,
-                    meta,
+                    identity,
                 }),
                 FileRole::RunMeta | FileRole::Other => diags.push(Diagnostic {
                     kind: DiagnosticKind::Ignored,

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 
 use crate::error::Error;
 use crate::model::RunMeta;
@@ -49,24 +49,13 @@ pub fn parse_run_meta(text: &str, path: &Path) -> Result<(RunMeta, Option<DateTi
                         ));
                     }
                 };
-                let t = DateTime::parse_from_rfc3339(&raw).map_err(|e| {
+                let t = crate::calendar::parse_rfc3339(&raw).map_err(|why| {
                     Error::at(
                         path,
                         key_line(text, "started_at"),
-                        format!("started_at '{raw}' is not an RFC 3339 date-time with an offset ({e}), e.g. 2026-05-04T03:00:00Z"),
+                        format!("started_at '{raw}' {why}"),
                     )
                 })?;
-                let t = t.with_timezone(&Utc);
-                // RFC 3339 has four-digit years; an offset can still carry
-                // 0000-01-01T00:00+01:00 or 9999-12-31T23:59-01:00 out of
-                // them, and every later date format would have to cope.
-                if !(0..=9999).contains(&t.year()) {
-                    return Err(Error::at(
-                        path,
-                        key_line(text, "started_at"),
-                        format!("started_at '{raw}' is outside the years 0000–9999 in UTC"),
-                    ));
-                }
                 started_at = Some(t);
             }
             "commit" => meta.commit = Some(text_value()?),

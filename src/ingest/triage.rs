@@ -61,7 +61,7 @@ struct ManyEntries {
 /// Parses one triage file. `path` (relative to the archive root) is used
 /// in messages and in each label's `source`.
 pub fn parse_triage_file(text: &str, path: &Path) -> Result<Vec<TriageLabel>, Error> {
-    let line_of = |offset: usize| line_at(text, offset);
+    let line_of = |offset: usize| crate::error::line_at(text, offset);
     let toml_err = |e: toml::de::Error| {
         Error::at(
             path,
@@ -254,15 +254,6 @@ pub(crate) fn split_source(source: &str) -> (String, Option<u64>) {
         Some((file, line)) if line.parse::<u64>().is_ok() => (file.to_string(), line.parse().ok()),
         _ => (source.to_string(), None),
     }
-}
-
-/// The 1-based line holding byte `offset`.
-fn line_at(text: &str, offset: usize) -> u64 {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count() as u64
-        + 1
 }
 
 #[cfg(test)]

@@ -269,9 +269,9 @@ pub struct StackCategories<'p> {
     flags: Vec<u16>,
 }
 
-/// Distinct frames the memo holds at most; past it, new frames are matched
+/// Distinct frames each memo holds at most; past it, new frames are matched
 /// every time (still correct, only slower), so memory stays bounded.
-const MEMO_FRAMES: usize = 1 << 20;
+const MEMO_FRAMES: usize = super::MEMO_ENTRIES;
 
 impl Classifier {
     /// Compiles the default rules plus the configured ones. The error names
@@ -426,14 +426,24 @@ impl Classifier {
             flags,
         } = memo;
         for (stack, &weight) in &profile.stacks {
-            let (category, in_mutator) = *stacks.entry(stack).or_insert_with(|| {
+            let known = stacks.get(&**stack).copied();
+            let (category, in_mutator) = known.unwrap_or_else(|| {
                 flags.clear();
-                flags.extend(stack.split(';').map(|frame| {
-                    *frames
-                        .entry(frame)
-                        .or_insert_with(|| self.memoised_frame_flags(frame))
+                flags.extend(stack.split(';').map(|frame| match frames.get(frame) {
+                    Some(&known) => known,
+                    None => {
+                        let found = self.memoised_frame_flags(frame);
+                        if frames.len() < MEMO_FRAMES {
+                            frames.insert(frame, found);
+                        }
+                        found
+                    }
                 }));
-                self.decide(flags)
+                let decided = self.decide(flags);
+                if stacks.len() < super::MEMO_ENTRIES {
+                    stacks.insert(stack, decided);
+                }
+                decided
             });
             f(stack, weight, category, in_mutator);
         }

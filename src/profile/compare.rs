@@ -161,15 +161,21 @@ impl<'p> StackNormaliser<'p> {
             if i > 0 {
                 key.push(';');
             }
-            let normalisation = self.normalisation;
-            key.push_str(
-                self.frames
-                    .entry(frame)
-                    .or_insert_with(|| normalisation.frame(frame)),
-            );
+            match self.frames.get(frame) {
+                Some(known) => key.push_str(known),
+                None => {
+                    let name = self.normalisation.frame(frame);
+                    key.push_str(&name);
+                    if self.frames.len() < super::MEMO_ENTRIES {
+                        self.frames.insert(frame, name);
+                    }
+                }
+            }
         }
         let normalised = (key.as_str() != &**stack).then(|| Stack::from(key.as_str()));
-        self.stacks.insert(stack, normalised.clone());
+        if self.stacks.len() < super::MEMO_ENTRIES {
+            self.stacks.insert(stack, normalised.clone());
+        }
         normalised.unwrap_or_else(|| stack.clone())
     }
 }
@@ -214,43 +220,73 @@ struct Weights {
 /// Frame numbers shared by the profiles compared with one another (those
 /// of one endpoint), and each stack as frame numbers, remembered: a stack
 /// is split and its frames looked up by name once, not once per profile.
+///
+/// The names are kept one after another in one string, found by their
+/// hash: a profile of 2,000,000 distinct frames numbered them in 120 MB,
+/// where a map of shared strings took 260 MB (issue 35).
 #[derive(Default)]
 pub struct FrameNumbers {
-    /// Frame name → its number (an index into `names`).
-    index: FastMap<Stack, usize>,
-    names: Vec<Stack>,
-    /// Stack → where its frame numbers are in `pool`, root first.
+    /// Every frame name, one after another: frame `i` is
+    /// `text[ends[i - 1]..ends[i]]` (from 0 for the first).
+    text: String,
+    ends: Vec<usize>,
+    /// Frame numbers, found by the xxh3 hash of their name.
+    index: hashbrown::HashTable<u32>,
+    /// Stack → where its frame numbers are in `pool`, root first (at most
+    /// [`MEMO_ENTRIES`](super::MEMO_ENTRIES) stacks).
     stacks: FastMap<Stack, (usize, usize)>,
     pool: Vec<usize>,
 }
 
 impl FrameNumbers {
-    /// The frame numbers of `stack`, root first.
-    fn stack(&mut self, stack: &Stack) -> (usize, usize) {
-        if let Some(&at) = self.stacks.get(&**stack) {
-            return at;
+    /// Appends the frame numbers of `stack`, root first, to `out`.
+    fn push_stack(&mut self, stack: &Stack, out: &mut Vec<usize>) {
+        if let Some(&(start, end)) = self.stacks.get(&**stack) {
+            out.extend_from_slice(&self.pool[start..end]);
+            return;
         }
-        let start = self.pool.len();
+        let first = out.len();
         for frame in stack.split(';') {
-            let id = match self.index.get(frame) {
-                Some(&id) => id,
-                None => {
-                    let name = Stack::from(frame);
-                    self.index.insert(name.clone(), self.names.len());
-                    self.names.push(name);
-                    self.names.len() - 1
-                }
-            };
-            self.pool.push(id);
+            out.push(self.number(frame));
         }
-        let at = (start, self.pool.len());
-        self.stacks.insert(stack.clone(), at);
-        at
+        if self.stacks.len() < super::MEMO_ENTRIES {
+            let start = self.pool.len();
+            self.pool.extend_from_slice(&out[first..]);
+            self.stacks.insert(stack.clone(), (start, self.pool.len()));
+        }
+    }
+
+    /// The number of the frame named `frame`, a new one when it has none.
+    fn number(&mut self, frame: &str) -> usize {
+        let hash = xxhash_rust::xxh3::xxh3_64(frame.as_bytes());
+        let (text, ends) = (&self.text, &self.ends);
+        if let Some(&id) = self
+            .index
+            .find(hash, |&id| name_in(text, ends, id as usize) == frame)
+        {
+            return id as usize;
+        }
+        let id = self.ends.len();
+        self.text.push_str(frame);
+        self.ends.push(self.text.len());
+        let (text, ends) = (&self.text, &self.ends);
+        // More than 4 billion distinct frames cannot be read in the first place.
+        let number = u32::try_from(id).expect("fewer than 2^32 distinct frames");
+        self.index.insert_unique(hash, number, |&id| {
+            xxhash_rust::xxh3::xxh3_64(name_in(text, ends, id as usize).as_bytes())
+        });
+        id
     }
 
     fn name(&self, id: usize) -> &str {
-        &self.names[id]
+        name_in(&self.text, &self.ends, id)
     }
+}
+
+/// Frame `id`'s name in [`FrameNumbers`]' `text`.
+fn name_in<'a>(text: &'a str, ends: &[usize], id: usize) -> &'a str {
+    let start = if id == 0 { 0 } else { ends[id - 1] };
+    &text[start..ends[id]]
 }
 
 /// Every frame of a profile with its weights, and its stacks as frame
@@ -288,8 +324,10 @@ impl FrameTable {
         // is in a stack's total once).
         let mut counted: Vec<usize> = Vec::new();
         for (n, (stack, &weight)) in profile.stacks.iter().enumerate() {
-            let (start, end) = numbers.stack(stack);
-            for &id in &numbers.pool[start..end] {
+            let start = table.frames.len();
+            numbers.push_stack(stack, &mut table.frames);
+            let end = table.frames.len();
+            for &id in &table.frames[start..end] {
                 if id >= table.held.len() {
                     table.held.resize(id + 1, false);
                     table.weights.resize(id + 1, Weights::default());
@@ -303,12 +341,11 @@ impl FrameTable {
                     counted[id] = n;
                     table.weights[id].total_weight += weight;
                 }
-                table.frames.push(id);
             }
             // A stack has at least one frame (`split` yields one): the
             // last is the leaf.
             if end > start {
-                table.weights[numbers.pool[end - 1]].self_weight += weight;
+                table.weights[table.frames[end - 1]].self_weight += weight;
             }
             table.ends.push(table.frames.len());
             table.stack_weights.push(weight);

@@ -51,6 +51,19 @@ pub const DEFAULT_KIND: &str = "cpu";
 /// A folded stack, `root;…;leaf`, shared between the profiles that hold it.
 pub type Stack = Arc<str>;
 
+/// The most entries each memo of stacks or frames kept while profiles are
+/// classified, normalised and compared holds (the classifier's frames, an
+/// endpoint's stacks and frames, its frames' numbers by stack); past it, what
+/// is not in the memo is worked out again each time it is met (the same
+/// result, only slower), so memory stays bounded. Real profiles hold a few
+/// thousand to a few tens of thousands of distinct stacks and frames: their
+/// memos never fill. A profile of 2,000,000 distinct frames filled them all,
+/// and they held 60 % of a build's peak (1.31 GB, issue 35). The library's
+/// own tests use 64, so that every test of classifying, normalising and
+/// comparing a profile of more than 64 stacks or frames also checks the
+/// results past a full memo (the integration tests use the real bound).
+pub(crate) const MEMO_ENTRIES: usize = if cfg!(test) { 64 } else { 1 << 18 };
+
 /// Hands out one shared [`Stack`] per distinct stack, for the profiles of
 /// one build: at 120 endpoints × 156 weeks the demo's 680 profiles held
 /// 38 MB of stack strings, nearly all of them repeats (issue 18: a fifth of

@@ -8,16 +8,8 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::config::ProfileSettings;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures");
-
 fn fixtures() -> Option<PathBuf> {
-    let dir = PathBuf::from(FIXTURES);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("skipped: ../shared/fixtures not present");
-        None
-    }
+    crate::shared_fixtures::dir()
 }
 
 fn read(dir: &Path, rel: &str) -> Vec<u8> {

@@ -593,17 +593,7 @@ fn sort_files(
         match role {
             crate::ingest::FileRole::Profile { .. } => {
                 needs_endpoint(file, "a profile", &mut errors);
-                match profile::read_profile(file, settings) {
-                    Ok(warnings) => notes.extend(warnings.into_iter().map(|w| {
-                        Diagnostic::new(
-                            DiagnosticKind::Information,
-                            file.display().to_string(),
-                            None,
-                            w,
-                        )
-                    })),
-                    Err(e) => errors.push(e),
-                }
+                read_profile_notes(file, settings, &mut errors, notes);
                 placed.push(Placed {
                     source: file.clone(),
                     name,
@@ -693,17 +683,28 @@ fn sort_profiles(
             }),
             Err(e) => errors.push(e),
         }
-        match profile::read_profile(file, settings) {
-            Ok(warnings) => notes.extend(warnings.into_iter().map(|w| {
-                Diagnostic::new(
-                    DiagnosticKind::Information,
-                    file.display().to_string(),
-                    None,
-                    w,
-                )
-            })),
-            Err(e) => errors.push(e),
-        }
+        read_profile_notes(file, settings, errors, notes);
+    }
+}
+
+/// Reads a profile with build's readers: its warnings become notes, a
+/// file build could not read an error.
+fn read_profile_notes(
+    file: &Path,
+    settings: &crate::config::Settings,
+    errors: &mut Vec<Error>,
+    notes: &mut Vec<Diagnostic>,
+) {
+    match profile::read_profile(file, settings) {
+        Ok(warnings) => notes.extend(warnings.into_iter().map(|w| {
+            Diagnostic::new(
+                DiagnosticKind::Information,
+                file.display().to_string(),
+                None,
+                w,
+            )
+        })),
+        Err(e) => errors.push(e),
     }
 }
 

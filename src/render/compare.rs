@@ -58,7 +58,7 @@ pub fn severity(v: ComparisonVerdict) -> u8 {
 
 /// One side of a comparison: its label (`release 1.4.0` or the run id)
 /// and the run, with its commit and notes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct RunLink {
     pub label: String,
     pub run: RunLabel,
@@ -187,7 +187,7 @@ pub fn comparison_pages(ctx: &Ctx) -> Result<Vec<Page>, Error> {
 /// made from, and nothing else: [`CompareInputs::render`] reads only this
 /// value, so its `Debug` form is a complete key of the page memo
 /// (`render::memo`).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 pub struct CompareInputs<'a> {
     comparison: &'a SiteComparison,
     /// `compare/<a>_vs_<b>.html`.
@@ -201,15 +201,21 @@ pub struct CompareInputs<'a> {
     min_width: f64,
     /// One per endpoint of the comparison, in its order.
     endpoints: Vec<EndpointInputs<'a>>,
+    /// What the comparison does not serialise, for the key: whether each
+    /// run's figures are in doubt.
+    in_doubt: (bool, bool),
 }
 
 /// What a comparison row takes beyond the comparison itself.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 struct EndpointInputs<'a> {
     /// The endpoint's slug: the row's anchor and its page's name.
     anchor: String,
-    /// Its profiles in run A and in run B.
+    /// Its profiles in run A and in run B (in the key with their stacks,
+    /// which they do not serialise: `render::memo::ProfileKey`).
+    #[serde(serialize_with = "super::memo::profile_keys")]
     before: &'a [ProfileAnalysis],
+    #[serde(serialize_with = "super::memo::profile_keys")]
     after: &'a [ProfileAnalysis],
 }
 
@@ -230,6 +236,7 @@ impl<'a> CompareInputs<'a> {
             compare_href: ctx.compare_href(&cmp.a.run, &cmp.b.run),
             threshold: analysis.settings.analysis.threshold_ratio,
             min_width: analysis.settings.profiles.min_width_pct,
+            in_doubt: (cmp.a.in_doubt, cmp.b.in_doubt),
             endpoints: cmp
                 .endpoints
                 .iter()

@@ -74,7 +74,7 @@ pub struct SuspectView {
 
 /// A run whose `started_at` cannot be trusted (dated 1970 or 2099, …):
 /// left off every time axis and window, and listed apart with the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct UntrustedRun {
     pub run: RunLabel,
     pub reason: String,

@@ -414,7 +414,7 @@ pub fn run_rounds_path(run_slug: &str) -> String {
 /// (docs/data-contract.md). A run's rounds do not change when runs are
 /// added, so the page memo links the file from the previous site instead
 /// of writing it again; the key is the rounds' bits ([`RawRounds`]).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 pub struct RunRoundsInputs<'a> {
     path: String,
     run: &'a str,
@@ -445,7 +445,7 @@ impl<'a> RunRoundsInputs<'a> {
         struct RunRoundsJson<'a> {
             schema_version: u32,
             run: &'a str,
-            endpoints: BTreeMap<&'a str, &'a [Round]>,
+            endpoints: BTreeMap<&'a str, Vec<RoundJson<'a>>>,
         }
         let doc = RunRoundsJson {
             schema_version: SCHEMA_VERSION,
@@ -453,7 +453,7 @@ impl<'a> RunRoundsInputs<'a> {
             endpoints: self
                 .endpoints
                 .iter()
-                .map(|(e, r)| (*e, r.rounds()))
+                .map(|(e, r)| (*e, r.rounds().iter().map(RoundJson::of).collect()))
                 .collect(),
         };
         let mut bytes = match self.pretty {
@@ -463,6 +463,46 @@ impl<'a> RunRoundsInputs<'a> {
         .map_err(|e| Error::Internal(format!("{}: {e}", self.path)))?;
         bytes.push(b'\n');
         Ok(vec![(self.path.clone(), bytes)])
+    }
+}
+
+/// A round as the data files show it (docs/data-contract.md): every field,
+/// but `warmup_s` and `cross_check` only when there is one. Fields are
+/// taken by destructuring, so a field added to `Round` does not compile
+/// until it is placed here.
+#[derive(Serialize)]
+struct RoundJson<'a> {
+    number: u32,
+    label: &'a Option<String>,
+    source: &'a str,
+    format: crate::model::SourceFormat,
+    stats: &'a crate::model::RoundStats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warmup_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cross_check: Option<&'a crate::model::CrossCheck>,
+}
+
+impl<'a> RoundJson<'a> {
+    fn of(round: &'a Round) -> RoundJson<'a> {
+        let Round {
+            number,
+            label,
+            source,
+            format,
+            stats,
+            warmup_s,
+            cross_check,
+        } = round;
+        RoundJson {
+            number: *number,
+            label,
+            source,
+            format: *format,
+            stats,
+            warmup_s: *warmup_s,
+            cross_check: cross_check.as_deref(),
+        }
     }
 }
 

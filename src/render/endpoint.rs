@@ -32,7 +32,7 @@ use crate::error::Error;
 use crate::model::Annotation;
 
 /// One alarm of the archive's policy with its evidence.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct AlarmRow {
     /// The candidate run: the first over the line.
     pub run: RunLabel,
@@ -99,7 +99,7 @@ pub struct EndpointPage {
 
 /// One year of the history older than the last year: its weeks as
 /// weekly medians, and its page with every run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct OlderYear {
     pub year: i32,
     pub href: String,
@@ -110,7 +110,7 @@ pub struct OlderYear {
 }
 
 /// One ISO week of older history.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct WeekRow {
     /// `2024-W07`.
     pub week: String,
@@ -450,7 +450,7 @@ fn trusted_span(
 /// memo key (`render::memo`). Year pages are memoised on it: after a new
 /// run, 360 year pages at 120 endpoints × 3 years were rendered again
 /// (most of it building their rows and charts) for 31 that changed.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 pub struct EndpointInputs<'a> {
     path: String,
     root: &'static str,
@@ -500,8 +500,10 @@ impl<'a> Shown<'a> {
     }
 }
 
-impl std::fmt::Debug for Shown<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+/// As its key: the endpoint's own fields, then each point as a
+/// [`PointKey`].
+impl serde::Serialize for Shown<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let EndpointAnalysis {
             id,
             name,
@@ -510,25 +512,33 @@ impl std::fmt::Debug for Shown<'_> {
             branch_points,
             change_points,
         } = &*self.analysis;
-        write!(f, "Shown{:?}", (id, name, threshold_ratio, change_points))?;
         let (main, branch) = self.rounds.split_at(points.len());
-        write_point_keys(f, points, main)?;
-        f.write_str("|")?;
-        write_point_keys(f, branch_points, branch)
+        let keys = |points: &'_ [RunPoint], digests: &[u128]| -> Vec<u128> {
+            points
+                .iter()
+                .zip(digests)
+                .map(|(point, &digest)| {
+                    let rounds = RawRounds::known(&point.rounds, digest);
+                    PointKey { point, rounds }.digest()
+                })
+                .collect()
+        };
+        // The change points' index into the points, which they do not
+        // serialise.
+        let at: Vec<usize> = change_points.iter().map(|c| c.point_index).collect();
+        (
+            (id, name, threshold_ratio, change_points, at),
+            keys(points, main),
+            keys(branch_points, branch),
+        )
+            .serialize(s)
     }
 }
 
-/// Each of `points` as a [`PointKey`], `digests` its rounds'.
-fn write_point_keys(
-    f: &mut std::fmt::Formatter<'_>,
-    points: &[RunPoint],
-    digests: &[u128],
-) -> std::fmt::Result {
-    for (point, &digest) in points.iter().zip(digests) {
-        let rounds = RawRounds::known(&point.rounds, digest);
-        write!(f, "{:?}", PointKey { point, rounds })?;
+impl std::fmt::Debug for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shown({})", self.analysis.id)
     }
-    Ok(())
 }
 
 impl<'a> EndpointInputs<'a> {

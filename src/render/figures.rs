@@ -99,7 +99,7 @@ impl FiguresView {
 
 /// One round's p99 in a list of rounds; a failed round says so with its
 /// error rate.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct RoundCell {
     pub text: String,
     pub failed: bool,

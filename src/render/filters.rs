@@ -3,7 +3,7 @@
 
 use std::fmt::Display;
 
-use askama::filters::Safe;
+use askama::filters::{Escaper as _, Safe};
 
 /// A name as HTML that breaks at its separators: escaped, with a `<wbr>`
 /// (a line-break opportunity that copies as nothing) after each `/`, `.`,
@@ -11,20 +11,15 @@ use askama::filters::Safe;
 /// name wraps as `/api/pricing/` + `quote`, not `/api/pricin` + `g/quote`;
 /// a frame name as `com.shop.` + `Orders.search`.
 pub fn breakable_html(name: &str) -> String {
+    let name = crate::escape::page_text(name);
     let mut out = String::with_capacity(name.len() + 16);
     let mut chars = name.chars().peekable();
     while let Some(c) = chars.next() {
         if matches!(c, '?' | '(') && !out.is_empty() {
             out.push_str("<wbr>");
         }
-        match c {
-            '<' => out.push_str("&#60;"),
-            '>' => out.push_str("&#62;"),
-            '&' => out.push_str("&#38;"),
-            '"' => out.push_str("&#34;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+        // The pages' one escaper (askama's entities).
+        let _ = askama::filters::Html.write_escaped_char(&mut out, c);
         let after = match c {
             '/' | '.' | ';' => chars.peek().is_some_and(|n| *n != c),
             ':' => out.ends_with("::") && chars.peek().is_some_and(|n| *n != ':'),

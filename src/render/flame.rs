@@ -19,6 +19,7 @@
 //! itself.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use inferno::flamegraph::color::{BasicPalette, Color, MultiPalette, Palette, PaletteMap};
 use inferno::flamegraph::{self, Options};
@@ -55,8 +56,7 @@ pub fn flame_svg(
     } else {
         1.0
     };
-    let lines = scaled_lines(&profile.stacks, scale);
-    render_bounded(&lines, min_width_pct, None, |opt| {
+    render_bounded(&profile.stacks, scale, min_width_pct, None, |opt| {
         opt.title = title.to_string();
         opt.subtitle = Some(subtitle.to_string());
         opt.colors = palette_for(&profile.stacks);
@@ -137,14 +137,19 @@ impl<'a> FlameDiff<'a> {
         }
         let fractional = current.stacks.values().any(|w| w.fract() != 0.0);
         let scale = if fractional { FRACTION_SCALE } else { 1.0 };
-        let lines = scaled_lines(&current.stacks, scale);
         let drawn_total: f64 = current.stacks.values().sum();
-        let svg = render_bounded(&lines, min_width_pct, Some(&mut palette), |opt| {
-            opt.title = title.to_string();
-            opt.subtitle = Some(subtitle.to_string());
-            opt.count_name = current.units.clone();
-            opt.factor = 1.0 / scale;
-        })?;
+        let svg = render_bounded(
+            &current.stacks,
+            scale,
+            min_width_pct,
+            Some(&mut palette),
+            |opt| {
+                opt.title = title.to_string();
+                opt.subtitle = Some(subtitle.to_string());
+                opt.count_name = current.units.clone();
+                opt.factor = 1.0 / scale;
+            },
+        )?;
         Ok(rewrite_titles(&svg, |title| {
             diff_title(title, changes, current, drawn_total)
         }))
@@ -280,13 +285,17 @@ fn xml_unescape(s: &str) -> String {
 }
 
 /// Renders, raising the minimum width until the SVG fits [`MAX_SVG_BYTES`].
+/// inferno is given the [`drawn_lines`] of the stacks when they can be
+/// worked out, else every stack's line.
 fn render_bounded(
-    lines: &[String],
+    stacks: &BTreeMap<Stack, f64>,
+    scale: f64,
     min_width_pct: f64,
     mut palette: Option<&mut PaletteMap>,
     configure: impl Fn(&mut Options<'_>),
 ) -> Result<Vec<u8>, Error> {
     let mut min_width = min_width_pct.max(0.0);
+    let mut every_line: Option<Vec<String>> = None;
     loop {
         let mut opt = Options::default();
         opt.deterministic = true;
@@ -298,8 +307,16 @@ fn render_bounded(
             opt.subtitle = Some(opt.subtitle.take().unwrap_or_default() + &note);
         }
         let mut out = Vec::new();
-        flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut out)
-            .map_err(|e| Error::Internal(format!("flame graph could not be drawn: {e}")))?;
+        let drawn = match drawn_lines(stacks, scale, min_width) {
+            Some(lines) => {
+                flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut out)
+            }
+            None => {
+                let lines = every_line.get_or_insert_with(|| scaled_lines(stacks, scale));
+                flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut out)
+            }
+        };
+        drawn.map_err(|e| Error::Internal(format!("flame graph could not be drawn: {e}")))?;
         if out.len() <= MAX_SVG_BYTES || min_width >= MAX_MIN_WIDTH_PCT {
             return Ok(with_dark_theme(out));
         }
@@ -309,6 +326,218 @@ fn render_bounded(
             (min_width * 2.0).min(MAX_MIN_WIDTH_PCT)
         };
     }
+}
+
+/// `stack weight` lines from which inferno draws, at a minimum width of
+/// `min_width` percent, exactly the SVG it draws from every stack's line
+/// ([`scaled_lines`]), but far fewer of them: each run of stacks that only
+/// holds frames too narrow to be drawn becomes one line, cut after its
+/// first frame that is not drawn. A profile of 1,000,000 distinct stacks,
+/// nearly all of them narrow, is drawn from about a thousand lines instead
+/// of a million lines and two million of inferno's frames (issue 35).
+///
+/// How inferno draws: it sorts the lines, merges each frame over the run
+/// of consecutive lines that share the path to it, and leaves out every
+/// frame narrower than `min_width` percent of the total (the test below is
+/// inferno's own). A frame left out has only narrower frames above it, so
+/// the lines of its run can be replaced by one line ending at it, of the
+/// run's weight, and consecutive such siblings by one line as long as
+/// their sum is still too narrow: every drawn frame keeps its place,
+/// width, depth and order. `None` when this cannot be vouched for, and
+/// the caller gives inferno every line: a line inferno would read
+/// otherwise than as `stack weight` (blank ends, a `#` comment, a stack
+/// ending in a number taken for a second count), lines in another order
+/// than inferno sorts them, frames that would differ, or a minimum width
+/// of 0 (nothing is left out).
+fn drawn_lines(stacks: &BTreeMap<Stack, f64>, scale: f64, min_width: f64) -> Option<Vec<String>> {
+    let weighed = || {
+        stacks.iter().filter_map(move |(stack, w)| {
+            let n = (w * scale).round() as u64;
+            (n > 0).then_some((&**stack, n))
+        })
+    };
+    let total: u64 = weighed().map(|(_, n)| n).sum();
+    if total == 0 || min_width <= 0.0 {
+        return None;
+    }
+    // inferno's own test: a frame narrower than this many counts is left out.
+    let width_per_count_pct = 100.0 / total as f64;
+    let min_counts = min_width / width_per_count_pct;
+    let narrow = |width: u64| (width as f64) < min_counts;
+
+    let mut top: Vec<Line> = Vec::new();
+    let mut open: Vec<Open> = Vec::new();
+    let mut drawn: Vec<DrawnFrame> = Vec::new();
+    let (mut prev, mut prev_line, mut line) = ("", String::new(), String::new());
+    let mut time = 0u64;
+    for (stack, n) in weighed() {
+        if !reads_as_one_stack(stack) {
+            return None;
+        }
+        line.clear();
+        let _ = write!(line, "{stack} {n}");
+        if !prev_line.is_empty() && prev_line > line {
+            return None;
+        }
+        std::mem::swap(&mut line, &mut prev_line);
+        let shared = prev
+            .split(';')
+            .zip(stack.split(';'))
+            .take_while(|(a, b)| a == b)
+            .count();
+        let shared = if prev.is_empty() { 0 } else { shared };
+        close_frames(
+            &mut open,
+            &mut top,
+            &mut drawn,
+            (prev, shared, time),
+            &narrow,
+        )?;
+        let depth = stack.split(';').count();
+        while open.len() < depth {
+            open.push(Open {
+                start: time,
+                lines: Vec::new(),
+            });
+        }
+        open.last_mut()?.lines.push(Line {
+            path: stack.to_string(),
+            weight: n,
+            merge: false,
+        });
+        time += n;
+        prev = stack;
+    }
+    close_frames(&mut open, &mut top, &mut drawn, (prev, 0, time), &narrow)?;
+
+    let mut lines = Vec::with_capacity(top.len());
+    for l in &top {
+        if !reads_as_one_stack(&l.path) {
+            return None;
+        }
+        let text = format!("{} {}", l.path, l.weight);
+        if lines.last().is_some_and(|last: &String| *last > text) {
+            return None;
+        }
+        lines.push(text);
+    }
+    // Checked, not only argued: inferno merges these lines into the very
+    // frames it draws from every line (a left-out run next to a drawn one
+    // of the same name would join it, for one).
+    let reduced = drawn_frames(top.iter().map(|l| (l.path.as_str(), l.weight)), narrow);
+    (reduced == drawn).then_some(lines)
+}
+
+/// A line of [`drawn_lines`]: the path to a frame and its weight; `merge`:
+/// the frame is left out and a left-out sibling after it may join it.
+struct Line {
+    path: String,
+    weight: u64,
+    merge: bool,
+}
+
+/// A frame of the previous stack in [`drawn_lines`], open until a stack
+/// leaves it: where it starts and the lines of what it holds.
+struct Open {
+    start: u64,
+    lines: Vec<Line>,
+}
+
+/// Closes the frames of `prev` deeper than `depth` at `time`, for
+/// [`drawn_lines`]: a left-out frame becomes one line (or joins the
+/// left-out sibling before it while their sum stays `narrow`), a drawn
+/// one passes its lines on and is noted in `drawn`.
+fn close_frames(
+    open: &mut Vec<Open>,
+    top: &mut Vec<Line>,
+    drawn: &mut Vec<DrawnFrame>,
+    (prev, depth, time): (&str, usize, u64),
+    narrow: &impl Fn(u64) -> bool,
+) -> Option<()> {
+    while open.len() > depth {
+        let frame = open.pop()?;
+        let level = open.len() + 1;
+        let siblings = match open.last_mut() {
+            Some(parent) => &mut parent.lines,
+            None => &mut *top,
+        };
+        let width = time - frame.start;
+        if !narrow(width) {
+            drawn.push((
+                level,
+                prev.split(';').nth(level - 1)?.to_string(),
+                frame.start,
+                time,
+            ));
+            let from = siblings.len();
+            siblings.extend(frame.lines);
+            for line in &mut siblings[from..] {
+                line.merge = false;
+            }
+            continue;
+        }
+        match siblings.last_mut() {
+            Some(last) if last.merge && narrow(last.weight + width) => last.weight += width,
+            _ => {
+                let end = prev
+                    .match_indices(';')
+                    .nth(level - 1)
+                    .map_or(prev.len(), |(at, _)| at);
+                siblings.push(Line {
+                    path: prev[..end].to_string(),
+                    weight: width,
+                    merge: true,
+                });
+            }
+        }
+    }
+    Some(())
+}
+
+/// A frame inferno draws: depth (1 for the stacks' first frames), name,
+/// start and end in counts.
+type DrawnFrame = (usize, String, u64, u64);
+
+/// The frames inferno draws from sorted `stack weight` lines, in the order
+/// it closes them: each frame merged over the consecutive lines that share
+/// the path to it, the `narrow` ones left out.
+fn drawn_frames<'a>(
+    lines: impl Iterator<Item = (&'a str, u64)>,
+    narrow: impl Fn(u64) -> bool,
+) -> Vec<DrawnFrame> {
+    let mut drawn = Vec::new();
+    let mut open: Vec<u64> = Vec::new();
+    let mut prev: Vec<&str> = Vec::new();
+    let mut time = 0;
+    let mut close = |open: &mut Vec<u64>, prev: &[&str], depth: usize, time: u64| {
+        while open.len() > depth {
+            let start = open.pop().unwrap_or_default();
+            if !narrow(time - start) {
+                drawn.push((open.len() + 1, prev[open.len()].to_string(), start, time));
+            }
+        }
+    };
+    for (stack, n) in lines {
+        let frames: Vec<&str> = stack.split(';').collect();
+        let shared = prev.iter().zip(&frames).take_while(|(a, b)| a == b).count();
+        close(&mut open, &prev, shared, time);
+        open.resize(frames.len(), time);
+        time += n;
+        prev = frames;
+    }
+    close(&mut open, &prev, 0, time);
+    drawn
+}
+
+/// Whether inferno reads `stack` followed by ` <count>` as that stack and
+/// count: nothing to trim at either end, no `#` comment, and no last word
+/// of digits and dots that inferno would take for a second count.
+fn reads_as_one_stack(stack: &str) -> bool {
+    let second_count = match stack.rsplit_once(' ') {
+        Some((_, last_word)) => last_word.bytes().all(|b| b.is_ascii_digit() || b == b'.'),
+        None => false,
+    };
+    !stack.is_empty() && stack.trim() == stack && !stack.starts_with('#') && !second_count
 }
 
 /// inferno's SVG with a dark theme: its background and its own text
@@ -521,6 +750,56 @@ mod tests {
             "{}",
             &svg[svg.len() - 600..]
         );
+    }
+
+    /// The SVG inferno draws from `lines` at `min_width`.
+    fn inferno_svg(lines: &[String], min_width: f64) -> Vec<u8> {
+        let mut opt = Options::default();
+        opt.deterministic = true;
+        opt.min_width = min_width;
+        let mut out = Vec::new();
+        flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut out).unwrap();
+        out
+    }
+
+    /// Issue 35: narrow runs of stacks become one line each, and inferno
+    /// draws the very same SVG from them as from every stack's line: here
+    /// 3,000 distinct stacks under two wide frames, plus stacks whose names
+    /// sort around each other (`get` and `get(int)`: inferno's sort splits
+    /// `get` in two runs) and one wide stack among the narrow ones.
+    #[test]
+    fn drawn_lines_draw_what_every_line_draws() {
+        let mut text = String::new();
+        for i in 0..3000 {
+            text.push_str(&format!(
+                "main;serve;Handler{i}.handle;Repo{i}.find {}\n",
+                1 + i % 5
+            ));
+        }
+        text.push_str("main;serve;Handler42.handle;hot 4000\n");
+        text.push_str("main;cache;get 3\nmain;cache;get(int);x 2\nmain;cache;get;y 1\n");
+        text.push_str("main;cache;get(int) 2000\nmain;cache;get;z 1500\n");
+        let p = profile(&text);
+        for min_width in [0.0, 0.01, 0.1, 1.0, 5.0] {
+            let every = scaled_lines(&p.stacks, 1.0);
+            let expected = inferno_svg(&every, min_width);
+            match drawn_lines(&p.stacks, 1.0, min_width) {
+                Some(drawn) => {
+                    assert_eq!(inferno_svg(&drawn, min_width), expected, "at {min_width}%");
+                    if min_width >= 0.1 {
+                        assert!(drawn.len() < every.len() / 4, "{} lines", drawn.len());
+                    }
+                }
+                None => assert!(min_width <= 0.0, "{min_width}% not reduced"),
+            }
+        }
+        // A left-out run would join a drawn frame of the same name that
+        // follows it: caught, every line used instead, the same SVG.
+        let p = profile("a;f 1\na;f!;x 1\na;f;y 1000\n");
+        let every = scaled_lines(&p.stacks, 1.0);
+        if let Some(drawn) = drawn_lines(&p.stacks, 1.0, 1.0) {
+            assert_eq!(inferno_svg(&drawn, 1.0), inferno_svg(&every, 1.0));
+        }
     }
 
     #[test]

@@ -181,7 +181,7 @@ pub fn render_flame_pages(ctx: &Ctx, site: &mut Site) -> Result<(), Error> {
 /// Everything the files of one profile are made from, and nothing else:
 /// [`FlameInputs::render`] reads only this value, so its `Debug` form is
 /// a complete key of the page memo (`render::memo`).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 pub struct FlameInputs<'a> {
     endpoint_id: &'a str,
     endpoint_name: &'a str,

@@ -8,58 +8,37 @@
 //! the analysis and the resolved links a renderer is given), and a second
 //! function makes the files from that value alone — it takes no `Ctx`,
 //! no analysis, no settings, so it cannot read anything the value does
-//! not hold. The key hashes that value's `Debug` form, which `derive`
+//! not hold. The key is the digest of that value's serde form
+//! (`crate::cache::key`, the one way perfdash makes keys), which `derive`
 //! writes from every field (a field added later enters the key by
-//! itself; floats print exactly, `Arc`s print what they hold, and a
-//! `crate::hash::Digested` value — a profile's stacks — the digest of its
-//! whole form, computed once per build), together
-//! with a salt naming the perfdash that renders (its version and its
-//! binary: templates and code are compiled in) and what the page kind is.
-//! What the second step computes (layouts, colours, formats) is code,
-//! covered by the salt.
+//! itself), together with a salt naming the perfdash that renders (its
+//! version and its binary: templates and code are compiled in) and what
+//! the page kind is. What the second step computes (layouts, colours,
+//! formats) is code, covered by the salt.
 //!
-//! Where the `Debug` form is too slow to write for every page of every
-//! build (281k rounds, 56k run points at 120 endpoints × 3 years, 469 run
-//! pages of short strings), a value writes a digest of its data instead,
-//! nothing formatted: [`Serialised`] (a run page's template value, by
-//! everything it serialises),
-//! [`RawRounds`] (the run record's encoding), [`PointKey`]
-//! (`crate::hash::serde_digest` of a run point's fields, the ones it does
-//! not serialise included) and [`ProfileKey`] (a profile's analysis with
-//! the digests of its stacks and its baseline's); their fields are listed
-//! by destructuring so that a new field does not compile until it is
-//! placed.
-//!
-//! A value whose `Debug` form is not stable between runs (a `HashMap`)
-//! would only make keys miss: never a wrong page, only a page rendered.
-
-use std::fmt::{Debug, Write as _};
+//! Values the analysis shares between many pages enter a key as their
+//! own digest, computed once per build, so that no page's key goes over
+//! them again: [`RawRounds`] (a point's rounds), [`PointKey`] (a run
+//! point, the fields it does not serialise included) and [`ProfileKey`]
+//! (a profile's analysis with the digests of its stacks and its
+//! baseline's). Their fields are listed by destructuring so that a new
+//! field does not compile until it is placed.
 
 use crate::analyse::RunPoint;
 use crate::analyse::attribution::{ProfileAnalysis, ProfileBaseline};
-use crate::hash::DebugHasher;
+use crate::cache::key::serde_digest;
 use crate::model::Round;
 
 /// The key of a page of kind `kind` made from `inputs`, by the perfdash
 /// `salt` names.
-pub fn key(salt: u128, kind: &str, inputs: &dyn Debug) -> u128 {
-    let mut hasher = DebugHasher::new();
-    hasher.update(&salt.to_le_bytes());
-    hasher.update(kind.as_bytes());
-    hasher.update(&[0]);
-    // Writing into a hasher never fails.
-    let _ = write!(hasher, "{inputs:?}");
-    hasher.digest()
+pub fn key(salt: u128, kind: &str, inputs: &impl serde::Serialize) -> u128 {
+    crate::cache::key::key(salt, kind, inputs)
 }
 
-/// Rounds in a page memo key as a digest of their bytes in the run
-/// record's encoding (`ingest::record::round_bytes`: every field, float
-/// bits, decodable), not their `derive`d `Debug` form: writing every
-/// figure of 281k rounds in shortest decimal only to hash it cost more
-/// than the pages it keyed. A run page and the run's data file hold the
-/// same rounds: `render::context::Ctx::raw_rounds` digests each point's
-/// once per build.
-#[derive(Clone, Copy)]
+/// Rounds in a page memo key as the digest of every field of every round
+/// (`Ctx::raw_rounds`: once per build; a run page and the run's data file
+/// hold the same rounds, and a year page's points hold them again).
+#[derive(Clone, Copy, Debug)]
 pub struct RawRounds<'a> {
     rounds: &'a [Round],
     digest: u128,
@@ -70,13 +49,9 @@ impl<'a> RawRounds<'a> {
     /// `Ctx::raw_rounds`, which digests each point's rounds once per
     /// build).
     pub fn of(rounds: &'a [Round]) -> RawRounds<'a> {
-        let mut buf = Vec::with_capacity(rounds.len() * 128);
-        for r in rounds {
-            crate::ingest::record::round_bytes(&mut buf, r);
-        }
         RawRounds {
             rounds,
-            digest: xxhash_rust::xxh3::xxh3_128(&buf),
+            digest: serde_digest(&rounds),
         }
     }
 
@@ -101,43 +76,20 @@ impl serde::Serialize for RawRounds<'_> {
     }
 }
 
-impl Debug for RawRounds<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RawRounds({}, {:032x})", self.rounds.len(), self.digest)
-    }
-}
-
-/// A value in a page memo key by the digest of everything it serialises
-/// ([`crate::hash::serde_digest`]), not by its `Debug` form: a run page's
-/// template value is a few hundred short strings per page, and `Debug`
-/// escapes a string one character at a time (7 % of the instructions of
-/// a build after one new run at 120 endpoints × 3 years went to the run
-/// pages' keys). `derive(Serialize)` writes every field, as `derive(Debug)`
-/// does: a field added later enters the key by itself.
-pub struct Serialised<'a, T: serde::Serialize>(pub &'a T);
-
-impl<T: serde::Serialize> Debug for Serialised<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Serialised({:032x})", crate::hash::serde_digest(self.0))
-    }
-}
-
-/// A run point in a page memo key: the digest
-/// ([`crate::hash::serde_digest`], nothing formatted) of every field, the
-/// ones it does not serialise included, with its rounds as the digest
+/// A run point in a page memo key: the digest of every field, the ones it
+/// does not serialise included, with its rounds as the digest
 /// [`RawRounds`] gives them (`Ctx::raw_rounds`: once per build, shared
-/// with the run pages; digesting every field of every round again was
-/// most of a year page's key) and its profiles as [`ProfileKey`]s (they
-/// skip their stacks when serialised). The fields are listed by
-/// destructuring, so a field added to `RunPoint` does not compile until it
-/// is placed here.
+/// with the run pages) and its profiles as [`ProfileKey`]s (they skip
+/// their stacks when serialised). The fields are listed by destructuring,
+/// so a field added to `RunPoint` does not compile until it is placed
+/// here.
 pub struct PointKey<'a> {
     pub point: &'a RunPoint,
     pub rounds: RawRounds<'a>,
 }
 
-impl Debug for PointKey<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl PointKey<'_> {
+    pub fn digest(&self) -> u128 {
         let RunPoint {
             run,
             started_at,
@@ -169,28 +121,30 @@ impl Debug for PointKey<'_> {
         } = self.point;
         debug_assert!(std::ptr::eq(&rounds[..], self.rounds.rounds()));
         let profiles: Vec<u128> = profiles.iter().map(profile_digest).collect();
-        write!(
-            f,
-            "RunPoint({:032x})",
-            crate::hash::serde_digest(&(
-                (run, started_at, self.rounds, round_p99_ms, median_p99_ms),
-                (baseline_p99_ms, ratio, verdict, baseline_runs),
-                (not_comparable, no_baseline_reason, figures),
-                (load_change, early_runs),
-                (baseline_error_rate, baseline_throughput_rps),
-                (throughput_not_judged, regressed, accepted_change, evidence),
-                (run_index, commit, decided_from, untrusted_time, series),
-                (profiles, environment_suspect)
-            )),
-        )
+        serde_digest(&(
+            (run, started_at, self.rounds, round_p99_ms, median_p99_ms),
+            (baseline_p99_ms, ratio, verdict, baseline_runs),
+            (not_comparable, no_baseline_reason, figures),
+            (load_change, early_runs),
+            (baseline_error_rate, baseline_throughput_rps),
+            (throughput_not_judged, regressed, accepted_change, evidence),
+            (run_index, commit, decided_from, untrusted_time, series),
+            (profiles, environment_suspect),
+        ))
+    }
+}
+
+impl serde::Serialize for PointKey<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.digest().serialize(s)
     }
 }
 
 /// A profile's analysis in a page memo key: the digest of everything it
 /// serialises and of its stacks and its baseline's (which it does not
-/// serialise; their own digests, computed once per build), nothing
-/// formatted. Fields listed by destructuring, as for [`PointKey`].
-#[derive(Clone, Copy)]
+/// serialise; their own digests, computed once per build). Fields listed
+/// by destructuring, as for [`PointKey`].
+#[derive(Clone, Copy, Debug)]
 pub struct ProfileKey<'a>(pub &'a ProfileAnalysis);
 
 impl std::ops::Deref for ProfileKey<'_> {
@@ -200,10 +154,19 @@ impl std::ops::Deref for ProfileKey<'_> {
     }
 }
 
-impl Debug for ProfileKey<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Profile({:032x})", profile_digest(self.0))
+impl serde::Serialize for ProfileKey<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        profile_digest(self.0).serialize(s)
     }
+}
+
+/// Profiles in a key, each as its [`ProfileKey`] (for
+/// `#[serde(serialize_with)]`).
+pub fn profile_keys<S: serde::Serializer>(
+    profiles: &&[ProfileAnalysis],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(profiles.iter().map(ProfileKey))
 }
 
 fn profile_digest(pa: &ProfileAnalysis) -> u128 {
@@ -241,16 +204,14 @@ fn profile_digest(pa: &ProfileAnalysis) -> u128 {
         } = b;
         (profile.digest(), comparable.digest())
     });
-    crate::hash::serde_digest(&(pa, (profile.digest(), comparable.digest()), baseline_stacks))
+    serde_digest(&(pa, (profile.digest(), comparable.digest()), baseline_stacks))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    // Read through `Debug` only, as the key reads them.
-    #[allow(dead_code)]
-    #[derive(Debug)]
+    #[derive(serde::Serialize)]
     struct Inputs {
         title: String,
         share: f64,
@@ -415,7 +376,7 @@ mod tests {
     /// holds their digests. Run on the bundled archive's profiles.
     #[test]
     fn a_profile_key_changes_with_its_stacks_and_its_baselines() {
-        use crate::hash::Digested;
+        use crate::cache::key::Digested;
         use std::sync::Arc;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("archive");
         let loaded = crate::ingest::load_archive(&root).unwrap();

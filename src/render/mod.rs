@@ -287,7 +287,7 @@ pub fn render_site_into(
                 Job::Run(i) => {
                     // The template's own value: the page is made from it alone.
                     let view = run::run_view(&ctx, i);
-                    memo.pages("run", &memo::Serialised(&view), || {
+                    memo.pages("run", &view, || {
                         Ok(vec![(view.0.clone(), run::render_run(&view.1)?)])
                     })
                 }
@@ -369,7 +369,7 @@ impl Memo<'_> {
     fn pages(
         &self,
         kind: &str,
-        inputs: &dyn std::fmt::Debug,
+        inputs: &impl serde::Serialize,
         render: impl FnOnce() -> Result<Vec<rows::Page>, Error>,
     ) -> Result<(), Error> {
         let key = self.salt.map(|salt| memo::key(salt, kind, inputs));

@@ -145,6 +145,25 @@ pub const PAGE: &[Colour] = &[
     STEP_NOISE,
 ];
 
+// Colours the same in both themes, for what must not follow the theme
+// (print, the pointer's outline on a chart point) or sits on a filled
+// verdict colour. The stylesheet gets them as custom properties too
+// ([`FIXED`]), so that it holds no colour of its own.
+/// The printed page's background, and the light wash over a chart point
+/// under the pointer.
+pub const PAPER: Colour = Colour::new("paper", "#ffffff", "#ffffff");
+/// Text and shapes on a filled verdict colour (the heatmap's regression,
+/// improvement and accepted cells).
+pub const ON_FILL: Colour = Colour::new("on-fill", "#ffffff", "#ffffff");
+/// The outline of a chart point under the pointer or the keyboard focus.
+pub const HIT: Colour = Colour::new("chart-hit", "#111111", "#111111");
+/// Printed text: black on white, whatever the theme; and shadows.
+pub const INK: Colour = Colour::new("ink", "#000000", "#000000");
+
+/// The colours the stylesheet uses that are the same in both themes, as
+/// custom properties beside [`PAGE`]'s.
+pub const FIXED: &[Colour] = &[PAPER, ON_FILL, HIT, INK];
+
 // Chart-only colours: drawn as their light value (plotters and the
 // comparison dot plots write colours as attributes); in the dark theme the
 // stylesheet swaps each for its dark value ([`chart_dark_css`]), so these
@@ -221,18 +240,21 @@ pub const SERIES: [&str; 12] = [
     "#9c755f", "#5b6473", "#1f4e79", "#8cd17d",
 ];
 
-/// The custom properties of [`PAGE`] for both themes, as CSS.
+/// The custom properties of [`PAGE`] for both themes, and of [`FIXED`]
+/// once, as CSS.
 pub fn css_variables() -> String {
-    let block = |theme: fn(&Colour) -> &'static str| {
-        PAGE.iter()
+    let block = |colours: &[Colour], theme: fn(&Colour) -> &'static str| {
+        colours
+            .iter()
             .map(|c| format!("  --{}: {};\n", c.name, theme(c)))
             .collect::<String>()
     };
     format!(
         "/* Colours: generated from src/render/palette.rs, the one table for pages and charts. */\n\
-         :root {{\n  color-scheme: light dark;\n{}}}\n@media (prefers-color-scheme: dark) {{\n:root {{\n{}}}\n{}}}\n",
-        block(|c| c.light),
-        block(|c| c.dark),
+         :root {{\n  color-scheme: light dark;\n{}{}}}\n@media (prefers-color-scheme: dark) {{\n:root {{\n{}}}\n{}}}\n",
+        block(PAGE, |c| c.light),
+        block(FIXED, |c| c.light),
+        block(PAGE, |c| c.dark),
         chart_dark_css()
     )
 }
@@ -330,13 +352,17 @@ mod tests {
     #[test]
     fn names_are_unique_and_the_css_has_every_one() {
         let css = css_variables();
-        let mut names: Vec<&str> = PAGE.iter().map(|c| c.name).collect();
+        let mut names: Vec<&str> = PAGE.iter().chain(FIXED).map(|c| c.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), PAGE.len());
+        assert_eq!(names.len(), PAGE.len() + FIXED.len());
         for c in PAGE {
             assert!(css.contains(&format!("--{}: {};", c.name, c.light)));
             assert!(css.contains(&format!("--{}: {};", c.name, c.dark)));
+        }
+        for c in FIXED {
+            assert_eq!(c.light, c.dark, "--{} is the same in both themes", c.name);
+            assert!(css.contains(&format!("--{}: {};", c.name, c.light)));
         }
         assert_eq!(REGRESSION.rgb(), RGBColor(0xc6, 0x28, 0x28));
     }

@@ -59,7 +59,7 @@ impl From<Verdict> for VerdictView {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct PointRow {
     pub run: RunLabel,
     /// The rounds' p99s; failed rounds say so with their error rate.
@@ -81,7 +81,7 @@ pub struct PointRow {
 }
 
 /// One change point under the endpoint chart and on the history page.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ChangePointRow {
     pub endpoint: String,
     pub endpoint_href: String,
@@ -98,7 +98,7 @@ pub struct ChangePointRow {
 }
 
 /// One environment change, under the endpoint chart and on the history page.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct EnvChangeRow {
     pub run: RunLabel,
     pub previous: RunLabel,

@@ -162,9 +162,39 @@ mod tests {
             let out = out.clone();
             move || OutputLock::acquire(&out, WhenLocked::Wait).map(|_| ())
         });
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        // The waiter really waits: the kernel lists it as blocked on the
+        // lock file (a sleep alone could let it start after `first` is
+        // gone and pass without waiting at all).
+        assert!(
+            waits_on(&lock_path(&out), std::time::Duration::from_secs(20)),
+            "the second builder never blocked on the lock"
+        );
+        assert!(!waiter.is_finished(), "it cannot have the lock yet");
         drop(first);
         waiter.join().unwrap().unwrap();
         assert!(!lock_path(&out).exists(), "the lock file is removed");
+    }
+
+    /// Whether a lock on `path` is waited for (`/proc/locks` lists a
+    /// blocked request, `->`, on its inode), polled until `limit`.
+    pub(crate) fn waits_on(path: &Path, limit: std::time::Duration) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let Ok(ino) = std::fs::metadata(path).map(|m| m.ino()) else {
+            return false;
+        };
+        let started = std::time::Instant::now();
+        while started.elapsed() < limit {
+            let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+            let blocked = locks.lines().any(|l| {
+                l.contains("->")
+                    && l.split_whitespace()
+                        .any(|f| f.rsplit(':').next() == Some(&ino.to_string()))
+            });
+            if blocked {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
     }
 }

@@ -1,5 +1,7 @@
-//! The site's manifest, `.perfdash-manifest`: one line per file with its
-//! size and content hash (xxh3-128), written last into every site. The
+//! The site's manifest: one line per file with its size and content hash
+//! (xxh3-128), written last into every site, into its marker file
+//! (`.perfdash-site`, after the marker's own line): the one file a site
+//! keeps about itself. The
 //! next build hashes each file it renders; a file whose size and hash are
 //! those of the previous site's file is hard-linked from the previous
 //! site into the staging folder instead of written again (issue 18: a
@@ -25,8 +27,12 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// The manifest's file name at the site root.
-pub const MANIFEST_FILE: &str = ".perfdash-manifest";
+/// The file at the site root that holds the manifest: the site's marker.
+pub const MANIFEST_FILE: &str = super::MARKER_FILE;
+
+/// The manifest's first line in that file (the marker's own text is
+/// before it).
+const HEADER: &str = "# perfdash site manifest 1: xxh3-128 size path";
 
 /// Size and hash of one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +55,8 @@ pub fn render(entries: &HashMap<String, FileSum>) -> Vec<u8> {
     let mut paths: Vec<&String> = entries.keys().collect();
     paths.sort();
     let mut out = String::with_capacity(paths.len() * 80);
-    out.push_str("# perfdash site manifest 1: xxh3-128 size path\n");
+    out.push_str(HEADER);
+    out.push('\n');
     for path in paths {
         let sum = entries[path];
         out.push_str(&format!("{:032x} {} {path}\n", sum.hash, sum.size));
@@ -73,10 +80,10 @@ impl PreviousSite {
             return None;
         }
         let text = std::fs::read_to_string(&path).ok()?;
-        let mut lines = text.lines();
-        if lines.next()? != "# perfdash site manifest 1: xxh3-128 size path" {
-            return None;
-        }
+        // The marker's text, then the manifest (a marker alone: a site
+        // whose build did not finish, or an older perfdash's).
+        let mut lines = text.lines().skip_while(|l| *l != HEADER);
+        lines.next()?;
         let mut files = HashMap::new();
         for line in lines {
             let (hash, rest) = line.split_once(' ')?;
@@ -163,6 +170,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(MANIFEST_FILE), "garbage\n").unwrap();
         assert!(PreviousSite::open(dir.path()).is_none());
+        std::fs::write(dir.path().join(MANIFEST_FILE), super::super::MARKER_TEXT).unwrap();
+        assert!(PreviousSite::open(dir.path()).is_none(), "a marker alone");
         std::fs::write(
             dir.path().join(MANIFEST_FILE),
             "# perfdash site manifest 1: xxh3-128 size path\nzz 1 index.html\n",

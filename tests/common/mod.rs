@@ -8,17 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
-/// Where the shared third-party fixtures live, if this checkout has them.
-/// CI always has `../shared/fixtures`; a user's clone may not, and the
-/// conformance tests then say plainly that they were skipped.
+/// Where the shared third-party fixtures live, if this checkout has them
+/// (`perfdash::shared_fixtures`: skipped with a message without them, a
+/// failure when `CI` is set).
 pub fn shared_fixtures() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: ../shared/fixtures is not present in this checkout");
-        None
-    }
+    perfdash::shared_fixtures::dir()
 }
 
 /// The bundled demo archive: `archive/` when this checkout has it (the

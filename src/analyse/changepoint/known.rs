@@ -15,32 +15,19 @@
 //! moved, other parameters, another perfdash) finds nothing, and the
 //! series is judged from scratch, as with `--no-cache`.
 //!
-//! The file (in the cache folder, written by `ingest::cache`) holds the
-//! series of one build: a header line, the salt, the entries, and a digest
-//! of all of it; anything that does not check out is ignored whole.
+//! The cache's index (`crate::cache`) keeps the series of one build, with
+//! the salt; judgements of another perfdash are not used.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{ChangePointParams, OnlineJudgement, online_regressions};
-use crate::le_bytes::LeReader;
-
-/// The file's name in the cache folder.
-pub const FILE_NAME: &str = "changepoints";
+use crate::cache::stored::{Judgement as KeptJudgement, Judgements as Kept};
 
 /// A series found with at most this many runs fewer than now is extended;
 /// older ones are judged again (a build after months away).
 pub const MAX_NEW_RUNS: usize = 64;
-
-/// Version 2: a run over the line also keeps its change point and the one
-/// before it (the alarm is dated from them, issue 33); files of version 1
-/// are not read.
-const HEADER: &[u8] = b"perfdash changepoint judgements 2\n";
-
-/// What every version's header starts with: a file of another version is
-/// not damaged, only not ours to reuse.
-const HEADER_STEM: &[u8] = b"perfdash changepoint judgements ";
 
 type Judgements = Box<[OnlineJudgement]>;
 
@@ -68,83 +55,29 @@ impl KnownJudgements {
         }
     }
 
-    /// The judgements a previous build kept in `bytes`; those of another
-    /// perfdash (`salt` differs) are not used. `Err` says why a file that
-    /// is not one this code wrote cannot be trusted.
-    pub fn decode(salt: u128, bytes: &[u8]) -> Result<KnownJudgements, String> {
+    /// The judgements a previous build kept; those of another perfdash
+    /// (`salt` differs) are not used.
+    pub fn from_kept(salt: u128, kept: Option<&Kept>) -> KnownJudgements {
         let mut known = KnownJudgements::new(salt);
-        if !bytes.starts_with(HEADER) && bytes.starts_with(HEADER_STEM) {
-            // Another version's judgements: judge again.
-            return Ok(known);
+        if let Some(kept) = kept.filter(|k| k.salt == salt) {
+            known.previous = kept
+                .series
+                .iter()
+                .map(|(key, judgements)| (*key, judgements.iter().map(|&j| j.into()).collect()))
+                .collect();
         }
-        let body = bytes
-            .strip_prefix(HEADER)
-            .ok_or("not a perfdash judgements file")?;
-        let (body, sum) = body
-            .split_last_chunk::<16>()
-            .ok_or("cut short before its digest")?;
-        if xxhash_rust::xxh3::xxh3_128(body) != u128::from_le_bytes(*sum) {
-            return Err("its digest does not match its content (damaged or cut short)".into());
-        }
-        let mut reader = LeReader::new(body);
-        if reader.u128()? != salt {
-            // Another perfdash judged them: judge again.
-            return Ok(known);
-        }
-        let count = reader.u32()?;
-        for _ in 0..count {
-            let key = reader.u128()?;
-            let len = reader.u32()? as usize;
-            let judgements = (0..len)
-                .map(|_| match reader.take(1)?[0] {
-                    0 => Ok(OnlineJudgement::NotJudged),
-                    1 => Ok(OnlineJudgement::Within),
-                    2 => Ok(OnlineJudgement::Over {
-                        change: reader.u32()? as usize,
-                        level_from: reader.u32()? as usize,
-                    }),
-                    b => Err(format!("a judgement coded {b}")),
-                })
-                .collect::<Result<Judgements, String>>()?;
-            known.previous.insert(key, judgements);
-        }
-        if reader.remaining() != 0 {
-            return Err("bytes after its last entry".into());
-        }
-        Ok(known)
+        known
     }
 
-    /// This build's series, to keep for the next build; `None` when they
-    /// are the ones the previous build kept (the file need not change).
-    pub fn to_save(&self) -> Option<Vec<u8>> {
-        let made = lock(&self.made);
-        let same =
-            made.len() == self.previous.len() && made.keys().all(|k| self.previous.contains_key(k));
-        if same {
-            return None;
+    /// This build's series, to keep for the next build.
+    pub fn to_kept(&self) -> Kept {
+        Kept {
+            salt: self.salt,
+            series: lock(&self.made)
+                .iter()
+                .map(|(key, judgements)| (*key, judgements.iter().map(|&j| j.into()).collect()))
+                .collect(),
         }
-        let mut body = Vec::with_capacity(64 + made.values().map(|j| 20 + j.len()).sum::<usize>());
-        body.extend_from_slice(&self.salt.to_le_bytes());
-        body.extend_from_slice(&(made.len() as u32).to_le_bytes());
-        for (key, judgements) in made.iter() {
-            body.extend_from_slice(&key.to_le_bytes());
-            body.extend_from_slice(&(judgements.len() as u32).to_le_bytes());
-            for j in judgements.iter() {
-                match j {
-                    OnlineJudgement::NotJudged => body.push(0u8),
-                    OnlineJudgement::Within => body.push(1),
-                    OnlineJudgement::Over { change, level_from } => {
-                        body.push(2);
-                        body.extend_from_slice(&(*change as u32).to_le_bytes());
-                        body.extend_from_slice(&(*level_from as u32).to_le_bytes());
-                    }
-                }
-            }
-        }
-        let mut file = HEADER.to_vec();
-        file.extend_from_slice(&body);
-        file.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
-        Some(file)
     }
 
     /// Series whose judgements were found (whole, or all but their newest
@@ -263,8 +196,7 @@ mod tests {
     }
 
     fn saved_and_read(known: &KnownJudgements, salt: u128) -> KnownJudgements {
-        let bytes = known.to_save().expect("new series are saved");
-        KnownJudgements::decode(salt, &bytes).expect("reads back")
+        KnownJudgements::from_kept(salt, Some(&known.to_kept()))
     }
 
     /// The keys are hashed in one pass; each must be the xxh3-128 of its
@@ -307,7 +239,7 @@ mod tests {
         let third = saved_and_read(&second, 7);
         assert_eq!(third.online_regressions(&series, &params(), 2), judged);
         assert_eq!(third.counts(), (1, 0));
-        assert!(third.to_save().is_none());
+        assert_eq!(third.to_kept(), second.to_kept());
     }
 
     #[test]
@@ -315,7 +247,7 @@ mod tests {
         let series = step(30);
         let first = KnownJudgements::new(7);
         first.online_regressions(&series, &params(), 2);
-        let bytes = first.to_save().unwrap();
+        let kept = first.to_kept();
         let mut moved = series.clone();
         moved[3] += 1e-9;
         let other_params = ChangePointParams {
@@ -329,7 +261,7 @@ mod tests {
             (7, &series, params(), 3),
         ];
         for (salt, medians, p, min_runs) in tries {
-            let known = KnownJudgements::decode(salt, &bytes).unwrap();
+            let known = KnownJudgements::from_kept(salt, Some(&kept));
             known.online_regressions(medians, &p, min_runs);
             assert_eq!(known.counts(), (0, 1), "{salt} {p:?} {min_runs}");
         }
@@ -340,21 +272,6 @@ mod tests {
         let second = saved_and_read(&first, 7);
         second.online_regressions(&long, &params(), 2);
         assert_eq!(second.counts(), (0, 1));
-    }
-
-    #[test]
-    fn a_damaged_file_is_refused_whole() {
-        let first = KnownJudgements::new(7);
-        first.online_regressions(&step(20), &params(), 2);
-        let bytes = first.to_save().unwrap();
-        assert!(KnownJudgements::decode(7, &bytes[..bytes.len() - 1]).is_err());
-        let mut flipped = bytes.clone();
-        let at = HEADER.len() + 30;
-        flipped[at] ^= 1;
-        let err = KnownJudgements::decode(7, &flipped).unwrap_err();
-        assert!(err.contains("digest"), "{err}");
-        assert!(KnownJudgements::decode(7, b"something else").is_err());
-        assert!(KnownJudgements::decode(7, &bytes).is_ok());
     }
 
     proptest! {
@@ -376,6 +293,32 @@ mod tests {
                 online_regressions(&series, &params(), 0, min_runs)
             );
             prop_assert_eq!(second.counts(), (1, 0));
+        }
+    }
+}
+
+impl From<OnlineJudgement> for KeptJudgement {
+    fn from(j: OnlineJudgement) -> KeptJudgement {
+        match j {
+            OnlineJudgement::NotJudged => KeptJudgement::NotJudged,
+            OnlineJudgement::Within => KeptJudgement::Within,
+            OnlineJudgement::Over { change, level_from } => KeptJudgement::Over {
+                change: change as u32,
+                level_from: level_from as u32,
+            },
+        }
+    }
+}
+
+impl From<KeptJudgement> for OnlineJudgement {
+    fn from(j: KeptJudgement) -> OnlineJudgement {
+        match j {
+            KeptJudgement::NotJudged => OnlineJudgement::NotJudged,
+            KeptJudgement::Within => OnlineJudgement::Within,
+            KeptJudgement::Over { change, level_from } => OnlineJudgement::Over {
+                change: change as usize,
+                level_from: level_from as usize,
+            },
         }
     }
 }

@@ -7,16 +7,10 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures");
 const K6_RUN: &str = "Comparing_JSON_and_ProtoBuf/Gateway/k6_json/json_get_user_id/reports/json_get_user_id_gateway/1000/report_1";
 
 fn fixture(rel: &str) -> Option<PathBuf> {
-    let root = Path::new(FIXTURES);
-    if !root.is_dir() {
-        println!("skipped: ../shared/fixtures not present");
-        return None;
-    }
-    Some(root.join(rel))
+    Some(crate::shared_fixtures::dir()?.join(rel))
 }
 
 fn settings(

@@ -107,7 +107,7 @@ fn time_step(span_days: f64) -> TimeStep {
 }
 
 /// Date ticks between `from` and `to`, spread over `width` pixels, at the
-/// step [`time_step`] picks: `14:00` (with the day, `Dec 1 14:00`, where
+/// step `time_step` picks: `14:00` (with the day, `Dec 1 14:00`, where
 /// the day changes), `Dec 1`, `Nov 16`, `Sep`. Labels are dropped, evenly,
 /// until they are at least `min_gap` pixels apart (more for the longer
 /// labels of hours); the first label says the year (or the day).
