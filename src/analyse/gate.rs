@@ -912,6 +912,15 @@ fn unjudged(
             .not_comparable
             .clone()
             .unwrap_or_else(|| format!("load profile changed: {change}"));
+        // The label on this run itself, not only one of an alarm holding
+        // it: a new load profile is not over the line when its endpoint's
+        // noise line is wide, and then no alarm holds the run.
+        let label = label.or_else(|| {
+            analysis
+                .alarms
+                .label_of_run(&point.run, &endpoint.id)
+                .map(|l| l.label)
+        });
         let accepted_by = match label {
             Some(Label::Accepted) => Some("a triage label"),
             _ if settings.alarms.accept_new_load_profile => {

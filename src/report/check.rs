@@ -303,10 +303,18 @@ pub fn text(report: &CheckReport) -> String {
         .map(|(_, id)| id.chars().count())
         .max()
         .unwrap_or(0);
+    // The status column: 16 wide, wider for a longer status
+    // ("environment-suspect") so that the ids stay in one column.
+    let status_width = notable
+        .iter()
+        .map(|(e, _)| e.status_label().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(16);
     for (e, id) in notable {
         let _ = writeln!(
             out,
-            "  {:<16} {:<width$}  {}",
+            "  {:<status_width$} {:<width$}  {}",
             e.status_label(),
             id,
             text_field(&e.reason)
@@ -315,7 +323,7 @@ pub fn text(report: &CheckReport) -> String {
             let [p99, p90, errors, tput, spread] = figure_cells(f, |s| format!("{s} ✗"));
             let _ = writeln!(
                 out,
-                "  {:<16} {:<width$}  p99 {p99} · p90 {p90} · errors {errors} · throughput {tput} · spread {spread}",
+                "  {:<status_width$} {:<width$}  p99 {p99} · p90 {p90} · errors {errors} · throughput {tput} · spread {spread}",
                 "", ""
             );
         }
@@ -323,7 +331,7 @@ pub fn text(report: &CheckReport) -> String {
         for p in &e.profiles {
             let _ = writeln!(
                 out,
-                "  {:<16} {:<width$}  {} profile: {}",
+                "  {:<status_width$} {:<width$}  {} profile: {}",
                 "",
                 "",
                 p.kind,
