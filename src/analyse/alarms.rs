@@ -115,7 +115,7 @@ impl InferredLabel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Episode {
     /// The first run at the new level: where the alarm starts and its
-    /// suspect range ends ([`date_episodes`]). The candidate itself, or an
+    /// suspect range ends (`date_episodes`). The candidate itself, or an
     /// earlier run that was already at the new level while still within
     /// the line (a +10% step on a quiet endpoint that crosses the line a
     /// few runs later), or the `changepoint` policy's change point. Later
@@ -294,6 +294,19 @@ pub fn episodes(
                 ep.decided = Some(i);
                 ep.closed = Some(i);
                 out.push(ep);
+            }
+            // A candidate of failed runs alone (an outage: no level) and now
+            // a run over the line at a level: the service is back and slower,
+            // another problem than the outage (the bookshop archive's N+1
+            // came right after its outage run and was dated at it).
+            AlarmState::Candidate
+                if levels.at(i).is_some() && ep.over.iter().all(|&k| levels.at(k).is_none()) =>
+            {
+                ep.state = AlarmState::Reverted;
+                ep.decided = Some(i);
+                ep.closed = Some(ep.last_over);
+                out.push(ep);
+                open = Some((start(i), 0, 0, None));
             }
             // The candidate's level: of its last run over the line that has
             // one (a failed run has none and says nothing about it).
@@ -481,7 +494,7 @@ fn date_episodes(episodes: &mut [Episode], levels: &Levels) {
 pub const NEW_LEVEL_SHARE: f64 = 0.4;
 
 /// How many runs after an episode's first run over the line are read to
-/// date it ([`date_episodes`]).
+/// date it (`date_episodes`).
 pub const ONSET_LOOKAHEAD: usize = 5;
 
 /// The onset [`rise_split`] finds for an episode whose first run over the
@@ -904,9 +917,7 @@ pub fn report(
             })
         })
         .collect();
-    report
-        .run_wide
-        .sort_by(|a, b| (a.policy, a.started_at).cmp(&(b.policy, b.started_at)));
+    report.run_wide.sort_by_key(|a| (a.policy, a.started_at));
     report
 }
 

@@ -457,7 +457,7 @@ fn shows_change(before: f64, after: f64, rising: bool, min_magnitude: f64) -> bo
 
 /// The first run of the change found at `index` (between the neighbouring
 /// change points `lo` and `hi`; `rising`: the direction of its statistic):
-/// [`refine_onset`]'s on the runs that measured the endpoint's level
+/// `refine_onset`'s on the runs that measured the endpoint's level
 /// (`measured`; a run where most endpoints moved together measured the
 /// environment, and a noisy-neighbour run just before a step was once
 /// taken for its first run), unless at the refined onset the run medians
@@ -518,7 +518,9 @@ fn refine_onset(medians: &[f64], index: usize) -> usize {
     let step = (after / before).ln();
     let outlier = |v: f64| {
         let from_after = (v / after).ln();
-        !(v > 0.0) || (from_after.signum() == step.signum() && from_after.abs() > 2.0 * step.abs())
+        v.is_nan()
+            || v <= 0.0
+            || (from_after.signum() == step.signum() && from_after.abs() > 2.0 * step.abs())
     };
     let from = index.saturating_sub(2 * ONSET_REACH);
     let to = (index + 2 * ONSET_REACH).min(medians.len());

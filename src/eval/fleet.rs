@@ -234,6 +234,10 @@ struct HistoryScore {
     runs: usize,
 }
 
+/// One generated fleet history: the fleet, each policy's score and each
+/// endpoint's points (baseline, verdict, line).
+type HistoryOutcome = (Fleet, Vec<HistoryScore>, Vec<Vec<Point>>);
+
 /// Evaluates `policies` on `model`, `config.series` histories of it.
 pub fn evaluate_fleet(
     config: &EvalConfig,
@@ -242,7 +246,7 @@ pub fn evaluate_fleet(
     policies: &[Box<dyn EvalPolicy>],
     settings: &Settings,
 ) -> FleetResult {
-    let per_history: Vec<(Fleet, Vec<HistoryScore>, Vec<Vec<Point>>)> = (0..config.series)
+    let per_history: Vec<HistoryOutcome> = (0..config.series)
         .into_par_iter()
         .map(|h| {
             let fleet = generate::fleet(
@@ -414,7 +418,7 @@ fn score_history(
 fn summarise(
     name: &str,
     model: &FleetModel,
-    per_history: &[(Fleet, Vec<HistoryScore>, Vec<Vec<Point>>)],
+    per_history: &[HistoryOutcome],
     histories: &[&HistoryScore],
     config: &EvalConfig,
 ) -> FleetPolicyResult {
@@ -517,7 +521,7 @@ fn baseline_drift(
     config: &EvalConfig,
     model: &FleetModel,
     fleet_index: u64,
-    per_history: &[(Fleet, Vec<HistoryScore>, Vec<Vec<Point>>)],
+    per_history: &[HistoryOutcome],
 ) -> Vec<BaselineDrift> {
     let mut out = Vec::new();
     for (ci, class) in model.classes.iter().enumerate() {

@@ -78,7 +78,7 @@ pub struct EndpointPage {
     pub rows: Vec<PointRow>,
     pub latest: Option<PointRow>,
     /// How the latest run was judged besides the plain ratio: its noise
-    /// line, and the sensitive reading ([`reading_line`]); empty on a
+    /// line, and the sensitive reading (`reading_line`); empty on a
     /// year page.
     pub reading: String,
     pub threshold_ratio: String,

@@ -83,6 +83,26 @@ fn a_failed_run_does_not_bridge_a_noise_candidate_to_a_step() {
     assert_eq!(eps, [(1, Reverted), (3, Candidate)]);
 }
 
+/// An outage (failed runs: over the line, no level), then a run over the
+/// line at a level: two problems, the outage's alarm ends where the slow
+/// run starts its own (the bookshop archive's N+1 came right after its
+/// outage run and was dated at it).
+#[test]
+fn an_outage_then_a_slow_run_are_two_alarms() {
+    use Judgement::{Over as O, Within as W};
+    let s = AlarmSettings::default();
+    let levels = Levels {
+        ratios: vec![Some(1.0), None, Some(5.9), Some(5.2)],
+        threshold_ratio: 1.15,
+        ..Levels::default()
+    };
+    let eps: Vec<(usize, AlarmState, Option<usize>)> = episodes(&[W, O, O, O], &levels, &s)
+        .iter()
+        .map(|e| (e.candidate, e.state, e.closed))
+        .collect();
+    assert_eq!(eps, [(1, Reverted, Some(1)), (2, Candidate, None)]);
+}
+
 #[test]
 fn state_machine_rules() {
     use Judgement::{NotJudged as N, Over as O, Within as W};

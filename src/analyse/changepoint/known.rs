@@ -175,6 +175,32 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+impl From<OnlineJudgement> for KeptJudgement {
+    fn from(j: OnlineJudgement) -> KeptJudgement {
+        match j {
+            OnlineJudgement::NotJudged => KeptJudgement::NotJudged,
+            OnlineJudgement::Within => KeptJudgement::Within,
+            OnlineJudgement::Over { change, level_from } => KeptJudgement::Over {
+                change: change as u32,
+                level_from: level_from as u32,
+            },
+        }
+    }
+}
+
+impl From<KeptJudgement> for OnlineJudgement {
+    fn from(j: KeptJudgement) -> OnlineJudgement {
+        match j {
+            KeptJudgement::NotJudged => OnlineJudgement::NotJudged,
+            KeptJudgement::Within => OnlineJudgement::Within,
+            KeptJudgement::Over { change, level_from } => OnlineJudgement::Over {
+                change: change as usize,
+                level_from: level_from as usize,
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,32 +319,6 @@ mod tests {
                 online_regressions(&series, &params(), 0, min_runs)
             );
             prop_assert_eq!(second.counts(), (1, 0));
-        }
-    }
-}
-
-impl From<OnlineJudgement> for KeptJudgement {
-    fn from(j: OnlineJudgement) -> KeptJudgement {
-        match j {
-            OnlineJudgement::NotJudged => KeptJudgement::NotJudged,
-            OnlineJudgement::Within => KeptJudgement::Within,
-            OnlineJudgement::Over { change, level_from } => KeptJudgement::Over {
-                change: change as u32,
-                level_from: level_from as u32,
-            },
-        }
-    }
-}
-
-impl From<KeptJudgement> for OnlineJudgement {
-    fn from(j: KeptJudgement) -> OnlineJudgement {
-        match j {
-            KeptJudgement::NotJudged => OnlineJudgement::NotJudged,
-            KeptJudgement::Within => OnlineJudgement::Within,
-            KeptJudgement::Over { change, level_from } => OnlineJudgement::Over {
-                change: change as usize,
-                level_from: level_from as usize,
-            },
         }
     }
 }
