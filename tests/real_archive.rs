@@ -370,6 +370,10 @@ fn check_names_the_function_beside_the_regression_in_every_format() {
             .iter()
             .position(|l| l.trim_start().starts_with("regression") && l.contains(N_PLUS_ONE))
             .unwrap_or_else(|| panic!("{run}: {text}"));
+        // The line it was judged by, as its figures line draws it: the
+        // noise line, capped at ×2 (it read "line ×1.15" beside "line
+        // 50.5 ms" on a 25.3 ms baseline).
+        assert!(lines[at].contains(", line ×2.00)"), "{}", lines[at]);
         // The endpoint's own lines: indented, up to the next endpoint.
         let own: Vec<&str> = lines[at + 1..]
             .iter()

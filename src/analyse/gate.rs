@@ -1080,7 +1080,7 @@ fn endpoint_check(
     let settings = &analysis.settings;
     let point = at.point;
     let (judgement, episode, label) = (at.judgement, at.episode, at.label);
-    let figures = describe_figures(point, endpoint.threshold_ratio);
+    let figures = describe_figures(point);
     let mut early = None;
     let mut blocker = None;
     let (status, reason) = match judgement {
@@ -1190,8 +1190,10 @@ fn endpoint_check(
 
 /// The figures in one sentence, those over their lines first:
 /// "error rate 5% over its line 1.1% (baseline 0.1%); median p99 100.0 ms
-/// vs baseline 99.0 ms (×1.01, line ×1.15); throughput 200.0 req/s".
-fn describe_figures(p: &RunPoint, threshold_ratio: f64) -> String {
+/// vs baseline 99.0 ms (×1.01, line ×1.15); throughput 200.0 req/s". The
+/// line is the one the run was judged by (the noise line where wider).
+fn describe_figures(p: &RunPoint) -> String {
+    let line_ratio = p.line_ratio();
     let mut over = Vec::new();
     let mut rest = Vec::new();
     let p99 = format!(
@@ -1199,7 +1201,7 @@ fn describe_figures(p: &RunPoint, threshold_ratio: f64) -> String {
         p.median_p99_ms,
         match (p.baseline_p99_ms, p.ratio) {
             (Some(b), Some(r)) =>
-                format!(" vs baseline {b:.1} ms (×{r:.2}, line ×{threshold_ratio:.2})"),
+                format!(" vs baseline {b:.1} ms (×{r:.2}, line ×{line_ratio:.2})"),
             _ => String::new(),
         }
     );
