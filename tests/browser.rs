@@ -113,9 +113,12 @@ fn every_page_of_the_bundled_archive_works_in_a_browser() {
     let site = tmp.path().join("site");
     build(&archive, &site);
     let shots = screenshot_dir("bundled");
-    // The bundled archive's last week has an improvement and a week
-    // before it.
-    let (ok, out) = check(&site, Some(&shots), &["improvements", "previous-week"]);
+    // The bundled archive's last week has a week before it. It has no
+    // improvement since the noise line (issue 33): stock-levels' grown
+    // noise (×0.87 of its baseline) read as one under the plain ×1.15
+    // and is within its own line now; the recorded archive below has a
+    // real one.
+    let (ok, out) = check(&site, Some(&shots), &["previous-week"]);
     println!("{out}");
     assert!(ok, "browser check failed:\n{out}");
     assert_screenshots(&shots, &out);
