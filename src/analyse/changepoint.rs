@@ -228,7 +228,12 @@ pub fn online_regressions(
             if t + 1 - cp.index < min_runs_at_level {
                 return OnlineJudgement::NotJudged;
             }
-            let previous = cps.len().checked_sub(2).map_or(0, |i| cps[i].index);
+            // The old level: the runs since the change point before this
+            // one, reaching back past change points that left fewer than
+            // MIN_RUNS_AT_OLD_LEVEL runs between them.
+            let Some(previous) = old_level_start(&cps, cp.index) else {
+                return OnlineJudgement::Within;
+            };
             let before = levels
                 .between(medians, previous, cp.index)
                 .unwrap_or(cp.mean_before);
@@ -244,6 +249,29 @@ pub fn online_regressions(
             }
         })
         .collect()
+}
+
+/// How many runs the level before a change must hold for the change to be
+/// judged a regression from it: as many as a baseline needs
+/// (`analysis.min_baseline_runs`' default). A history's first run alone
+/// below the rest is a change point at index 1 whose "old level" is that
+/// one run; every later run sat more than `min_magnitude` above it, and
+/// the policy held one false alarm open for the whole history (3 of the
+/// mixed fleet's 560 quiet steps landed inside such an alarm).
+pub const MIN_RUNS_AT_OLD_LEVEL: usize = 3;
+
+/// Where the level before the change point at `index` (the last of `cps`)
+/// starts: at the latest earlier change point with at least
+/// [`MIN_RUNS_AT_OLD_LEVEL`] runs before `index`, or at the first run;
+/// `None` when not even the runs from the first one are that many.
+fn old_level_start(cps: &[ChangePoint], index: usize) -> Option<usize> {
+    let start = cps[..cps.len().saturating_sub(1)]
+        .iter()
+        .rev()
+        .map(|c| c.index)
+        .find(|&from| index >= from + MIN_RUNS_AT_OLD_LEVEL)
+        .unwrap_or(0);
+    (index >= start + MIN_RUNS_AT_OLD_LEVEL).then_some(start)
 }
 
 /// The medians [`online_regressions`] compares, kept from run to run: the

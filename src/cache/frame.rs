@@ -15,7 +15,7 @@ use xxhash_rust::xxh3::xxh3_128;
 
 /// Bump when any stored type ([`super::stored`]) changes its meaning or its
 /// fields: files of another format are not read.
-pub(super) const FORMAT: u32 = 5;
+pub(super) const FORMAT: u32 = 6;
 
 fn header(kind: &str) -> String {
     format!(

@@ -574,7 +574,7 @@ impl EvalReport {
                 out.push(Target {
                     what: format!("`{default}`: their alarms dated at the step's first run"),
                     target: "≥ 95%".into(),
-                    measured: pct(&s.dated),
+                    measured: share_of(&s.dated, s.caught),
                     met: s.dated.value >= 0.95,
                 });
             }
@@ -623,7 +623,7 @@ impl EvalReport {
                                 p.policy, f.fleet.name
                             ),
                             target: "≥ 90%".into(),
-                            measured: pct(&s.dated),
+                            measured: share_of(&s.dated, s.caught),
                             met: s.dated.value >= 0.9,
                         });
                     }
@@ -632,6 +632,18 @@ impl EvalReport {
         }
         out
     }
+}
+
+/// A share with its count, to one decimal: a target missed by one step
+/// in hundreds must not read as met ("90%" for 503 of 560).
+fn share_of(e: &Estimate, n: usize) -> String {
+    format!(
+        "{:.1}%, {} of {n} ({:.0}–{:.0})",
+        100.0 * e.value,
+        (e.value * n as f64).round() as usize,
+        100.0 * e.low,
+        100.0 * e.high
+    )
 }
 
 fn pct(e: &Estimate) -> String {

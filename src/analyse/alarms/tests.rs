@@ -103,6 +103,55 @@ fn an_outage_then_a_slow_run_are_two_alarms() {
     assert_eq!(eps, [(1, Reverted, Some(1)), (2, Candidate, None)]);
 }
 
+/// `naive` over the line on one GC-tail round of a run whose median sat
+/// under its baseline, then a ×2 step: the step is its own alarm, dated at
+/// its own first run, not at the GC round's run before it.
+#[test]
+fn a_candidate_at_its_baseline_then_a_step_are_two_alarms() {
+    use Judgement::{Over as O, Within as W};
+    let s = AlarmSettings::default();
+    let levels = Levels {
+        ratios: vec![Some(1.0), Some(0.97), Some(2.0), Some(2.1)],
+        threshold_ratio: 1.15,
+        ..Levels::default()
+    };
+    let eps: Vec<(usize, AlarmState, usize)> = episodes(&[W, O, O, O], &levels, &s)
+        .iter()
+        .map(|e| (e.candidate, e.state, e.onset))
+        .collect();
+    assert_eq!(eps, [(1, Reverted, 1), (2, Candidate, 2)]);
+    // A candidate already above its baseline and a run over the line near
+    // it are one level: one episode.
+    let near = Levels {
+        ratios: vec![Some(1.0), Some(1.18), Some(1.22), Some(1.2)],
+        threshold_ratio: 1.15,
+        ..Levels::default()
+    };
+    assert_eq!(episodes(&[W, O, O, O], &near, &s).len(), 1);
+}
+
+/// An episode whose first run over the line was a noisy-neighbour run and
+/// whose run medians show no split: dated at its first run over the line
+/// that measured the endpoint, not at the neighbour's.
+#[test]
+fn an_episode_opened_by_a_neighbour_run_is_dated_at_the_endpoints_own_run() {
+    use Judgement::{Over as O, Within as W};
+    let s = AlarmSettings::default();
+    // Too few runs before it for a split (two of the old level are needed).
+    let levels = Levels {
+        ratios: vec![Some(1.0), Some(1.3), Some(1.2), Some(1.2)],
+        threshold_ratio: 1.15,
+        medians: vec![Some(100.0), None, Some(120.0), Some(120.0)],
+        environment: vec![false, true, false, false],
+        ..Levels::default()
+    };
+    let eps: Vec<(usize, usize)> = episodes(&[W, O, O, O], &levels, &s)
+        .iter()
+        .map(|e| (e.candidate, e.onset))
+        .collect();
+    assert_eq!(eps, [(1, 2)]);
+}
+
 #[test]
 fn state_machine_rules() {
     use Judgement::{NotJudged as N, Over as O, Within as W};

@@ -420,7 +420,17 @@ fn online_regressions_from_scratch(
             if t + 1 - cp.index < min_runs_at_level {
                 return OnlineJudgement::NotJudged;
             }
-            let previous = cps.len().checked_sub(2).map_or(0, |i| cps[i].index);
+            // The old level: back past change points too close before it.
+            let mut previous = 0;
+            for earlier in cps[..cps.len() - 1].iter().rev() {
+                if cp.index - earlier.index >= MIN_RUNS_AT_OLD_LEVEL {
+                    previous = earlier.index;
+                    break;
+                }
+            }
+            if cp.index - previous < MIN_RUNS_AT_OLD_LEVEL {
+                return OnlineJudgement::Within;
+            }
             let before = median(&medians[previous..cp.index]).unwrap_or(cp.mean_before);
             let after = median(&medians[cp.index..=t]).unwrap_or(medians[t]);
             let line = before * (1.0 + params.min_magnitude);
@@ -539,6 +549,29 @@ fn tigerbeetle_weak_points_match_the_batch_port() {
             );
         }
     }
+}
+
+/// A history whose first run alone sat low: the change point after it has
+/// an "old level" of one run, and no run is judged a regression from it
+/// (the policy held one false alarm open for the whole history).
+#[test]
+fn a_low_first_run_is_not_a_level_to_regress_from() {
+    let params = ChangePointParams::default();
+    let mut series = noisy(40, None, 0.0, 7);
+    series[0] *= 0.85;
+    let found = detect(&series, &params);
+    assert_eq!(
+        indexes(&found).first(),
+        Some(&1),
+        "the statistic still finds it"
+    );
+    let marks = online_regressions(&series, &params, 0, 2);
+    assert!(marks.iter().all(|m| !m.is_over()), "{marks:?}");
+    // Three runs low are a level: a step up from them is judged.
+    let mut series = noisy(40, Some(3), 0.2, 7);
+    series.truncate(40);
+    let marks = online_regressions(&series, &params, 0, 2);
+    assert!(marks[10..].iter().all(|m| m.is_over()), "{marks:?}");
 }
 
 /// The policy's online view: a one-run spike is never a level (not judged
