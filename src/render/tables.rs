@@ -14,7 +14,7 @@
 //! The files are written with the low-level column writer of the `parquet`
 //! crate (no Arrow arrays: faster to compile, and the tables are small)
 //! and are byte-identical for the same analysis: rows in a stated order,
-//! one row group, a fixed `created_by`, no timestamps.
+//! row groups of a fixed size, a fixed `created_by`, no timestamps.
 
 use std::sync::Arc;
 
@@ -101,28 +101,45 @@ impl Table {
         }
     }
 
-    /// The table's columns over `rows`: with no rows, its schema alone.
-    fn columns(self, ctx: Option<&Ctx>) -> Result<Vec<Column>, Error> {
-        Ok(match self {
-            Table::EndpointRuns => endpoint_run_columns(&match ctx {
-                Some(ctx) => endpoint_run_rows(ctx)?,
-                None => Vec::new(),
-            }),
-            Table::Rounds => round_columns(&ctx.map(round_rows).unwrap_or_default()),
-            Table::Alarms => alarm_columns(&ctx.map(alarm_rows).unwrap_or_default()),
-            Table::ChangePoints => {
-                change_point_columns(&ctx.map(change_point_rows).unwrap_or_default())
-            }
-        })
+    /// The table's columns without rows: its schema, for the docs.
+    fn schema(self) -> Vec<Column> {
+        match self {
+            Table::EndpointRuns => endpoint_run_columns(&[]),
+            Table::Rounds => round_columns(&[]),
+            Table::Alarms => alarm_columns(&[]),
+            Table::ChangePoints => change_point_columns(&[]),
+        }
     }
 }
+
+/// Rows per row group. A group's columns are made only when it is
+/// written, so that a long history (281k rounds at 120 endpoints × three
+/// years) is never held as columns whole; readers skip whole groups by
+/// their statistics.
+const ROW_GROUP_ROWS: usize = 65_536;
 
 /// `data/<table>.parquet`, in memory.
 pub fn render(ctx: &Ctx, table: Table) -> Result<Page, Error> {
     let path = table.path();
-    let columns = table.columns(Some(ctx))?;
-    let bytes = parquet_bytes(table.name(), &columns)
-        .map_err(|e| Error::Internal(format!("{path}: {e}")))?;
+    let name = table.name();
+    let bytes = match table {
+        Table::EndpointRuns => {
+            let points = endpoint_points(ctx)?;
+            parquet_bytes(name, &points, ROW_GROUP_ROWS, |group| {
+                let rows: Vec<_> = group.iter().map(|p| endpoint_run_row(ctx, p)).collect();
+                endpoint_run_columns(&rows)
+            })
+        }
+        Table::Rounds => parquet_bytes(name, &round_rows(ctx), ROW_GROUP_ROWS, round_columns),
+        Table::Alarms => parquet_bytes(name, &alarm_rows(ctx), ROW_GROUP_ROWS, alarm_columns),
+        Table::ChangePoints => parquet_bytes(
+            name,
+            &change_point_rows(ctx),
+            ROW_GROUP_ROWS,
+            change_point_columns,
+        ),
+    }
+    .map_err(|e| Error::Internal(format!("{path}: {e}")))?;
     Ok((path, bytes))
 }
 
@@ -423,33 +440,51 @@ struct EndpointRunRow<'a> {
     rounds_file: String,
 }
 
-fn endpoint_run_rows<'a>(ctx: &Ctx<'a>) -> Result<Vec<EndpointRunRow<'a>>, Error> {
-    let analysis = ctx.analysis;
-    let mut rows = Vec::new();
-    for e in &analysis.endpoints {
+/// Where a row of `endpoint_runs` comes from; the row itself, with its
+/// figures, is made when its row group is written.
+struct EndpointPoint<'a> {
+    endpoint: &'a EndpointAnalysis,
+    point: &'a RunPoint,
+    run: &'a RunInfo,
+    branch_run: bool,
+}
+
+fn endpoint_points<'a>(ctx: &Ctx<'a>) -> Result<Vec<EndpointPoint<'a>>, Error> {
+    let mut out = Vec::new();
+    for e in &ctx.analysis.endpoints {
         for (branch_run, points) in [(false, &e.points), (true, &e.branch_points)] {
             for p in points {
                 let run = ctx.run(&p.run).ok_or_else(|| {
                     Error::Internal(format!(
-                        "endpoint_runs: run {} of {} is no run",
+                        "data/endpoint_runs.parquet: run {} of {} is no run",
                         p.run, e.id
                     ))
                 })?;
-                rows.push(EndpointRunRow {
+                out.push(EndpointPoint {
                     endpoint: e,
-                    endpoint_slug: ctx.slugs.endpoint(&e.id),
-                    service: analysis.settings.endpoint_service(&e.id),
                     point: p,
                     run,
                     branch_run,
-                    // As analysis.json's `figures` (`point_json`).
-                    figures: FigureSummary::of(p),
-                    rounds_file: super::data::run_rounds_path(ctx.slugs.run(&p.run)),
                 });
             }
         }
     }
-    Ok(rows)
+    Ok(out)
+}
+
+fn endpoint_run_row<'a>(ctx: &Ctx<'a>, from: &EndpointPoint<'a>) -> EndpointRunRow<'a> {
+    let (e, p) = (from.endpoint, from.point);
+    EndpointRunRow {
+        endpoint: e,
+        endpoint_slug: ctx.slugs.endpoint(&e.id),
+        service: ctx.analysis.settings.endpoint_service(&e.id),
+        point: p,
+        run: from.run,
+        branch_run: from.branch_run,
+        // As analysis.json's `figures` and `rounds_file` (`data::point_json`).
+        figures: FigureSummary::of(p),
+        rounds_file: super::data::run_rounds_path(ctx.slugs.run(&p.run)),
+    }
 }
 
 fn endpoint_run_columns(rows: &[EndpointRunRow]) -> Vec<Column> {
@@ -831,11 +866,17 @@ fn message_type(table: &str, columns: &[Column]) -> String {
     out
 }
 
-/// The table as one Parquet file: one row group (none for no rows),
-/// SNAPPY pages, the version in the footer and nothing that changes from
-/// one build to the next.
-fn parquet_bytes(table: &str, columns: &[Column]) -> Result<Vec<u8>, ParquetError> {
-    let schema = Arc::new(parse_message_type(&message_type(table, columns))?);
+/// The table as one Parquet file: row groups of `group_rows` rows, each
+/// group's columns made by `columns` when it is written (none for no
+/// rows: the schema is `columns` of no rows), SNAPPY pages, the version
+/// in the footer and nothing that changes from one build to the next.
+fn parquet_bytes<R>(
+    table: &str,
+    rows: &[R],
+    group_rows: usize,
+    columns: impl Fn(&[R]) -> Vec<Column>,
+) -> Result<Vec<u8>, ParquetError> {
+    let schema = Arc::new(parse_message_type(&message_type(table, &columns(&[])))?);
     let properties = WriterProperties::builder()
         .set_created_by(format!("perfdash {}", env!("CARGO_PKG_VERSION")))
         .set_compression(Compression::SNAPPY)
@@ -846,14 +887,13 @@ fn parquet_bytes(table: &str, columns: &[Column]) -> Result<Vec<u8>, ParquetErro
         .build();
     let mut out = Vec::new();
     let mut writer = SerializedFileWriter::new(&mut out, schema, Arc::new(properties))?;
-    let rows = columns.first().map_or(0, |c| c.values.len());
-    if rows > 0 {
+    for group_of_rows in rows.chunks(group_rows.max(1)) {
         let mut group = writer.next_row_group()?;
-        for column in columns {
+        for column in columns(group_of_rows) {
             let mut writer = group.next_column()?.ok_or_else(|| {
                 ParquetError::General(format!("no column writer for {}", column.name))
             })?;
-            write_values(&mut writer, column)?;
+            write_values(&mut writer, &column)?;
             writer.close()?;
         }
         group.close()?;
@@ -913,7 +953,7 @@ fn write_values(
 pub fn columns_markdown() -> String {
     let mut out = String::new();
     for table in Table::ALL {
-        let columns = table.columns(None).unwrap_or_default();
+        let columns = table.schema();
         out.push_str(&format!(
             "#### `{}`\n\n{}.\n\n| column | type | null | meaning |\n| --- | --- | --- | --- |\n",
             table.path(),
@@ -944,21 +984,11 @@ fn capitalised(s: &str) -> String {
     }
 }
 
-impl Values {
-    fn len(&self) -> usize {
-        match self {
-            Values::Text(v) => v.len(),
-            Values::Time(v) | Values::Int(v) => v.len(),
-            Values::Double(v) => v.len(),
-            Values::Bool(v) => v.len(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
 
     /// docs/data-contract.md lists every table and column as the code
     /// writes them; when a column changes this fails until the section is
@@ -978,12 +1008,13 @@ mod tests {
 
     #[test]
     fn an_empty_table_is_a_file_with_its_schema_and_version() {
-        let columns = Table::Alarms.columns(None).unwrap();
-        let bytes = parquet_bytes("alarms", &columns).unwrap();
+        let columns = Table::Alarms.schema();
+        let bytes = parquet_bytes("alarms", &[], ROW_GROUP_ROWS, alarm_columns).unwrap();
         // `bytes` (which the reader reads from) as prost re-exports it.
         let reader = SerializedFileReader::new(prost::bytes::Bytes::from(bytes)).unwrap();
         let meta = reader.metadata().file_metadata();
         assert_eq!(meta.num_rows(), 0);
+        assert_eq!(reader.metadata().num_row_groups(), 0);
         assert_eq!(meta.schema_descr().num_columns(), columns.len());
         assert_eq!(
             meta.created_by(),
@@ -1001,7 +1032,7 @@ mod tests {
     #[test]
     fn nulls_are_nulls_and_column_names_are_unique() {
         for table in Table::ALL {
-            let columns = table.columns(None).unwrap();
+            let columns = table.schema();
             let mut names: Vec<&str> = columns.iter().map(|c| c.name).collect();
             names.sort_unstable();
             let before = names.len();
@@ -1019,6 +1050,26 @@ mod tests {
         assert_eq!(
             v[2], None,
             "NaN is written as null, as serde_json writes it"
+        );
+    }
+
+    #[test]
+    fn rows_are_written_in_order_in_groups_of_the_given_size() {
+        let rows: Vec<i64> = (0..5).collect();
+        let columns = |group: &[i64]| Columns::new(group).int("x", "", |r| *r).done();
+        let bytes = parquet_bytes("t", &rows, 2, columns).unwrap();
+        let reader = SerializedFileReader::new(prost::bytes::Bytes::from(bytes.clone())).unwrap();
+        assert_eq!(reader.metadata().num_row_groups(), 3);
+        let read: Vec<i64> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|row| row.unwrap().get_long(0).unwrap())
+            .collect();
+        assert_eq!(read, rows);
+        assert_eq!(
+            parquet_bytes("t", &rows, 2, columns).unwrap(),
+            bytes,
+            "the same rows give the same bytes"
         );
     }
 }
