@@ -17,6 +17,7 @@
 //! compare/<a-slug>_vs_<b-slug>.html  one page per comparison in `[compare]`
 //! capacity/<endpoint-slug>.html   knee, limit and steps of step-load runs (capacity)
 //! data/analysis.json              the JSON data contract (docs/data-contract.md)
+//! data/<table>.parquet            the history as Parquet tables (endpoint_runs, rounds, alarms, change_points)
 //! data/endpoints/<slug>.csv       each endpoint's history as CSV
 //! data/runs/<run-slug>.json       each run's rounds, as read (analysis.json refers to them)
 //! flame/<endpoint-slug>/<run-slug>.<kind>.{html,svg,diff.svg}  flame graphs (flame_pages)
@@ -45,6 +46,7 @@ pub mod releases;
 pub mod rows;
 pub mod run;
 pub mod service;
+pub mod tables;
 /// Page file names (`crate::slug`), under the path the pages use.
 pub use crate::slug;
 pub mod weekly;
@@ -212,6 +214,8 @@ enum Job<'a> {
     /// `weekly/<week>.html`: one week's own review.
     Week(crate::analyse::weekly::WeekSpec),
     AnalysisJson,
+    /// `data/<table>.parquet`: one table of the history.
+    Table(tables::Table),
     Csv(&'a analyse::EndpointAnalysis),
     Flame(
         &'a analyse::EndpointAnalysis,
@@ -304,8 +308,9 @@ pub fn render_site_into(
 /// Every job of a site, the biggest first, so that no core is left with
 /// a long one at the end: analysis.json, then the endpoint pages.
 fn jobs<'a>(analysis: &'a Analysis, slugs: &Slugs) -> Vec<Job<'a>> {
-    let mut jobs = vec![
-        Job::AnalysisJson,
+    let mut jobs = vec![Job::AnalysisJson];
+    jobs.extend(tables::Table::ALL.map(Job::Table));
+    jobs.extend([
         Job::Assets,
         Job::Overview,
         Job::Services,
@@ -313,7 +318,7 @@ fn jobs<'a>(analysis: &'a Analysis, slugs: &Slugs) -> Vec<Job<'a>> {
         Job::RunsIndex,
         Job::Releases,
         Job::Weekly,
-    ];
+    ]);
     // The same comparison listed twice in `[compare]` makes the same page
     // twice: the site keeps the last.
     let mut comparisons: Vec<_> = analysis
@@ -449,6 +454,7 @@ fn render_job(
             data::endpoint_csv(e)?,
         )],
         Job::Flame(e, p, pa) => flame_pages::FlameInputs::of(ctx, e, p, pa).render()?,
+        Job::Table(table) => vec![tables::render(ctx, table)?],
         Job::AnalysisJson => unreachable!("streamed by render_site_into"),
     };
     Ok(files)

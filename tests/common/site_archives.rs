@@ -282,3 +282,36 @@ fn step_series(rng: &mut Rng, source: &str) -> perfdash::model::StepSeries {
         resources: Some(source.replace("steps.csv.gz", "resources.csv")),
     }
 }
+
+/// The showcase archive with services (`order-list` and `create-order`
+/// in `orders`, `Order List` in `catalogue`, the rest ungrouped) and one
+/// branch run on another host after the main history: what the Parquet
+/// tables carry beside the points themselves.
+pub fn services_archive(root: &Path) -> Vec<String> {
+    let mut ids = showcase_archive(root);
+    std::fs::write(
+        root.join("perfdash.toml"),
+        "[endpoints.order-list]\nname = \"GET /api/orders\"\nservice = \"orders\"\n\n\
+         [endpoints.create-order]\nname = \"POST /api/orders\"\nthreshold_ratio = 1.25\n\
+         service = \"orders\"\n\n[endpoints.\"Order List\"]\nservice = \"catalogue\"\n",
+    )
+    .unwrap();
+    let branch_run = "2026-03-20T0300Z";
+    let run = root.join("runs").join(branch_run);
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("run.toml"),
+        "commit = \"f00ba47\"\nbranch = \"feature-x\"\n\n[environment]\nhost = \"perf-02\"\n",
+    )
+    .unwrap();
+    for (e, endpoint) in SHOWCASE_ENDPOINTS.iter().enumerate() {
+        let dir = run.join(endpoint);
+        std::fs::create_dir_all(&dir).unwrap();
+        for n in 1..=5 {
+            let p99 = (40.0 + 25.0 * e as f64) * (1.0 + n as f64 / 100.0);
+            std::fs::write(dir.join(format!("round-{n}.json")), k6_summary(p99)).unwrap();
+        }
+    }
+    ids.push(branch_run.to_string());
+    ids
+}
