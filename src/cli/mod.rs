@@ -169,7 +169,7 @@ pub enum Command {
     /// Compare two runs endpoint by endpoint (the release check).
     Compare(compare::CompareArgs),
     /// File one run's result files into the archive as a new run (the only command that writes there).
-    Record(record::RecordArgs),
+    Record(Box<record::RecordArgs>),
     /// Evaluate every alarm policy on generated histories (docs/detection.md).
     Eval(eval::EvalArgs),
 }
@@ -212,7 +212,7 @@ pub fn main() -> ExitCode {
         Command::Triage(args) => triage::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Eval(args) => eval::run(args),
-        Command::Record(args) => record::run(args),
+        Command::Record(args) => record::run(*args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

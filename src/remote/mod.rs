@@ -102,7 +102,10 @@ impl RemoteUrl {
             ));
         }
         let prefix = prefix.trim_matches('/');
-        if let Some(bad) = prefix.split('/').find(|p| !safe_segment(p)) {
+        if let Some(bad) = prefix
+            .split('/')
+            .find(|p| !prefix.is_empty() && !safe_segment(p))
+        {
             return Err(format!(
                 "s3://{rest}: the prefix may not hold '{bad}' (no empty, '.', '..' or hidden parts)"
             ));
