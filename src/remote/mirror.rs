@@ -448,3 +448,75 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     part.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(key: &str) -> (String, ObjectMeta) {
+        let meta = ObjectMeta {
+            location: Key::from(key),
+            last_modified: DateTime::<Utc>::UNIX_EPOCH,
+            size: 3,
+            e_tag: None,
+            version: None,
+        };
+        (key.to_string(), meta)
+    }
+
+    #[test]
+    fn runs_being_recorded_hidden_names_and_clashes_are_left_out() {
+        let url = RemoteUrl {
+            bucket: "b".into(),
+            prefix: "p".into(),
+        };
+        let mut report = SyncReport::default();
+        let kept = select(
+            &url,
+            [
+                "perfdash.toml",
+                "runs/a/orders/round-1.json",
+                "runs/a/.perfdash-record",
+                "runs/a/.perfdash-complete",
+                "runs/b/.perfdash-record",
+                "runs/b/orders/round-1.json",
+                "runs/c/orders/round-1.json",
+                "runs/c/.DS_Store",
+                "runs/d/orders",
+                "runs/d/orders/round-1.json",
+            ]
+            .map(meta)
+            .into(),
+            &mut report,
+        );
+        assert_eq!(
+            kept.keys().collect::<Vec<_>>(),
+            [
+                "perfdash.toml",
+                "runs/a/orders/round-1.json",
+                "runs/c/orders/round-1.json",
+                "runs/d/orders/round-1.json"
+            ]
+        );
+        assert_eq!(report.in_progress, ["b"]);
+        assert_eq!(
+            report.warnings,
+            ["s3://b/p/runs/d/orders: skipped: other objects are under it as a folder"]
+        );
+    }
+
+    #[test]
+    fn identities_compare_by_etag_when_both_have_one() {
+        let at = |s: i64| DateTime::<Utc>::from_timestamp(s, 0).unwrap();
+        let id = |size, t, etag: Option<&str>| ObjectIdentity {
+            size,
+            last_modified: at(t),
+            etag: etag.map(String::from),
+        };
+        assert!(id(3, 1, Some("x")).same(&id(3, 2, Some("x"))));
+        assert!(!id(3, 1, Some("x")).same(&id(3, 1, Some("y"))));
+        assert!(id(3, 1, None).same(&id(3, 1, Some("y"))));
+        assert!(!id(3, 1, None).same(&id(3, 2, None)));
+        assert!(!id(3, 1, None).same(&id(4, 1, None)));
+    }
+}
