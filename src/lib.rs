@@ -27,6 +27,7 @@ mod module_layers;
 pub mod pipeline;
 pub mod profile;
 pub mod record;
+pub mod remote;
 pub mod render;
 pub mod report;
 #[doc(hidden)]

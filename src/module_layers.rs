@@ -40,6 +40,8 @@ const LAYERS: &[&[&str]] = &[
     &["cache"],
     // The only code that reads the archive.
     &["ingest"],
+    // Archives on object storage: a local copy that ingest then reads.
+    &["remote"],
     &["analyse", "fuzzing"],
     &["eval", "render"],
     &["report", "write"],
@@ -356,6 +358,14 @@ const WRITERS: &[(&str, &str)] = &[
         "`record --profile-on-regression`: the new run's flame graph, renamed in, never over a file",
     ),
     ("fuzzing.rs", "a temporary file for the fuzz input"),
+    (
+        "remote/mirror.rs",
+        "the local copy of an archive on object storage, in its own cache folder",
+    ),
+    (
+        "remote/publish.rs",
+        "`record` into object storage: the archive's perfdash.toml into record's temporary archive",
+    ),
 ];
 
 #[test]

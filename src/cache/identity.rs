@@ -18,10 +18,12 @@
 //!   are at least [`SETTLED`] older than the build; the runs being written
 //!   right now are read by content every time.
 //!
-//! An archive kept as objects (issue 37: `--archive s3://…`) adds a variant
-//! holding what the object listing gives (ETag and size, or size and last
-//! modified): the run's identity, and everything keyed by it, then works
-//! unchanged. Ingest never looks behind this type: its listings
+//! An archive kept as objects (issue 37: `--archive s3://…`) is read through
+//! a local copy (`crate::remote::mirror`) whose files are rewritten only
+//! when their object's listed identity (ETag and size, or size and last
+//! modified) changes, so the local identities below serve it unchanged
+//! and the stored shape (and the cache's FORMAT) stays as it was. Ingest
+//! never looks behind this type: its listings
 //! (`ingest::layout`) hand each file over with its identity, and the only
 //! local-file parts are [`SourceIdentity::local`] and the settling rule.
 

@@ -52,8 +52,9 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
     // SIGINT/SIGTERM/SIGHUP remove what the build had written before the
     // process ends (see cleanup).
     crate::cleanup::install_signal_handlers()?;
+    let readable = args.archive.readable()?;
     let report = build(&BuildOptions {
-        archive: args.archive.dir.clone(),
+        archive: readable.dir.clone(),
         out: args.out.clone(),
         strict: args.strict,
         force: args.force,
@@ -155,8 +156,15 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
             ));
         }
         if args.verbose {
+            if let Some(summary) = readable.summary() {
+                say(&summary);
+            }
             say(&stage_times(&report.stages));
         }
+    }
+    if readable.warnings() > 0 {
+        // Objects left out of the copy are skipped inputs too.
+        return Ok(super::EXIT_FINDINGS);
     }
     Ok(build_exit_code(&report.diagnostics))
 }

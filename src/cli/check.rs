@@ -71,8 +71,9 @@ pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
 }
 
 pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
+    let readable = args.archive.readable()?;
     let gated = crate::pipeline::gate(&GateOptions {
-        archive: args.archive.dir,
+        archive: readable.dir.clone(),
         run: match args.run {
             Some(id) => RunSelector::Id(id),
             None => RunSelector::Latest,

@@ -38,7 +38,8 @@ pub enum CompareFormat {
 /// could be read is still printed and the files are named on stderr, but
 /// it cannot vouch for the run, so the exit code is 2.
 pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
-    let loaded = load_archive(&args.archive.dir)?;
+    let readable = args.archive.readable()?;
+    let loaded = load_archive(&readable.dir)?;
     let archive = &loaded.archive;
     let a = resolve_run(archive, &args.run_a)?;
     let b = resolve_run(archive, &args.run_b)?;

@@ -74,15 +74,76 @@ pub(crate) fn diagnostic_label(d: &crate::error::Diagnostic) -> &'static str {
     if d.is_warning() { "warning" } else { "note" }
 }
 
-/// `--archive DIR`, the one definition every subcommand that reads (or,
+/// `--archive DIR|URL`, the one definition every subcommand that reads (or,
 /// for `record`, adds to) an archive flattens in.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ArchiveArg {
-    /// The archive folder. Only `perfdash record` writes there (one new run
-    /// folder under runs/, created when missing); every other command only
-    /// reads it.
-    #[arg(long = "archive", value_name = "DIR", default_value = "archive")]
+    /// The archive: a folder, or `s3://bucket/prefix` on object storage
+    /// (docs/archive.md). Only `perfdash record` writes there (one new run
+    /// under runs/, created when missing); every other command only reads
+    /// it.
+    #[arg(long = "archive", value_name = "DIR|URL", default_value = "archive")]
+    pub location: crate::remote::ArchiveLocation,
+}
+
+/// The local folder a command reads an archive from.
+#[derive(Debug)]
+pub(crate) struct Readable {
+    /// The archive folder, or the local copy of an archive on object storage.
     pub dir: std::path::PathBuf,
+    /// For an archive on object storage: what bringing the copy up to date
+    /// did (the copy stays locked while this lives).
+    pub synced: Option<crate::remote::mirror::Synced>,
+}
+
+impl Readable {
+    /// Objects left out of the copy (each said on stderr already).
+    pub(crate) fn warnings(&self) -> usize {
+        self.synced.as_ref().map_or(0, |s| s.report.warnings.len())
+    }
+
+    /// `objects: …` for `--verbose`: what the sync did and the requests it made.
+    pub(crate) fn summary(&self) -> Option<String> {
+        let s = self.synced.as_ref()?;
+        let r = &s.report;
+        Some(format!(
+            "objects: {} in the copy, {} fetched, {} removed, {} run(s) being recorded left out; \
+             requests: {} list, {} get, {} bytes fetched",
+            r.objects,
+            r.fetched,
+            r.removed,
+            r.in_progress.len(),
+            r.requests.lists,
+            r.requests.gets,
+            r.requests.bytes_fetched
+        ))
+    }
+}
+
+impl ArchiveArg {
+    /// The folder to read: the archive itself, or for `s3://…` its local
+    /// copy brought up to date (`remote::mirror`), whose warnings (objects
+    /// left out, each named by its key) are said on stderr.
+    pub(crate) fn readable(&self) -> anyhow::Result<Readable> {
+        use crate::remote::{ArchiveLocation, Remote, mirror};
+        match &self.location {
+            ArchiveLocation::Local(dir) => Ok(Readable {
+                dir: dir.clone(),
+                synced: None,
+            }),
+            ArchiveLocation::Remote(url) => {
+                let remote = Remote::connect(url)?;
+                let synced = mirror::sync(&remote, &mirror::default_root(url)?)?;
+                for w in &synced.report.warnings {
+                    let _ = writeln!(std::io::stderr(), "warning: {}", crate::term::escape(w));
+                }
+                Ok(Readable {
+                    dir: synced.dir.clone(),
+                    synced: Some(synced),
+                })
+            }
+        }
+    }
 }
 
 /// Turns an archive of load-test runs into a static performance-review site.
@@ -108,7 +169,7 @@ pub enum Command {
     /// Compare two runs endpoint by endpoint (the release check).
     Compare(compare::CompareArgs),
     /// File one run's result files into the archive as a new run (the only command that writes there).
-    Record(record::RecordArgs),
+    Record(Box<record::RecordArgs>),
     /// Evaluate every alarm policy on generated histories (docs/detection.md).
     Eval(eval::EvalArgs),
 }
@@ -151,7 +212,7 @@ pub fn main() -> ExitCode {
         Command::Triage(args) => triage::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Eval(args) => eval::run(args),
-        Command::Record(args) => record::run(args),
+        Command::Record(args) => record::run(*args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

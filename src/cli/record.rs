@@ -11,7 +11,10 @@ use crate::error::Error;
 use crate::pipeline::GateOptions;
 use crate::record::profile::{ProfileOutcome, ProfileRequest, profile_if_regressed, take_profile};
 use crate::record::rounds::{parse_pause, run_rounds};
-use crate::record::{RecordRequest, ci, host_name, parse_set, preflight, record};
+use crate::record::{
+    RecordRequest, Recorded, ci, host_name, parse_set, preflight, record, request_id,
+};
+use crate::remote::{ArchiveLocation, Remote, publish};
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
@@ -140,8 +143,9 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
     if let Some((p, _)) = &profile {
         p.validate().map_err(crate::error::Error::Usage)?;
     }
+    let target = Target::of(&args.archive, profile.is_some())?;
     let mut request = RecordRequest {
-        archive: args.archive.dir.clone(),
+        archive: target.dir(),
         endpoint: args.endpoint.clone(),
         files: args.files,
         profiles: args.profiles,
@@ -154,6 +158,10 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
         now,
         force: args.force,
     };
+    if let Err(e) = target.refuse_existing(&request_id(&request)) {
+        print_errors(&[e]);
+        return Ok(EXIT_ERROR);
+    }
     let scratch = match args.rounds {
         Some(rounds) => match run_the_rounds(
             &args.command,
@@ -168,7 +176,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
         None => None,
     };
     request.sets.extend(args.sets);
-    let recorded = match record(&request) {
+    let recorded = match record(&request).and_then(|r| target.publish(r)) {
         Ok(recorded) => recorded,
         Err(errors) => {
             print_errors(&errors);
@@ -201,7 +209,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
         if recorded.rounds == 1 { "" } else { "s" },
         recorded.files,
         if recorded.files == 1 { "" } else { "s" },
-        crate::term::escape(&recorded.dir.display().to_string())
+        crate::term::escape(&target.show(&recorded))
     );
     // The id alone on stdout, for `RUN=$(perfdash record …)`. The run is
     // recorded whatever happens to stdout: the exit code says so, and a
@@ -215,7 +223,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
     }
     match (&profile, &args.endpoint) {
         (Some((p, when)), Some(endpoint)) => Ok(profile_step(
-            &args.archive.dir,
+            &request.archive,
             &recorded.id,
             &recorded.dir,
             endpoint,
@@ -223,6 +231,78 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
             *when,
         )),
         _ => Ok(EXIT_OK),
+    }
+}
+
+/// Where the run goes: a local archive, or an archive on object storage,
+/// for which the run is assembled in a temporary local archive (with the
+/// bucket's `perfdash.toml`, so files are read as build will read them)
+/// and then uploaded with conditional puts (`remote::publish`).
+enum Target {
+    Local(PathBuf),
+    Remote {
+        remote: Box<Remote>,
+        scratch: tempfile::TempDir,
+    },
+}
+
+impl Target {
+    fn of(archive: &super::ArchiveArg, profiled: bool) -> anyhow::Result<Target> {
+        match &archive.location {
+            ArchiveLocation::Local(dir) => Ok(Target::Local(dir.clone())),
+            ArchiveLocation::Remote(_) if profiled => Err(Error::Usage(
+                "--profile-on-regression and --profile-every-run need a local archive (not yet \
+                 supported on object storage); --profile files a profile with the run"
+                    .into(),
+            )
+            .into()),
+            ArchiveLocation::Remote(url) => {
+                let remote = Remote::connect(url)?;
+                let scratch = tempfile::Builder::new()
+                    .prefix("perfdash-record-")
+                    .tempdir()?;
+                publish::fetch_settings(&remote, scratch.path())?;
+                Ok(Target::Remote {
+                    remote: Box::new(remote),
+                    scratch,
+                })
+            }
+        }
+    }
+
+    /// The local archive `record` assembles the run in.
+    fn dir(&self) -> PathBuf {
+        match self {
+            Target::Local(dir) => dir.clone(),
+            Target::Remote { scratch, .. } => scratch.path().to_path_buf(),
+        }
+    }
+
+    fn refuse_existing(&self, id: &str) -> Result<(), Error> {
+        match self {
+            Target::Local(_) => Ok(()),
+            Target::Remote { remote, .. } => publish::refuse_existing(remote, id),
+        }
+    }
+
+    /// Uploads the run recorded locally, for an archive on object storage.
+    fn publish(&self, recorded: Recorded) -> Result<Recorded, Vec<Error>> {
+        match self {
+            Target::Local(_) => Ok(recorded),
+            Target::Remote { remote, .. } => {
+                publish::publish_run(remote, &recorded.dir, &recorded.id)
+                    .map(|_| recorded)
+                    .map_err(|e| vec![e])
+            }
+        }
+    }
+
+    /// Where the run went, for the message.
+    fn show(&self, recorded: &Recorded) -> String {
+        match self {
+            Target::Local(_) => recorded.dir.display().to_string(),
+            Target::Remote { remote, .. } => remote.url.show(&format!("runs/{}/", recorded.id)),
+        }
     }
 }
 

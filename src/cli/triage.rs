@@ -32,7 +32,8 @@ pub(super) fn run(args: TriageArgs) -> anyhow::Result<u8> {
             crate::error::Error::Usage(format!("--policy: {e}, or all"))
         })?]),
     };
-    let loaded = load_archive(&args.archive.dir)?;
+    let readable = args.archive.readable()?;
+    let loaded = load_archive(&readable.dir)?;
     let policies = asked.unwrap_or_else(|| vec![loaded.archive.settings.alarms.policy]);
     for d in &loaded.diagnostics {
         if d.path.starts_with(crate::ingest::triage::TRIAGE_DIR) {

@@ -33,11 +33,12 @@
 //!
 //! Above them nothing touches the file system, and nothing knows a file's
 //! `stat`: a run is known unchanged by the [`SourceIdentity`] of each of
-//! its files (`crate::cache::identity`). An object store lists with what
-//! shows an object unchanged (ETag, size, last modified), so a remote
-//! source is those four functions over its listing and GETs plus a
-//! `SourceIdentity` variant; the run records, the index and everything
-//! keyed by them stay as they are.
+//! its files (`crate::cache::identity`). An archive on object storage
+//! (`--archive s3://…`, issue 37) does not come through here: `crate::remote`
+//! keeps a local copy, fetches only the objects whose listed identity (ETag
+//! and size, or size and last modified) changed, and rewrites a file of the
+//! copy only then, so ingest reads the copy as any folder and the `stat`
+//! of its files moves exactly when an object changes.
 
 pub mod annotations;
 pub mod capacity;

@@ -1,0 +1,316 @@
+//! Archives on object storage (issue 37): `--archive s3://bucket/prefix`.
+//!
+//! Ingest reads a local folder and nothing else (`crate::ingest`); an
+//! archive on object storage is brought to a **local copy** first
+//! ([`mirror`]): the bucket prefix is listed (one listing per run prefix,
+//! in parallel), each object's identity from the listing (ETag and size
+//! where the listing gives an ETag, else size and last-modified time) is
+//! compared with the identity of the copy made of it last time, and only
+//! objects that are new or changed are fetched. A file of the copy is
+//! rewritten only when its object changed, so its `stat` — which the
+//! build cache keys runs by — changes exactly when the object does: a warm
+//! build over an unchanged bucket lists and fetches nothing else and reads
+//! every run from the cache.
+//!
+//! `record` writes a run with conditional puts only ([`publish`]): a
+//! claim object first (`If-None-Match: *`, so a second `record` of the same
+//! run id is refused), then every file, then a completion marker. A run
+//! prefix with a claim and no marker is being written (or its writer
+//! died) and is left out of every listing, so a build never reads half a
+//! run.
+//!
+//! The object store client is async; it runs on a small tokio runtime
+//! owned by [`Remote`] and nothing else in perfdash knows it.
+
+pub mod mirror;
+pub mod publish;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use object_store::ObjectStore;
+use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
+
+use crate::error::Error;
+
+/// The object `record` writes first into a run prefix: the run id is
+/// taken. Never part of the local copy.
+pub const CLAIM_OBJECT: &str = ".perfdash-record";
+/// The object `record` writes last: the run is complete. Never part of
+/// the local copy.
+pub const COMPLETE_OBJECT: &str = ".perfdash-complete";
+
+/// Where an archive lives: a local folder or a prefix in a bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArchiveLocation {
+    /// A folder on this machine.
+    Local(PathBuf),
+    /// `s3://bucket/prefix`.
+    Remote(RemoteUrl),
+}
+
+impl FromStr for ArchiveLocation {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.split_once("://") {
+            Some(("s3", rest)) => RemoteUrl::parse(rest).map(ArchiveLocation::Remote),
+            Some((scheme, _))
+                if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric()) =>
+            {
+                Err(format!(
+                    "{scheme}:// archives are not supported: give a folder or s3://bucket/prefix"
+                ))
+            }
+            _ if text.is_empty() => Err("an empty archive path".into()),
+            _ => Ok(ArchiveLocation::Local(PathBuf::from(text))),
+        }
+    }
+}
+
+impl fmt::Display for ArchiveLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArchiveLocation::Local(dir) => write!(f, "{}", dir.display()),
+            ArchiveLocation::Remote(url) => write!(f, "{url}"),
+        }
+    }
+}
+
+/// `s3://bucket/prefix`: the prefix without leading or trailing `/`
+/// (empty: the whole bucket).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteUrl {
+    pub bucket: String,
+    pub prefix: String,
+}
+
+impl RemoteUrl {
+    /// Parses what follows `s3://`.
+    fn parse(rest: &str) -> Result<RemoteUrl, String> {
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        let bucket_ok = !bucket.is_empty()
+            && bucket
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+        if !bucket_ok {
+            return Err(format!(
+                "s3://{rest}: '{bucket}' is not a bucket name (lowercase letters, digits, '-', '.')"
+            ));
+        }
+        let prefix = prefix.trim_matches('/');
+        if let Some(bad) = prefix
+            .split('/')
+            .find(|p| !prefix.is_empty() && !safe_segment(p))
+        {
+            return Err(format!(
+                "s3://{rest}: the prefix may not hold '{bad}' (no empty, '.', '..' or hidden parts)"
+            ));
+        }
+        Ok(RemoteUrl {
+            bucket: bucket.to_string(),
+            prefix: prefix.to_string(),
+        })
+    }
+
+    /// The full key of `relative` (a `/`-separated path inside the archive).
+    pub fn key(&self, relative: &str) -> String {
+        match (self.prefix.is_empty(), relative.is_empty()) {
+            (true, _) => relative.to_string(),
+            (false, true) => self.prefix.clone(),
+            (false, false) => format!("{}/{relative}", self.prefix),
+        }
+    }
+
+    /// `s3://bucket/<key of relative>`, as messages name an object.
+    pub fn show(&self, relative: &str) -> String {
+        format!("s3://{}/{}", self.bucket, self.key(relative))
+    }
+}
+
+impl fmt::Display for RemoteUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.show(""))
+    }
+}
+
+/// True for a part of a key that maps to a plain file or folder name:
+/// not empty, not `.` or `..`, not hidden, no `\` or NUL (the prefix
+/// and the copy never reach outside their folder).
+fn safe_segment(part: &str) -> bool {
+    !part.is_empty() && !part.starts_with('.') && !part.contains(['\\', '\0']) && part.len() <= 255
+}
+
+/// Requests made to the store, counted (shown by `build --verbose`, and
+/// what the tests check a warm build by).
+#[derive(Debug, Default)]
+pub struct RequestCounts {
+    pub lists: AtomicU64,
+    pub gets: AtomicU64,
+    pub puts: AtomicU64,
+    pub bytes_fetched: AtomicU64,
+}
+
+/// A plain copy of [`RequestCounts`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Requests {
+    pub lists: u64,
+    pub gets: u64,
+    pub puts: u64,
+    pub bytes_fetched: u64,
+}
+
+impl RequestCounts {
+    pub fn snapshot(&self) -> Requests {
+        Requests {
+            lists: self.lists.load(Ordering::Relaxed),
+            gets: self.gets.load(Ordering::Relaxed),
+            puts: self.puts.load(Ordering::Relaxed),
+            bytes_fetched: self.bytes_fetched.load(Ordering::Relaxed),
+        }
+    }
+
+    fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// A connection to one bucket prefix: the client, its runtime and the
+/// request counts.
+pub struct Remote {
+    pub url: RemoteUrl,
+    store: Arc<AmazonS3>,
+    runtime: tokio::runtime::Runtime,
+    pub counts: Arc<RequestCounts>,
+}
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Remote").field("url", &self.url).finish()
+    }
+}
+
+impl Remote {
+    /// Connects with the standard variables (`AWS_ENDPOINT_URL`,
+    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, …).
+    /// Plain `http://` is allowed only for a loopback endpoint or with
+    /// `AWS_ALLOW_HTTP=true`.
+    pub fn connect(url: &RemoteUrl) -> Result<Remote, Error> {
+        let builder = AmazonS3Builder::from_env().with_bucket_name(&url.bucket);
+        let endpoint = builder.get_config_value(&AmazonS3ConfigKey::Endpoint);
+        let allow_http = match endpoint.as_deref() {
+            Some(endpoint) if endpoint.starts_with("http://") => {
+                let explicit = std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v == "true");
+                if !explicit && !is_loopback(endpoint) {
+                    return Err(Error::Usage(format!(
+                        "{url}: the endpoint {endpoint} is plain http and not on this machine: \
+                         use https, or set AWS_ALLOW_HTTP=true to send credentials and data \
+                         unencrypted"
+                    )));
+                }
+                true
+            }
+            _ => false,
+        };
+        let store = builder
+            .with_allow_http(allow_http)
+            .build()
+            .map_err(|e| Error::Usage(format!("{url}: {e}")))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("perfdash-s3")
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                Error::Internal(format!("could not start the object store client: {e}"))
+            })?;
+        Ok(Remote {
+            url: url.clone(),
+            store: Arc::new(store),
+            runtime,
+            counts: Arc::default(),
+        })
+    }
+
+    /// An error about the object at `relative`, naming its URL.
+    fn error(&self, relative: &str, message: impl fmt::Display) -> Error {
+        Error::at(
+            Path::new(&self.url.show(relative)),
+            None,
+            message.to_string(),
+        )
+    }
+}
+
+/// True when `endpoint` (`http://host[:port][/…]`) names this machine.
+fn is_loopback(endpoint: &str) -> bool {
+    let rest = endpoint.trim_start_matches("http://");
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The store as a trait object, for the async helpers.
+fn dyn_store(remote: &Remote) -> Arc<dyn ObjectStore> {
+    remote.store.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_parse() {
+        assert_eq!(
+            "archive".parse::<ArchiveLocation>().unwrap(),
+            ArchiveLocation::Local(PathBuf::from("archive"))
+        );
+        assert_eq!(
+            "s3://perf-data/team/a/".parse::<ArchiveLocation>().unwrap(),
+            ArchiveLocation::Remote(RemoteUrl {
+                bucket: "perf-data".into(),
+                prefix: "team/a".into()
+            })
+        );
+        let url = RemoteUrl::parse("b").unwrap();
+        assert_eq!(url.key("runs/x"), "runs/x");
+        assert_eq!(url.to_string(), "s3://b/");
+        for bad in [
+            "s3://",
+            "s3://B/x",
+            "s3://b/../x",
+            "s3://b/a//c",
+            "s3://b/.git",
+            "gs://b/x",
+        ] {
+            assert!(bad.parse::<ArchiveLocation>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_loopback_endpoints_are_loopback() {
+        for yes in [
+            "http://127.0.0.1:9000",
+            "http://localhost",
+            "http://[::1]:80/x",
+        ] {
+            assert!(is_loopback(yes), "{yes}");
+        }
+        for no in [
+            "http://10.0.0.1:9000",
+            "http://minio.internal",
+            "http://127.0.0.1.nip.io",
+        ] {
+            assert!(!is_loopback(no), "{no}");
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! `--archive s3://…` against a real S3-compatible server: `s3s-fs`
+//! (0.14.1, `cargo install s3s-fs --version 0.14.1 --features binary`)
+//! started on a loopback port for each test, storing each object as a file
+//! under a temporary folder. Without the binary these tests say they are
+//! skipped; with `CI` set they fail, because CI must really run them
+//! (`.ci/run` installs it).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path as Key;
+use object_store::{ObjectStoreExt, PutPayload};
+
+const BUCKET: &str = "perf";
+const PREFIX: &str = "team/a";
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// `s3s-fs` on PATH, or why the tests cannot run here.
+fn s3s_fs() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("s3s-fs"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        let why =
+            "s3s-fs is not installed (cargo install s3s-fs --version 0.14.1 --features binary)";
+        assert!(!in_ci(), "{why}: CI must run the object storage tests");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
+/// A running s3s-fs with its root folder and the bucket made; stopped
+/// when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    root: tempfile::TempDir,
+    /// `XDG_CACHE_HOME` of the perfdash runs: where the local copy goes.
+    cache: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(binary: &Path) -> Server {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join(BUCKET)).unwrap();
+        for _ in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut child = Command::new(binary)
+                .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+                .args(["--access-key", "AK", "--secret-key", "SK"])
+                .arg(root.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            for _ in 0..100 {
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Server {
+                        child,
+                        port,
+                        root,
+                        cache: tempfile::tempdir().unwrap(),
+                    };
+                }
+                if child.try_wait().unwrap().is_some() {
+                    break; // the port was taken meanwhile: another one
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("s3s-fs did not start");
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn url(&self) -> String {
+        format!("s3://{BUCKET}/{PREFIX}")
+    }
+
+    fn perfdash(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_perfdash"));
+        cmd.env("AWS_ENDPOINT_URL", self.endpoint())
+            .env("AWS_ACCESS_KEY_ID", "AK")
+            .env("AWS_SECRET_ACCESS_KEY", "SK")
+            .env("AWS_REGION", "us-east-1")
+            .env_remove("AWS_ALLOW_HTTP")
+            .env("XDG_CACHE_HOME", self.cache.path())
+            .env("PERFDASH_NOW", "2026-04-01T00:00:00Z");
+        cmd
+    }
+
+    /// Puts every file under `dir` as `<PREFIX>/<relative path>`.
+    fn upload(&self, dir: &Path, under: &str) {
+        let store = AmazonS3Builder::new()
+            .with_endpoint(self.endpoint())
+            .with_allow_http(true)
+            .with_bucket_name(BUCKET)
+            .with_access_key_id("AK")
+            .with_secret_access_key("SK")
+            .with_region("us-east-1")
+            .build()
+            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for (relative, bytes) in common::tree(dir) {
+            let key = format!("{PREFIX}/{under}{relative}");
+            runtime
+                .block_on(store.put(&Key::from(key), PutPayload::from(bytes)))
+                .unwrap();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `(lists, gets)` from `build --verbose`'s `requests:` line.
+fn requests(out: &Output) -> (u64, u64) {
+    let text = stderr(out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("objects: "))
+        .unwrap_or_else(|| panic!("no objects: line in\n{text}"));
+    let after = line.split("requests: ").nth(1).unwrap();
+    let numbers: Vec<u64> = after
+        .split(", ")
+        .map(|part| part.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    (numbers[0], numbers[1])
+}
+
+fn build(server: &Server, archive: &str, out: &Path) -> Output {
+    let out = server
+        .perfdash()
+        .args(["build", "--verbose", "--archive", archive, "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+/// The site's files, without the one that says when it was built.
+fn site(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    common::tree(dir)
+}
+
+/// Adds one run (`2026-03-30T0300Z`, two endpoints) to a local archive.
+fn add_run(archive: &Path) -> PathBuf {
+    let run = archive.join("runs/2026-03-30T0300Z");
+    for endpoint in ["orders", "inventory"] {
+        std::fs::create_dir_all(run.join(endpoint)).unwrap();
+        for n in 1..=5 {
+            std::fs::write(
+                run.join(endpoint).join(format!("round-{n}.json")),
+                common::k6_summary(if endpoint == "orders" { 101.0 } else { 40.0 }),
+            )
+            .unwrap();
+        }
+    }
+    run
+}
+
+#[test]
+fn build_from_s3_is_the_local_build_and_a_warm_build_fetches_only_the_new_run() {
+    let Some(binary) = s3s_fs() else { return };
+    let server = Server::start(&binary);
+    let work = tempfile::tempdir().unwrap();
+    let local = work.path().join("archive");
+    common::story_archive(&local);
+    server.upload(&local, "");
+    let objects = common::tree(&local).len() as u64;
+
+    let cold = build(&server, &server.url(), &work.path().join("site-s3"));
+    build(
+        &server,
+        local.to_str().unwrap(),
+        &work.path().join("site-local"),
+    );
+    assert_eq!(
+        site(&work.path().join("site-s3")),
+        site(&work.path().join("site-local")),
+        "the same pages from s3:// as from the local copy"
+    );
+    let (lists, gets) = requests(&cold);
+    assert_eq!(gets, objects, "a cold build fetches every object once");
+    // The top level, runs/, then one listing per run prefix.
+    assert_eq!(lists, 2 + 14);
+
+    let warm = build(&server, &server.url(), &work.path().join("site-s3"));
+    assert_eq!(requests(&warm), (2 + 14, 0), "warm: lists only");
+
+    let run = add_run(&local);
+    server.upload(&run, "runs/2026-03-30T0300Z/");
+    let plus_one = build(&server, &server.url(), &work.path().join("site-s3"));
+    assert_eq!(
+        requests(&plus_one),
+        (2 + 15, common::tree(&run).len() as u64),
+        "after one new run: only its objects are fetched"
+    );
+    build(
+        &server,
+        local.to_str().unwrap(),
+        &work.path().join("site-local"),
+    );
+    assert_eq!(
+        site(&work.path().join("site-s3")),
+        site(&work.path().join("site-local"))
+    );
+    let text = stderr(&plus_one);
+    assert!(text.contains("15 runs"), "{text}");
+}
+
+/// The files `record` files: five k6 summaries.
+fn round_files(dir: &Path) -> Vec<PathBuf> {
+    (1..=5)
+        .map(|n| {
+            let path = dir.join(format!("round-{n}.json"));
+            std::fs::write(&path, common::k6_summary(100.0 + n as f64)).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// `perfdash record` of `files` as run `id` (`2026-03-31THH00Z`), started
+/// at the time its id says.
+fn record(server: &Server, id: &str, files: &[PathBuf]) -> Command {
+    let started = format!("2026-03-31T{}:00:00Z", &id[11..13]);
+    let mut cmd = server.perfdash();
+    cmd.args(["record", "--archive", &server.url(), "--endpoint", "orders"])
+        .args(["--started-at", &started, "--id", id])
+        .args(files);
+    cmd
+}
+
+#[test]
+fn two_records_of_one_run_id_exactly_one_succeeds_and_a_second_is_refused() {
+    let Some(binary) = s3s_fs() else { return };
+    let server = Server::start(&binary);
+    let work = tempfile::tempdir().unwrap();
+    let local = work.path().join("archive");
+    common::story_archive(&local);
+    server.upload(&local, "");
+    let files = round_files(work.path());
+
+    let id = "2026-03-31T0300Z";
+    let racers: Vec<Child> = (0..2)
+        .map(|_| {
+            record(&server, id, &files)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<Output> = racers
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let won: Vec<&Output> = outs.iter().filter(|o| o.status.success()).collect();
+    assert_eq!(
+        won.len(),
+        1,
+        "exactly one record wins:\n{}\n---\n{}",
+        stderr(&outs[0]),
+        stderr(&outs[1])
+    );
+    let lost = outs.iter().find(|o| !o.status.success()).unwrap();
+    assert_eq!(lost.status.code(), Some(2));
+    let why = stderr(lost);
+    assert!(
+        why.contains(&format!("s3://{BUCKET}/{PREFIX}/runs/{id}/"))
+            && why.contains("never replaced"),
+        "{why}"
+    );
+    assert_eq!(String::from_utf8_lossy(&won[0].stdout).trim(), id);
+
+    // Once recorded, a second record of the id is refused, naming the key.
+    let again = record(&server, id, &files).output().unwrap();
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains(&format!("runs/{id}/")),
+        "{}",
+        stderr(&again)
+    );
+
+    // The bucket holds the run once, complete, and build reads it.
+    let stored = server
+        .root
+        .path()
+        .join(BUCKET)
+        .join(PREFIX)
+        .join("runs")
+        .join(id);
+    assert!(stored.join(".perfdash-complete").is_file());
+    let out = build(&server, &server.url(), &work.path().join("site"));
+    assert!(stderr(&out).contains("15 runs"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_build_never_reads_a_run_being_recorded() {
+    let Some(binary) = s3s_fs() else { return };
+    let server = Server::start(&binary);
+    let work = tempfile::tempdir().unwrap();
+    let local = work.path().join("archive");
+    common::story_archive(&local);
+    server.upload(&local, "");
+
+    // A record that has claimed its run and written part of it (as one
+    // that is still uploading, or died): left out.
+    let partial = work.path().join("partial");
+    let run = add_run(&partial);
+    std::fs::write(run.join(".perfdash-record"), "perfdash record\n").unwrap();
+    std::fs::remove_file(run.join("orders/round-5.json")).unwrap();
+    server.upload(&partial, "");
+    let site = work.path().join("site");
+    let out = build(&server, &server.url(), &site);
+    let text = stderr(&out);
+    assert!(text.contains("14 runs"), "{text}");
+    assert!(text.contains("1 run(s) being recorded left out"), "{text}");
+
+    // Meanwhile real records run while builds read: every build sees
+    // each run whole (5 rounds of orders) or not at all.
+    let files = round_files(work.path());
+    let recorder = {
+        let ids: Vec<String> = (10..16).map(|h| format!("2026-03-31T{h}00Z")).collect();
+        let cmds: Vec<Command> = ids.iter().map(|id| record(&server, id, &files)).collect();
+        std::thread::spawn(move || {
+            for mut cmd in cmds {
+                let out = cmd.output().unwrap();
+                assert!(out.status.success(), "{}", stderr(&out));
+            }
+        })
+    };
+    let mut seen = Vec::new();
+    while !recorder.is_finished() {
+        let out = build(&server, &server.url(), &site);
+        let copy = std::fs::read_dir(server.cache.path().join("perfdash/objects"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+            .join("archive/runs");
+        for entry in std::fs::read_dir(&copy).unwrap() {
+            let dir = entry.unwrap().path();
+            if dir.ends_with("2026-03-30T0300Z") {
+                panic!("the partial run was read");
+            }
+            if dir
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("2026-03-31")
+            {
+                let rounds = std::fs::read_dir(dir.join("orders")).unwrap().count();
+                assert_eq!(rounds, 5, "{} read half-written", dir.display());
+            }
+        }
+        seen.push(stderr(&out));
+    }
+    recorder.join().unwrap();
+    let out = build(&server, &server.url(), &site);
+    assert!(stderr(&out).contains("20 runs"), "{}", stderr(&out));
+    assert!(!seen.is_empty());
+}
+
+#[test]
+fn plain_http_is_refused_off_loopback_and_unsafe_keys_are_named() {
+    let Some(binary) = s3s_fs() else { return };
+    let server = Server::start(&binary);
+    let out = server
+        .perfdash()
+        .env("AWS_ENDPOINT_URL", "http://192.0.2.1:9000")
+        .args(["check", "--archive", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("plain http"), "{}", stderr(&out));
+
+    // An object too large for the archive's limits is not fetched, and
+    // the warning names its key.
+    let work = tempfile::tempdir().unwrap();
+    let local = work.path().join("archive");
+    common::story_archive(&local);
+    std::fs::write(
+        local.join("perfdash.toml"),
+        "[limits]\nmax_decompressed_bytes = 1048576\n",
+    )
+    .unwrap();
+    let big = local.join("runs/2026-03-02T0300Z/orders/round-9.json");
+    std::fs::write(&big, vec![b' '; 2 << 20]).unwrap();
+    server.upload(&local, "");
+    let out = server
+        .perfdash()
+        .args(["build", "--archive", &server.url(), "--out"])
+        .arg(work.path().join("site"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "s3://{BUCKET}/{PREFIX}/runs/2026-03-02T0300Z/orders/round-9.json: not read"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
