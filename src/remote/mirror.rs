@@ -230,27 +230,34 @@ async fn list_archive(
             prefixes.push(prefix);
         }
     }
+    let strip = if url.prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", url.prefix)
+    };
     let nested: Vec<Vec<ObjectMeta>> = futures_util::stream::iter(prefixes)
         .map(|prefix| {
             let store = store.clone();
             let counts = counts.clone();
+            // Errors name the prefix relative to the archive (the message
+            // puts the archive's own URL in front of it).
+            let relative = prefix
+                .as_ref()
+                .strip_prefix(&strip)
+                .unwrap_or(prefix.as_ref())
+                .to_string();
             async move {
                 RequestCounts::add(&counts.lists, 1);
                 store
                     .list(Some(&prefix))
                     .try_collect::<Vec<_>>()
                     .await
-                    .map_err(|e| (prefix.to_string(), e))
+                    .map_err(|e| (relative, e))
             }
         })
         .buffer_unordered(PARALLEL)
         .try_collect()
         .await?;
-    let strip = if url.prefix.is_empty() {
-        String::new()
-    } else {
-        format!("{}/", url.prefix)
-    };
     Ok(objects
         .into_iter()
         .chain(nested.into_iter().flatten())
