@@ -404,6 +404,33 @@ fn plain_http_is_refused_off_loopback_and_unsafe_keys_are_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("plain http"), "{}", stderr(&out));
 
+    // A prefix with nothing under it (a typo): the error names the URL,
+    // not the empty local copy's folder.
+    let out = server
+        .perfdash()
+        .args([
+            "build",
+            "--archive",
+            &format!("s3://{BUCKET}/no-such-prefix"),
+        ])
+        .arg("--out")
+        .arg(server.cache.path().join("site-typo"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "s3://{BUCKET}/no-such-prefix: no objects under this prefix"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("perfdash/objects"),
+        "{}",
+        stderr(&out)
+    );
+
     // An object too large for the archive's limits is not fetched, and
     // the warning names its key.
     let work = tempfile::tempdir().unwrap();

@@ -118,7 +118,16 @@ pub fn sync(remote: &Remote, root: &Path) -> Result<Synced, Error> {
             remote.url.clone(),
             remote.counts.clone(),
         ))
-        .map_err(|(relative, e)| remote.error(&relative, format!("could not list: {e}")))?;
+        .map_err(|(relative, e)| remote.error(&relative, super::listing_failed(&e)))?;
+    if listed.is_empty() {
+        // Said here, naming the URL: otherwise the empty copy's own folder
+        // would be the archive "with no runs/ folder".
+        return Err(remote.error(
+            "",
+            "no objects under this prefix: check the bucket and prefix (an archive keeps its \
+             runs under <prefix>/runs/, docs/archive.md)",
+        ));
+    }
     let wanted = select(&remote.url, listed, &mut report);
     let manifest_path = root.join("objects.json");
     let mut manifest: BTreeMap<String, ObjectIdentity> = std::fs::read(&manifest_path)

@@ -245,6 +245,23 @@ impl Remote {
     }
 }
 
+/// "could not list: …", with a hint when the store found no credentials:
+/// without `AWS_ACCESS_KEY_ID` the client asks the instance metadata
+/// service, and its refusal alone ("PUT http://169.254.169.254/…") does not
+/// say that the variables were missing.
+fn listing_failed(e: &object_store::Error) -> String {
+    let text = e.to_string();
+    let no_keys = std::env::var_os("AWS_ACCESS_KEY_ID").is_none();
+    if no_keys && text.contains("169.254.169.254") {
+        format!(
+            "could not list: no credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not \
+             set and the instance metadata service gave none ({text})"
+        )
+    } else {
+        format!("could not list: {text}")
+    }
+}
+
 /// True when `endpoint` (`http://host[:port][/…]`) names this machine.
 fn is_loopback(endpoint: &str) -> bool {
     let rest = endpoint.trim_start_matches("http://");
