@@ -78,18 +78,34 @@ pub fn publish_run(remote: &Remote, run_dir: &Path, id: &str) -> Result<usize, E
     collect(run_dir, run_dir, &mut files).map_err(|e| Error::io(run_dir, e))?;
     let run = format!("runs/{id}");
     let claim = format!("{run}/{CLAIM_OBJECT}");
-    let started = format!("perfdash record of run {id}\n");
-    create(remote, &claim, started.into_bytes()).map_err(|e| match e {
-        Created::Exists => remote.error(
-            &claim,
+    // The claim names this record alone (process, time), and is read back:
+    // a store whose conditional put checks and then writes (s3s-fs keeps
+    // each object as a file) can let two racing claims through, and then
+    // only the one stored last is this record's.
+    let started = format!(
+        "perfdash record of run {id}\nby {} at {}\n",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let under_way = |key: &str| {
+        remote.error(
+            key,
             "this run exists already (or another record of it is under way) and is never \
              replaced: give another id with --id; nothing was recorded",
-        ),
+        )
+    };
+    create(remote, &claim, started.clone().into_bytes()).map_err(|e| match e {
+        Created::Exists => under_way(&claim),
         Created::Failed(why) => remote.error(
             &claim,
             format!("could not write: {why}; nothing was recorded"),
         ),
     })?;
+    if read_back(remote, &claim).as_deref() != Some(started.as_bytes()) {
+        return Err(under_way(&claim));
+    }
     let store = dyn_store(remote);
     let counts = remote.counts.clone();
     let url = remote.url.clone();
@@ -101,17 +117,29 @@ pub fn publish_run(remote: &Remote, run_dir: &Path, id: &str) -> Result<usize, E
                 let key = url.key(&format!("{run}/{relative}"));
                 let path = run_dir.join(&relative);
                 async move {
-                    let bytes =
-                        std::fs::read(&path).map_err(|e| (relative.clone(), e.to_string()))?;
+                    let bytes = std::fs::read(&path)
+                        .map_err(|e| (relative.clone(), e.to_string(), false))?;
                     put_create(&*store, &counts, &key, bytes)
                         .await
-                        .map_err(|e| (relative, e.to_string()))
+                        .map_err(|e| {
+                            let exists = matches!(e, object_store::Error::AlreadyExists { .. });
+                            (relative, e.to_string(), exists)
+                        })
                 }
             })
             .buffer_unordered(PARALLEL)
             .try_collect::<Vec<()>>(),
     );
-    if let Err((relative, why)) = uploaded {
+    if let Err((relative, why, exists)) = uploaded {
+        if exists {
+            // Another record of this id got past the claim too (see above)
+            // and wrote this file first: it is the one to finish the run.
+            return Err(remote.error(
+                &format!("{run}/{relative}"),
+                "exists already: another record of this run is under way and it is never \
+                 replaced; this record stops here",
+            ));
+        }
         return Err(remote.error(
             &format!("{run}/{relative}"),
             format!(
@@ -133,6 +161,19 @@ pub fn publish_run(remote: &Remote, run_dir: &Path, id: &str) -> Result<usize, E
         )
     })?;
     Ok(files.len())
+}
+
+/// The stored bytes of `relative`, or `None` when it cannot be read.
+fn read_back(remote: &Remote, relative: &str) -> Option<Vec<u8>> {
+    let store = dyn_store(remote);
+    RequestCounts::add(&remote.counts.gets, 1);
+    remote.runtime.block_on(async {
+        let got = store
+            .get_opts(&Key::from(remote.url.key(relative)), Default::default())
+            .await
+            .ok()?;
+        got.bytes().await.ok().map(|b| b.to_vec())
+    })
 }
 
 /// Why a conditional put did not create its object.
