@@ -12,17 +12,6 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use serde_json::{Value, json};
 
-/// What `perfdash build` does (the archive's one unreadable file is a
-/// warning, not an error).
-fn build(archive: &Path, out: &Path) {
-    perfdash::pipeline::build(&perfdash::pipeline::BuildOptions {
-        archive: archive.to_path_buf(),
-        out: out.to_path_buf(),
-        ..Default::default()
-    })
-    .unwrap();
-}
-
 /// A table's rows as JSON objects (timestamps as analysis.json writes
 /// them), and its footer's key-value metadata.
 fn read_table(
@@ -90,7 +79,7 @@ fn the_tables_hold_what_analysis_json_holds() {
     let archive = tmp.path().join("archive");
     common::site_archives::services_archive(&archive);
     let site = tmp.path().join("site");
-    build(&archive, &site);
+    common::build_site(&archive, &site);
     let doc: Value =
         serde_json::from_slice(&std::fs::read(site.join("data/analysis.json")).unwrap()).unwrap();
     let runs: BTreeMap<&str, &Value> = doc["runs"]

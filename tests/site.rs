@@ -15,15 +15,6 @@ use perfdash::render::{render_site, slug};
 use proptest::prelude::*;
 use serde_json::Value;
 
-fn build(archive: &Path, out: &Path) {
-    perfdash::pipeline::build(&perfdash::pipeline::BuildOptions {
-        archive: archive.to_path_buf(),
-        out: out.to_path_buf(),
-        ..Default::default()
-    })
-    .unwrap();
-}
-
 fn read(site: &Path, page: &str) -> String {
     std::fs::read_to_string(site.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"))
 }
@@ -64,7 +55,7 @@ fn colliding_names_get_distinct_stable_urls_end_to_end() {
     let archive = tmp.path().join("archive");
     showcase_archive(&archive);
     let site = tmp.path().join("site");
-    build(&archive, &site);
+    common::build_site(&archive, &site);
 
     let doc: Value = serde_json::from_str(&read(&site, "data/analysis.json")).unwrap();
     let endpoint_slugs: BTreeMap<String, String> = doc["endpoints"]
@@ -166,7 +157,7 @@ fn colliding_names_get_distinct_stable_urls_end_to_end() {
 
     // The same archive built again (in another folder) gives the same URLs.
     let again = tmp.path().join("again");
-    build(&archive, &again);
+    common::build_site(&archive, &again);
     let names =
         |dir: &Path| -> Vec<String> { common::tree(dir).into_iter().map(|(p, _)| p).collect() };
     assert_eq!(names(&site), names(&again));
@@ -584,7 +575,7 @@ fn the_history_page_lists_change_points_newest_first() {
         .unwrap();
     }
     let out = tmp.path().join("site");
-    build(&archive, &out);
+    common::build_site(&archive, &out);
     let html = read(&out, "history.html");
     let json: Value = serde_json::from_str(&read(&out, "data/analysis.json")).unwrap();
 
@@ -681,7 +672,7 @@ fn alarms_carry_their_evidence_in_the_data_and_on_the_pages() {
     let archive = tmp.path().join("archive");
     common::story_archive(&archive);
     let out = tmp.path().join("site");
-    build(&archive, &out);
+    common::build_site(&archive, &out);
     let json: Value = serde_json::from_str(&read(&out, "data/analysis.json")).unwrap();
     let alarm = json["alarms"]
         .as_array()

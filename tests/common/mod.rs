@@ -156,3 +156,14 @@ pub fn edit_title_keeping_mtime(page: &Path) {
     let mtime = std::fs::metadata(page).unwrap().modified().unwrap();
     write_with_mtime(page, edited, mtime);
 }
+
+/// What `perfdash build` does, through the library, with default options
+/// (a warning is not an error).
+pub fn build_site(archive: &Path, out: &Path) {
+    perfdash::pipeline::build(&perfdash::pipeline::BuildOptions {
+        archive: archive.to_path_buf(),
+        out: out.to_path_buf(),
+        ..Default::default()
+    })
+    .unwrap();
+}
