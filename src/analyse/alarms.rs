@@ -451,7 +451,6 @@ fn date_episodes(episodes: &mut [Episode], levels: &Levels) {
     // change (a noise run, a GC-heavy run, an earlier step's runs).
     let mut earlier_over: Vec<usize> = Vec::new();
     for (k, ep) in episodes.iter_mut().enumerate() {
-        let lo = floor.max(ep.candidate.saturating_sub(ONSET_LOOKBACK));
         let horizon = ep.candidate + ONSET_LOOKAHEAD;
         let own = ep
             .over
@@ -459,9 +458,18 @@ fn date_episodes(episodes: &mut [Episode], levels: &Levels) {
             .filter(|&&i| i <= horizon)
             .rev()
             .find_map(|&i| levels.onsets.get(i).copied().flatten());
+        // A change the policy dated itself (a change point) may lie more
+        // than ONSET_LOOKBACK before the first run over the line: a quiet
+        // step can take a dozen runs to be judged over. The split then
+        // reads the runs around that date, not only the last
+        // ONSET_LOOKBACK runs, which would all be at the new level (and
+        // split on its noise).
+        let earliest = own.map_or(ep.candidate, |own| own.min(ep.candidate));
+        let lo = floor.max(earliest.saturating_sub(ONSET_LOOKBACK));
         let next = candidates.get(k + 1).copied().unwrap_or(usize::MAX);
         let split = split_onset(
             ep.candidate,
+            earliest.saturating_sub(ONSET_LOOKBACK),
             floor,
             horizon.min(next.saturating_sub(1)),
             &earlier_over,
@@ -525,20 +533,22 @@ pub const ONSET_LOOKAHEAD: usize = 5;
 
 /// The onset [`rise_split`] finds for an episode whose first run over the
 /// line is `candidate`: at or after `floor` (after the previous episode),
-/// among the measured runs from [`ONSET_LOOKBACK`] before the candidate to
-/// `hi`, leaving out the runs over the line in earlier episodes (`skip`).
+/// among the measured runs from `from` (at most [`ONSET_LOOKBACK`] before
+/// the candidate; earlier for a change the policy dated itself) to `hi`, leaving out the runs over the line in earlier episodes (`skip`).
 /// The old level may be read before `floor`: a noise run just before a
 /// step ends its own episode, and the step still has an old level to be
 /// compared with.
 fn split_onset(
     candidate: usize,
+    from: usize,
     floor: usize,
     hi: usize,
     skip: &[usize],
     levels: &Levels,
 ) -> Option<usize> {
     let measured = |i: usize| levels.medians.get(i).copied().flatten();
-    let positions: Vec<usize> = (candidate.saturating_sub(ONSET_LOOKBACK)..=hi.max(candidate))
+    let from = from.min(candidate.saturating_sub(ONSET_LOOKBACK));
+    let positions: Vec<usize> = (from..=hi.max(candidate))
         .filter(|&i| measured(i).is_some() && !skip.contains(&i))
         .collect();
     // The candidate's position; after a candidate that measured the

@@ -152,6 +152,54 @@ fn an_episode_opened_by_a_neighbour_run_is_dated_at_the_endpoints_own_run() {
     assert_eq!(eps, [(1, 2)]);
 }
 
+/// A quiet step that the `changepoint` policy judged over only 14 runs
+/// after its change point (more than `ONSET_LOOKBACK`): dated at the
+/// change point, where the runs show the step, not at a split of the new
+/// level's own noise among the last runs before the first one over the
+/// line (before the fix, run 17, where the new level ticks up 3%).
+#[test]
+fn a_change_point_far_before_the_first_run_over_the_line_dates_the_alarm() {
+    use Judgement::{Over as O, Within as W};
+    let s = AlarmSettings::default();
+    let (change, candidate, len) = (10, 24, 30);
+    let medians: Vec<Option<f64>> = (0..len)
+        .map(|i| {
+            let wobble = if i % 2 == 0 { 0.5 } else { -0.5 };
+            Some(
+                wobble
+                    + if i < change {
+                        100.0
+                    } else if i < 17 {
+                        108.0
+                    } else {
+                        111.0
+                    },
+            )
+        })
+        .collect();
+    let ratios: Vec<Option<f64>> = (0..len)
+        .map(|i| Some(if i < candidate { 1.0 } else { 1.2 }))
+        .collect();
+    let judgements: Vec<Judgement> = (0..len)
+        .map(|i| if i < candidate { W } else { O })
+        .collect();
+    let levels = Levels {
+        ratios,
+        threshold_ratio: 1.15,
+        medians,
+        onsets: (0..len)
+            .map(|i| (i >= candidate).then_some(change))
+            .collect(),
+        environment: vec![false; len],
+    };
+    let eps: Vec<(usize, usize)> = episodes(&judgements, &levels, &s)
+        .iter()
+        .map(|e| (e.candidate, e.onset))
+        .collect();
+    assert_eq!(eps, [(candidate, change)]);
+    assert!(candidate - change > ONSET_LOOKBACK);
+}
+
 #[test]
 fn state_machine_rules() {
     use Judgement::{NotJudged as N, Over as O, Within as W};
