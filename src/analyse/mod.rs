@@ -103,6 +103,24 @@ impl Analysis {
             .count()
     }
 
+    /// How many endpoints measured before the latest run are missing from
+    /// it: not judged, so the overview never reads "no regressions" for
+    /// them (the gate's rule for `missing`, `gate::check`).
+    pub fn latest_run_missing(&self) -> usize {
+        let Some(latest) = self.latest_run() else {
+            return 0;
+        };
+        self.endpoints
+            .iter()
+            .filter(|e| {
+                e.points
+                    .first()
+                    .is_some_and(|p| p.started_at < latest.started_at)
+                    && !e.points.iter().any(|p| p.run == latest.id)
+            })
+            .count()
+    }
+
     /// The latest run whose time can be trusted (see
     /// [`Archive::latest_run`]): what every page and `check --latest`
     /// call the latest run.

@@ -132,10 +132,14 @@ fn latency_problems(analysis: &Analysis, from: DateTime<Utc>, to: DateTime<Utc>)
                 endpoint: a.endpoint.clone(),
                 first_bad_run: a.run.clone(),
                 since: a.started_at,
-                last_good_run: a
-                    .candidate_index
-                    .checked_sub(1)
-                    .map(|i| e.points[i].run.clone()),
+                // The alarm's own suspect range (the alarm row and the
+                // run pages show it): from the last run that measured the
+                // old level to the alarm's first run, which is earlier
+                // than the first run over the line when the change came
+                // in within the line (`Episode::onset`).
+                last_good_run: (a.onset_index < e.points.len())
+                    .then(|| super::evidence::SuspectRange::before(&e.points, a.onset_index))
+                    .and_then(|range| range.last_old_run),
                 runs: upto.iter().filter(|&&i| i >= a.candidate_index).count(),
                 first_ratio: a.ratio,
                 ratio: latest.ratio,

@@ -73,6 +73,8 @@ pub struct IndexPage {
     pub latest_regressions: usize,
     /// Endpoints whose latest run failed.
     pub latest_failed: usize,
+    /// Endpoints measured before and missing from the latest run.
+    pub latest_missing: usize,
     /// "environment suspect: …" when the latest run is, else empty.
     pub latest_environment: String,
     pub settings_line: String,
@@ -248,6 +250,7 @@ pub fn overview_page(
         latest_run: latest_run.map(|r| ctx.run_label(&r.id, "", None)),
         latest_regressions,
         latest_failed: analysis.latest_run_failures(),
+        latest_missing: analysis.latest_run_missing(),
         latest_environment: latest_run.map(environment_mark).unwrap_or_default(),
         endpoint_count: all.iter().filter(|e| e.latest().is_some()).count(),
         rows,
@@ -269,4 +272,31 @@ pub fn overview_page(
         untrusted: ctx.untrusted_runs("", None),
     };
     Ok(("index.html".to_string(), render(&index, "index.html")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analyse::analyse;
+    use crate::render::render_site;
+    use crate::test_support;
+
+    /// The latest run measured one of three endpoints, and that one
+    /// failed: the headline says so, and never only "no regressions".
+    #[test]
+    fn the_headline_counts_endpoints_the_latest_run_did_not_measure() {
+        let runs: Vec<Vec<f64>> = (0..10).map(|i| vec![100.0 + (i % 3) as f64; 5]).collect();
+        let mut archive =
+            test_support::archive_of(&[("a", runs.clone()), ("b", runs.clone()), ("c", runs)]);
+        test_support::fail_rounds(&mut archive, 9, "a");
+        archive.runs[9].endpoints.remove("b");
+        archive.runs[9].endpoints.remove("c");
+        let site = render_site(&analyse(&archive, vec![])).unwrap();
+        let index = String::from_utf8(site.get("index.html").unwrap().to_vec()).unwrap();
+        assert!(
+            index.contains(
+                r#"<span class="verdict v-ok">no regressions</span>, <span class="verdict v-failed">1 failed</span>, <span class="verdict v-no-baseline" title="measured in earlier runs, not in this one: not judged">2 not measured</span>."#
+            ),
+            "{index}"
+        );
+    }
 }

@@ -706,10 +706,19 @@ fn problem_level(ctx: &Ctx, p: &Problem) -> Level {
                 .iter()
                 .filter(|x| !x.untrusted_time && x.started_at <= p_latest_time(latest))
                 .collect();
+            let before = f::opt_ms(first.and_then(|x| x.baseline_p99_ms));
+            let after = latest.map(f::median_p99).unwrap_or_else(|| "–".into());
+            // A failed latest run has words, not a number: the unit goes
+            // with the baseline ("383 ms → no valid latency").
+            let (before, unit) = if after == f::NO_VALID_LATENCY {
+                (format!("{before} ms"), "")
+            } else {
+                (before, "ms")
+            };
             Level {
-                before: f::opt_ms(first.and_then(|x| x.baseline_p99_ms)),
-                after: latest.map(f::median_p99).unwrap_or_else(|| "–".into()),
-                unit: "ms",
+                before,
+                after,
+                unit,
                 trend: latency_trend(&name, &upto),
             }
         }
@@ -1102,6 +1111,56 @@ mod tests {
         let first = page(&site, "weekly/2026-w02.html");
         assert!(!first.contains(r#"rel="prev""#) && first.contains("no earlier review"));
         assert!(!page(&site, "weekly/2026-w08.html").contains(r#"rel="next""#));
+    }
+
+    /// A step that came in within the line and crossed it two runs later:
+    /// the card's suspect range is the alarm's (last run at the old level
+    /// → the alarm's first run), not the run before the first run over
+    /// the line.
+    #[test]
+    fn a_problem_card_and_its_alarm_row_name_one_suspect_range() {
+        let mut runs: Vec<Vec<f64>> = (0..14).map(|i| vec![100.0 + (i % 3) as f64; 5]).collect();
+        runs.extend([
+            vec![112.0; 5],
+            vec![113.0; 5],
+            vec![125.0; 5],
+            vec![126.0; 5],
+        ]);
+        let archive = test_support::archive_of(&[("e", runs)]);
+        let analysis = analyse(&archive, vec![]);
+        let alarm = analysis
+            .alarms
+            .of(analysis.settings.alarms.policy)
+            .find(|a| a.endpoint == "e")
+            .expect("an alarm");
+        assert!(alarm.onset_index < alarm.candidate_index, "{alarm:?}");
+        let site = render_site(&analysis).unwrap();
+        let weekly = page(&site, "weekly.html");
+        let last_old = &archive.runs[alarm.onset_index - 1].id;
+        let before_first_over = &archive.runs[alarm.candidate_index - 1].id;
+        let card = &weekly[weekly.find(r#"class="p-endpoint""#).unwrap()..];
+        let card = &card[..card.find("</li>").unwrap_or(card.len())];
+        assert!(card.contains(last_old.as_str()), "{card}");
+        assert!(!card.contains(&format!(">{before_first_over}<")), "{card}");
+    }
+
+    /// A problem whose latest run failed: the unit goes with the
+    /// baseline, never after "no valid latency" ("383 → no valid latency
+    /// ms" once).
+    #[test]
+    fn a_failed_latest_run_reads_baseline_ms_then_no_valid_latency() {
+        let runs: Vec<Vec<f64>> = (0..12).map(|i| vec![100.0 + (i % 3) as f64; 5]).collect();
+        let mut archive = test_support::archive_of(&[("e", runs)]);
+        test_support::fail_rounds(&mut archive, 11, "e");
+        let site = render_site(&analyse(&archive, vec![])).unwrap();
+        let weekly = page(&site, "weekly.html");
+        assert!(
+            weekly.contains(
+                r#"<span class="before">101 ms</span> → <strong>no valid latency</strong> </span>"#
+            ),
+            "{weekly}"
+        );
+        assert!(!weekly.contains("no valid latency</strong> ms"), "{weekly}");
     }
 
     #[test]
