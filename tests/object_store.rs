@@ -100,6 +100,9 @@ impl Server {
             .env("AWS_SECRET_ACCESS_KEY", "SK")
             .env("AWS_REGION", "us-east-1")
             .env_remove("AWS_ALLOW_HTTP")
+            // Read by the client like the others (docs/archive.md); longer
+            // than its 30 s default on a loaded 2-core CI machine.
+            .env("AWS_TIMEOUT", "2m")
             .env("XDG_CACHE_HOME", self.cache.path())
             .env("PERFDASH_NOW", "2026-04-01T00:00:00Z");
         cmd
@@ -403,6 +406,26 @@ fn plain_http_is_refused_off_loopback_and_unsafe_keys_are_named() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("plain http"), "{}", stderr(&out));
+
+    // The client's own settings come from the AWS_* variables too (a slow
+    // store needs AWS_TIMEOUT, docs/archive.md): a value it cannot read is
+    // named with its variable, before any request.
+    let out = server
+        .perfdash()
+        .env("AWS_TIMEOUT", "ten minutes")
+        .args(["build", "--archive", &server.url()])
+        .arg("--out")
+        .arg(server.cache.path().join("site-timeout"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("\"ten minutes\"") && stderr(&out).contains("(set by AWS_TIMEOUT)"),
+        "{}",
+        stderr(&out)
+    );
+    // A valid one is taken: every other command here runs with
+    // AWS_TIMEOUT=2m (`Server::perfdash`).
 
     // A prefix with nothing under it (a typo): the error names the URL,
     // not the empty local copy's folder.

@@ -218,7 +218,7 @@ impl Remote {
         let store = builder
             .with_allow_http(allow_http)
             .build()
-            .map_err(|e| Error::Usage(format!("{url}: {e}")))?;
+            .map_err(|e| Error::Usage(format!("{url}: {}", setting_failed(&e.to_string()))))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("perfdash-s3")
@@ -259,6 +259,25 @@ fn listing_failed(e: &object_store::Error) -> String {
         )
     } else {
         format!("could not list: {text}")
+    }
+}
+
+/// A setting the client could not take, with the `AWS_*` variable it came
+/// from: the client's own message quotes the value ("failed to parse
+/// \"banana\" as Duration") but not the variable (`AWS_TIMEOUT`).
+fn setting_failed(message: &str) -> String {
+    let from: Vec<String> = std::env::vars()
+        .filter(|(key, value)| {
+            key.starts_with("AWS_")
+                && !value.is_empty()
+                && message.contains(&format!("\"{value}\""))
+        })
+        .map(|(key, _)| key)
+        .collect();
+    if from.is_empty() {
+        message.to_string()
+    } else {
+        format!("{message} (set by {})", from.join(", "))
     }
 }
 
