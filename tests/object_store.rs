@@ -392,6 +392,27 @@ fn a_build_never_reads_a_run_being_recorded() {
     let out = build(&server, &server.url(), &site);
     assert!(stderr(&out).contains("20 runs"), "{}", stderr(&out));
     assert!(!seen.is_empty());
+
+    // Two hours on, the partial run's record has most likely died: the
+    // build says so, naming the run's prefix, and exits 1 as for a
+    // skipped file.
+    let later = (chrono::Utc::now() + chrono::TimeDelta::hours(2)).to_rfc3339();
+    let out = server
+        .perfdash()
+        .env("PERFDASH_NOW", &later)
+        .args(["build", "--archive", &server.url(), "--out"])
+        .arg(&site)
+        .output()
+        .unwrap();
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!(
+            "warning: s3://{BUCKET}/{PREFIX}/runs/2026-03-30T0300Z/: left out: a `perfdash record` \
+             claimed this run at "
+        )) && text.contains("delete this prefix and record the run again"),
+        "{text}"
+    );
 }
 
 #[test]

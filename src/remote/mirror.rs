@@ -52,6 +52,11 @@ impl ObjectIdentity {
     }
 }
 
+/// How long a run may stay claimed and not completed before a build says
+/// so: a `record` uploads a run in seconds to minutes (120 × 5 rounds of
+/// k6 summaries are 601 objects).
+const STALE_CLAIM: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+
 /// What a sync did.
 #[derive(Debug, Clone, Default)]
 pub struct SyncReport {
@@ -128,7 +133,8 @@ pub fn sync(remote: &Remote, root: &Path) -> Result<Synced, Error> {
              runs under <prefix>/runs/, docs/archive.md)",
         ));
     }
-    let wanted = select(&remote.url, listed, &mut report);
+    let now = crate::ingest::build_time().unwrap_or_else(|_| Utc::now());
+    let wanted = select(&remote.url, listed, now, &mut report);
     let manifest_path = root.join("objects.json");
     let mut manifest: BTreeMap<String, ObjectIdentity> = std::fs::read(&manifest_path)
         .ok()
@@ -283,19 +289,38 @@ async fn list_archive(
 fn select(
     url: &RemoteUrl,
     listed: Vec<(String, ObjectMeta)>,
+    now: DateTime<Utc>,
     report: &mut SyncReport,
 ) -> BTreeMap<String, ObjectIdentity> {
-    let mut claimed = BTreeSet::new();
+    let mut claimed = BTreeMap::new();
     let mut complete = BTreeSet::new();
-    for (relative, _) in &listed {
+    for (relative, meta) in &listed {
         let parts: Vec<&str> = relative.split('/').collect();
         match parts.as_slice() {
-            [RUNS, id, CLAIM_OBJECT] => claimed.insert(id.to_string()),
-            [RUNS, id, COMPLETE_OBJECT] => complete.insert(id.to_string()),
-            _ => false,
+            [RUNS, id, CLAIM_OBJECT] => {
+                claimed.insert(id.to_string(), meta.last_modified);
+            }
+            [RUNS, id, COMPLETE_OBJECT] => {
+                complete.insert(id.to_string());
+            }
+            _ => {}
         };
     }
-    report.in_progress = claimed.difference(&complete).cloned().collect();
+    claimed.retain(|id, _| !complete.contains(id));
+    // A record that claimed its run long ago and never completed it most
+    // likely died: its run is left out of every build until someone
+    // deletes it, so that is said, not only counted.
+    for (id, since) in &claimed {
+        if now - *since > STALE_CLAIM {
+            report.warnings.push(format!(
+                "{}: left out: a `perfdash record` claimed this run at {} and has not completed it; \
+                 if that record died, delete this prefix and record the run again",
+                url.show(&format!("{RUNS}/{id}/")),
+                since.format("%Y-%m-%d %H:%M UTC"),
+            ));
+        }
+    }
+    report.in_progress = claimed.into_keys().collect();
     let mut out = BTreeMap::new();
     for (relative, meta) in listed {
         let parts: Vec<&str> = relative.split('/').collect();
@@ -487,6 +512,9 @@ mod tests {
             prefix: "p".into(),
         };
         let mut report = SyncReport::default();
+        // Ten minutes after the claims (listed at the epoch): still being
+        // recorded, counted but not warned about.
+        let soon = DateTime::<Utc>::UNIX_EPOCH + chrono::TimeDelta::minutes(10);
         let kept = select(
             &url,
             [
@@ -503,6 +531,7 @@ mod tests {
             ]
             .map(meta)
             .into(),
+            soon,
             &mut report,
         );
         assert_eq!(
@@ -518,6 +547,28 @@ mod tests {
         assert_eq!(
             report.warnings,
             ["s3://b/p/runs/d/orders: skipped: other objects are under it as a folder"]
+        );
+        // Two hours on, the claim of b is said to be stale, naming its
+        // prefix; the completed a is not.
+        let mut report = SyncReport::default();
+        let later = DateTime::<Utc>::UNIX_EPOCH + chrono::TimeDelta::hours(2);
+        let listed = [
+            "runs/a/.perfdash-record",
+            "runs/a/.perfdash-complete",
+            "runs/b/.perfdash-record",
+            "runs/b/orders/round-1.json",
+        ]
+        .map(meta)
+        .into();
+        assert!(select(&url, listed, later, &mut report).is_empty());
+        assert_eq!(report.in_progress, ["b"]);
+        assert_eq!(
+            report.warnings,
+            [
+                "s3://b/p/runs/b/: left out: a `perfdash record` claimed this run at 1970-01-01 \
+                 00:00 UTC and has not completed it; if that record died, delete this prefix and \
+                 record the run again"
+            ]
         );
     }
 
