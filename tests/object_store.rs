@@ -487,6 +487,13 @@ fn plain_http_is_refused_off_loopback_and_unsafe_keys_are_named() {
     .unwrap();
     let big = local.join("runs/2026-03-02T0300Z/orders/round-9.json");
     std::fs::write(&big, vec![b' '; 2 << 20]).unwrap();
+    // And a round file cut short: its warning names the object's URL and
+    // the line, not the local copy's path.
+    std::fs::write(
+        local.join("runs/2026-03-02T0300Z/orders/round-2.json"),
+        "{\n  \"metrics\": {\n    \"http_req_duration\": {",
+    )
+    .unwrap();
     server.upload(&local, "");
     let out = server
         .perfdash()
@@ -499,6 +506,18 @@ fn plain_http_is_refused_off_loopback_and_unsafe_keys_are_named() {
         stderr(&out).contains(&format!(
             "s3://{BUCKET}/{PREFIX}/runs/2026-03-02T0300Z/orders/round-9.json: not read"
         )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains(&format!(
+            "warning: s3://{BUCKET}/{PREFIX}/runs/2026-03-02T0300Z/orders/round-2.json:3: "
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("perfdash/objects"),
         "{}",
         stderr(&out)
     );

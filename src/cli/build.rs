@@ -84,7 +84,7 @@ pub(super) fn run(args: BuildArgs) -> anyhow::Result<u8> {
         };
         // Names come from the archive: escaped, so that none can fake a line.
         for d in &warnings[..shown] {
-            say(&format!("warning: {}", escape(&d.to_string())));
+            say(&format!("warning: {}", escape(&args.archive.say(d))));
         }
         let warnings = warnings.len();
         if shown < warnings {

@@ -121,6 +121,25 @@ impl Readable {
 }
 
 impl ArchiveArg {
+    /// A diagnostic as the terminal says it: a file of an archive on object
+    /// storage is named by its `s3://` URL (pages keep the archive-relative
+    /// path, so a bucket's site is the folder's site).
+    pub(crate) fn say(&self, d: &crate::error::Diagnostic) -> String {
+        use crate::remote::ArchiveLocation;
+        match &self.location {
+            ArchiveLocation::Remote(url)
+                if !d.path.is_empty() && std::path::Path::new(&d.path).is_relative() =>
+            {
+                crate::error::Diagnostic {
+                    path: url.show(&d.path),
+                    ..d.clone()
+                }
+                .to_string()
+            }
+            _ => d.to_string(),
+        }
+    }
+
     /// The folder to read: the archive itself, or for `s3://…` its local
     /// copy brought up to date (`remote::mirror`), whose warnings (objects
     /// left out, each named by its key) are said on stderr.

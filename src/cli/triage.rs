@@ -37,7 +37,7 @@ pub(super) fn run(args: TriageArgs) -> anyhow::Result<u8> {
     let policies = asked.unwrap_or_else(|| vec![loaded.archive.settings.alarms.policy]);
     for d in &loaded.diagnostics {
         if d.path.starts_with(crate::ingest::triage::TRIAGE_DIR) {
-            eprintln!("warning: {}", crate::term::escape(&d.to_string()));
+            eprintln!("warning: {}", crate::term::escape(&args.archive.say(d)));
         }
     }
     let analysis = analyse(&loaded.archive, loaded.diagnostics);
