@@ -19,8 +19,12 @@ S3PID=$!
 trap 'kill $S3PID' EXIT
 sleep 1
 export AWS_ENDPOINT_URL=http://127.0.0.1:18015 AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK AWS_REGION=us-east-1 XDG_CACHE_HOME=$B/cache
+# s3s-fs walks the whole bucket for every listing: at 289k objects one
+# listing takes seconds, 16 in flight, so object_store's 30 s request
+# timeout (AWS_TIMEOUT, read by the client from the environment) is raised.
+export AWS_TIMEOUT=${AWS_TIMEOUT:-15m}
 t() { /usr/bin/time -f "  $1: %e s wall, %U+%S s CPU, %M KB" "${@:2}" 2>&1 | grep -E "^  |^objects:|^built|^up to date" ; }
-echo "uptime: $(uptime)"
+echo "uptime: $(uptime); AWS_TIMEOUT=$AWS_TIMEOUT"
 echo "local"
 t cold $P build -v --archive $B/local --out $B/site-local
 sleep 3
@@ -37,3 +41,4 @@ t local+1 $P build -v --archive $B/local --out $B/site-local
 t s3+1 $P build -v --archive s3://perf/bundled --out $B/site-s3
 diff -r $B/site-local $B/site-s3 >/dev/null && echo "sites identical" || echo "SITES DIFFER"
 echo "objects: $(find $B/root/perf/bundled -type f | wc -l)"
+echo "uptime: $(uptime)"
