@@ -78,7 +78,8 @@ pub(crate) fn diagnostic_label(d: &crate::error::Diagnostic) -> &'static str {
 /// for `record`, adds to) an archive flattens in.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ArchiveArg {
-    /// The archive: a folder, or `s3://bucket/prefix` on object storage
+    /// The archive: a folder, or `s3://bucket/prefix`, `gs://bucket/prefix` or
+    /// `az://container/prefix` on object storage
     /// (docs/archive.md). Only `perfdash record` writes there (one new run
     /// under runs/, created when missing); every other command only reads
     /// it.

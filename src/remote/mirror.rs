@@ -85,7 +85,7 @@ pub struct Synced {
 
 /// Where the copy of `url` is kept when nothing else is said:
 /// `$XDG_CACHE_HOME/perfdash/objects/<bucket>-<hash>` (or under
-/// `~/.cache`), the hash of the endpoint, bucket and prefix.
+/// `~/.cache`), the hash of the scheme, endpoint, bucket and prefix.
 pub fn default_root(url: &RemoteUrl) -> Result<PathBuf, Error> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
@@ -96,10 +96,17 @@ pub fn default_root(url: &RemoteUrl) -> Result<PathBuf, Error> {
                 "{url}: neither XDG_CACHE_HOME nor HOME is set: no place for the archive's local copy"
             ))
         })?;
-    let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
+    // The scheme keeps s3://x and gs://x apart; the endpoint two stores
+    // of one scheme (a MinIO and AWS).
+    let endpoint = url.scheme.endpoint().unwrap_or_default();
     let hash = xxhash_rust::xxh3::xxh3_64(
         format!("{endpoint}\n{}\n{}", url.bucket, url.prefix).as_bytes(),
     );
+    let hash = match url.scheme {
+        // The name copies of s3:// archives had before gs:// and az://.
+        super::Scheme::S3 => hash,
+        other => xxhash_rust::xxh3::xxh3_64_with_seed(other.name().as_bytes(), hash),
+    };
     Ok(base
         .join("perfdash")
         .join("objects")
@@ -123,7 +130,9 @@ pub fn sync(remote: &Remote, root: &Path) -> Result<Synced, Error> {
             remote.url.clone(),
             remote.counts.clone(),
         ))
-        .map_err(|(relative, e)| remote.error(&relative, super::listing_failed(&e)))?;
+        .map_err(|(relative, e)| {
+            remote.error(&relative, super::listing_failed(remote.url.scheme, &e))
+        })?;
     if listed.is_empty() {
         // Said here, naming the URL: otherwise the empty copy's own folder
         // would be the archive "with no runs/ folder".
@@ -508,6 +517,7 @@ mod tests {
     #[test]
     fn runs_being_recorded_hidden_names_and_clashes_are_left_out() {
         let url = RemoteUrl {
+            scheme: super::super::Scheme::S3,
             bucket: "b".into(),
             prefix: "p".into(),
         };

@@ -1,4 +1,6 @@
-//! Archives on object storage (issue 37): `--archive s3://bucket/prefix`.
+//! Archives on object storage (issue 37): `--archive s3://bucket/prefix`,
+//! `gs://bucket/prefix` (Google Cloud Storage) or `az://container/prefix`
+//! (Azure Blob Storage), all through the `object_store` crate.
 //!
 //! Ingest reads a local folder and nothing else (`crate::ingest`); an
 //! archive on object storage is brought to a **local copy** first
@@ -31,8 +33,10 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use object_store::ObjectStore;
-use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::{ClientOptions, ObjectStore};
 
 use crate::error::Error;
 
@@ -57,12 +61,16 @@ impl FromStr for ArchiveLocation {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text.split_once("://") {
-            Some(("s3", rest)) => RemoteUrl::parse(rest).map(ArchiveLocation::Remote),
+            Some((scheme, rest)) if Scheme::of(scheme).is_some() => {
+                let scheme = Scheme::of(scheme).expect("matched");
+                RemoteUrl::parse(scheme, rest).map(ArchiveLocation::Remote)
+            }
             Some((scheme, _))
                 if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric()) =>
             {
                 Err(format!(
-                    "{scheme}:// archives are not supported: give a folder or s3://bucket/prefix"
+                    "{scheme}:// archives are not supported: give a folder, s3://bucket/prefix, \
+                     gs://bucket/prefix or az://container/prefix"
                 ))
             }
             _ if text.is_empty() => Err("an empty archive path".into()),
@@ -80,25 +88,93 @@ impl fmt::Display for ArchiveLocation {
     }
 }
 
-/// `s3://bucket/prefix`: the prefix without leading or trailing `/`
-/// (empty: the whole bucket).
+/// Which object store a [`RemoteUrl`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// `s3://`: Amazon S3 and S3-compatible stores (MinIO, Ceph, R2, s3s-fs…).
+    S3,
+    /// `gs://`: Google Cloud Storage.
+    Gcs,
+    /// `az://`: Azure Blob Storage (the "bucket" is a container).
+    Azure,
+}
+
+impl Scheme {
+    fn of(name: &str) -> Option<Scheme> {
+        match name {
+            "s3" => Some(Scheme::S3),
+            "gs" => Some(Scheme::Gcs),
+            "az" => Some(Scheme::Azure),
+            _ => None,
+        }
+    }
+
+    /// `s3`, `gs` or `az`, as URLs spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::S3 => "s3",
+            Scheme::Gcs => "gs",
+            Scheme::Azure => "az",
+        }
+    }
+
+    /// The prefix of the variables the client reads (`AWS_`, `GOOGLE_`,
+    /// `AZURE_`).
+    pub fn variables(self) -> &'static str {
+        match self {
+            Scheme::S3 => "AWS_",
+            Scheme::Gcs => "GOOGLE_",
+            Scheme::Azure => "AZURE_",
+        }
+    }
+
+    /// The endpoint set instead of the cloud's own, if any (for Azure's
+    /// emulator, the emulator's address): what the plain-http rule and
+    /// the local copy's name read.
+    fn endpoint(self) -> Option<String> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        match self {
+            Scheme::S3 => var("AWS_ENDPOINT_URL").or_else(|| var("AWS_ENDPOINT")),
+            Scheme::Gcs => var("GOOGLE_BASE_URL"),
+            Scheme::Azure => var("AZURE_STORAGE_ENDPOINT")
+                .or_else(|| var("AZURE_ENDPOINT"))
+                .or_else(|| {
+                    let emulator = var("AZURE_STORAGE_USE_EMULATOR")
+                        .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+                    let host = var("AZURITE_BLOB_STORAGE_URL")
+                        .unwrap_or_else(|| "http://127.0.0.1:10000".into());
+                    emulator.then_some(host)
+                }),
+        }
+    }
+}
+
+/// `s3://bucket/prefix` (or `gs://…`, `az://container/…`): the prefix
+/// without leading or trailing `/` (empty: the whole bucket).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteUrl {
+    pub scheme: Scheme,
     pub bucket: String,
     pub prefix: String,
 }
 
 impl RemoteUrl {
-    /// Parses what follows `s3://`.
-    fn parse(rest: &str) -> Result<RemoteUrl, String> {
+    /// Parses what follows `<scheme>://`.
+    fn parse(scheme: Scheme, rest: &str) -> Result<RemoteUrl, String> {
+        let s = scheme.name();
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         let bucket_ok = !bucket.is_empty()
             && bucket
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
         if !bucket_ok {
+            let what = if scheme == Scheme::Azure {
+                "container"
+            } else {
+                "bucket"
+            };
             return Err(format!(
-                "s3://{rest}: '{bucket}' is not a bucket name (lowercase letters, digits, '-', '.')"
+                "{s}://{rest}: '{bucket}' is not a {what} name (lowercase letters, digits, '-', '.')"
             ));
         }
         let prefix = prefix.trim_matches('/');
@@ -107,10 +183,11 @@ impl RemoteUrl {
             .find(|p| !prefix.is_empty() && !safe_segment(p))
         {
             return Err(format!(
-                "s3://{rest}: the prefix may not hold '{bad}' (no empty, '.', '..' or hidden parts)"
+                "{s}://{rest}: the prefix may not hold '{bad}' (no empty, '.', '..' or hidden parts)"
             ));
         }
         Ok(RemoteUrl {
+            scheme,
             bucket: bucket.to_string(),
             prefix: prefix.to_string(),
         })
@@ -127,7 +204,12 @@ impl RemoteUrl {
 
     /// `s3://bucket/<key of relative>`, as messages name an object.
     pub fn show(&self, relative: &str) -> String {
-        format!("s3://{}/{}", self.bucket, self.key(relative))
+        format!(
+            "{}://{}/{}",
+            self.scheme.name(),
+            self.bucket,
+            self.key(relative)
+        )
     }
 }
 
@@ -182,7 +264,7 @@ impl RequestCounts {
 /// request counts.
 pub struct Remote {
     pub url: RemoteUrl,
-    store: Arc<AmazonS3>,
+    store: Arc<dyn ObjectStore>,
     runtime: tokio::runtime::Runtime,
     pub counts: Arc<RequestCounts>,
 }
@@ -194,20 +276,23 @@ impl fmt::Debug for Remote {
 }
 
 impl Remote {
-    /// Connects with the standard variables (`AWS_ENDPOINT_URL`,
-    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, …).
-    /// Plain `http://` is allowed only for a loopback endpoint or with
-    /// `AWS_ALLOW_HTTP=true`.
+    /// Connects with the standard variables of the store: for `s3://`
+    /// `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    /// `AWS_REGION`, …; for `gs://` `GOOGLE_SERVICE_ACCOUNT`,
+    /// `GOOGLE_APPLICATION_CREDENTIALS`, `GOOGLE_BASE_URL`, …; for `az://`
+    /// `AZURE_STORAGE_ACCOUNT_NAME`, `AZURE_STORAGE_ACCOUNT_KEY`,
+    /// `AZURE_STORAGE_USE_EMULATOR`, … (docs/archive.md). Plain `http://`
+    /// is allowed only for a loopback endpoint or with
+    /// `<AWS|GOOGLE|AZURE>_ALLOW_HTTP=true`.
     pub fn connect(url: &RemoteUrl) -> Result<Remote, Error> {
-        let builder = AmazonS3Builder::from_env().with_bucket_name(&url.bucket);
-        let endpoint = builder.get_config_value(&AmazonS3ConfigKey::Endpoint);
-        let allow_http = match endpoint.as_deref() {
+        let allow_http = match url.scheme.endpoint() {
             Some(endpoint) if endpoint.starts_with("http://") => {
-                let explicit = std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v == "true");
-                if !explicit && !is_loopback(endpoint) {
+                let variable = format!("{}ALLOW_HTTP", url.scheme.variables());
+                let explicit = std::env::var(&variable).is_ok_and(|v| v == "true");
+                if !explicit && !is_loopback(&endpoint) {
                     return Err(Error::Usage(format!(
                         "{url}: the endpoint {endpoint} is plain http and not on this machine: \
-                         use https, or set AWS_ALLOW_HTTP=true to send credentials and data \
+                         use https, or set {variable}=true to send credentials and data \
                          unencrypted"
                     )));
                 }
@@ -215,10 +300,29 @@ impl Remote {
             }
             _ => false,
         };
-        let store = builder
-            .with_allow_http(allow_http)
-            .build()
-            .map_err(|e| Error::Usage(format!("{url}: {}", setting_failed(&e.to_string()))))?;
+        let built: object_store::Result<Arc<dyn ObjectStore>> = match url.scheme {
+            Scheme::S3 => AmazonS3Builder::from_env()
+                .with_bucket_name(&url.bucket)
+                .with_allow_http(allow_http)
+                .build()
+                .map(|s| Arc::new(s) as Arc<dyn ObjectStore>),
+            Scheme::Gcs => GoogleCloudStorageBuilder::from_env()
+                .with_bucket_name(&url.bucket)
+                .with_client_options(ClientOptions::new().with_allow_http(allow_http))
+                .build()
+                .map(|s| Arc::new(s) as Arc<dyn ObjectStore>),
+            Scheme::Azure => MicrosoftAzureBuilder::from_env()
+                .with_container_name(&url.bucket)
+                .with_allow_http(allow_http)
+                .build()
+                .map(|s| Arc::new(s) as Arc<dyn ObjectStore>),
+        };
+        let store = built.map_err(|e| {
+            Error::Usage(format!(
+                "{url}: {}",
+                setting_failed(url.scheme, &e.to_string())
+            ))
+        })?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("perfdash-s3")
@@ -229,7 +333,7 @@ impl Remote {
             })?;
         Ok(Remote {
             url: url.clone(),
-            store: Arc::new(store),
+            store,
             runtime,
             counts: Arc::default(),
         })
@@ -246,36 +350,64 @@ impl Remote {
 }
 
 /// "could not list: …", with a hint when the store found no credentials:
-/// without `AWS_ACCESS_KEY_ID` the client asks the instance metadata
-/// service, and its refusal alone ("PUT http://169.254.169.254/…") does not
-/// say that the variables were missing.
-fn listing_failed(e: &object_store::Error) -> String {
+/// without its key variables the client asks the cloud's instance
+/// metadata service, and its refusal alone ("GET http://169.254.169.254/…")
+/// does not say that the variables were missing.
+fn listing_failed(scheme: Scheme, e: &object_store::Error) -> String {
     let text = e.to_string();
-    let no_keys = std::env::var_os("AWS_ACCESS_KEY_ID").is_none();
-    if no_keys && text.contains("169.254.169.254") {
+    let (keys, missing) = match scheme {
+        Scheme::S3 => (
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are",
+            std::env::var_os("AWS_ACCESS_KEY_ID").is_none(),
+        ),
+        Scheme::Gcs => (
+            "GOOGLE_SERVICE_ACCOUNT, GOOGLE_SERVICE_ACCOUNT_KEY and GOOGLE_APPLICATION_CREDENTIALS \
+             are",
+            [
+                "GOOGLE_SERVICE_ACCOUNT",
+                "GOOGLE_SERVICE_ACCOUNT_KEY",
+                "GOOGLE_APPLICATION_CREDENTIALS",
+            ]
+            .iter()
+            .all(|v| std::env::var_os(v).is_none()),
+        ),
+        Scheme::Azure => (
+            "AZURE_STORAGE_ACCOUNT_KEY (or another Azure credential) is",
+            std::env::var_os("AZURE_STORAGE_ACCOUNT_KEY").is_none(),
+        ),
+    };
+    if missing && text.contains("169.254.169.254") {
         format!(
-            "could not list: no credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not \
-             set and the instance metadata service gave none ({text})"
+            "could not list: no credentials: {keys} not set and the instance metadata service \
+             gave none ({text})"
         )
     } else {
         format!("could not list: {text}")
     }
 }
 
-/// A setting the client could not take, with the `AWS_*` variable it came
-/// from: the client's own message quotes the value ("failed to parse
-/// \"banana\" as Duration") but not the variable (`AWS_TIMEOUT`).
-fn setting_failed(message: &str) -> String {
+/// A setting the client could not take, with the `AWS_*` (`GOOGLE_*`,
+/// `AZURE_*`) variable it came from: the client's own message quotes the
+/// value ("failed to parse \"banana\" as Duration") but not the variable
+/// (`AWS_TIMEOUT`); or, for a setting that is missing, where settings
+/// come from.
+fn setting_failed(scheme: Scheme, message: &str) -> String {
     let from: Vec<String> = std::env::vars()
         .filter(|(key, value)| {
-            key.starts_with("AWS_")
+            key.starts_with(scheme.variables())
                 && !value.is_empty()
                 && message.contains(&format!("\"{value}\""))
         })
         .map(|(key, _)| key)
         .collect();
     if from.is_empty() {
-        message.to_string()
+        // A setting that is missing ("Account must be specified"): say
+        // where settings come from.
+        format!(
+            "{message} (the store's settings are read from the {}* variables: docs/archive.md, \
+             \"Archives on object storage\")",
+            scheme.variables()
+        )
     } else {
         format!("{message} (set by {})", from.join(", "))
     }
@@ -313,20 +445,32 @@ mod tests {
         assert_eq!(
             "s3://perf-data/team/a/".parse::<ArchiveLocation>().unwrap(),
             ArchiveLocation::Remote(RemoteUrl {
+                scheme: Scheme::S3,
                 bucket: "perf-data".into(),
                 prefix: "team/a".into()
             })
         );
-        let url = RemoteUrl::parse("b").unwrap();
+        let url = RemoteUrl::parse(Scheme::S3, "b").unwrap();
         assert_eq!(url.key("runs/x"), "runs/x");
         assert_eq!(url.to_string(), "s3://b/");
+        for (text, scheme) in [("gs://b/p", Scheme::Gcs), ("az://b/p", Scheme::Azure)] {
+            let ArchiveLocation::Remote(url) = text.parse::<ArchiveLocation>().unwrap() else {
+                panic!("{text}")
+            };
+            assert_eq!(
+                (url.scheme, url.show("runs/x")),
+                (scheme, format!("{text}/runs/x"))
+            );
+        }
         for bad in [
             "s3://",
             "s3://B/x",
             "s3://b/../x",
             "s3://b/a//c",
             "s3://b/.git",
-            "gs://b/x",
+            "gs://b/../x",
+            "az://Container/x",
+            "ftp://b/x",
         ] {
             assert!(bad.parse::<ArchiveLocation>().is_err(), "{bad}");
         }

@@ -34,7 +34,7 @@ pub fn refuse_existing(remote: &Remote, id: &str) -> Result<(), Error> {
     let listed = remote
         .runtime
         .block_on(store.list_with_delimiter(Some(&Key::from(remote.url.key(&relative)))))
-        .map_err(|e| remote.error(&relative, super::listing_failed(&e)))?;
+        .map_err(|e| remote.error(&relative, super::listing_failed(remote.url.scheme, &e)))?;
     if listed.objects.is_empty() && listed.common_prefixes.is_empty() {
         Ok(())
     } else {
