@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::object_store::{add_run, on_path, requests, skipped, stderr};
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -17,22 +19,13 @@ use object_store::{ObjectStoreExt, PutPayload};
 const BUCKET: &str = "perf";
 const PREFIX: &str = "team/a";
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-}
-
 /// `s3s-fs` on PATH, or why the tests cannot run here.
 fn s3s_fs() -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join("s3s-fs"))
-            .find(|p| p.is_file())
-    });
+    let found = on_path("s3s-fs");
     if found.is_none() {
-        let why =
-            "s3s-fs is not installed (cargo install s3s-fs --version 0.14.1 --features binary)";
-        assert!(!in_ci(), "{why}: CI must run the object storage tests");
-        eprintln!("SKIPPED: {why}");
+        skipped(
+            "s3s-fs is not installed (cargo install s3s-fs --version 0.14.1 --features binary)",
+        );
     }
     found
 }
@@ -139,25 +132,6 @@ impl Drop for Server {
     }
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// `(lists, gets)` from `build --verbose`'s `requests:` line.
-fn requests(out: &Output) -> (u64, u64) {
-    let text = stderr(out);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("objects: "))
-        .unwrap_or_else(|| panic!("no objects: line in\n{text}"));
-    let after = line.split("requests: ").nth(1).unwrap();
-    let numbers: Vec<u64> = after
-        .split(", ")
-        .map(|part| part.split(' ').next().unwrap().parse().unwrap())
-        .collect();
-    (numbers[0], numbers[1])
-}
-
 fn build(server: &Server, archive: &str, out: &Path) -> Output {
     let out = server
         .perfdash()
@@ -172,22 +146,6 @@ fn build(server: &Server, archive: &str, out: &Path) -> Output {
 /// The site's files, without the one that says when it was built.
 fn site(dir: &Path) -> Vec<(String, Vec<u8>)> {
     common::tree(dir)
-}
-
-/// Adds one run (`2026-03-30T0300Z`, two endpoints) to a local archive.
-fn add_run(archive: &Path) -> PathBuf {
-    let run = archive.join("runs/2026-03-30T0300Z");
-    for endpoint in ["orders", "inventory"] {
-        std::fs::create_dir_all(run.join(endpoint)).unwrap();
-        for n in 1..=5 {
-            std::fs::write(
-                run.join(endpoint).join(format!("round-{n}.json")),
-                common::k6_summary(if endpoint == "orders" { 101.0 } else { 40.0 }),
-            )
-            .unwrap();
-        }
-    }
-    run
 }
 
 #[test]

@@ -13,28 +13,13 @@
 
 mod common;
 
+use common::object_store::{add_run, on_path, requests, skipped, stderr};
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 const CONTAINER: &str = "perf";
 const PREFIX: &str = "team/a";
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-}
-
-fn skipped(why: &str) {
-    assert!(!in_ci(), "{why}: CI must run the object storage tests");
-    eprintln!("SKIPPED: {why}");
-}
-
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(name))
-            .find(|p| p.is_file())
-    })
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -99,25 +84,6 @@ impl Drop for Emulator {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// `(lists, gets)` from `build --verbose`'s `requests:` line.
-fn requests(out: &Output) -> (u64, u64) {
-    let text = stderr(out);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("objects: "))
-        .unwrap_or_else(|| panic!("no objects: line in\n{text}"));
-    let after = line.split("requests: ").nth(1).unwrap();
-    let numbers: Vec<u64> = after
-        .split(", ")
-        .map(|part| part.split(' ').next().unwrap().parse().unwrap())
-        .collect();
-    (numbers[0], numbers[1])
 }
 
 /// Azurite's well-known development account and key (public, documented
@@ -286,22 +252,6 @@ fn build(mut cmd: Command, archive: &str, out: &Path) -> Output {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     out
-}
-
-/// Adds one run (`2026-03-30T0300Z`, two endpoints) to a local archive.
-fn add_run(archive: &Path) -> PathBuf {
-    let run = archive.join("runs/2026-03-30T0300Z");
-    for endpoint in ["orders", "inventory"] {
-        std::fs::create_dir_all(run.join(endpoint)).unwrap();
-        for n in 1..=5 {
-            std::fs::write(
-                run.join(endpoint).join(format!("round-{n}.json")),
-                common::k6_summary(if endpoint == "orders" { 101.0 } else { 40.0 }),
-            )
-            .unwrap();
-        }
-    }
-    run
 }
 
 /// The same pages from the bucket as from the folder; a warm build lists

@@ -119,6 +119,7 @@ pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 pub mod golden_archive;
+pub mod object_store;
 pub mod site_archives;
 
 /// Copies a folder and everything in it (files get new inodes and times).
