@@ -480,3 +480,137 @@ fn plain_http_is_refused_off_loopback_and_unsafe_keys_are_named() {
         stderr(&out)
     );
 }
+
+/// `record --rounds 5 --id <id> … <profile flag> <profiler> -- cp <a k6
+/// summary with this p99 for inventory> {out}`.
+fn record_profiled(server: &Server, work: &Path, id: &str, p99: f64, flag: &str) -> Output {
+    let summary = work.join(format!("summary-{p99}.json"));
+    std::fs::write(&summary, common::k6_summary(p99)).unwrap();
+    let script = work.join("fake-profiler.sh");
+    let folded =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pyspy/regressed.collapsed");
+    std::fs::write(
+        &script,
+        format!(
+            "echo ran >> '{}/profiler-ran'\ncp '{}' \"$1\"\n",
+            work.display(),
+            folded.display()
+        ),
+    )
+    .unwrap();
+    let started = format!("2026-03-31T{}:00:00Z", &id[11..13]);
+    server
+        .perfdash()
+        .env("TMPDIR", work)
+        .args([
+            "record",
+            "--archive",
+            &server.url(),
+            "--endpoint",
+            "inventory",
+        ])
+        .args(["--started-at", &started, "--id", id])
+        .args(["--rounds", "5", "--out-ext", "json"])
+        .args([flag, &format!("sh '{}' {{out}}", script.display())])
+        .arg("--")
+        .arg("cp")
+        .arg(&summary)
+        .arg("{out}")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn record_profiles_a_regressed_run_into_the_bucket_judged_against_the_bucket_history() {
+    let Some(binary) = s3s_fs() else { return };
+    let server = Server::start(&binary);
+    let work = tempfile::tempdir().unwrap();
+    let local = work.path().join("archive");
+    common::story_archive(&local);
+    server.upload(&local, "");
+    let stored = |id: &str| {
+        server
+            .root
+            .path()
+            .join(BUCKET)
+            .join(PREFIX)
+            .join("runs")
+            .join(id)
+            .join("inventory/flame.cpu.collapsed")
+    };
+    let ran = work.path().join("profiler-ran");
+
+    // Within its line (inventory reads 40 ms): judged against the bucket's
+    // history, no profile.
+    let ok = record_profiled(
+        &server,
+        work.path(),
+        "2026-03-31T0300Z",
+        40.0,
+        "--profile-on-regression",
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert!(
+        stderr(&ok).contains("no profile taken: no regression"),
+        "{}",
+        stderr(&ok)
+    );
+    assert!(!ran.exists() && !stored("2026-03-31T0300Z").exists());
+
+    // Twice as slow: regressed, profiled, the profile added to the
+    // published run as its own object, named by its URL.
+    let bad = record_profiled(
+        &server,
+        work.path(),
+        "2026-03-31T0400Z",
+        80.0,
+        "--profile-on-regression",
+    );
+    let said = stderr(&bad);
+    assert_eq!(bad.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!(
+            "profiled, filed s3://{BUCKET}/{PREFIX}/runs/2026-03-31T0400Z/inventory/flame.cpu.collapsed"
+        )),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&ran).unwrap().lines().count(), 1);
+    let folded =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pyspy/regressed.collapsed");
+    assert_eq!(
+        std::fs::read(stored("2026-03-31T0400Z")).unwrap(),
+        std::fs::read(folded).unwrap()
+    );
+    let check = server
+        .perfdash()
+        .args([
+            "check",
+            "--archive",
+            &server.url(),
+            "--run",
+            "2026-03-31T0400Z",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(1),
+        "check agrees: {}",
+        stderr(&check)
+    );
+
+    // Every run: profiled without judging.
+    let every = record_profiled(
+        &server,
+        work.path(),
+        "2026-03-31T0500Z",
+        40.0,
+        "--profile-every-run",
+    );
+    assert_eq!(every.status.code(), Some(0), "{}", stderr(&every));
+    assert!(stored("2026-03-31T0500Z").is_file(), "{}", stderr(&every));
+
+    // The runs and their profiles build from the bucket.
+    let out = build(&server, &server.url(), &work.path().join("site"));
+    assert!(stderr(&out).contains("17 runs"), "{}", stderr(&out));
+}

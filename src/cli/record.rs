@@ -1,6 +1,6 @@
 //! `perfdash record`: files one run's outputs into the archive.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use clap::Args;
@@ -14,7 +14,7 @@ use crate::record::rounds::{parse_pause, run_rounds};
 use crate::record::{
     RecordRequest, Recorded, ci, host_name, parse_set, preflight, record, request_id,
 };
-use crate::remote::{ArchiveLocation, Remote, publish};
+use crate::remote::{ArchiveLocation, Remote, mirror, publish};
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
@@ -143,7 +143,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
     if let Some((p, _)) = &profile {
         p.validate().map_err(crate::error::Error::Usage)?;
     }
-    let target = Target::of(&args.archive, profile.is_some())?;
+    let target = Target::of(&args.archive)?;
     let mut request = RecordRequest {
         archive: target.dir(),
         endpoint: args.endpoint.clone(),
@@ -223,6 +223,7 @@ pub(super) fn run(args: RecordArgs) -> anyhow::Result<u8> {
     }
     match (&profile, &args.endpoint) {
         (Some((p, when)), Some(endpoint)) => Ok(profile_step(
+            &target,
             &request.archive,
             &recorded.id,
             &recorded.dir,
@@ -247,15 +248,9 @@ enum Target {
 }
 
 impl Target {
-    fn of(archive: &super::ArchiveArg, profiled: bool) -> anyhow::Result<Target> {
+    fn of(archive: &super::ArchiveArg) -> anyhow::Result<Target> {
         match &archive.location {
             ArchiveLocation::Local(dir) => Ok(Target::Local(dir.clone())),
-            ArchiveLocation::Remote(_) if profiled => Err(Error::Usage(
-                "--profile-on-regression and --profile-every-run need a local archive (not yet \
-                 supported on object storage); --profile files a profile with the run"
-                    .into(),
-            )
-            .into()),
             ArchiveLocation::Remote(url) => {
                 let remote = Remote::connect(url)?;
                 let scratch = tempfile::Builder::new()
@@ -293,6 +288,41 @@ impl Target {
                 publish::publish_run(remote, &recorded.dir, &recorded.id)
                     .map(|_| recorded)
                     .map_err(|e| vec![e])
+            }
+        }
+    }
+
+    /// The archive a recorded run is judged in: the local archive, or
+    /// the bucket's local copy (the one `check` reads) brought up to date,
+    /// which has the run since it is published. The copy stays locked
+    /// while it is read.
+    fn history(&self) -> Result<(PathBuf, Option<mirror::Synced>), Error> {
+        match self {
+            Target::Local(dir) => Ok((dir.clone(), None)),
+            Target::Remote { remote, .. } => {
+                let synced = mirror::sync(remote, &mirror::default_root(&remote.url)?)?;
+                for w in &synced.report.warnings {
+                    eprintln!("warning: {}", crate::term::escape(w));
+                }
+                Ok((synced.dir.clone(), Some(synced)))
+            }
+        }
+    }
+
+    /// Files a profile taken into the recorded run's folder `dir`: a local
+    /// archive has it there already; a bucket gets it as a new object of
+    /// the run, never over one. Returns where it is, for the message.
+    fn file_profile(&self, id: &str, dir: &Path, path: &Path) -> Result<String, Error> {
+        match self {
+            Target::Local(_) => Ok(path.display().to_string()),
+            Target::Remote { remote, .. } => {
+                let relative = path
+                    .strip_prefix(dir)
+                    .unwrap_or(path)
+                    .to_string_lossy()
+                    .replace(std::path::MAIN_SEPARATOR, "/");
+                publish::add_to_run(remote, id, &relative, path)?;
+                Ok(remote.url.show(&format!("runs/{id}/{relative}")))
             }
         }
     }
@@ -382,6 +412,7 @@ fn judge(archive: &std::path::Path, id: &str) -> Result<CheckReport, Error> {
 /// output. The run is recorded whatever happens here; exit 1 says the
 /// profile that was due is missing.
 fn profile_step(
+    target: &Target,
     archive: &std::path::Path,
     id: &str,
     dir: &std::path::Path,
@@ -404,7 +435,10 @@ fn profile_step(
     let (outcome, headline) = match when {
         ProfileWhen::EveryRun => (take_profile(request, dir, id, endpoint, &settings), None),
         ProfileWhen::OnRegression => {
-            let report = match judge(archive, id) {
+            let judged = target
+                .history()
+                .and_then(|(history, _copy)| judge(&history, id));
+            let report = match judged {
                 Ok(report) => report,
                 Err(e) => {
                     eprintln!(
@@ -427,6 +461,18 @@ fn profile_step(
         Some(h) => format!("{}: {text}", crate::term::escape(h)),
         None => text.to_string(),
     };
+    let refused = |e: Error| {
+        eprintln!("{}", said("profiled, but"));
+        eprintln!(
+            "error: profile refused: {}",
+            crate::term::escape(&e.to_string())
+        );
+        eprintln!(
+            "the run {} is recorded without a profile",
+            crate::term::escape(id)
+        );
+        EXIT_FINDINGS
+    };
     match outcome {
         ProfileOutcome::NotRun { .. } => {
             eprintln!(
@@ -436,33 +482,23 @@ fn profile_step(
             EXIT_OK
         }
         ProfileOutcome::Filed { path, warnings } => {
+            let path = match target.file_profile(id, dir, &path) {
+                Ok(shown) => shown,
+                Err(e) => return refused(e),
+            };
             for w in warnings {
                 eprintln!(
                     "note: {}: profile: {}",
-                    crate::term::escape(&path.display().to_string()),
+                    crate::term::escape(&path),
                     crate::term::escape(&w)
                 );
             }
             eprintln!(
                 "{}",
-                said(&format!(
-                    "profiled, filed {}",
-                    crate::term::escape(&path.display().to_string())
-                ))
+                said(&format!("profiled, filed {}", crate::term::escape(&path)))
             );
             EXIT_OK
         }
-        ProfileOutcome::Refused(e) => {
-            eprintln!("{}", said("profiled, but"));
-            eprintln!(
-                "error: profile refused: {}",
-                crate::term::escape(&e.to_string())
-            );
-            eprintln!(
-                "the run {} is recorded without a profile",
-                crate::term::escape(id)
-            );
-            EXIT_FINDINGS
-        }
+        ProfileOutcome::Refused(e) => refused(e),
     }
 }

@@ -163,6 +163,20 @@ pub fn publish_run(remote: &Remote, run_dir: &Path, id: &str) -> Result<usize, E
     Ok(files.len())
 }
 
+/// Adds the file `path` to the run `id`, recorded already, as
+/// `runs/<id>/<relative>` (`record --profile-on-regression`'s profile,
+/// taken once the run is judged): created with `If-None-Match: *`, never
+/// over an object. The run is visible before its profile, as a local run
+/// is before its profile is renamed in.
+pub fn add_to_run(remote: &Remote, id: &str, relative: &str, path: &Path) -> Result<(), Error> {
+    let key = format!("runs/{id}/{relative}");
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    create(remote, &key, bytes).map_err(|e| match e {
+        Created::Exists => remote.error(&key, "exists already and is never replaced"),
+        Created::Failed(why) => remote.error(&key, format!("could not write: {why}")),
+    })
+}
+
 /// The stored bytes of `relative`, or `None` when it cannot be read.
 fn read_back(remote: &Remote, relative: &str) -> Option<Vec<u8>> {
     let store = dyn_store(remote);
