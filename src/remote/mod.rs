@@ -400,9 +400,12 @@ fn setting_failed(scheme: Scheme, message: &str) -> String {
         })
         .map(|(key, _)| key)
         .collect();
-    if from.is_empty() {
-        // A setting that is missing ("Account must be specified"): say
-        // where settings come from.
+    if scheme == Scheme::Azure && message.contains("Account must be specified") {
+        // The one setting Azure cannot do without, and its message does
+        // not name the variable.
+        format!("{message}: set AZURE_STORAGE_ACCOUNT_NAME to the storage account's name")
+    } else if from.is_empty() {
+        // Another setting that is missing: say where settings come from.
         format!(
             "{message} (the store's settings are read from the {}* variables: docs/archive.md, \
              \"Archives on object storage\")",
@@ -492,5 +495,16 @@ mod tests {
         ] {
             assert!(!is_loopback(no), "{no}");
         }
+    }
+
+    #[test]
+    fn a_missing_azure_account_names_its_variable() {
+        let said = setting_failed(
+            Scheme::Azure,
+            "Generic MicrosoftAzure error: Account must be specified",
+        );
+        assert!(said.ends_with("set AZURE_STORAGE_ACCOUNT_NAME to the storage account's name"));
+        let other = setting_failed(Scheme::Gcs, "Generic GCS error: no bucket");
+        assert!(other.contains("GOOGLE_* variables"), "{other}");
     }
 }
