@@ -305,6 +305,24 @@ fn a_build_never_reads_a_run_being_recorded() {
     let text = stderr(&out);
     assert!(text.contains("14 runs"), "{text}");
     assert!(text.contains("1 run(s) being recorded left out"), "{text}");
+    // Asked for by id, it is said to be under way, not missing.
+    for args in [
+        vec!["check", "--run", "2026-03-30T0300Z"],
+        vec!["compare", "2026-03-15T0300Z", "2026-03-30T0300Z"],
+    ] {
+        let out = server
+            .perfdash()
+            .args(&args)
+            .args(["--archive", &server.url()])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("run '2026-03-30T0300Z' is being recorded"),
+            "{}",
+            stderr(&out)
+        );
+    }
 
     // Meanwhile real records run while builds read: every build sees
     // each run whole (5 rounds of orders) or not at all.

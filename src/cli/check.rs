@@ -72,6 +72,9 @@ pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
 
 pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let readable = args.archive.readable()?;
+    if let Some(id) = &args.run {
+        readable.refuse_being_recorded(id)?;
+    }
     let gated = crate::pipeline::gate(&GateOptions {
         archive: readable.dir.clone(),
         run: match args.run {

@@ -39,6 +39,8 @@ pub enum CompareFormat {
 /// it cannot vouch for the run, so the exit code is 2.
 pub(super) fn run(args: CompareArgs) -> anyhow::Result<u8> {
     let readable = args.archive.readable()?;
+    readable.refuse_being_recorded(&args.run_a)?;
+    readable.refuse_being_recorded(&args.run_b)?;
     let loaded = load_archive(&readable.dir)?;
     let archive = &loaded.archive;
     let a = resolve_run(archive, &args.run_a)?;

@@ -103,6 +103,23 @@ impl Readable {
         self.synced.as_ref().map_or(0, |s| s.report.warnings.len())
     }
 
+    /// Refuses a run asked for by id that a `perfdash record` is still
+    /// writing into the bucket: it is left out of the copy until complete,
+    /// and "no run" would send the user looking for a typo.
+    pub(crate) fn refuse_being_recorded(&self, asked: &str) -> Result<(), crate::error::Error> {
+        let Some(synced) = &self.synced else {
+            return Ok(());
+        };
+        if synced.report.in_progress.iter().any(|id| id == asked) {
+            return Err(crate::error::Error::Usage(format!(
+                "run '{asked}' is being recorded (a `perfdash record` has claimed it and not \
+                 completed it) and is read only once it is complete: try again when that record \
+                 has finished"
+            )));
+        }
+        Ok(())
+    }
+
     /// `objects: …` for `--verbose`: what the sync did and the requests it made.
     pub(crate) fn summary(&self) -> Option<String> {
         let s = self.synced.as_ref()?;
