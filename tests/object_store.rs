@@ -324,6 +324,24 @@ fn a_build_never_reads_a_run_being_recorded() {
         );
     }
 
+    // The latest run `check` judges is the latest complete one, and it
+    // says which it left out.
+    let out = server
+        .perfdash()
+        .args(["check", "--archive", &server.url()])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("left out as still being recorded: 2026-03-30T0300Z"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("run 2026-03-15T0300Z"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
     // Meanwhile real records run while builds read: every build sees
     // each run whole (5 rounds of orders) or not at all.
     let files = round_files(work.path());

@@ -72,8 +72,21 @@ pub(crate) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
 
 pub(super) fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let readable = args.archive.readable()?;
-    if let Some(id) = &args.run {
-        readable.refuse_being_recorded(id)?;
+    match &args.run {
+        Some(id) => readable.refuse_being_recorded(id)?,
+        None => {
+            // "The latest run" is the latest complete one: a run still
+            // being recorded (perhaps the one this CI job means) is said.
+            if let Some(synced) = &readable.synced
+                && !synced.report.in_progress.is_empty()
+            {
+                eprintln!(
+                    "note: left out as still being recorded: {}; the latest complete run is \
+                     judged (name a run with --run)",
+                    crate::term::escape(&synced.report.in_progress.join(", "))
+                );
+            }
+        }
     }
     let gated = crate::pipeline::gate(&GateOptions {
         archive: readable.dir.clone(),
