@@ -151,6 +151,9 @@ console.log(`page kinds: ${kindPages.map(([k, p]) => `${k} = ${p}`).join("; ")}`
 const browser = await chromium.launch({
   executablePath,
   headless: true,
+  // Playwright hides scrollbars in headless mode; a desktop window has
+  // them, and they take width (a caption sized by `100vw` was cut by one).
+  ignoreDefaultArgs: ["--hide-scrollbars"],
   args: [
     "--headless",
     "--no-sandbox",
