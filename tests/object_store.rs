@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::object_store::{add_run, on_path, requests, skipped, stderr};
+use common::object_store::{add_run, on_path, requests, skipped, spawn_listening, stderr};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -44,38 +44,20 @@ impl Server {
     fn start(binary: &Path) -> Server {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir(root.path().join(BUCKET)).unwrap();
-        for _ in 0..5 {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let mut child = Command::new(binary)
+        let (child, port) = spawn_listening("s3s-fs", |port| {
+            let mut command = Command::new(binary);
+            command
                 .args(["--host", "127.0.0.1", "--port", &port.to_string()])
                 .args(["--access-key", "AK", "--secret-key", "SK"])
-                .arg(root.path())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            for _ in 0..100 {
-                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Server {
-                        child,
-                        port,
-                        root,
-                        cache: tempfile::tempdir().unwrap(),
-                    };
-                }
-                if child.try_wait().unwrap().is_some() {
-                    break; // the port was taken meanwhile: another one
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
+                .arg(root.path());
+            command
+        });
+        Server {
+            child,
+            port,
+            root,
+            cache: tempfile::tempdir().unwrap(),
         }
-        panic!("s3s-fs did not start");
     }
 
     fn endpoint(&self) -> String {
@@ -143,6 +125,17 @@ fn build(server: &Server, archive: &str, out: &Path) -> Output {
     out
 }
 
+/// s3s-fs with the story archive (`common::story_archive`) uploaded
+/// under the prefix; its local copy is `archive/` in the folder returned.
+fn server_with_story() -> Option<(Server, tempfile::TempDir)> {
+    let server = Server::start(&s3s_fs()?);
+    let work = tempfile::tempdir().unwrap();
+    let local = work.path().join("archive");
+    common::story_archive(&local);
+    server.upload(&local, "");
+    Some((server, work))
+}
+
 /// The site's files, without the one that says when it was built.
 fn site(dir: &Path) -> Vec<(String, Vec<u8>)> {
     common::tree(dir)
@@ -150,12 +143,10 @@ fn site(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn build_from_s3_is_the_local_build_and_a_warm_build_fetches_only_the_new_run() {
-    let Some(binary) = s3s_fs() else { return };
-    let server = Server::start(&binary);
-    let work = tempfile::tempdir().unwrap();
+    let Some((server, work)) = server_with_story() else {
+        return;
+    };
     let local = work.path().join("archive");
-    common::story_archive(&local);
-    server.upload(&local, "");
     let objects = common::tree(&local).len() as u64;
 
     let cold = build(&server, &server.url(), &work.path().join("site-s3"));
@@ -222,12 +213,9 @@ fn record(server: &Server, id: &str, files: &[PathBuf]) -> Command {
 
 #[test]
 fn two_records_of_one_run_id_exactly_one_succeeds_and_a_second_is_refused() {
-    let Some(binary) = s3s_fs() else { return };
-    let server = Server::start(&binary);
-    let work = tempfile::tempdir().unwrap();
-    let local = work.path().join("archive");
-    common::story_archive(&local);
-    server.upload(&local, "");
+    let Some((server, work)) = server_with_story() else {
+        return;
+    };
     let files = round_files(work.path());
 
     let id = "2026-03-31T0300Z";
@@ -286,12 +274,9 @@ fn two_records_of_one_run_id_exactly_one_succeeds_and_a_second_is_refused() {
 
 #[test]
 fn a_build_never_reads_a_run_being_recorded() {
-    let Some(binary) = s3s_fs() else { return };
-    let server = Server::start(&binary);
-    let work = tempfile::tempdir().unwrap();
-    let local = work.path().join("archive");
-    common::story_archive(&local);
-    server.upload(&local, "");
+    let Some((server, work)) = server_with_story() else {
+        return;
+    };
 
     // A record that has claimed its run and written part of it (as one
     // that is still uploading, or died): left out.
@@ -558,12 +543,9 @@ fn record_profiled(server: &Server, work: &Path, id: &str, p99: f64, flag: &str)
 
 #[test]
 fn record_profiles_a_regressed_run_into_the_bucket_judged_against_the_bucket_history() {
-    let Some(binary) = s3s_fs() else { return };
-    let server = Server::start(&binary);
-    let work = tempfile::tempdir().unwrap();
-    let local = work.path().join("archive");
-    common::story_archive(&local);
-    server.upload(&local, "");
+    let Some((server, work)) = server_with_story() else {
+        return;
+    };
     let stored = |id: &str| {
         server
             .root

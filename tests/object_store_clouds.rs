@@ -13,21 +13,13 @@
 
 mod common;
 
-use common::object_store::{add_run, on_path, requests, skipped, stderr};
+use common::object_store::{add_run, on_path, requests, skipped, spawn_listening, stderr};
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 
 const CONTAINER: &str = "perf";
 const PREFIX: &str = "team/a";
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A running emulator, stopped when dropped.
 struct Emulator {
@@ -39,29 +31,14 @@ struct Emulator {
 }
 
 impl Emulator {
-    fn start(mut command: Command, port: u16, data: tempfile::TempDir) -> Emulator {
-        let mut child = command
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Emulator {
-                    child,
-                    port,
-                    _data: data,
-                    cache: tempfile::tempdir().unwrap(),
-                };
-            }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the emulator exited before it listened on {port}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
+    fn start(name: &str, command: impl Fn(u16) -> Command, data: tempfile::TempDir) -> Emulator {
+        let (child, port) = spawn_listening(name, command);
+        Emulator {
+            child,
+            port,
+            _data: data,
+            cache: tempfile::tempdir().unwrap(),
         }
-        let _ = child.kill();
-        panic!("the emulator did not listen on {port}");
     }
 
     fn python(&self, script: &str, args: &[&str]) {
@@ -148,15 +125,22 @@ fn azurite() -> Option<Emulator> {
         skipped("azurite-blob is not installed (npm install -g azurite@3.35.0)");
         return None;
     };
-    let port = free_port();
     let data = tempfile::tempdir().unwrap();
-    let mut command = Command::new(binary);
-    command
-        .args(["--silent", "--disableTelemetry", "--skipApiVersionCheck"])
-        .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
-        .arg("--location")
-        .arg(data.path());
-    let emulator = Emulator::start(command, port, data);
+    let location = data.path().to_path_buf();
+    let emulator = Emulator::start(
+        "azurite-blob",
+        |port| {
+            let mut command = Command::new(&binary);
+            command
+                .args(["--silent", "--disableTelemetry", "--skipApiVersionCheck"])
+                .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+                .arg("--location")
+                .arg(&location);
+            command
+        },
+        data,
+    );
+    let port = emulator.port;
     emulator.python(
         AZURE_PUT,
         &[
@@ -192,20 +176,23 @@ fn gcs() -> Option<Emulator> {
         );
         return None;
     };
-    let port = free_port();
     let data = tempfile::tempdir().unwrap();
     // The bucket is a folder of the filesystem backend's root.
     std::fs::create_dir_all(data.path().join(CONTAINER)).unwrap();
-    let mut command = Command::new(binary);
-    command
-        .args(["-scheme", "http", "-host", "127.0.0.1"])
-        .args(["-port", &port.to_string()])
-        // The XML API object_store speaks is routed by this host name.
-        .args(["-public-host", &format!("127.0.0.1:{port}")])
-        .args(["-backend", "filesystem", "-log-level", "error"])
-        .arg("-filesystem-root")
-        .arg(data.path());
-    Some(Emulator::start(command, port, data))
+    let root = data.path().to_path_buf();
+    let command = |port: u16| {
+        let mut command = Command::new(&binary);
+        command
+            .args(["-scheme", "http", "-host", "127.0.0.1"])
+            .args(["-port", &port.to_string()])
+            // The XML API object_store speaks is routed by this host name.
+            .args(["-public-host", &format!("127.0.0.1:{port}")])
+            .args(["-backend", "filesystem", "-log-level", "error"])
+            .arg("-filesystem-root")
+            .arg(&root);
+        command
+    };
+    Some(Emulator::start("fake-gcs-server", command, data))
 }
 
 fn azure_perfdash(emulator: &Emulator) -> Command {
