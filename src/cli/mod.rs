@@ -162,18 +162,14 @@ impl ArchiveArg {
     /// copy brought up to date (`remote::mirror`), whose warnings (objects
     /// left out, each named by its key) are said on stderr.
     pub(crate) fn readable(&self) -> anyhow::Result<Readable> {
-        use crate::remote::{ArchiveLocation, Remote, mirror};
+        use crate::remote::{ArchiveLocation, Remote};
         match &self.location {
             ArchiveLocation::Local(dir) => Ok(Readable {
                 dir: dir.clone(),
                 synced: None,
             }),
             ArchiveLocation::Remote(url) => {
-                let remote = Remote::connect(url)?;
-                let synced = mirror::sync(&remote, &mirror::default_root(url)?)?;
-                for w in &synced.report.warnings {
-                    let _ = writeln!(std::io::stderr(), "warning: {}", crate::term::escape(w));
-                }
+                let synced = synced_copy(&Remote::connect(url)?)?;
                 Ok(Readable {
                     dir: synced.dir.clone(),
                     synced: Some(synced),
@@ -181,6 +177,20 @@ impl ArchiveArg {
             }
         }
     }
+}
+
+/// The local copy of an archive on object storage, brought up to date
+/// (`remote::mirror`) and locked while the value lives; its warnings
+/// (objects left out, each named by its key) are said on stderr.
+pub(crate) fn synced_copy(
+    remote: &crate::remote::Remote,
+) -> Result<crate::remote::mirror::Synced, crate::error::Error> {
+    use crate::remote::mirror;
+    let synced = mirror::sync(remote, &mirror::default_root(&remote.url)?)?;
+    for w in &synced.report.warnings {
+        let _ = writeln!(std::io::stderr(), "warning: {}", crate::term::escape(w));
+    }
+    Ok(synced)
 }
 
 /// Turns an archive of load-test runs into a static performance-review site.

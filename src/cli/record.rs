@@ -300,10 +300,7 @@ impl Target {
         match self {
             Target::Local(dir) => Ok((dir.clone(), None)),
             Target::Remote { remote, .. } => {
-                let synced = mirror::sync(remote, &mirror::default_root(&remote.url)?)?;
-                for w in &synced.report.warnings {
-                    eprintln!("warning: {}", crate::term::escape(w));
-                }
+                let synced = super::synced_copy(remote)?;
                 Ok((synced.dir.clone(), Some(synced)))
             }
         }
